@@ -1,0 +1,152 @@
+// Graph IR: the high-level dataflow graph a model is imported into and graph passes rewrite.
+//
+// SSA: every Value is produced by exactly one Node output, or is a graph input, or is a constant
+// (an initializer or a folded Constant node; `constant` is set). All shapes are static: dynamic model
+// dims are bound at import. Nodes keep a topological order in `nodes()`. Op names and attributes
+// follow ONNX (opset semantics are normalised at import, e.g. Clip min/max become inputs).
+//
+// Text form (print_graph / parse_graph round-trip exactly):
+//   graph NAME (%x: f32[1,3,48,192]) -> (%y) {
+//     %w: f32[8,3,3,3] = const dense<...>
+//     %y: f32[1,8,24,96] = Conv(%x, %w, _) {group=1, kernel_shape=[3,3], strides=[2,2]}  # name
+//   }
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "compiler/ir/tensor.h"
+
+namespace tessel {
+
+class Node;
+
+/// An SSA value: a tensor with a static dtype and shape.
+struct Value {
+  std::string name;
+  DType dtype = DType::undefined;
+  Shape shape;
+  Node* producer = nullptr;               // null for graph inputs and constants
+  int producer_output = 0;                // which output of `producer`
+  std::shared_ptr<const Tensor> constant;  // set for constants (initializers, folded values)
+
+  bool is_constant() const { return constant != nullptr; }
+};
+
+/// An attribute value (ONNX AttributeProto kinds that tessel supports).
+using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
+                               std::vector<std::string>, Tensor>;
+
+/// Node attributes, ordered by name so printing is deterministic.
+class Attributes {
+ public:
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  void set(const std::string& name, AttrValue v) { values_[name] = std::move(v); }
+  void erase(const std::string& name) { values_.erase(name); }
+  const std::map<std::string, AttrValue>& all() const { return values_; }
+
+  /// Typed getters; `node_name` is used in error messages. The *_or variants return `fallback`
+  /// when the attribute is absent (ONNX defaults); all throw tessel::Error on a type mismatch.
+  int64_t get_int(const std::string& name, const std::string& node_name) const;
+  int64_t get_int_or(const std::string& name, int64_t fallback, const std::string& node_name) const;
+  float get_float_or(const std::string& name, float fallback, const std::string& node_name) const;
+  std::string get_string_or(const std::string& name, const std::string& fallback,
+                            const std::string& node_name) const;
+  std::vector<int64_t> get_ints_or(const std::string& name, const std::vector<int64_t>& fallback,
+                                   const std::string& node_name) const;
+  std::vector<float> get_floats_or(const std::string& name, const std::vector<float>& fallback,
+                                   const std::string& node_name) const;
+  const Tensor* get_tensor(const std::string& name) const;  // null if absent
+
+ private:
+  std::map<std::string, AttrValue> values_;
+};
+
+/// An operation: ONNX op type, ordered inputs (nullptr = omitted optional input), outputs.
+class Node {
+ public:
+  std::string name;     // unique within the graph (import names unnamed nodes "<op>_<n>")
+  std::string op_type;  // ONNX op type, e.g. "Conv"
+  std::vector<Value*> inputs;
+  std::vector<Value*> outputs;
+  Attributes attrs;
+
+  /// Input i, or nullptr if absent/omitted.
+  Value* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
+  /// "Conv 'conv2d_0'" - used in every error message about a node.
+  std::string describe() const;
+};
+
+/// The graph: owns values and nodes.
+class Graph {
+ public:
+  std::string name;
+  int64_t opset = 0;  // default-domain opset version the model was written against
+
+  std::vector<Value*> inputs;   // runtime inputs, in order
+  std::vector<Value*> outputs;  // graph outputs, in order
+
+  /// Creates a value with a unique name (a suffix is added if `name` is taken).
+  Value* add_value(const std::string& name, DType dtype, Shape shape);
+  /// Creates a constant value holding `tensor`.
+  Value* add_constant(const std::string& name, Tensor tensor);
+  /// Appends a node (sets producers of `outputs`). Nodes must be added in topological order or
+  /// sorted afterwards with topo_sort().
+  Node* add_node(const std::string& op_type, const std::string& name, std::vector<Value*> inputs,
+                 std::vector<Value*> outputs, Attributes attrs = {});
+  /// Inserts a node right before `before` in the node order.
+  Node* insert_node_before(Node* before, const std::string& op_type, const std::string& name,
+                           std::vector<Value*> inputs, std::vector<Value*> outputs,
+                           Attributes attrs = {});
+
+  /// Nodes in topological order.
+  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  /// All values (inputs, constants, node outputs), including dead ones until remove_dead().
+  const std::vector<std::unique_ptr<Value>>& values() const { return values_; }
+
+  Value* find_value(const std::string& name) const;  // null if none
+  Node* find_node(const std::string& name) const;    // null if none
+
+  /// Replaces every use of `from` (node inputs and graph outputs) by `to`.
+  void replace_all_uses(Value* from, Value* to);
+  /// Nodes that read `v`.
+  std::vector<Node*> users(const Value* v) const;
+  /// Removes `node` (its outputs must be unused).
+  void remove_node(Node* node);
+  /// Removes nodes whose outputs are all unused (transitively) and values no one references.
+  void remove_dead();
+  /// Re-establishes topological order; throws tessel::Error on a cycle.
+  void topo_sort();
+
+  std::string unique_value_name(const std::string& base) const;
+  std::string unique_node_name(const std::string& base) const;
+
+ private:
+  std::vector<std::unique_ptr<Value>> values_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::map<std::string, Value*> value_by_name_;
+  std::map<std::string, Node*> node_by_name_;
+};
+
+/// Options for the text printer.
+struct PrintOptions {
+  bool elide_constants = false;  // print "dense<...>" instead of data (output no longer parses)
+};
+
+/// Prints the graph in the text form above.
+void print_graph(const Graph& g, std::ostream& os, const PrintOptions& opts = {});
+std::string graph_to_string(const Graph& g, const PrintOptions& opts = {});
+/// Parses the text form; throws tessel::Error with the line number on a syntax error.
+std::unique_ptr<Graph> parse_graph(const std::string& text, const std::string& source_name = "<text>");
+
+/// Checks SSA and typing invariants (every input defined before use, unique names, outputs
+/// produced, shapes consistent with the op's shape rule). Throws tessel::Error naming the node.
+void verify_graph(const Graph& g);
+
+}  // namespace tessel

@@ -1,0 +1,53 @@
+// The operator library: for every supported ONNX op, its shape rule and its reference kernel.
+//
+// Shape rules follow the ONNX operator docs (https://onnx.ai/onnx/operators/) including
+// multidirectional (numpy-style) broadcasting. Reference kernels are plain, obviously-correct C++:
+// float tensors are computed in fp32 (f64 in f64), integer tensors in int64; they are the values
+// every target is checked against, and they are themselves checked against the ONNX backend test
+// data (tests/test_reference_conformance.cpp).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace tessel::ops {
+
+/// Fills dtype and shape of `node.outputs` from its inputs (and from constant inputs where the
+/// op needs their values, e.g. Reshape's shape). Throws tessel::Error naming the node on
+/// inconsistent shapes, wrong types, missing inputs or attributes out of range.
+using InferFn = std::function<void(Node& node)>;
+
+/// Computes the outputs of `node` from its inputs (nullptr for omitted optional inputs).
+/// Throws tessel::Error naming the node for unsupported attribute values.
+using ReferenceFn =
+    std::function<std::vector<Tensor>(const Node& node, const std::vector<const Tensor*>& inputs)>;
+
+/// One operator of the library.
+struct OpDef {
+  std::string op_type;
+  InferFn infer;
+  ReferenceFn reference;
+};
+
+/// Registers an op (called by static registrars in the op source files).
+void register_op(OpDef def);
+/// The op definition, or nullptr when the op is unknown.
+const OpDef* find_op(const std::string& op_type);
+/// All registered op types, sorted.
+std::vector<std::string> registered_ops();
+
+/// Runs the shape rule of `node`; throws tessel::Error "unsupported op X (node Y)" if unknown.
+void infer_node(Node& node);
+/// Runs the shape rules of every node in order.
+void infer_graph(Graph& graph);
+/// Runs the reference kernel of `node`.
+std::vector<Tensor> run_reference_node(const Node& node, const std::vector<const Tensor*>& inputs);
+
+/// Multidirectional broadcast of two shapes (ONNX Broadcasting.md); throws tessel::Error naming
+/// `context` if incompatible.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& context);
+
+}  // namespace tessel::ops

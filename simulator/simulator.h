@@ -1,0 +1,73 @@
+// The NPU cycle model: a SystemC/TLM-2.0 simulation of an isa::Program on a HwConfig.
+//
+// Event-driven at instruction granularity: per core a scalar-unit process fetches and dispatches,
+// one process per pipe executes its queue in order, flags/barriers synchronise, DMA engines reach
+// a shared DRAM model through TLM-2.0 b_transport with bandwidth arbitration by next-free-time.
+// Functional mode executes every instruction's semantics (isa/semantics.h) on real scratchpad and
+// GM bytes; timing-only mode skips the arithmetic but keeps control flow (scalar registers).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "isa/isa.h"
+#include "npu_model/hw_config.h"
+
+namespace tessel::sim {
+
+struct SimOptions {
+  bool functional = true;        // false: timing-only (data is not computed)
+  std::string trace_path;        // when set, write a Chrome/Perfetto trace JSON there
+  uint64_t max_cycles = 0;       // 0: unlimited; otherwise stop with tessel::Error when exceeded
+};
+
+struct PipeStats {
+  uint64_t busy_cycles = 0;    // sum of occupancy cycles of its instructions
+  uint64_t instructions = 0;   // executed (dynamic) instructions
+};
+
+struct CoreStats {
+  std::array<PipeStats, isa::kNumPipes> pipes{};       // indexed by isa::Pipe
+  std::array<uint64_t, isa::kNumScopes> bytes_read{};  // by isa::Scope
+  std::array<uint64_t, isa::kNumScopes> bytes_written{};
+  uint64_t finish_cycle = 0;  // when this core's last instruction completed
+};
+
+struct SimResult {
+  uint64_t total_cycles = 0;
+  uint64_t instructions = 0;  // dynamic, all cores, all pipes incl. scalar
+  uint64_t dram_read_bytes = 0;
+  uint64_t dram_write_bytes = 0;
+  std::vector<CoreStats> cores;
+  std::vector<uint64_t> op_cycles;  // per op_index: cycles from its first start to last completion
+  double host_seconds = 0;
+};
+
+/// Owns the GM image and runs programs. Each run() builds a fresh SystemC context, so many
+/// simulations can run in one process (sequentially).
+class Simulator {
+ public:
+  Simulator(const npu::HwConfig& hw, SimOptions options = {});
+
+  /// Loads the program: sizes GM to program.gm_bytes and writes every constant buffer's init bytes.
+  /// Throws tessel::Error if it does not fit the configured DRAM capacity.
+  void load(const isa::Program& program);
+  /// Writes/reads raw bytes of GM (e.g. inputs before run(), outputs after).
+  void write_gm(uint64_t address, const void* data, uint64_t bytes);
+  void read_gm(uint64_t address, void* data, uint64_t bytes) const;
+
+  /// Runs the loaded program to completion. Throws tessel::Error on: deadlock (names the core,
+  /// pipe, instruction and the flag it waits on), a scratchpad or GM access out of bounds (names
+  /// the instruction and the buffer size), exceeding max_cycles.
+  SimResult run();
+
+ private:
+  npu::HwConfig hw_;
+  SimOptions options_;
+  const isa::Program* program_ = nullptr;
+  std::vector<uint8_t> gm_;
+};
+
+}  // namespace tessel::sim
