@@ -32,7 +32,10 @@ struct OpDef {
   ReferenceFn reference;
 };
 
-/// Registers an op (called by static registrars in the op source files).
+/// Registers every built-in op (defined in compiler/ops/builtin_ops.cpp, which calls one
+/// register_*_ops() function per op family). Called once, lazily, by find_op().
+void register_builtin_ops();
+/// Registers an op (called from register_builtin_ops()).
 void register_op(OpDef def);
 /// The op definition, or nullptr when the op is unknown.
 const OpDef* find_op(const std::string& op_type);

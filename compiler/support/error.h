@@ -21,6 +21,13 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// An input tessel does not support (an op without a shape rule, kernel or lowering, an attribute
+/// value outside what is implemented). Conformance runs report these as "unsupported", not "fail".
+class Unsupported : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A violated internal invariant (a bug in tessel, not in the input).
 class InternalError : public std::logic_error {
  public:
