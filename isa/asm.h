@@ -2,6 +2,7 @@
 // disassemble(assemble(t)) reproduces t's instructions; assemble(disassemble(p)) == p.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "isa/isa.h"
@@ -18,5 +19,31 @@ std::string disassemble(const Program& program);
 /// Parses assembly text. Throws tessel::Error naming `source_name`, the line and what was expected.
 /// Constant buffers parse with empty `init` (data is not part of the text form).
 Program assemble(const std::string& text, const std::string& source_name = "<asm>");
+
+// ---- additions (ISA text/encoding owner): helpers shared by asm, encoding and verifier ----
+
+/// Number of opcodes: Opcode values are dense, 0 .. Opcode::vrmin.
+inline constexpr int kNumOpcodes = static_cast<int>(Opcode::vrmin) + 1;
+
+/// The index of the Instruction::args alternative an opcode uses (docs/isa.md, "Operand classes"):
+/// 0 ScalarArgs (li..jmp, barrier, core_barrier), 1 SyncArgs (set_flag, wait_flag), 2 DmaArgs,
+/// 3 Load2dArgs, 4 Img2colArgs, 5 MmadArgs, 6 FixArgs, 7 VectorArgs (v*).
+std::size_t args_index(Opcode op);
+
+/// Which VectorArgs fields a vector opcode uses besides `dst` (always used): binary ops and vmla
+/// read src0 and src1; vadds/vmuls/vmaxs/vmins read src0 and scalar; vdup reads scalar only; unary
+/// ops and reductions read src0 only. Returns all false for a non-vector opcode.
+struct VectorOperandUse {
+  bool src0 = false, src1 = false, scalar = false;
+};
+VectorOperandUse vector_operand_use(Opcode op);
+
+/// The opcode whose mnemonic is `mnemonic` (e.g. "vadd"); false if there is none.
+bool opcode_from_name(const std::string& mnemonic, Opcode& op);
+
+/// Compares two programs field by field, exactly: floats by bit pattern, op_index, buffer `init`
+/// bytes and the args alternative included (Instruction::operator== ignores op_index and treats
+/// NaN != NaN). Returns "" when identical, else a description of the first difference.
+std::string program_difference(const Program& a, const Program& b);
 
 }  // namespace tessel::isa

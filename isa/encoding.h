@@ -10,8 +10,14 @@
 
 namespace tessel::isa {
 
+/// Encodes `program` exactly (every field, op_index and constant data; docs/isa.md "Binary
+/// encoding"). Throws tessel::Error if an enum field holds a value outside its enumerators.
 std::vector<uint8_t> encode(const Program& program);
 /// Throws tessel::Error naming the byte offset on a truncated or corrupt image.
 Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name = "<binary>");
+
+/// The 4 magic bytes every image starts with ("TSNP") and the format version this build writes.
+inline constexpr uint8_t kEncodingMagic[4] = {'T', 'S', 'N', 'P'};
+inline constexpr uint8_t kEncodingVersion = 1;
 
 }  // namespace tessel::isa

@@ -13,8 +13,8 @@ namespace tessel::isa {
 
 /// The memories one core can address: GM (shared) and its scratchpads, as byte spans.
 struct CoreMemory {
-  std::array<uint8_t*, kNumScopes> base{};    // indexed by Scope
-  std::array<uint64_t, kNumScopes> size{};    // bytes
+  std::array<uint8_t*, kNumScopes> base{};  // indexed by Scope
+  std::array<uint64_t, kNumScopes> size{};  // bytes
 };
 
 /// Executes the data effect of one dispatched (non-scalar, non-sync) instruction whose MemRefs
@@ -27,12 +27,51 @@ void execute(const npu::HwConfig& hw, const Instruction& resolved, CoreMemory& m
 Instruction resolve(const Instruction& instr, const std::array<int64_t, kNumRegs>& regs);
 
 /// Byte ranges [begin, end) an instruction reads and writes, per scope (for hazard checks and
-/// capacity checks). Only meaningful on resolved instructions.
+/// capacity checks). Only meaningful on resolved instructions. Each range is the bounding range of
+/// the bytes one operand touches (begin = lowest byte, end = one past the highest), so a range lies
+/// inside a memory exactly when every accessed byte does. Operands that touch nothing (zero
+/// extents, an empty dma valid window on the source) produce no range. A negative address yields a
+/// range whose begin wraps to a huge value (so it fails every bounds check). Throws tessel::Error
+/// for an instruction that is not a data instruction or has an illegal scope (e.g. mmad reading UB,
+/// dma gm->gm).
 struct AccessRange {
-  Scope scope;
-  uint64_t begin, end;
-  bool write;
+  Scope scope = Scope::gm;
+  uint64_t begin = 0, end = 0;
+  bool write = false;
 };
 std::vector<AccessRange> access_ranges(const npu::HwConfig& hw, const Instruction& resolved);
+
+/// At most this many ranges per instruction (mmad: A, B, C read, C write; vmla: src0, src1,
+/// dst read, dst write).
+inline constexpr int kMaxAccessRanges = 4;
+
+/// The same ranges as access_ranges() in a fixed-capacity list (no heap allocation; for the
+/// simulator's per-instruction hot path).
+struct AccessRangeList {
+  std::array<AccessRange, kMaxAccessRanges> items{};
+  int count = 0;
+  const AccessRange* begin() const { return items.data(); }
+  const AccessRange* end() const { return items.data() + count; }
+};
+AccessRangeList access_range_list(const npu::HwConfig& hw, const Instruction& resolved);
+
+/// Checks every range of `ranges` against `mem.size`; throws tessel::Error
+/// "<opcode>: <read|write> of <scope> bytes [begin, end) is outside the <size>-byte <scope>"
+/// for the first one that falls outside. `what` prefixes the message (e.g. "core 0 instruction 7
+/// (vadd)"); empty means the opcode name alone.
+void check_ranges(const Instruction& resolved, const AccessRangeList& ranges,
+                  const std::array<uint64_t, kNumScopes>& sizes, const char* what = nullptr);
+
+/// True for instructions that execute() accepts (dma, load2d, img2col, mmad, fix, vector ops).
+bool is_data_instruction(Opcode op);
+/// True for the vector-unit opcodes (vadd .. vrmin).
+bool is_vector_opcode(Opcode op);
+
+/// Which operands a vector opcode uses: src0, src1 read; dst read (vmla); reduction (dst has one
+/// element per repeat); reads no source at all (vdup).
+struct VectorAccess {
+  bool src0 = false, src1 = false, dst_read = false, reduction = false;
+};
+VectorAccess vector_access(Opcode op);
 
 }  // namespace tessel::isa

@@ -16,4 +16,19 @@ namespace tessel::isa {
 /// different from hw.cores. Each message names the core and instruction index.
 std::vector<std::string> verify_program(const Program& program, const npu::HwConfig& hw);
 
+// ---- additions (ISA text/encoding owner) ----
+
+/// An operand whose memory scope the opcode does not allow. `operand` is the operand's position
+/// in the assembly syntax (0 = first operand, e.g. the destination).
+struct ScopeViolation {
+  int operand = -1;
+  std::string message;  // e.g. "mmad operand 2 (a) must be in l0a, not ub"
+};
+
+/// Checks the scopes of the operands `instr` uses against docs/isa.md: dma gm->l1, gm->ub, ub->gm,
+/// ub->l1; load2d/img2col l1 -> l0a|l0b; mmad l0c <- l0a x l0b; fix l0c -> ub; vector ops ub only.
+/// Returns false and fills `violation` for the first illegal operand. `instr.args` must hold the
+/// opcode's operand class (args_index); otherwise returns true (the class is checked elsewhere).
+bool check_operand_scopes(const Instruction& instr, ScopeViolation& violation);
+
 }  // namespace tessel::isa

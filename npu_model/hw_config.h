@@ -23,18 +23,21 @@ struct CubeConfig {
   isa::DType input_dtype = isa::DType::f16; // dtype of L0A/L0B operands
   isa::DType acc_dtype = isa::DType::f32; // dtype of L0C accumulators
   int pipeline_latency_cycles = 0;       // cycles from issue of the last fractal to the result
+  bool operator==(const CubeConfig&) const = default;
 };
 
 /// Vector unit: SIMD over the unified buffer (UB).
 struct VectorConfig {
   int width_bytes = 0;              // bytes processed per cycle for unit-stride operands
   int pipeline_latency_cycles = 0;  // cycles added once per instruction
+  bool operator==(const VectorConfig&) const = default;
 };
 
 /// One DMA/transfer engine (MTE1, MTE2, MTE3, FIX).
 struct DmaEngineConfig {
   int bytes_per_cycle = 0;  // streaming bandwidth, bytes per cycle
   int latency_cycles = 0;   // fixed start-up latency per instruction, cycles
+  bool operator==(const DmaEngineConfig&) const = default;
 };
 
 /// The scalar unit fetches instructions, executes scalar ones and dispatches the others to the
@@ -42,11 +45,13 @@ struct DmaEngineConfig {
 struct ScalarConfig {
   int cycles_per_instruction = 0;  // issue cost of every instruction, cycles
   int issue_queue_depth = 0;       // entries per pipe queue; a full queue stalls the scalar unit
+  bool operator==(const ScalarConfig&) const = default;
 };
 
 /// Scratchpad capacities, bytes.
 struct BuffersConfig {
   int64_t l1 = 0, l0a = 0, l0b = 0, l0c = 0, ub = 0;
+  bool operator==(const BuffersConfig&) const = default;
 };
 
 /// Per-core configuration.
@@ -57,6 +62,7 @@ struct CoreConfig {
   BuffersConfig buffers_bytes;
   DmaEngineConfig mte1, mte2, mte3, fix;
   int sync_event_ids = 0;  // event ids per (src pipe, dst pipe) pair for set_flag / wait_flag
+  bool operator==(const CoreConfig&) const = default;
 };
 
 /// Off-chip memory shared by all cores (one arbitrated channel).
@@ -64,6 +70,7 @@ struct DramConfig {
   int bytes_per_cycle = 0;  // peak bandwidth shared by all cores, bytes per cycle
   int latency_cycles = 0;   // access latency added to every transfer, cycles
   int64_t capacity_bytes = 0;
+  bool operator==(const DramConfig&) const = default;
 };
 
 /// Values computed from the loaded fields (the "derive" step).
@@ -73,6 +80,13 @@ struct DerivedConfig {
   int vector_fp16_elems_per_cycle = 0;      // width_bytes / 2
   int vector_fp32_elems_per_cycle = 0;      // width_bytes / 4
   double dram_gb_per_s = 0;                 // bytes_per_cycle * clock_ghz
+  // Added with the loader (additive):
+  int64_t a_fractal_bytes = 0;              // m * k * dtype_bytes(input_dtype): one L0A fractal
+  int64_t b_fractal_bytes = 0;              // k * n * dtype_bytes(input_dtype): one L0B fractal
+  int64_t c_fractal_bytes = 0;              // m * n * dtype_bytes(acc_dtype): one L0C fractal
+  int64_t chip_flops_per_cycle = 0;         // 2 * cube_macs_per_cycle * cores
+  double ridge_flops_per_dram_byte = 0;     // roofline ridge: chip_flops_per_cycle / dram bytes/cycle
+  bool operator==(const DerivedConfig&) const = default;
 };
 
 /// A complete, validated NPU description.
@@ -84,6 +98,7 @@ struct HwConfig {
   CoreConfig core;
   DramConfig dram;
   DerivedConfig derived;
+  bool operator==(const HwConfig&) const = default;
 };
 
 /// One `--hw-set KEY=VALUE` override: `key` is a dotted path (e.g. "core.buffers_bytes.ub").
@@ -103,6 +118,22 @@ HwConfig parse_hw_config(const std::string& yaml_text, const std::string& source
                          const std::vector<HwOverride>& overrides = {});
 
 /// Parses "key=value" into an HwOverride; throws tessel::Error if there is no '='.
+/// The text is split at the first '='; spaces around key and value are dropped. Also throws on an
+/// empty key or value and on a key that is not dot-separated names ("core..ub"). Whether the key
+/// exists is checked when the override is applied (load_hw_config / parse_hw_config).
 HwOverride parse_hw_override(const std::string& text);
+
+/// Every key a config file must give (and `--hw-set` accepts), dotted, in the schema's order.
+std::vector<std::string> hw_config_keys();
+
+/// Serialises the loaded fields of `hw` (not `derived`, not `source_file`) as YAML in the schema's
+/// key order; parse_hw_config of the result gives back an equal config. Used to record the
+/// effective configuration (after --hw-set) next to results.
+std::string hw_config_to_yaml(const HwConfig& hw);
+
+/// Validates a config built in code with exactly the checks a loaded file gets (ranges, minimum
+/// tiles) and fills hw.derived. Throws tessel::Error naming the offending dotted key (the line
+/// numbers in that message refer to hw_config_to_yaml(hw)).
+void finalize_hw_config(HwConfig& hw);
 
 }  // namespace tessel::npu

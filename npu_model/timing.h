@@ -7,6 +7,7 @@
 // arbitration (shared bandwidth, next-free-time) and DRAM latency, see simulator/dram.h.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "isa/isa.h"
@@ -23,10 +24,34 @@ struct InstrCost {
 
 /// The cost of one dispatched pipe instruction on `hw` (scalar-unit instructions cost
 /// hw.core.scalar.cycles_per_instruction and have no pipe cost; sync instructions cost 0 here).
-/// Throws tessel::InternalError for an instruction whose operands are inconsistent.
+/// Formulas: docs/isa.md, Timing. Every data instruction occupies its pipe at least 1 cycle. For a
+/// dma touching GM the result is the engine side only: occupancy ceil(B / mte.bytes_per_cycle) and
+/// latency mte.latency_cycles; the simulator takes max(occupancy, dram_done - start) and adds
+/// dram.latency_cycles. bytes_read / bytes_written are the totals of scope_traffic().
+/// Throws tessel::InternalError for an instruction whose operands are inconsistent (operand struct
+/// not matching the opcode), tessel::Error for an illegal scope (e.g. load2d into UB).
 InstrCost instruction_cost(const HwConfig& hw, const isa::Instruction& instr);
 
-/// Bytes of GM traffic of a dma instruction (valid, non-padded elements only).
+/// Bytes of GM traffic of a dma instruction: for a load (src gm) the valid, non-padded elements
+/// only (padding reads nothing); for a store (dst gm) every element written, padding included
+/// (padded elements write pad_value to GM). 0 when neither operand is in GM.
 uint64_t dma_gm_bytes(const isa::DmaArgs& dma);
+
+/// Cycles the shared DRAM channel is busy serving `gm_bytes`: ceil(gm_bytes / dram.bytes_per_cycle)
+/// (docs/isa.md, Timing). DRAM latency (dram.latency_cycles) comes on top of the completion.
+uint64_t dram_transfer_cycles(const HwConfig& hw, uint64_t gm_bytes);
+
+/// Bytes one instruction reads and writes in each scope, indexed by isa::Scope:
+///  dma: src = valid elements (GM: dma_gm_bytes), dst = every element written incl. padding;
+///  load2d: L1 rows*cols elements, L0A/L0B the padded fractal bytes W;
+///  img2col: L1 the in-bounds elements of the im2col matrix, L0A/L0B the padded fractal bytes W;
+///  mmad: L0A, L0B whole fractals, L0C read (when accumulating) and written;
+///  fix: L0C the padded accumulator bytes R, UB m*n elements;
+///  vector: every used source operand repeat*count elements (vmla also reads dst), dst
+///  repeat*count elements (reductions: repeat). Scalar and sync instructions move nothing.
+struct ScopeTraffic {
+  std::array<uint64_t, isa::kNumScopes> read{}, written{};
+};
+ScopeTraffic scope_traffic(const HwConfig& hw, const isa::Instruction& instr);
 
 }  // namespace tessel::npu

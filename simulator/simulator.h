@@ -18,14 +18,19 @@
 namespace tessel::sim {
 
 struct SimOptions {
-  bool functional = true;        // false: timing-only (data is not computed)
-  std::string trace_path;        // when set, write a Chrome/Perfetto trace JSON there
-  uint64_t max_cycles = 0;       // 0: unlimited; otherwise stop with tessel::Error when exceeded
+  bool functional = true;   // false: timing-only (data is not computed)
+  std::string trace_path;   // when set, write a Chrome/Perfetto trace JSON there
+  uint64_t max_cycles = 0;  // 0: unlimited; otherwise stop with tessel::Error when exceeded
 };
 
+/// Per-unit statistics. For a pipe: busy_cycles = sum of the occupancy of its data instructions
+/// (set_flag / wait_flag add nothing: draining and waiting is not work), instructions = dynamic
+/// count of everything it executed (sync included). For the scalar unit (index isa::Pipe::scalar):
+/// instructions = those it executes itself (li .. jmp, barrier, core_barrier), busy_cycles =
+/// c_s x every instruction it fetched (issue work; stalls excluded).
 struct PipeStats {
-  uint64_t busy_cycles = 0;    // sum of occupancy cycles of its instructions
-  uint64_t instructions = 0;   // executed (dynamic) instructions
+  uint64_t busy_cycles = 0;   // sum of occupancy cycles of its instructions
+  uint64_t instructions = 0;  // executed (dynamic) instructions
 };
 
 struct CoreStats {
@@ -35,6 +40,10 @@ struct CoreStats {
   uint64_t finish_cycle = 0;  // when this core's last instruction completed
 };
 
+/// Bytes per scope count what each instruction reads/writes (npu::scope_traffic, docs in
+/// npu_model/timing.h). DRAM bytes are the GM bytes of every dma (npu::dma_gm_bytes): read = GM ->
+/// core, write = core -> GM.
+
 struct SimResult {
   uint64_t total_cycles = 0;
   uint64_t instructions = 0;  // dynamic, all cores, all pipes incl. scalar
@@ -42,31 +51,47 @@ struct SimResult {
   uint64_t dram_write_bytes = 0;
   std::vector<CoreStats> cores;
   std::vector<uint64_t> op_cycles;  // per op_index: cycles from its first start to last completion
-  double host_seconds = 0;
+                                    // of its pipe instructions (0 if it has none); sized
+                                    // max(program.op_names.size(), max op_index + 1)
+  double host_seconds = 0;          // wall-clock time of run()
 };
 
 /// Owns the GM image and runs programs. Each run() builds a fresh SystemC context, so many
-/// simulations can run in one process (sequentially).
+/// simulations can run in one process (sequentially; one Simulator at a time per thread, SystemC
+/// keeps its kernel in globals). Time: 1 SystemC time unit (resolution 1 ns) = 1 core cycle.
+/// Programs may have fewer streams than hw.cores (the other cores stay idle), not more.
 class Simulator {
  public:
   Simulator(const npu::HwConfig& hw, SimOptions options = {});
 
-  /// Loads the program: sizes GM to program.gm_bytes and writes every constant buffer's init bytes.
-  /// Throws tessel::Error if it does not fit the configured DRAM capacity.
+  /// Loads the program (its instruction streams are copied; `program` need not outlive this):
+  /// sizes GM to program.gm_bytes (zero-filled) and writes every constant buffer's init bytes.
+  /// Throws tessel::Error if it does not fit the configured DRAM capacity (when
+  /// hw.dram.capacity_bytes > 0), has more cores than hw.cores, or a buffer lies outside GM.
   void load(const isa::Program& program);
-  /// Writes/reads raw bytes of GM (e.g. inputs before run(), outputs after).
+  /// Writes/reads raw bytes of GM (e.g. inputs before run(), outputs after). Throws tessel::Error
+  /// for a range outside GM.
   void write_gm(uint64_t address, const void* data, uint64_t bytes);
   void read_gm(uint64_t address, void* data, uint64_t bytes) const;
 
   /// Runs the loaded program to completion. Throws tessel::Error on: deadlock (names the core,
   /// pipe, instruction and the flag it waits on), a scratchpad or GM access out of bounds (names
-  /// the instruction and the buffer size), exceeding max_cycles.
+  /// the instruction and the buffer size), exceeding max_cycles. GM keeps the results (functional
+  /// mode); running again starts from the GM as left by the previous run.
   SimResult run();
+
+  /// The current GM image.
+  const std::vector<uint8_t>& gm() const { return gm_; }
+  const SimOptions& options() const { return options_; }
+  void set_options(const SimOptions& options) { options_ = options; }
 
  private:
   npu::HwConfig hw_;
   SimOptions options_;
-  const isa::Program* program_ = nullptr;
+  bool loaded_ = false;
+  std::vector<std::vector<isa::Instruction>> code_;  // the loaded program's streams
+  std::vector<std::string> op_names_;
+  std::string program_name_;
   std::vector<uint8_t> gm_;
 };
 

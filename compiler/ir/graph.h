@@ -97,7 +97,8 @@ class Graph {
   /// Creates a constant value holding `tensor`.
   Value* add_constant(const std::string& name, Tensor tensor);
   /// Appends a node (sets producers of `outputs`). Nodes must be added in topological order or
-  /// sorted afterwards with topo_sort().
+  /// sorted afterwards with topo_sort(). An empty `name` becomes "<op_type>_<n>"; a taken one gets a
+  /// suffix (see unique_node_name). Throws tessel::Error if an output already has a producer.
   Node* add_node(const std::string& op_type, const std::string& name, std::vector<Value*> inputs,
                  std::vector<Value*> outputs, Attributes attrs = {});
   /// Inserts a node right before `before` in the node order.
@@ -124,7 +125,10 @@ class Graph {
   /// Re-establishes topological order; throws tessel::Error on a cycle.
   void topo_sort();
 
+  /// `base` if no value has that name, else a free `base_K` (K >= 1). The name is not reserved:
+  /// pass it to add_value.
   std::string unique_value_name(const std::string& base) const;
+  /// Same for node names.
   std::string unique_node_name(const std::string& base) const;
 
  private:
@@ -132,6 +136,9 @@ class Graph {
   std::vector<std::unique_ptr<Node>> nodes_;
   std::map<std::string, Value*> value_by_name_;
   std::map<std::string, Node*> node_by_name_;
+  // Next suffix to try per base name (keeps unique_*_name linear for many equal bases).
+  mutable std::map<std::string, int64_t> next_value_suffix_;
+  mutable std::map<std::string, int64_t> next_node_suffix_;
 };
 
 /// Options for the text printer.
@@ -147,6 +154,16 @@ std::unique_ptr<Graph> parse_graph(const std::string& text, const std::string& s
 
 /// Checks SSA and typing invariants (every input defined before use, unique names, outputs
 /// produced, shapes consistent with the op's shape rule). Throws tessel::Error naming the node.
+/// The shape-rule check runs for registered ops when the op library (tessel_ops) is linked in.
 void verify_graph(const Graph& g);
+
+namespace detail {
+/// Re-runs the shape rule of `node` on copies of its values and throws tessel::Error naming the
+/// node if its outputs' dtype/shape differ; does nothing for an unregistered op.
+using ShapeRuleCheck = void (*)(const Node& node);
+/// Installed by the op library (compiler/ops/op_registry.cpp) so that tessel_ir does not depend
+/// on tessel_ops; null until then.
+void set_shape_rule_check(ShapeRuleCheck check);
+}  // namespace detail
 
 }  // namespace tessel

@@ -1,8 +1,19 @@
-// The list of built-in op families: register_builtin_ops() calls each family's registration.
+// The list of built-in op families: register_builtin_ops() calls each family's registration
+// (declared in compiler/ops/op_util.h, defined in compiler/ops/<family>.cpp).
 #include "compiler/ops/op_registry.h"
+#include "compiler/ops/op_util.h"
 
 namespace tessel::ops {
 
-void register_builtin_ops() {}
+void register_builtin_ops() {
+  register_elementwise_ops();  // elementwise.cpp
+  register_shape_ops();        // shape_ops.cpp
+  register_conv_ops();         // conv.cpp
+  register_pool_ops();         // pool.cpp
+  register_matmul_ops();       // matmul.cpp
+  register_norm_ops();         // norm.cpp
+  register_reduce_ops();       // reduce.cpp
+  register_resize_ops();       // resize.cpp
+}
 
 }  // namespace tessel::ops

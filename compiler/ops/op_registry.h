@@ -42,9 +42,25 @@ const OpDef* find_op(const std::string& op_type);
 /// All registered op types, sorted.
 std::vector<std::string> registered_ops();
 
-/// Runs the shape rule of `node`; throws tessel::Error "unsupported op X (node Y)" if unknown.
+/// Runs the shape rule of `node`; throws tessel::Unsupported "unsupported op 'X' (node 'Y')" if
+/// the op is unknown.
 void infer_node(Node& node);
-/// Runs the shape rules of every node in order.
+
+/// Outputs with more elements than this are not computed at compile time by propagate_values.
+inline constexpr int64_t kMaxPropagatedElements = 4096;
+
+/// Data propagation for one node whose shape rule has run: clears the outputs' known values, then
+/// sets Value::constant on every output when (a) the op is Shape or Size (their values depend only
+/// on the static input shape), or (b) every present input has a known value, every output has at
+/// most kMaxPropagatedElements elements, the op has a reference kernel and is deterministic (not
+/// Random*, Multinomial, Bernoulli). The node is kept: a produced value with a known value is
+/// "known at compile time" (constant folding removes such nodes later). A kernel that throws
+/// tessel::Unsupported leaves the values unknown; other errors propagate.
+void propagate_values(Node& node);
+/// infer_node(node), then propagate_values(node).
+void infer_and_propagate(Node& node);
+/// Runs infer_and_propagate on every node in order, so that shape rules downstream see values
+/// computed upstream (e.g. Reshape's shape computed by Shape -> Cast -> Slice -> Concat).
 void infer_graph(Graph& graph);
 /// Runs the reference kernel of `node`.
 std::vector<Tensor> run_reference_node(const Node& node, const std::vector<const Tensor*>& inputs);

@@ -1,0 +1,153 @@
+// Graph IR verifier (see verify_graph in graph.h).
+#include <atomic>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "compiler/ir/graph.h"
+
+namespace tessel {
+
+namespace detail {
+namespace {
+std::atomic<ShapeRuleCheck> g_shape_rule_check{nullptr};
+}  // namespace
+
+void set_shape_rule_check(ShapeRuleCheck check) { g_shape_rule_check.store(check); }
+}  // namespace detail
+
+namespace {
+
+std::string type_string(const Value& v) {
+  return std::string(dtype_to_string(v.dtype)) + shape_to_string(v.shape);
+}
+
+void check_value_type(const Graph& g, const Value& v, const std::string& where) {
+  if (v.dtype == DType::undefined || v.dtype == DType::string) {
+    fail("verify graph '{}': {}: value %{} has element type {} (expected a numeric type; was shape "
+         "inference run?)",
+         g.name, where, v.name, dtype_to_string(v.dtype));
+  }
+  for (int64_t d : v.shape) {
+    if (d < 0) {
+      fail("verify graph '{}': {}: value %{} has a negative dimension in {}", g.name, where, v.name,
+           shape_to_string(v.shape));
+    }
+  }
+  if (v.constant) {
+    if (v.constant->dtype() != v.dtype || v.constant->shape() != v.shape) {
+      fail("verify graph '{}': {}: value %{} is declared {} but its known data is {}{}", g.name,
+           where, v.name, type_string(v), dtype_to_string(v.constant->dtype()),
+           shape_to_string(v.constant->shape()));
+    }
+  }
+}
+
+}  // namespace
+
+void verify_graph(const Graph& g) {
+  std::unordered_set<const Value*> owned;
+  std::unordered_map<std::string, const Value*> by_name;
+  for (const auto& v : g.values()) {
+    owned.insert(v.get());
+    auto [it, fresh] = by_name.emplace(v->name, v.get());
+    if (!fresh) fail("verify graph '{}': two values are named %{}", g.name, v->name);
+  }
+  std::unordered_set<std::string> node_names;
+  std::unordered_set<const Node*> graph_nodes;
+  for (const auto& n : g.nodes()) {
+    if (n->name.empty()) fail("verify graph '{}': a {} node has no name", g.name, n->op_type);
+    if (!node_names.insert(n->name).second) {
+      fail("verify graph '{}': two nodes are named '{}'", g.name, n->name);
+    }
+    graph_nodes.insert(n.get());
+  }
+
+  // Values available so far: graph inputs and constants, then node outputs in order.
+  std::unordered_set<const Value*> defined;
+  for (const Value* in : g.inputs) {
+    if (!in || !owned.count(in)) fail("verify graph '{}': a graph input is not a value of the graph", g.name);
+    if (in->producer) {
+      fail("verify graph '{}': graph input %{} is produced by {}", g.name, in->name,
+           in->producer->describe());
+    }
+    if (!defined.insert(in).second) {
+      fail("verify graph '{}': %{} is listed twice as a graph input", g.name, in->name);
+    }
+    check_value_type(g, *in, "graph input");
+  }
+  for (const auto& v : g.values()) {
+    if (v->producer) {
+      if (!graph_nodes.count(v->producer)) {
+        fail("verify graph '{}': value %{} names a producer node that is not in the graph", g.name,
+             v->name);
+      }
+      continue;
+    }
+    if (v->constant && !defined.count(v.get())) {
+      defined.insert(v.get());
+      check_value_type(g, *v, "constant");
+    }
+  }
+
+  for (const auto& np : g.nodes()) {
+    const Node& n = *np;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Value* in = n.inputs[i];
+      if (!in) continue;
+      if (!owned.count(in)) {
+        fail("verify graph '{}': {} input {} is not a value of this graph", g.name, n.describe(), i);
+      }
+      if (!defined.count(in)) {
+        if (in->producer && graph_nodes.count(in->producer)) {
+          fail("verify graph '{}': {} uses %{} before its producer {} (nodes are not in "
+               "topological order)",
+               g.name, n.describe(), in->name, in->producer->describe());
+        }
+        fail("verify graph '{}': {} uses %{}, which is neither a graph input, a constant nor a node "
+             "output",
+             g.name, n.describe(), in->name);
+      }
+    }
+    if (n.outputs.empty()) fail("verify graph '{}': {} has no outputs", g.name, n.describe());
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const Value* out = n.outputs[i];
+      if (!out) fail("verify graph '{}': {} output {} is null", g.name, n.describe(), i);
+      if (!owned.count(out)) {
+        fail("verify graph '{}': {} output {} is not a value of this graph", g.name, n.describe(), i);
+      }
+      if (out->producer != &n || out->producer_output != static_cast<int>(i)) {
+        fail("verify graph '{}': {} output {} (%{}) records producer {} output {}", g.name,
+             n.describe(), i, out->name, out->producer ? out->producer->describe() : "none",
+             out->producer_output);
+      }
+      if (!defined.insert(out).second) {
+        fail("verify graph '{}': %{} is defined twice (again as output {} of {})", g.name, out->name,
+             i, n.describe());
+      }
+      check_value_type(g, *out, n.describe());
+    }
+  }
+
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const Value* out = g.outputs[i];
+    if (!out) fail("verify graph '{}': graph output {} is null", g.name, i);
+    if (!defined.count(out)) {
+      fail("verify graph '{}': graph output %{} is not produced by any node, input or constant",
+           g.name, out->name);
+    }
+  }
+
+  if (auto check = detail::g_shape_rule_check.load()) {
+    for (const auto& n : g.nodes()) {
+      try {
+        check(*n);
+      } catch (const Unsupported&) {
+        throw;
+      } catch (const Error& e) {
+        fail("verify graph '{}': {}", g.name, e.what());
+      }
+    }
+  }
+}
+
+}  // namespace tessel

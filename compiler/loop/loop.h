@@ -1,0 +1,150 @@
+// Loop IR: a kernel as a structured program over buffers in memory scopes.
+//
+// Statements: seq, for (serial / parallel / core-bound / pipelined / unrolled / vectorized), allocate,
+// store (scalar compute, before tensorization), if, copy (a DMA of a rectangular region, with padding
+// for reads outside the source), intrin (one NPU instruction with symbolic buffer addresses, after
+// tensorization), sync (set_flag / wait_flag / barrier). Passes are small classes deriving from
+// StmtMutator / StmtVisitor. Printing: print_stmt (text form, one statement per line).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/tensor.h"
+#include "compiler/loop/expr.h"
+#include "isa/isa.h"
+
+namespace tessel::loop {
+
+/// Where a buffer lives. `gm` buffers are kernel parameters (graph tensors in DRAM); the others
+/// are scratchpads of one NPU core; `host` is plain memory (CPU backend, interpreters).
+enum class MemScope : uint8_t { host, gm, l1, l0a, l0b, l0c, ub };
+const char* scope_name(MemScope s);
+/// The ISA scope of a device scope (throws InternalError for host).
+isa::Scope to_isa_scope(MemScope s);
+
+/// A buffer: a strided view `elem_offset + sum(index[d] * strides[d])` of a linear memory, in
+/// elements of `dtype`. A buffer either is an allocation (`base` null) or views the allocation
+/// `base` (same scope and dtype; elem_offset counts from the base's element 0). Memory planning
+/// assigns `address_bytes` to allocations (scratchpads) and the GM planner to gm allocations;
+/// dependence analysis works on allocations, so views of one allocation conflict.
+struct BufferNode {
+  std::string name;
+  MemScope scope = MemScope::host;
+  DType dtype = DType::f32;
+  Shape shape;
+  std::vector<int64_t> strides;  // elements; dense row-major when built by make_buffer
+  int64_t elem_offset = 0;
+  Buffer base;                   // the allocation this buffer views; null for an allocation
+  int64_t address_bytes = -1;    // allocations only
+  int64_t alloc_bytes = 0;       // allocations only: bytes reserved (>= span_bytes of every view)
+
+  int64_t numel() const { return shape_numel(shape); }
+  /// Bytes spanned from element 0 to the last element, inclusive (0 for an empty shape).
+  int64_t span_bytes() const;
+  /// The allocation: `base` or this buffer itself.
+  const BufferNode* storage() const { return base ? base.get() : this; }
+};
+
+/// A dense row-major allocation.
+Buffer make_buffer(const std::string& name, MemScope scope, DType dtype, Shape shape);
+/// A view of `storage` (an allocation or a view of one) with its own shape, strides and offset
+/// (offset in elements from the allocation's element 0).
+Buffer make_view(const Buffer& storage, const std::string& name, Shape shape,
+                 std::vector<int64_t> strides, int64_t elem_offset);
+/// Row-major strides of `shape`.
+std::vector<int64_t> dense_strides(const Shape& shape);
+
+/// A rectangular region of a buffer: per dim [start, start + extent). `start` may depend on loop
+/// variables; extents are static.
+struct Region {
+  Buffer buffer;
+  std::vector<Expr> starts;
+  std::vector<int64_t> extents;
+};
+
+enum class StmtKind : uint8_t { Seq, For, Store, Allocate, If, Copy, Intrin, Sync };
+enum class ForKind : uint8_t { serial, parallel, core_bound, pipelined, unrolled, vectorized };
+const char* for_kind_name(ForKind k);
+
+struct StmtNode;
+using Stmt = std::shared_ptr<StmtNode>;
+
+/// One address operand of an intrin: buffer base + elem_offset elements.
+struct IntrinOperand {
+  Buffer buffer;
+  Expr elem_offset;
+};
+
+struct StmtNode {
+  StmtKind kind = StmtKind::Seq;
+  // Seq
+  std::vector<Stmt> seq;
+  // For
+  Var var;
+  int64_t extent = 0;
+  ForKind for_kind = ForKind::serial;
+  Stmt body;  // For, Allocate, If (then)
+  // Store
+  Buffer buffer;  // also Allocate
+  std::vector<Expr> indices;
+  Expr value;
+  // If
+  Expr cond;
+  Stmt else_body;
+  // Copy: dst region <- src region (same extents); src positions outside the source buffer's
+  // shape read pad_value
+  Region dst, src;
+  double pad_value = 0;
+  // Intrin: the instruction with its MemRefs filled from `operands` at code generation, in the
+  // order of isa memref slots (destination first).
+  isa::Instruction instr;
+  std::vector<IntrinOperand> operands;
+  // Sync: instr holds set_flag / wait_flag / barrier / core_barrier
+  // Debug
+  std::string comment;
+};
+
+// ---- constructors ----
+Stmt seq(std::vector<Stmt> stmts);
+Stmt for_loop(Var var, int64_t extent, Stmt body, ForKind kind = ForKind::serial);
+Stmt store(Buffer buffer, std::vector<Expr> indices, Expr value);
+Stmt allocate(Buffer buffer, Stmt body);
+Stmt if_then(Expr cond, Stmt then_body, Stmt else_body = nullptr);
+Stmt copy(Region dst, Region src, double pad_value = 0);
+Stmt intrin(isa::Instruction instr, std::vector<IntrinOperand> operands);
+Stmt sync(isa::Instruction instr);
+
+/// The pipe a leaf statement runs on (copy: mte2 if the source is gm, else mte3; intrin/sync from
+/// the instruction).
+isa::Pipe stmt_pipe(const StmtNode& s);
+
+/// Buffers a leaf statement reads and writes (copy: src / dst; intrin: sources / destination,
+/// the destination is also read by accumulating instructions).
+void stmt_buffers(const StmtNode& s, std::vector<Buffer>* reads, std::vector<Buffer>* writes);
+
+/// A kernel: a body over gm parameter buffers.
+struct Kernel {
+  std::string name;
+  std::vector<Buffer> params;
+  Stmt body;
+};
+
+/// Text form of a statement (indented, one statement per line).
+std::string to_string(const Stmt& s);
+std::string to_string(const Kernel& k);
+
+/// Pre-order traversal of every statement.
+void visit_stmt(const Stmt& s, const std::function<void(const Stmt&)>& fn);
+
+/// Rebuilds a statement tree bottom-up: `fn` receives each node with already-rewritten children
+/// and returns its replacement (or the node itself). Children are rewritten in place on a copy.
+Stmt rewrite_stmt(const Stmt& s, const std::function<Stmt(const Stmt&)>& fn);
+
+/// Substitutes variables in every expression of a statement tree (returns a deep copy).
+Stmt substitute_stmt(const Stmt& s, const std::map<const VarNode*, Expr>& subst);
+
+}  // namespace tessel::loop

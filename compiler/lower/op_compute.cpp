@@ -1,0 +1,683 @@
+// Tensor-expression computes of ONNX ops (opset-17 semantics, https://onnx.ai/onnx/operators/).
+#include "compiler/lower/op_compute.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "compiler/support/error.h"
+
+namespace tessel::lower {
+
+using loop::CallOp;
+using loop::Expr;
+namespace L = tessel::loop;
+
+namespace {
+
+[[noreturn]] void unsupported(const Node& node, const std::string& what) {
+  throw Unsupported(fmt::format("{}: {}", node.describe(), what));
+}
+
+const Value* out0(const Node& node) { return node.outputs.at(0); }
+
+/// The scalar value of a constant input with one element, if it is one.
+bool scalar_constant(const Value* v, double* out) {
+  if (!v || !v->constant || v->constant->numel() != 1) return false;
+  *out = v->constant->get_as_double(0);
+  return true;
+}
+
+/// Reads `t` broadcast (ONNX multidirectional broadcasting) to an output index `idx`.
+Expr bcast_read(const te::Tensor& t, const std::vector<Expr>& idx) {
+  const size_t rank = t->shape.size();
+  std::vector<Expr> ti(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const size_t od = idx.size() - rank + d;
+    ti[d] = t->shape[d] == 1 ? L::int_imm(0) : idx[od];
+  }
+  return te::read(t, ti);
+}
+
+/// An operand of an elementwise op: a broadcast read, or an immediate for scalar constants.
+struct Operand {
+  te::Tensor tensor;
+  double imm = 0;
+  bool is_imm = false;
+  Expr at(const std::vector<Expr>& idx) const {
+    return is_imm ? L::float_imm(imm) : bcast_read(tensor, idx);
+  }
+};
+
+Operand operand(const Value* v, ComputeContext& ctx) {
+  Operand o;
+  if (scalar_constant(v, &o.imm)) {
+    o.is_imm = true;
+  } else {
+    o.tensor = ctx.input(v);
+  }
+  return o;
+}
+
+te::Tensor elementwise(const Node& node, ComputeContext& ctx,
+                       const std::function<Expr(const std::vector<Expr>&)>& fn) {
+  return te::compute(node.name, out0(node)->shape, fn);
+}
+
+te::Tensor unary(const Node& node, ComputeContext& ctx, const std::function<Expr(Expr)>& f) {
+  Operand x = operand(node.input(0), ctx);
+  return elementwise(node, ctx, [&](const std::vector<Expr>& i) { return f(x.at(i)); });
+}
+
+te::Tensor binary(const Node& node, ComputeContext& ctx, const std::function<Expr(Expr, Expr)>& f) {
+  Operand a = operand(node.input(0), ctx);
+  Operand b = operand(node.input(1), ctx);
+  return elementwise(node, ctx, [&](const std::vector<Expr>& i) { return f(a.at(i), b.at(i)); });
+}
+
+te::Tensor variadic(const Node& node, ComputeContext& ctx, const std::function<Expr(Expr, Expr)>& f) {
+  std::vector<Operand> ops;
+  for (const Value* v : node.inputs)
+    if (v) ops.push_back(operand(v, ctx));
+  if (ops.empty()) unsupported(node, "needs at least one input");
+  return elementwise(node, ctx, [&](const std::vector<Expr>& i) {
+    Expr r = ops[0].at(i);
+    for (size_t k = 1; k < ops.size(); ++k) r = f(r, ops[k].at(i));
+    return r;
+  });
+}
+
+Expr sigmoid(Expr x) { return L::call(CallOp::sigmoid, x); }
+
+// x^y for a constant exponent, as products where exact (ONNX Pow).
+te::Tensor pow_compute(const Node& node, ComputeContext& ctx) {
+  double y;
+  if (!scalar_constant(node.input(1), &y)) unsupported(node, "Pow needs a scalar constant exponent");
+  Operand x = operand(node.input(0), ctx);
+  return elementwise(node, ctx, [&](const std::vector<Expr>& i) -> Expr {
+    Expr v = x.at(i);
+    if (y == 1.0) return v;
+    if (y == 2.0) return L::mul(v, v);
+    if (y == 3.0) return L::mul(L::mul(v, v), v);
+    if (y == 0.5) return L::call(CallOp::sqrt, v);
+    if (y == -1.0) return L::call(CallOp::recip, v);
+    if (y == -0.5) return L::call(CallOp::rsqrt, v);
+    if (y == 0.0) return L::float_imm(1.0);
+    unsupported(node, fmt::format("Pow with exponent {} (supported: 0, +-0.5, +-1, 2, 3)", y));
+  });
+}
+
+te::Tensor clip_compute(const Node& node, ComputeContext& ctx) {
+  double lo = -INFINITY, hi = INFINITY;
+  if (node.input(1) && !scalar_constant(node.input(1), &lo))
+    unsupported(node, "Clip min must be a constant");
+  if (node.input(2) && !scalar_constant(node.input(2), &hi))
+    unsupported(node, "Clip max must be a constant");
+  return unary(node, ctx, [&](Expr x) {
+    if (std::isfinite(lo)) x = L::max(x, L::float_imm(lo));
+    if (std::isfinite(hi)) x = L::min(x, L::float_imm(hi));
+    return x;
+  });
+}
+
+// y = clamp(alpha * x + beta, 0, 1)
+te::Tensor hard_sigmoid_compute(const Node& node, ComputeContext& ctx) {
+  const double alpha = node.attrs.get_float_or("alpha", 0.2f, node.name);
+  const double beta = node.attrs.get_float_or("beta", 0.5f, node.name);
+  return unary(node, ctx, [&](Expr x) {
+    Expr v = L::add(L::mul(x, L::float_imm(alpha)), L::float_imm(beta));
+    return L::min(L::max(v, L::float_imm(0.0)), L::float_imm(1.0));
+  });
+}
+
+// BatchNormalization (inference): y = x * a[c] + b[c], a = scale / sqrt(var + eps),
+// b = bias - mean * a, folded at compile time in fp32 like the reference.
+te::Tensor batch_norm_compute(const Node& node, ComputeContext& ctx) {
+  for (int i = 1; i <= 4; ++i)
+    if (!node.input(i) || !node.input(i)->constant)
+      unsupported(node, "BatchNormalization needs constant scale, bias, mean and var");
+  const float eps = node.attrs.get_float_or("epsilon", 1e-5f, node.name);
+  const auto scale = node.input(1)->constant->to_float_vector();
+  const auto bias = node.input(2)->constant->to_float_vector();
+  const auto mean = node.input(3)->constant->to_float_vector();
+  const auto var = node.input(4)->constant->to_float_vector();
+  const int64_t c = static_cast<int64_t>(scale.size());
+  std::vector<float> a(c), b(c);
+  for (int64_t i = 0; i < c; ++i) {
+    a[i] = scale[i] / std::sqrt(var[i] + eps);
+    b[i] = bias[i] - mean[i] * a[i];
+  }
+  te::Tensor ta = ctx.derived_constant(node.name + ".scale", Tensor::from_floats({c}, a));
+  te::Tensor tb = ctx.derived_constant(node.name + ".shift", Tensor::from_floats({c}, b));
+  te::Tensor x = ctx.input(node.input(0));
+  return elementwise(node, ctx, [&](const std::vector<Expr>& i) {
+    return L::add(L::mul(te::read(x, i), te::read(ta, {i[1]})), te::read(tb, {i[1]}));
+  });
+}
+
+std::vector<int64_t> ints_or(const Node& node, const char* name, std::vector<int64_t> fallback) {
+  return node.attrs.get_ints_or(name, fallback, node.name);
+}
+
+/// Explicit begin/end pads of a conv/pool window from pads or auto_pad (ONNX Conv/MaxPool docs).
+std::vector<int64_t> window_pads(const Node& node, const Shape& in, const std::vector<int64_t>& k,
+                                 const std::vector<int64_t>& s, const std::vector<int64_t>& d) {
+  const size_t sp = k.size();
+  std::vector<int64_t> pads = ints_or(node, "pads", std::vector<int64_t>(2 * sp, 0));
+  const std::string auto_pad = node.attrs.get_string_or("auto_pad", "NOTSET", node.name);
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t i = 0; i < sp; ++i) {
+      const int64_t in_dim = in[2 + i];
+      const int64_t out_dim = (in_dim + s[i] - 1) / s[i];
+      const int64_t total =
+          std::max<int64_t>(0, (out_dim - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in_dim);
+      const int64_t small = total / 2, big = total - total / 2;
+      pads[i] = auto_pad == "SAME_UPPER" ? small : big;
+      pads[i + sp] = auto_pad == "SAME_UPPER" ? big : small;
+    }
+  } else if (auto_pad == "VALID") {
+    std::fill(pads.begin(), pads.end(), 0);
+  }
+  return pads;
+}
+
+te::Tensor conv_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  const Value* wv = node.input(1);
+  if (xv->shape.size() != 4) unsupported(node, "only 2-D convolution (NCHW) is compiled");
+  if (!wv->constant) unsupported(node, "Conv weights must be constant");
+  const int64_t groups = node.attrs.get_int_or("group", 1, node.name);
+  const Shape& ws = wv->shape;  // [Cout, Cin/g, KH, KW]
+  const std::vector<int64_t> k = {ws[2], ws[3]};
+  const auto strides = ints_or(node, "strides", {1, 1});
+  const auto dil = ints_or(node, "dilations", {1, 1});
+  const auto pads = window_pads(node, xv->shape, k, strides, dil);
+  const int64_t cout = ws[0], cin_g = ws[1], cout_g = cout / groups;
+  te::Tensor x = ctx.input(xv);
+  te::Tensor w = ctx.input(wv);
+  auto ci = te::reduce_axis(cin_g, "rc");
+  auto kh = te::reduce_axis(k[0], "rh");
+  auto kw = te::reduce_axis(k[1], "rw");
+  const bool depthwise = cin_g == 1 && cout_g == 1;
+  auto conv = std::const_pointer_cast<te::TensorNode>(te::compute(
+      node.name + (node.input(2) ? ".conv" : ""), out0(node)->shape,
+      [&](const std::vector<Expr>& i) {
+        Expr co = i[1];
+        Expr cin = depthwise ? co
+                             : L::add(L::mul(L::floordiv(co, cout_g), L::int_imm(cin_g)),
+                                      L::var_ref(ci.var));
+        Expr ih = L::add(L::mul(i[2], L::int_imm(strides[0])),
+                         L::sub(L::mul(L::var_ref(kh.var), L::int_imm(dil[0])), L::int_imm(pads[0])));
+        Expr iw = L::add(L::mul(i[3], L::int_imm(strides[1])),
+                         L::sub(L::mul(L::var_ref(kw.var), L::int_imm(dil[1])), L::int_imm(pads[1])));
+        Expr xr = te::read_padded(x, {i[0], cin, ih, iw}, 0.0);
+        Expr wr = te::read(w, {co, depthwise ? L::int_imm(0) : L::var_ref(ci.var), L::var_ref(kh.var),
+                               L::var_ref(kw.var)});
+        if (depthwise) return te::sum(L::mul(xr, wr), {kh, kw});
+        return te::sum(L::mul(xr, wr), {ci, kh, kw});
+      },
+      depthwise ? "depthwise_conv2d" : "conv2d"));
+  conv->attrs = {{"strides", strides}, {"dilations", dil}, {"pads", pads}, {"groups", {groups}},
+                 {"kernel", k}};
+  conv->extra_inputs = {x, w};
+  if (!node.input(2)) return conv;
+  Operand b = operand(node.input(2), ctx);
+  return te::compute(node.name, out0(node)->shape, [&](const std::vector<Expr>& i) {
+    return L::add(te::read(conv, i), b.is_imm ? L::float_imm(b.imm) : te::read(b.tensor, {i[1]}));
+  });
+}
+
+/// A matrix product over the last two dims with numpy batch broadcasting (ONNX MatMul); 1-D
+/// operands are promoted as the doc says. Tagged "matmul" with attrs {m, k, n}.
+te::Tensor matmul_core(const std::string& name, const Shape& out_shape, const te::Tensor& a,
+                       const te::Tensor& b, bool trans_a, bool trans_b) {
+  const Shape& as = a->shape;
+  const Shape& bs = b->shape;
+  const int64_t kdim = trans_a ? as[as.size() - 2] : as.back();
+  auto r = te::reduce_axis(kdim, "rk");
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  auto t = std::const_pointer_cast<te::TensorNode>(te::compute(
+      name, out_shape,
+      [&](const std::vector<Expr>& i) {
+        // Output index layout: batch..., m (absent if a is 1-D), n (absent if b is 1-D).
+        const size_t out_rank = i.size();
+        Expr m = a_vec ? nullptr : i[out_rank - (b_vec ? 1 : 2)];
+        Expr n = b_vec ? nullptr : i[out_rank - 1];
+        const size_t batch_rank = out_rank - (a_vec ? 0 : 1) - (b_vec ? 0 : 1);
+        auto batch_index = [&](const Shape& s, size_t mat_dims) {
+          std::vector<Expr> idx;
+          const size_t brank = s.size() - mat_dims;
+          for (size_t d = 0; d < brank; ++d) {
+            const size_t od = batch_rank - brank + d;
+            idx.push_back(s[d] == 1 ? L::int_imm(0) : i[od]);
+          }
+          return idx;
+        };
+        Expr rk = L::var_ref(r.var);
+        std::vector<Expr> ai = batch_index(as, a_vec ? 1 : 2);
+        if (a_vec) {
+          ai.push_back(rk);
+        } else if (trans_a) {
+          ai.push_back(rk);
+          ai.push_back(m);
+        } else {
+          ai.push_back(m);
+          ai.push_back(rk);
+        }
+        std::vector<Expr> bi = batch_index(bs, b_vec ? 1 : 2);
+        if (b_vec) {
+          bi.push_back(rk);
+        } else if (trans_b) {
+          bi.push_back(n);
+          bi.push_back(rk);
+        } else {
+          bi.push_back(rk);
+          bi.push_back(n);
+        }
+        return te::sum(L::mul(te::read(a, ai), te::read(b, bi)), {r});
+      },
+      "matmul"));
+  t->attrs = {{"trans_a", {trans_a}}, {"trans_b", {trans_b}}};
+  t->extra_inputs = {a, b};
+  return t;
+}
+
+te::Tensor matmul_compute(const Node& node, ComputeContext& ctx) {
+  return matmul_core(node.name, out0(node)->shape, ctx.input(node.input(0)),
+                     ctx.input(node.input(1)), false, false);
+}
+
+// Gemm: Y = alpha * op(A) op(B) + beta * C
+te::Tensor gemm_compute(const Node& node, ComputeContext& ctx) {
+  const double alpha = node.attrs.get_float_or("alpha", 1.0f, node.name);
+  const double beta = node.attrs.get_float_or("beta", 1.0f, node.name);
+  const bool ta = node.attrs.get_int_or("transA", 0, node.name) != 0;
+  const bool tb = node.attrs.get_int_or("transB", 0, node.name) != 0;
+  const bool has_c = node.input(2) != nullptr && beta != 0.0;
+  if (alpha == 1.0 && !has_c)
+    return matmul_core(node.name, out0(node)->shape, ctx.input(node.input(0)),
+                       ctx.input(node.input(1)), ta, tb);
+  te::Tensor mm = matmul_core(node.name + ".mm", out0(node)->shape, ctx.input(node.input(0)),
+                              ctx.input(node.input(1)), ta, tb);
+  Operand c;
+  if (has_c) c = operand(node.input(2), ctx);
+  return te::compute(node.name, out0(node)->shape, [&](const std::vector<Expr>& i) {
+    Expr v = te::read(mm, i);
+    if (alpha != 1.0) v = L::mul(v, L::float_imm(alpha));
+    if (has_c) {
+      Expr cv = c.at(i);
+      if (beta != 1.0) cv = L::mul(cv, L::float_imm(beta));
+      v = L::add(v, cv);
+    }
+    return v;
+  });
+}
+
+std::vector<int64_t> normalized_axes(const Node& node, std::vector<int64_t> axes, size_t rank) {
+  for (auto& a : axes) {
+    if (a < 0) a += static_cast<int64_t>(rank);
+    if (a < 0 || a >= static_cast<int64_t>(rank)) unsupported(node, "axis out of range");
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+/// Reduction over `axes` (keepdims or not) with combiner `op`; `mean` divides by the count.
+te::Tensor reduce_compute(const Node& node, ComputeContext& ctx, L::ReduceOp op, bool mean) {
+  const Value* xv = node.input(0);
+  const size_t rank = xv->shape.size();
+  std::vector<int64_t> axes;
+  if (node.attrs.has("axes")) {
+    axes = node.attrs.get_ints_or("axes", {}, node.name);
+  } else if (node.input(1)) {
+    if (!node.input(1)->constant) unsupported(node, "reduction axes must be constant");
+    axes = node.input(1)->constant->to_int64_vector();
+  }
+  if (axes.empty()) {
+    if (node.attrs.get_int_or("noop_with_empty_axes", 0, node.name)) unsupported(node, "noop reduce");
+    for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
+  }
+  axes = normalized_axes(node, axes, rank);
+  const bool keep = node.attrs.get_int_or("keepdims", 1, node.name) != 0;
+  te::Tensor x = ctx.input(xv);
+  std::vector<te::IterVar> raxes;
+  int64_t count = 1;
+  for (int64_t a : axes) {
+    raxes.push_back(te::reduce_axis(xv->shape[a], fmt::format("r{}", a)));
+    count *= xv->shape[a];
+  }
+  const Shape& out_shape = out0(node)->shape;
+  te::Tensor red = te::compute(node.name + (mean ? ".sum" : ""), out_shape, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> xi;
+    size_t oi = 0, ri = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      const bool reduced = ri < axes.size() && axes[ri] == static_cast<int64_t>(d);
+      if (reduced) {
+        xi.push_back(L::var_ref(raxes[ri].var));
+        ++ri;
+        if (keep) ++oi;
+      } else {
+        xi.push_back(i[oi++]);
+      }
+    }
+    return L::reduce(op, te::read(x, xi), raxes);
+  });
+  if (!mean) return red;
+  return te::compute(node.name, out_shape, [&](const std::vector<Expr>& i) {
+    return L::mul(te::read(red, i), L::float_imm(1.0 / static_cast<double>(count)));
+  });
+}
+
+te::Tensor global_pool_compute(const Node& node, ComputeContext& ctx, bool average) {
+  const Value* xv = node.input(0);
+  te::Tensor x = ctx.input(xv);
+  std::vector<te::IterVar> raxes;
+  int64_t count = 1;
+  for (size_t d = 2; d < xv->shape.size(); ++d) {
+    raxes.push_back(te::reduce_axis(xv->shape[d], fmt::format("r{}", d)));
+    count *= xv->shape[d];
+  }
+  const Shape& out_shape = out0(node)->shape;
+  te::Tensor red = te::compute(node.name + (average ? ".sum" : ""), out_shape,
+                               [&](const std::vector<Expr>& i) {
+                                 std::vector<Expr> xi = {i[0], i[1]};
+                                 for (const auto& r : raxes) xi.push_back(L::var_ref(r.var));
+                                 return L::reduce(average ? L::ReduceOp::sum : L::ReduceOp::max,
+                                                  te::read(x, xi), raxes);
+                               });
+  if (!average) return red;
+  return te::compute(node.name, out_shape, [&](const std::vector<Expr>& i) {
+    return L::mul(te::read(red, i), L::float_imm(1.0 / static_cast<double>(count)));
+  });
+}
+
+te::Tensor pool_compute(const Node& node, ComputeContext& ctx, bool average) {
+  const Value* xv = node.input(0);
+  if (xv->shape.size() != 4) unsupported(node, "only 2-D pooling (NCHW) is compiled");
+  const auto k = node.attrs.get_ints_or("kernel_shape", {}, node.name);
+  if (k.size() != 2) unsupported(node, "kernel_shape must have 2 entries");
+  const auto strides = ints_or(node, "strides", {1, 1});
+  const auto dil = ints_or(node, "dilations", {1, 1});
+  const auto pads = window_pads(node, xv->shape, k, strides, dil);
+  if (node.outputs.size() > 1 && node.outputs[1]) unsupported(node, "MaxPool Indices output");
+  if (node.attrs.get_int_or("storage_order", 0, node.name) != 0) unsupported(node, "storage_order=1");
+  te::Tensor x = ctx.input(xv);
+  auto kh = te::reduce_axis(k[0], "rh");
+  auto kw = te::reduce_axis(k[1], "rw");
+  const Shape& out_shape = out0(node)->shape;
+  const double pad_value = average ? 0.0 : -INFINITY;
+  te::Tensor red = te::compute(
+      node.name + (average ? ".sum" : ""), out_shape, [&](const std::vector<Expr>& i) {
+        Expr ih = L::add(L::mul(i[2], L::int_imm(strides[0])),
+                         L::sub(L::mul(L::var_ref(kh.var), L::int_imm(dil[0])), L::int_imm(pads[0])));
+        Expr iw = L::add(L::mul(i[3], L::int_imm(strides[1])),
+                         L::sub(L::mul(L::var_ref(kw.var), L::int_imm(dil[1])), L::int_imm(pads[1])));
+        return L::reduce(average ? L::ReduceOp::sum : L::ReduceOp::max,
+                         te::read_padded(x, {i[0], i[1], ih, iw}, pad_value), {kh, kw});
+      });
+  if (!average) return red;
+  const bool include_pad = node.attrs.get_int_or("count_include_pad", 0, node.name) != 0;
+  // Divisor per output position: the window size, or the number of in-bounds taps.
+  const int64_t oh = out_shape[2], ow = out_shape[3];
+  const int64_t ih = xv->shape[2], iw = xv->shape[3];
+  std::vector<float> inv(oh * ow);
+  for (int64_t y = 0; y < oh; ++y)
+    for (int64_t xq = 0; xq < ow; ++xq) {
+      int64_t n = 0;
+      for (int64_t a = 0; a < k[0]; ++a)
+        for (int64_t b = 0; b < k[1]; ++b) {
+          const int64_t r = y * strides[0] + a * dil[0] - pads[0];
+          const int64_t c = xq * strides[1] + b * dil[1] - pads[1];
+          const bool inside = r >= 0 && r < ih && c >= 0 && c < iw;
+          // count_include_pad counts explicit pads, not positions past the padded border.
+          const bool in_padded = r >= -pads[0] && r < ih + pads[2] && c >= -pads[1] && c < iw + pads[3];
+          n += include_pad ? in_padded : inside;
+        }
+      inv[y * ow + xq] = 1.0f / static_cast<float>(n);
+    }
+  bool uniform = true;
+  for (float v : inv) uniform &= v == inv[0];
+  if (uniform) {
+    const double s = inv[0];
+    return te::compute(node.name, out_shape, [&](const std::vector<Expr>& i) {
+      return L::mul(te::read(red, i), L::float_imm(s));
+    });
+  }
+  te::Tensor tinv = ctx.derived_constant(node.name + ".inv_count", Tensor::from_floats({oh, ow}, inv));
+  return te::compute(node.name, out_shape, [&](const std::vector<Expr>& i) {
+    return L::mul(te::read(red, i), te::read(tinv, {i[2], i[3]}));
+  });
+}
+
+// Softmax (opset 13): exp(x - max) / sum(exp(x - max)) along `axis`.
+te::Tensor softmax_compute(const Node& node, ComputeContext& ctx, bool log_softmax) {
+  const Value* xv = node.input(0);
+  const size_t rank = xv->shape.size();
+  int64_t axis = node.attrs.get_int_or("axis", -1, node.name);
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  te::Tensor x = ctx.input(xv);
+  Shape red_shape = xv->shape;
+  red_shape[axis] = 1;
+  auto with_axis = [&](const std::vector<Expr>& i, Expr a) {
+    std::vector<Expr> r = i;
+    r[axis] = a;
+    return r;
+  };
+  auto r1 = te::reduce_axis(xv->shape[axis], "rmax");
+  te::Tensor mx = te::compute(node.name + ".max", red_shape, [&](const std::vector<Expr>& i) {
+    return te::max_reduce(te::read(x, with_axis(i, L::var_ref(r1.var))), {r1});
+  });
+  te::Tensor ex = te::compute(node.name + ".exp", xv->shape, [&](const std::vector<Expr>& i) {
+    return L::call(CallOp::exp, L::sub(te::read(x, i), te::read(mx, with_axis(i, L::int_imm(0)))));
+  });
+  auto r2 = te::reduce_axis(xv->shape[axis], "rsum");
+  te::Tensor sm = te::compute(node.name + ".sum", red_shape, [&](const std::vector<Expr>& i) {
+    return te::sum(te::read(ex, with_axis(i, L::var_ref(r2.var))), {r2});
+  });
+  if (log_softmax) {
+    return te::compute(node.name, xv->shape, [&](const std::vector<Expr>& i) {
+      Expr z = with_axis(i, L::int_imm(0))[0];
+      return L::sub(L::sub(te::read(x, i), te::read(mx, with_axis(i, L::int_imm(0)))),
+                    L::call(CallOp::log, te::read(sm, with_axis(i, L::int_imm(0)))));
+    });
+  }
+  return te::compute(node.name, xv->shape, [&](const std::vector<Expr>& i) {
+    return L::fdiv(te::read(ex, i), te::read(sm, with_axis(i, L::int_imm(0))));
+  });
+}
+
+te::Tensor transpose_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  const size_t rank = xv->shape.size();
+  std::vector<int64_t> perm;
+  for (size_t d = 0; d < rank; ++d) perm.push_back(static_cast<int64_t>(rank - 1 - d));
+  perm = node.attrs.get_ints_or("perm", perm, node.name);
+  te::Tensor x = ctx.input(xv);
+  return elementwise(node, ctx, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> xi(rank);
+    for (size_t d = 0; d < rank; ++d) xi[perm[d]] = i[d];
+    return te::read(x, xi);
+  });
+}
+
+te::Tensor slice_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  const size_t rank = xv->shape.size();
+  auto const_ints = [&](int idx) -> std::vector<int64_t> {
+    const Value* v = node.input(idx);
+    if (!v) return {};
+    if (!v->constant) unsupported(node, "Slice starts/ends/axes/steps must be constant");
+    return v->constant->to_int64_vector();
+  };
+  auto starts = const_ints(1), ends = const_ints(2), axes = const_ints(3), steps = const_ints(4);
+  if (axes.empty())
+    for (size_t d = 0; d < starts.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  std::vector<int64_t> begin(rank, 0), step(rank, 1);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t a = axes[k] < 0 ? axes[k] + static_cast<int64_t>(rank) : axes[k];
+    const int64_t dim = xv->shape[a];
+    int64_t s = starts[k];
+    if (s < 0) s += dim;
+    s = steps[k] > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
+    begin[a] = s;
+    step[a] = steps[k];
+  }
+  te::Tensor x = ctx.input(xv);
+  return elementwise(node, ctx, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> xi(rank);
+    for (size_t d = 0; d < rank; ++d)
+      xi[d] = L::add(L::int_imm(begin[d]), L::mul(i[d], L::int_imm(step[d])));
+    return te::read(x, xi);
+  });
+}
+
+te::Tensor concat_compute(const Node& node, ComputeContext& ctx) {
+  const size_t rank = out0(node)->shape.size();
+  int64_t axis = node.attrs.get_int(std::string("axis"), node.name);
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  std::vector<te::Tensor> ins;
+  std::vector<int64_t> offsets;
+  int64_t off = 0;
+  for (const Value* v : node.inputs) {
+    if (!v || v->shape[axis] == 0) continue;
+    ins.push_back(ctx.input(v));
+    offsets.push_back(off);
+    off += v->shape[axis];
+  }
+  auto t = std::const_pointer_cast<te::TensorNode>(
+      te::compute(node.name, out0(node)->shape, [&](const std::vector<Expr>& i) {
+        Expr r;
+        for (int k = static_cast<int>(ins.size()) - 1; k >= 0; --k) {
+          std::vector<Expr> xi = i;
+          xi[axis] = L::sub(i[axis], L::int_imm(offsets[k]));
+          Expr v = te::read(ins[k], xi);
+          r = r ? L::select(L::lt(i[axis], L::int_imm(offsets[k] + ins[k]->shape[axis])), v, r) : v;
+        }
+        return r;
+      }, "concat"));
+  t->attrs = {{"axis", {axis}}, {"offsets", offsets}};
+  t->extra_inputs = ins;
+  return t;
+}
+
+using ComputeFn = std::function<te::Tensor(const Node&, ComputeContext&)>;
+
+const std::map<std::string, ComputeFn>& computes() {
+  static const std::map<std::string, ComputeFn> table = [] {
+    std::map<std::string, ComputeFn> m;
+    auto un = [&](const char* op, std::function<Expr(Expr)> f) {
+      m[op] = [f](const Node& n, ComputeContext& c) { return unary(n, c, f); };
+    };
+    auto bin = [&](const char* op, std::function<Expr(Expr, Expr)> f) {
+      m[op] = [f](const Node& n, ComputeContext& c) { return binary(n, c, f); };
+    };
+    un("Relu", [](Expr x) { return L::max(x, L::float_imm(0.0)); });
+    un("Sigmoid", sigmoid);
+    un("Exp", [](Expr x) { return L::call(CallOp::exp, x); });
+    un("Log", [](Expr x) { return L::call(CallOp::log, x); });
+    un("Sqrt", [](Expr x) { return L::call(CallOp::sqrt, x); });
+    un("Reciprocal", [](Expr x) { return L::call(CallOp::recip, x); });
+    un("Abs", [](Expr x) { return L::call(CallOp::abs, x); });
+    un("Neg", [](Expr x) { return L::call(CallOp::neg, x); });
+    un("Tanh", [](Expr x) { return L::call(CallOp::tanh, x); });
+    un("Identity", [](Expr x) { return x; });
+    un("HardSwish", [](Expr x) {
+      return L::mul(x, L::min(L::max(L::add(L::mul(x, L::float_imm(1.0 / 6.0)), L::float_imm(0.5)),
+                                     L::float_imm(0.0)),
+                              L::float_imm(1.0)));
+    });
+    m["LeakyRelu"] = [](const Node& n, ComputeContext& c) {
+      const double alpha = n.attrs.get_float_or("alpha", 0.01f, n.name);
+      return unary(n, c, [alpha](Expr x) {
+        // max(x,0) + alpha*min(x,0)
+        return L::add(L::max(x, L::float_imm(0.0)), L::mul(L::min(x, L::float_imm(0.0)), L::float_imm(alpha)));
+      });
+    };
+    bin("Add", [](Expr a, Expr b) { return L::add(a, b); });
+    bin("Sub", [](Expr a, Expr b) { return L::sub(a, b); });
+    bin("Mul", [](Expr a, Expr b) { return L::mul(a, b); });
+    bin("Div", [](Expr a, Expr b) { return L::fdiv(a, b); });
+    m["Max"] = [](const Node& n, ComputeContext& c) {
+      return variadic(n, c, [](Expr a, Expr b) { return L::max(a, b); });
+    };
+    m["Min"] = [](const Node& n, ComputeContext& c) {
+      return variadic(n, c, [](Expr a, Expr b) { return L::min(a, b); });
+    };
+    m["Sum"] = [](const Node& n, ComputeContext& c) {
+      return variadic(n, c, [](Expr a, Expr b) { return L::add(a, b); });
+    };
+    m["Pow"] = pow_compute;
+    m["Clip"] = clip_compute;
+    m["HardSigmoid"] = hard_sigmoid_compute;
+    m["BatchNormalization"] = batch_norm_compute;
+    m["Conv"] = conv_compute;
+    m["MatMul"] = matmul_compute;
+    m["Gemm"] = gemm_compute;
+    m["ReduceMean"] = [](const Node& n, ComputeContext& c) {
+      return reduce_compute(n, c, L::ReduceOp::sum, true);
+    };
+    m["ReduceSum"] = [](const Node& n, ComputeContext& c) {
+      return reduce_compute(n, c, L::ReduceOp::sum, false);
+    };
+    m["ReduceMax"] = [](const Node& n, ComputeContext& c) {
+      return reduce_compute(n, c, L::ReduceOp::max, false);
+    };
+    m["ReduceMin"] = [](const Node& n, ComputeContext& c) {
+      return reduce_compute(n, c, L::ReduceOp::min, false);
+    };
+    m["GlobalAveragePool"] = [](const Node& n, ComputeContext& c) {
+      return global_pool_compute(n, c, true);
+    };
+    m["GlobalMaxPool"] = [](const Node& n, ComputeContext& c) {
+      return global_pool_compute(n, c, false);
+    };
+    m["MaxPool"] = [](const Node& n, ComputeContext& c) { return pool_compute(n, c, false); };
+    m["AveragePool"] = [](const Node& n, ComputeContext& c) { return pool_compute(n, c, true); };
+    m["Softmax"] = [](const Node& n, ComputeContext& c) { return softmax_compute(n, c, false); };
+    m["LogSoftmax"] = [](const Node& n, ComputeContext& c) { return softmax_compute(n, c, true); };
+    m["Transpose"] = transpose_compute;
+    m["Slice"] = slice_compute;
+    m["Concat"] = concat_compute;
+    return m;
+  }();
+  return table;
+}
+
+}  // namespace
+
+bool is_alias_op(const Node& node) {
+  static const std::set<std::string> alias = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                              "Identity", "Dropout"};
+  if (alias.count(node.op_type)) return true;
+  if (node.op_type == "Cast") {
+    const Value* in = node.input(0);
+    const Value* out = node.outputs.at(0);
+    return in && dtype_is_float(in->dtype) && dtype_is_float(out->dtype);
+  }
+  return false;
+}
+
+te::Tensor op_compute(const Node& node, ComputeContext& ctx) {
+  const auto& table = computes();
+  auto it = table.find(node.op_type);
+  if (it == table.end())
+    throw Unsupported(fmt::format("{}: op '{}' has no compute definition (no lowering for compiled "
+                                  "targets)",
+                                  node.describe(), node.op_type));
+  for (const Value* v : node.inputs)
+    if (v && !dtype_is_float(v->dtype) && !v->constant)
+      unsupported(node, fmt::format("input '{}' has dtype {}; compiled targets take float tensors",
+                                    v->name, dtype_to_string(v->dtype)));
+  return it->second(node, ctx);
+}
+
+std::vector<std::string> compute_ops() {
+  std::vector<std::string> names;
+  for (const auto& [k, v] : computes()) names.push_back(k);
+  return names;
+}
+
+}  // namespace tessel::lower

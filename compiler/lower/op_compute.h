@@ -1,0 +1,37 @@
+// The tensor-expression definition of every op a compiled target supports: one compute per op,
+// written once in index notation (compiler/te), from which the NPU, CPU and naive loop nests are
+// generated. Semantics follow the ONNX operator docs (opset 17 forms, as canonicalised by the
+// frontend); the reference kernels (compiler/ops) are the independent check.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "compiler/te/te.h"
+
+namespace tessel::lower {
+
+/// Supplies tensor-expression placeholders for graph values and registers constants derived at
+/// compile time (e.g. BatchNormalization's per-channel scale and shift).
+class ComputeContext {
+ public:
+  virtual ~ComputeContext() = default;
+  /// The placeholder standing for graph value `v` (a runtime tensor or a constant in memory).
+  virtual te::Tensor input(const Value* v) = 0;
+  /// A new constant tensor computed at compile time, available to the kernel as a placeholder.
+  virtual te::Tensor derived_constant(const std::string& name, const Tensor& data) = 0;
+};
+
+/// True for ops whose output is the input's bytes under another shape (Reshape, Flatten, Squeeze,
+/// Unsqueeze, Identity, Dropout in inference, Cast between equal float storage): no kernel.
+bool is_alias_op(const Node& node);
+
+/// The compute of `node`'s first output. Throws tessel::Unsupported naming the op and node when the
+/// op (or an attribute value) has no compute definition.
+te::Tensor op_compute(const Node& node, ComputeContext& ctx);
+
+/// Names of the ops op_compute supports (for documentation and error messages).
+std::vector<std::string> compute_ops();
+
+}  // namespace tessel::lower

@@ -1,0 +1,116 @@
+// The CPU reference interpreter driver (see reference.h).
+#include "compiler/ops/reference.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/ranges.h>
+
+#include "compiler/ops/op_registry.h"
+
+namespace tessel::ops {
+
+namespace {
+std::string type_string(DType dtype, const Shape& shape) {
+  return std::string(dtype_to_string(dtype)) + shape_to_string(shape);
+}
+}  // namespace
+
+std::map<std::string, Tensor> run_reference(const Graph& graph,
+                                            const std::map<std::string, Tensor>& inputs) {
+  // Tensors of the values computed or given so far; constants are read from Value::constant.
+  std::unordered_map<const Value*, const Tensor*> env;
+  std::unordered_map<const Value*, Tensor> computed;
+
+  for (const Value* in : graph.inputs) {
+    auto it = inputs.find(in->name);
+    if (it == inputs.end()) {
+      fail("reference run of graph '{}': missing input '{}' (expected {})", graph.name, in->name,
+           type_string(in->dtype, in->shape));
+    }
+    const Tensor& t = it->second;
+    if (t.dtype() != in->dtype || t.shape() != in->shape) {
+      fail("reference run of graph '{}': input '{}' is {} but the graph expects {}", graph.name,
+           in->name, type_string(t.dtype(), t.shape()), type_string(in->dtype, in->shape));
+    }
+    env[in] = &t;
+  }
+  for (const auto& [name, t] : inputs) {
+    const bool known = std::any_of(graph.inputs.begin(), graph.inputs.end(),
+                                   [&](const Value* v) { return v->name == name; });
+    if (!known) {
+      std::vector<std::string> names;
+      for (const Value* v : graph.inputs) names.push_back(v->name);
+      fail("reference run of graph '{}': '{}' is not a graph input (inputs: {})", graph.name, name,
+           fmt::join(names, ", "));
+    }
+  }
+
+  // Index of the last node reading each value, so intermediates are freed after their last use.
+  const auto& nodes = graph.nodes();
+  std::unordered_map<const Value*, size_t> last_use;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const Value* in : nodes[i]->inputs) {
+      if (in) last_use[in] = i;
+    }
+  }
+  for (const Value* out : graph.outputs) last_use[out] = nodes.size();
+
+  auto lookup = [&](const Node& n, const Value* v) -> const Tensor* {
+    if (v->constant) return v->constant.get();
+    auto it = env.find(v);
+    if (it == env.end()) {
+      fail("reference run of graph '{}': {} reads %{}, which has not been computed", graph.name,
+           n.describe(), v->name);
+    }
+    return it->second;
+  };
+
+  std::vector<const Tensor*> args;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = *nodes[i];
+    bool all_known = true;
+    for (const Value* out : n.outputs) all_known = all_known && out->constant != nullptr;
+    if (!all_known) {
+      args.clear();
+      for (const Value* in : n.inputs) args.push_back(in ? lookup(n, in) : nullptr);
+      std::vector<Tensor> results = run_reference_node(n, args);
+      for (size_t k = 0; k < results.size(); ++k) {
+        const Value* out = n.outputs[k];
+        if (results[k].dtype() != out->dtype || results[k].shape() != out->shape) {
+          internal_fail("reference run: {} computed output %{} as {} but the graph says {}",
+                        n.describe(), out->name, type_string(results[k].dtype(), results[k].shape()),
+                        type_string(out->dtype, out->shape));
+        }
+        if (!last_use.count(out)) continue;  // unused output
+        Tensor& slot = computed[out] = std::move(results[k]);
+        env[out] = &slot;
+      }
+    }
+    // Free intermediates whose last reader was this node.
+    for (const Value* in : n.inputs) {
+      if (!in || in->constant) continue;
+      auto it = last_use.find(in);
+      if (it != last_use.end() && it->second == i) {
+        computed.erase(in);
+        env.erase(in);
+      }
+    }
+  }
+
+  std::map<std::string, Tensor> outputs;
+  for (const Value* out : graph.outputs) {
+    if (out->constant) {
+      outputs[out->name] = *out->constant;
+      continue;
+    }
+    auto it = env.find(out);
+    if (it == env.end()) {
+      fail("reference run of graph '{}': output %{} was not computed", graph.name, out->name);
+    }
+    outputs[out->name] = *it->second;
+  }
+  return outputs;
+}
+
+}  // namespace tessel::ops

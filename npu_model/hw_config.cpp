@@ -1,0 +1,818 @@
+// HwConfig loading: parse (yaml-cpp) -> apply --hw-set overrides -> validate -> derive.
+//
+// The schema is one table (schema() below): every key, its kind, its allowed range and where its
+// value goes in HwConfig. Validation, override lookup, hw_config_keys() and hw_config_to_yaml() all
+// walk that table, so a key cannot be validated one way and documented or serialised another.
+// docs/hw_config.md describes every key; tests/npu_model/test_hw_config.cpp checks the messages.
+#include "npu_model/hw_config.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <regex>
+#include <sstream>
+
+#include "compiler/support/error.h"
+
+namespace tessel::npu {
+namespace {
+
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+// Sanity bound on one scratchpad: the functional simulator allocates each one, and on-chip SRAM
+// beyond 1 GiB per core is a typo, not a design point.
+constexpr int64_t kMaxBufferBytes = int64_t{1} << 30;
+// Sanity bound on a cube dimension: keeps m*k*n and the fractal sizes far from overflow.
+constexpr int64_t kMaxCubeDim = 4096;
+// Sanity bound on the clock: catches a value written in MHz (e.g. 1000) instead of GHz.
+constexpr double kMaxClockGhz = 100.0;
+
+enum class Kind { section, integer, number, string, dtype };
+
+/// One node of the schema: a section (map of children) or a leaf with its range and accessors.
+struct Field {
+  std::string name;
+  Kind kind = Kind::section;
+  int64_t min_int = 0, max_int = 0, multiple_of = 1;  // integer: [min_int, max_int], multiple_of
+  double max_number = 0;                              // number: (0, max_number]
+  std::vector<Field> children;                        // section
+  void (*set_int)(HwConfig&, int64_t) = nullptr;
+  int64_t (*get_int)(const HwConfig&) = nullptr;
+  void (*set_number)(HwConfig&, double) = nullptr;
+  double (*get_number)(const HwConfig&) = nullptr;
+  void (*set_string)(HwConfig&, const std::string&) = nullptr;
+  std::string (*get_string)(const HwConfig&) = nullptr;
+  void (*set_dtype)(HwConfig&, isa::DType) = nullptr;
+  isa::DType (*get_dtype)(const HwConfig&) = nullptr;
+};
+
+Field section(std::string name, std::vector<Field> children) {
+  Field f;
+  f.name = std::move(name);
+  f.kind = Kind::section;
+  f.children = std::move(children);
+  return f;
+}
+
+Field integer(std::string name, int64_t min, int64_t max, int64_t multiple_of,
+              void (*set)(HwConfig&, int64_t), int64_t (*get)(const HwConfig&)) {
+  Field f;
+  f.name = std::move(name);
+  f.kind = Kind::integer;
+  f.min_int = min;
+  f.max_int = max;
+  f.multiple_of = multiple_of;
+  f.set_int = set;
+  f.get_int = get;
+  return f;
+}
+
+// An integer leaf bound to the HwConfig member `MEMBER` (e.g. core.cube.m).
+#define TESSEL_INT(NAME, MEMBER, MIN, MAX, MULTIPLE)                                 \
+  integer(                                                                           \
+      NAME, MIN, MAX, MULTIPLE,                                                      \
+      [](HwConfig& h, int64_t v) { h.MEMBER = static_cast<decltype(h.MEMBER)>(v); }, \
+      [](const HwConfig& h) { return static_cast<int64_t>(h.MEMBER); })
+
+#define TESSEL_DTYPE(NAME, MEMBER)                                 \
+  [] {                                                             \
+    Field f;                                                       \
+    f.name = NAME;                                                 \
+    f.kind = Kind::dtype;                                          \
+    f.set_dtype = [](HwConfig& h, isa::DType v) { h.MEMBER = v; }; \
+    f.get_dtype = [](const HwConfig& h) { return h.MEMBER; };      \
+    return f;                                                      \
+  }()
+
+#define TESSEL_DMA(NAME, MEMBER)                                                            \
+  section(NAME, {TESSEL_INT("bytes_per_cycle", core.MEMBER.bytes_per_cycle, 1, kIntMax, 1), \
+                 TESSEL_INT("latency_cycles", core.MEMBER.latency_cycles, 0, kIntMax, 1)})
+
+/// The whole schema, in the order the presets write it.
+const Field& schema() {
+  static const Field root = [] {
+    Field name;
+    name.name = "name";
+    name.kind = Kind::string;
+    name.set_string = [](HwConfig& h, const std::string& v) { h.name = v; };
+    name.get_string = [](const HwConfig& h) { return h.name; };
+
+    Field clock;
+    clock.name = "clock_ghz";
+    clock.kind = Kind::number;
+    clock.max_number = kMaxClockGhz;
+    clock.set_number = [](HwConfig& h, double v) { h.clock_ghz = v; };
+    clock.get_number = [](const HwConfig& h) { return h.clock_ghz; };
+
+    return section(
+        "",
+        {name, clock, TESSEL_INT("cores", cores, 1, 1024, 1),
+         section("core",
+                 {section("scalar", {TESSEL_INT("cycles_per_instruction",
+                                                core.scalar.cycles_per_instruction, 1, kIntMax, 1),
+                                     TESSEL_INT("issue_queue_depth", core.scalar.issue_queue_depth,
+                                                1, kIntMax, 1)}),
+                  section("cube", {TESSEL_INT("m", core.cube.m, 1, kMaxCubeDim, 1),
+                                   TESSEL_INT("k", core.cube.k, 1, kMaxCubeDim, 1),
+                                   TESSEL_INT("n", core.cube.n, 1, kMaxCubeDim, 1),
+                                   TESSEL_DTYPE("input_dtype", core.cube.input_dtype),
+                                   TESSEL_DTYPE("acc_dtype", core.cube.acc_dtype),
+                                   TESSEL_INT("pipeline_latency_cycles",
+                                              core.cube.pipeline_latency_cycles, 0, kIntMax, 1)}),
+                  section("vector",
+                          {TESSEL_INT("width_bytes", core.vector.width_bytes, 32, kIntMax, 32),
+                           TESSEL_INT("pipeline_latency_cycles",
+                                      core.vector.pipeline_latency_cycles, 0, kIntMax, 1)}),
+                  section("buffers_bytes",
+                          {TESSEL_INT("l1", core.buffers_bytes.l1, 32, kMaxBufferBytes, 32),
+                           TESSEL_INT("l0a", core.buffers_bytes.l0a, 32, kMaxBufferBytes, 32),
+                           TESSEL_INT("l0b", core.buffers_bytes.l0b, 32, kMaxBufferBytes, 32),
+                           TESSEL_INT("l0c", core.buffers_bytes.l0c, 32, kMaxBufferBytes, 32),
+                           TESSEL_INT("ub", core.buffers_bytes.ub, 32, kMaxBufferBytes, 32)}),
+                  section("dma", {TESSEL_DMA("mte1", mte1), TESSEL_DMA("mte2", mte2),
+                                  TESSEL_DMA("mte3", mte3), TESSEL_DMA("fix", fix)}),
+                  section("sync", {TESSEL_INT("event_ids", core.sync_event_ids, 1, 64, 1)})}),
+         section("memory",
+                 {section("dram",
+                          {TESSEL_INT("bytes_per_cycle", dram.bytes_per_cycle, 1, kIntMax, 1),
+                           TESSEL_INT("latency_cycles", dram.latency_cycles, 0, kIntMax, 1),
+                           TESSEL_INT("capacity_bytes", dram.capacity_bytes, 1, kInt64Max, 1)})})});
+  }();
+  return root;
+}
+
+#undef TESSEL_INT
+#undef TESSEL_DTYPE
+#undef TESSEL_DMA
+
+std::string join_path(const std::string& parent, const std::string& name) {
+  return parent.empty() ? name : parent + "." + name;
+}
+
+std::string child_names(const Field& f) {
+  std::string out;
+  for (const Field& c : f.children) out += (out.empty() ? "" : ", ") + c.name;
+  return out;
+}
+
+/// What a valid value of `f` looks like, for "expected ..." in messages.
+std::string expected(const Field& f) {
+  switch (f.kind) {
+    case Kind::section:
+      return fmt::format("a map with keys {}", child_names(f));
+    case Kind::string:
+      return "a non-empty string";
+    case Kind::dtype:
+      return "one of fp16, fp32";
+    case Kind::number:
+      return fmt::format("a number > 0 and <= {}", f.max_number);
+    case Kind::integer: {
+      std::string out = (f.max_int == kIntMax || f.max_int == kInt64Max)
+                            ? fmt::format("an integer >= {}", f.min_int)
+                            : fmt::format("an integer in [{}, {}]", f.min_int, f.max_int);
+      if (f.multiple_of > 1) out += fmt::format(" and a multiple of {}", f.multiple_of);
+      return out;
+    }
+  }
+  return "?";
+}
+
+/// Finds the schema node for a dotted key ("core.buffers_bytes.ub"); nullptr if it does not exist.
+/// On failure, *deepest is the deepest section that matched (for the error message).
+const Field* find_field(const std::string& dotted, const Field** deepest,
+                        std::string* deepest_path) {
+  const Field* node = &schema();
+  std::string path;
+  *deepest = node;
+  *deepest_path = "";
+  size_t begin = 0;
+  while (true) {
+    const size_t dot = dotted.find('.', begin);
+    const std::string part = dotted.substr(begin, dot == std::string::npos ? dot : dot - begin);
+    const Field* next = nullptr;
+    for (const Field& c : node->children)
+      if (c.name == part) next = &c;
+    if (next == nullptr) return nullptr;
+    path = join_path(path, part);
+    node = next;
+    if (dot == std::string::npos) return node;
+    if (node->kind != Kind::section) return nullptr;
+    *deepest = node;
+    *deepest_path = path;
+    begin = dot + 1;
+  }
+}
+
+void collect_keys(const Field& f, const std::string& path, std::vector<std::string>& out) {
+  for (const Field& c : f.children) {
+    const std::string p = join_path(path, c.name);
+    if (c.kind == Kind::section)
+      collect_keys(c, p, out);
+    else
+      out.push_back(p);
+  }
+}
+
+/// Levenshtein distance, for "did you mean" on unknown keys.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string suggestion(const Field& section_field, const std::string& name) {
+  std::string best;
+  size_t best_distance = 3;  // suggest only close misspellings
+  for (const Field& c : section_field.children) {
+    const size_t d = edit_distance(name, c.name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c.name;
+    }
+  }
+  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+}
+
+bool is_quoted_string(const YAML::Node& n) {
+  return n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str";
+}
+
+/// How a value that has the wrong form is described in messages ("got ...").
+std::string describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return "nothing (an empty value)";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return is_quoted_string(n) ? fmt::format("the quoted string '{}'", n.Scalar())
+                                 : fmt::format("'{}'", n.Scalar());
+  }
+  return "?";
+}
+
+const std::regex& integer_syntax() {
+  static const std::regex re("[-+]?[0-9]+");
+  return re;
+}
+
+// YAML 1.2 core-schema float (without .inf/.nan, which are never valid here).
+const std::regex& number_syntax() {
+  static const std::regex re(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
+  return re;
+}
+
+bool is_bool_text(const std::string& s) {
+  static const char* const kBools[] = {"true",  "false", "True", "False", "TRUE",
+                                       "FALSE", "yes",   "no",   "on",    "off"};
+  return std::find(std::begin(kBools), std::end(kBools), s) != std::end(kBools);
+}
+
+bool is_special_number_text(const std::string& s) {
+  std::string t = s;
+  if (!t.empty() && (t[0] == '+' || t[0] == '-')) t.erase(0, 1);
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+  return t == ".inf" || t == ".nan";
+}
+
+/// A value as it reaches validation: its node and where it came from (file position or override).
+struct Value {
+  YAML::Node node;
+  std::string key;    // dotted key
+  std::string where;  // "file:line:col: key" or "file: --hw-set key=value"
+  YAML::Mark mark;    // position in the file; null for an override
+  const HwOverride* override_ = nullptr;
+};
+
+struct PreparedOverride {
+  HwOverride ov;
+  YAML::Node node;
+};
+
+std::string mark_text(const std::string& source, const YAML::Mark& mark) {
+  if (mark.is_null()) return source;
+  return fmt::format("{}:{}:{}", source, mark.line + 1, mark.column + 1);
+}
+
+/// One load: walks the schema over the parsed tree, collecting every error before throwing.
+class Loader {
+ public:
+  explicit Loader(std::string source) : source_(std::move(source)) {}
+
+  HwConfig run(const std::string& text, const std::vector<HwOverride>& overrides) {
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAll(text);
+    } catch (const YAML::Exception& e) {
+      fail("{}: YAML syntax error: {}", mark_text(source_, e.mark), e.msg);
+    }
+    prepare_overrides(overrides);
+    if (docs.size() > 1) {
+      add(docs[1].Mark(),
+          fmt::format("{}: a hardware config is one YAML document; found a second one here",
+                      mark_text(source_, docs[1].Mark())));
+    }
+    if (docs.empty() || docs[0].IsNull()) {
+      add(YAML::Mark(),
+          fmt::format("{}:1:1: the file has no content; expected {}", source_, expected(schema())));
+    } else {
+      YAML::Mark root_mark = docs[0].Mark();
+      visit_section(schema(), docs[0], "", root_mark);
+    }
+    if (errors_.empty()) check_minimum_tiles();
+    if (!errors_.empty()) throw Error(report());
+    hw_.source_file = source_;
+    derive();
+    return hw_;
+  }
+
+ private:
+  struct Problem {
+    YAML::Mark mark;  // null (sorted last) for problems of an override
+    std::string text;
+  };
+
+  void add(const YAML::Mark& mark, std::string text) {
+    errors_.push_back(Problem{mark, std::move(text)});
+  }
+
+  void error(const Value& v, const std::string& message) {
+    add(v.mark, fmt::format("{}: {}", v.where, message));
+  }
+
+  /// All problems, one per line, in file order (then overrides in command-line order); long lists
+  /// are cut after kMaxReported so a wrong file (e.g. an experiment YAML) stays readable.
+  std::string report() {
+    constexpr size_t kMaxReported = 25;
+    std::stable_sort(errors_.begin(), errors_.end(), [](const Problem& a, const Problem& b) {
+      auto key = [](const YAML::Mark& m) {
+        return m.is_null() ? std::pair{std::numeric_limits<int>::max(), 0}
+                           : std::pair{m.line, m.column};
+      };
+      return key(a.mark) < key(b.mark);
+    });
+    std::string message;
+    for (size_t i = 0; i < errors_.size() && i < kMaxReported; ++i)
+      message += (i == 0 ? "" : "\n") + errors_[i].text;
+    if (errors_.size() > kMaxReported)
+      message += fmt::format("\n... and {} more problems", errors_.size() - kMaxReported);
+    return message;
+  }
+
+  void prepare_overrides(const std::vector<HwOverride>& overrides) {
+    for (const HwOverride& ov : overrides) {
+      const std::string where = fmt::format("{}: --hw-set {}={}", source_, ov.key, ov.value);
+      const Field* deepest = nullptr;
+      std::string deepest_path;
+      const Field* f = find_field(ov.key, &deepest, &deepest_path);
+      if (f == nullptr && deepest_path != ov.key) {
+        // A prefix of the key may name a value ("cores.count"): say so rather than list keys.
+        const size_t next_dot =
+            ov.key.find('.', deepest_path.empty() ? 0 : deepest_path.size() + 1);
+        const std::string prefix = ov.key.substr(0, next_dot);
+        const Field* ignored = nullptr;
+        std::string ignored_path;
+        const Field* leaf = find_field(prefix, &ignored, &ignored_path);
+        if (leaf != nullptr && leaf->kind != Kind::section) {
+          add(YAML::Mark::null_mark(),
+              fmt::format("{}: unknown key '{}'; '{}' is a value and has no keys", where, ov.key,
+                          prefix));
+          continue;
+        }
+      }
+      if (f == nullptr) {
+        add(YAML::Mark::null_mark(),
+            fmt::format("{}: unknown key '{}'; {} {}", where, ov.key,
+                        deepest_path.empty() ? "the top-level keys are"
+                                             : fmt::format("'{}' has keys", deepest_path),
+                        child_names(*deepest)));
+        continue;
+      }
+      if (f->kind == Kind::section) {
+        std::vector<std::string> keys;
+        collect_keys(*f, ov.key, keys);
+        std::string list;
+        for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
+        add(YAML::Mark::null_mark(),
+            fmt::format("{}: '{}' is a section, not a value; set one of its keys instead: {}",
+                        where, ov.key, list));
+        continue;
+      }
+      YAML::Node node;
+      try {
+        node = YAML::Load(ov.value);
+      } catch (const YAML::Exception& e) {
+        add(YAML::Mark::null_mark(),
+            fmt::format("{}: the value is not a valid YAML scalar: {}", where, e.msg));
+        continue;
+      }
+      // A later override of the same key wins, as with repeated command-line options.
+      overrides_[ov.key] = PreparedOverride{ov, node};
+    }
+  }
+
+  /// `node` is the value of section `f` at dotted `path`; `key_mark` is where its key is written
+  /// (the line a "missing key" error points at).
+  void visit_section(const Field& f, const YAML::Node& node, const std::string& path,
+                     const YAML::Mark& key_mark) {
+    if (!node.IsMap()) {
+      const YAML::Mark mark = node.IsNull() ? key_mark : node.Mark();
+      add(mark, fmt::format("{}: {}expected {}, got {}", mark_text(source_, mark),
+                            path.empty() ? "" : path + ": ", expected(f), describe(node)));
+      return;
+    }
+    struct Entry {
+      YAML::Node key, value;
+    };
+    std::map<std::string, Entry> present;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const YAML::Node& key = it->first;
+      if (!key.IsScalar()) {
+        add(key.Mark(),
+            fmt::format("{}: {}a key must be a plain name, got {}", mark_text(source_, key.Mark()),
+                        path.empty() ? "" : path + ": ", describe(key)));
+        continue;
+      }
+      const std::string name = key.Scalar();
+      const std::string full = join_path(path, name);
+      const bool known = std::any_of(f.children.begin(), f.children.end(),
+                                     [&](const Field& c) { return c.name == name; });
+      if (!known) {
+        add(key.Mark(),
+            fmt::format("{}: {}: unknown key; expected one of {}{}", mark_text(source_, key.Mark()),
+                        full, child_names(f), suggestion(f, name)));
+        continue;
+      }
+      auto [pos, inserted] = present.emplace(name, Entry{key, it->second});
+      if (!inserted) {
+        add(key.Mark(),
+            fmt::format("{}: {}: duplicate key (first given at line {})",
+                        mark_text(source_, key.Mark()), full, pos->second.key.Mark().line + 1));
+      }
+    }
+    for (const Field& child : f.children) {
+      const std::string full = join_path(path, child.name);
+      auto ov = overrides_.find(full);
+      auto it = present.find(child.name);
+      if (child.kind != Kind::section && ov != overrides_.end()) {
+        Value v{ov->second.node, full,
+                fmt::format("{}: --hw-set {}={}", source_, ov->second.ov.key, ov->second.ov.value),
+                YAML::Mark::null_mark(), &ov->second.ov};
+        visit_leaf(child, v);
+      } else if (it == present.end()) {
+        add(key_mark, fmt::format("{}: {}missing required key '{}'; expected {}",
+                                  mark_text(source_, key_mark), path.empty() ? "" : path + ": ",
+                                  child.name, expected(child)));
+      } else if (child.kind == Kind::section) {
+        visit_section(child, it->second.value, full, it->second.key.Mark());
+      } else {
+        const YAML::Node& value = it->second.value;
+        const YAML::Mark mark = value.IsNull() ? it->second.key.Mark() : value.Mark();
+        Value v{value, full, fmt::format("{}: {}", mark_text(source_, mark), full), mark};
+        visit_leaf(child, v);
+      }
+    }
+  }
+
+  void visit_leaf(const Field& f, const Value& v) {
+    if (!v.node.IsScalar()) {
+      error(v, fmt::format("expected {}, got {}", expected(f), describe(v.node)));
+      return;
+    }
+    const std::string& text = v.node.Scalar();
+    switch (f.kind) {
+      case Kind::section:
+        break;
+      case Kind::string:
+        if (text.empty()) {
+          error(v, fmt::format("expected {}, got an empty string", expected(f)));
+          return;
+        }
+        f.set_string(hw_, text);
+        break;
+      case Kind::dtype:
+        if (text == "fp16") {
+          f.set_dtype(hw_, isa::DType::f16);
+        } else if (text == "fp32") {
+          f.set_dtype(hw_, isa::DType::f32);
+        } else {
+          error(v, fmt::format("expected {}, got {}", expected(f), describe(v.node)));
+          return;
+        }
+        break;
+      case Kind::integer: {
+        std::optional<int64_t> value = read_integer(f, v);
+        if (!value) return;
+        f.set_int(hw_, *value);
+        break;
+      }
+      case Kind::number: {
+        std::optional<double> value = read_number(f, v);
+        if (!value) return;
+        f.set_number(hw_, *value);
+        break;
+      }
+    }
+    valid_.emplace(v.key, v);
+  }
+
+  std::optional<int64_t> read_integer(const Field& f, const Value& v) {
+    const std::string& text = v.node.Scalar();
+    const std::string want = expected(f);
+    if (is_quoted_string(v.node)) {
+      error(v, fmt::format("expected {}, got {} (write the number without quotes)", want,
+                           describe(v.node)));
+      return std::nullopt;
+    }
+    const std::string digits = text.substr(
+        text.find_first_not_of("+-") == std::string::npos ? 0 : text.find_first_not_of("+-"));
+    if (std::regex_match(text, integer_syntax()) && digits.size() > 1 && digits[0] == '0') {
+      error(v, fmt::format("expected {}, got {}: write integers without leading zeros (YAML 1.1 "
+                           "reads them as octal)",
+                           want, text));
+      return std::nullopt;
+    }
+    if (!std::regex_match(text, integer_syntax())) {
+      if (std::regex_match(text, number_syntax()) || is_special_number_text(text)) {
+        error(v, fmt::format("expected {}, got {}, which is not an integer", want, text));
+      } else if (is_bool_text(text)) {
+        error(v, fmt::format("expected {}, got the boolean {}", want, text));
+      } else {
+        error(v, fmt::format("expected {}, got {}", want, describe(v.node)));
+      }
+      return std::nullopt;
+    }
+    const char* begin = text.data() + (text[0] == '+' ? 1 : 0);
+    int64_t value = 0;
+    const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+      error(v, fmt::format("expected {}, got {}, which is out of range", want, text));
+      return std::nullopt;
+    }
+    if (value > f.max_int && (f.max_int == kIntMax || f.max_int == kInt64Max)) {
+      error(v, fmt::format("expected {}, got {}, which is above the largest supported value {}",
+                           want, value, f.max_int));
+      return std::nullopt;
+    }
+    if (value < f.min_int || value > f.max_int) {
+      error(v, fmt::format("expected {}, got {}", want, value));
+      return std::nullopt;
+    }
+    if (value % f.multiple_of != 0) {
+      error(v, fmt::format("expected {}, got {}, which is not a multiple of {}", want, value,
+                           f.multiple_of));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<double> read_number(const Field& f, const Value& v) {
+    const std::string& text = v.node.Scalar();
+    const std::string want = expected(f);
+    if (is_quoted_string(v.node) || !std::regex_match(text, number_syntax())) {
+      error(v, fmt::format("expected {}, got {}", want, describe(v.node)));
+      return std::nullopt;
+    }
+    const char* begin = text.data() + (text[0] == '+' ? 1 : 0);
+    double value = 0;
+    const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
+      error(v, fmt::format("expected {}, got {}, which is out of range", want, text));
+      return std::nullopt;
+    }
+    if (!(value > 0) || value > f.max_number) {
+      error(v, fmt::format("expected {}, got {}", want, text));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  /// A note naming the --hw-set options that set any of `keys` (appended to cross-key errors).
+  std::string override_note(std::initializer_list<const char*> keys) const {
+    std::string note;
+    for (const char* k : keys) {
+      const Value& v = valid_.at(k);
+      if (v.override_ != nullptr)
+        note += fmt::format("{}{} was set by --hw-set {}={}", note.empty() ? " [" : "; ", k,
+                            v.override_->key, v.override_->value);
+    }
+    return note.empty() ? note : note + "]";
+  }
+
+  /// The buffer sizes must hold the smallest tile the compiler emits: one cube fractal per L0
+  /// buffer, one A and one B fractal in L1, and in UB one C fractal (FIX moves L0C -> UB) and four
+  /// vector widths (two operands and a result, double buffered, need at least that much).
+  void check_minimum_tiles() {
+    const CubeConfig& cube = hw_.core.cube;
+    const BuffersConfig& buf = hw_.core.buffers_bytes;
+    const int in_bytes = isa::dtype_bytes(cube.input_dtype);
+    const int acc_bytes = isa::dtype_bytes(cube.acc_dtype);
+    const char* in_name = cube.input_dtype == isa::DType::f16 ? "fp16" : "fp32";
+    const char* acc_name = cube.acc_dtype == isa::DType::f16 ? "fp16" : "fp32";
+    const int64_t a = int64_t{cube.m} * cube.k * in_bytes;
+    const int64_t b = int64_t{cube.k} * cube.n * in_bytes;
+    const int64_t c = int64_t{cube.m} * cube.n * acc_bytes;
+    const int64_t vec4 = int64_t{4} * hw_.core.vector.width_bytes;
+
+    if (acc_bytes < in_bytes) {
+      error(valid_.at("core.cube.acc_dtype"),
+            fmt::format("accumulating in {} is narrower than the {} inputs; expected acc_dtype at "
+                        "least as wide as input_dtype{}",
+                        acc_name, in_name,
+                        override_note({"core.cube.acc_dtype", "core.cube.input_dtype"})));
+    }
+    if (buf.l0a < a) {
+      error(
+          valid_.at("core.buffers_bytes.l0a"),
+          fmt::format("{} bytes cannot hold one {}x{} {} L0A fractal (core.cube.m x core.cube.k x "
+                      "{} bytes = {} bytes); expected >= {}{}",
+                      buf.l0a, cube.m, cube.k, in_name, in_bytes, a, a,
+                      override_note({"core.buffers_bytes.l0a", "core.cube.m", "core.cube.k",
+                                     "core.cube.input_dtype"})));
+    }
+    if (buf.l0b < b) {
+      error(
+          valid_.at("core.buffers_bytes.l0b"),
+          fmt::format("{} bytes cannot hold one {}x{} {} L0B fractal (core.cube.k x core.cube.n x "
+                      "{} bytes = {} bytes); expected >= {}{}",
+                      buf.l0b, cube.k, cube.n, in_name, in_bytes, b, b,
+                      override_note({"core.buffers_bytes.l0b", "core.cube.k", "core.cube.n",
+                                     "core.cube.input_dtype"})));
+    }
+    if (buf.l0c < c) {
+      error(
+          valid_.at("core.buffers_bytes.l0c"),
+          fmt::format("{} bytes cannot hold one {}x{} {} L0C fractal (core.cube.m x core.cube.n x "
+                      "{} bytes = {} bytes); expected >= {}{}",
+                      buf.l0c, cube.m, cube.n, acc_name, acc_bytes, c, c,
+                      override_note({"core.buffers_bytes.l0c", "core.cube.m", "core.cube.n",
+                                     "core.cube.acc_dtype"})));
+    }
+    if (buf.ub < std::max(c, vec4)) {
+      error(valid_.at("core.buffers_bytes.ub"),
+            fmt::format("{} bytes cannot hold one {}x{} {} L0C fractal ({} bytes) and 4 vector "
+                        "widths (4 x {} = {} bytes); expected >= {}{}",
+                        buf.ub, cube.m, cube.n, acc_name, c, hw_.core.vector.width_bytes, vec4,
+                        std::max(c, vec4),
+                        override_note({"core.buffers_bytes.ub", "core.cube.m", "core.cube.n",
+                                       "core.cube.acc_dtype", "core.vector.width_bytes"})));
+    }
+    if (buf.l1 < a + b) {
+      error(valid_.at("core.buffers_bytes.l1"),
+            fmt::format("{} bytes cannot hold one L0A fractal and one L0B fractal ({} + {} = {} "
+                        "bytes); expected >= {}{}",
+                        buf.l1, a, b, a + b, a + b,
+                        override_note({"core.buffers_bytes.l1", "core.cube.m", "core.cube.k",
+                                       "core.cube.n", "core.cube.input_dtype"})));
+    }
+  }
+
+  void derive() {
+    DerivedConfig& d = hw_.derived;
+    const CubeConfig& cube = hw_.core.cube;
+    d.cube_macs_per_cycle = int64_t{cube.m} * cube.k * cube.n;
+    d.chip_flops_per_cycle = 2 * d.cube_macs_per_cycle * hw_.cores;
+    // FLOP/cycle * 1e9 cycle/s per GHz / 1e12 FLOP/s per TFLOPS.
+    d.peak_tflops = static_cast<double>(d.chip_flops_per_cycle) * hw_.clock_ghz / 1000.0;
+    d.vector_fp16_elems_per_cycle = hw_.core.vector.width_bytes / 2;
+    d.vector_fp32_elems_per_cycle = hw_.core.vector.width_bytes / 4;
+    d.dram_gb_per_s = hw_.dram.bytes_per_cycle * hw_.clock_ghz;  // B/cycle * 1e9 cycle/s / 1e9
+    d.a_fractal_bytes = int64_t{cube.m} * cube.k * isa::dtype_bytes(cube.input_dtype);
+    d.b_fractal_bytes = int64_t{cube.k} * cube.n * isa::dtype_bytes(cube.input_dtype);
+    d.c_fractal_bytes = int64_t{cube.m} * cube.n * isa::dtype_bytes(cube.acc_dtype);
+    d.ridge_flops_per_dram_byte =
+        static_cast<double>(d.chip_flops_per_cycle) / hw_.dram.bytes_per_cycle;
+  }
+
+  std::string source_;
+  std::map<std::string, PreparedOverride> overrides_;
+  std::map<std::string, Value> valid_;  // leaves that passed their own checks
+  std::vector<Problem> errors_;
+  HwConfig hw_;
+};
+
+void emit_section(YAML::Emitter& out, const Field& f, const HwConfig& hw) {
+  out << YAML::BeginMap;
+  for (const Field& c : f.children) {
+    out << YAML::Key << c.name << YAML::Value;
+    switch (c.kind) {
+      case Kind::section:
+        emit_section(out, c, hw);
+        break;
+      case Kind::integer:
+        out << c.get_int(hw);
+        break;
+      case Kind::number:
+        out << fmt::format("{}", c.get_number(hw));
+        break;  // shortest exact
+      case Kind::string:
+        out << YAML::DoubleQuoted << c.get_string(hw);
+        break;
+      case Kind::dtype:
+        out << (c.get_dtype(hw) == isa::DType::f16 ? "fp16" : "fp32");
+        break;
+    }
+  }
+  out << YAML::EndMap;
+}
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  const size_t e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+HwConfig parse_hw_config(const std::string& yaml_text, const std::string& source_name,
+                         const std::vector<HwOverride>& overrides) {
+  return Loader(source_name).run(yaml_text, overrides);
+}
+
+HwConfig load_hw_config(const std::string& path, const std::vector<HwOverride>& overrides) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    fail(
+        "{}: cannot read hardware config: no such file (expected a YAML file such as "
+        "hw_configs/npu_4core.yaml)",
+        path);
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    fail("{}: cannot read hardware config: not a regular file (expected a YAML file)", path);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("{}: cannot read hardware config: {}", path, std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) fail("{}: cannot read hardware config: {}", path, std::strerror(errno));
+  return parse_hw_config(text.str(), path, overrides);
+}
+
+HwOverride parse_hw_override(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos) {
+    fail("--hw-set {}: expected KEY=VALUE with a dotted key, e.g. core.buffers_bytes.ub=131072",
+         text);
+  }
+  HwOverride ov{trim(text.substr(0, eq)), trim(text.substr(eq + 1))};
+  if (ov.key.empty()) fail("--hw-set {}: the key before '=' is empty; expected KEY=VALUE", text);
+  if (ov.value.empty()) fail("--hw-set {}: the value after '=' is empty; expected KEY=VALUE", text);
+  size_t begin = 0;
+  while (true) {
+    const size_t dot = ov.key.find('.', begin);
+    const std::string part = ov.key.substr(begin, dot == std::string::npos ? dot : dot - begin);
+    if (part.empty() || part.find_first_of(" \t") != std::string::npos) {
+      fail(
+          "--hw-set {}: '{}' is not a dotted key; expected names separated by single dots, "
+          "e.g. core.dma.mte2.bytes_per_cycle",
+          text, ov.key);
+    }
+    if (dot == std::string::npos) break;
+    begin = dot + 1;
+  }
+  return ov;
+}
+
+std::vector<std::string> hw_config_keys() {
+  std::vector<std::string> keys;
+  collect_keys(schema(), "", keys);
+  return keys;
+}
+
+std::string hw_config_to_yaml(const HwConfig& hw) {
+  YAML::Emitter out;
+  emit_section(out, schema(), hw);
+  return std::string(out.c_str()) + "\n";
+}
+
+void finalize_hw_config(HwConfig& hw) {
+  const std::string source = hw.source_file;
+  hw = parse_hw_config(hw_config_to_yaml(hw), "<HwConfig built in code>");
+  hw.source_file = source;
+}
+
+}  // namespace tessel::npu

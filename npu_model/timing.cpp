@@ -1,0 +1,254 @@
+// Per-instruction timing formulas: docs/isa.md, section "Timing" (the table of occupancy and
+// latency per instruction class). Used by the SystemC simulator and the analytical cost model.
+#include "npu_model/timing.h"
+
+#include <algorithm>
+
+#include "compiler/support/error.h"
+#include "isa/semantics.h"
+
+namespace tessel::npu {
+
+namespace {
+
+using isa::Opcode;
+using isa::Scope;
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+template <class Args>
+const Args& args_of(const isa::Instruction& in) {
+  const Args* a = std::get_if<Args>(&in.args);
+  if (!a) internal_fail("{}: operand struct does not match the opcode", isa::opcode_name(in.op));
+  return *a;
+}
+
+uint64_t positive(int v, const char* key) {
+  if (v <= 0) fail("hardware config: {} is {}, expected a positive value", key, v);
+  return static_cast<uint64_t>(v);
+}
+
+// Bytes written to L0A/L0B by load2d/img2col, including fractal zero-padding (W in docs/isa.md).
+uint64_t fractal_bytes(const HwConfig& hw, Opcode op, Scope dst, uint64_t rows, uint64_t cols,
+                       isa::DType dtype) {
+  uint64_t b0 = 0, b1 = 0;
+  if (dst == Scope::l0a) {
+    b0 = positive(hw.core.cube.m, "core.cube.m");
+    b1 = positive(hw.core.cube.k, "core.cube.k");
+  } else if (dst == Scope::l0b) {
+    b0 = positive(hw.core.cube.k, "core.cube.k");
+    b1 = positive(hw.core.cube.n, "core.cube.n");
+  } else {
+    fail("{}: destination scope {} is illegal, expected l0a or l0b", isa::opcode_name(op),
+         isa::scope_name(dst));
+  }
+  return ceil_div(rows, b0) * b0 * ceil_div(cols, b1) * b1 * isa::dtype_bytes(dtype);
+}
+
+uint64_t dma_elements(const isa::DmaArgs& d) {
+  uint64_t n = 1;
+  for (int k = 0; k < d.ndims; ++k) n *= d.extent[k];
+  return n;
+}
+
+uint64_t dma_valid_elements(const isa::DmaArgs& d) {
+  uint64_t n = 1;
+  for (int k = 0; k < d.ndims; ++k) {
+    const uint64_t vb = std::min<uint64_t>(d.valid_begin[k], d.extent[k]);
+    const uint64_t ve = std::min<uint64_t>(d.valid_end[k], d.extent[k]);
+    n *= ve > vb ? ve - vb : 0;
+  }
+  return n;
+}
+
+// Number of (output index, kernel index) pairs along one axis that land inside [0, size).
+uint64_t valid_taps(uint64_t out, uint64_t k, uint64_t stride, uint64_t dilation, int64_t pad,
+                    uint64_t size) {
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < out; ++i)
+    for (uint64_t r = 0; r < k; ++r) {
+      const int64_t pos = static_cast<int64_t>(i * stride + r * dilation) - pad;
+      n += pos >= 0 && pos < static_cast<int64_t>(size);
+    }
+  return n;
+}
+
+// Vector per-repeat cycles (docs/isa.md, "vector per_repeat").
+uint64_t vector_per_repeat(const HwConfig& hw, Opcode op, const isa::VectorArgs& v) {
+  const isa::VectorAccess u = isa::vector_access(op);
+  auto unit = [](const isa::VecOperand& o) { return o.elem_stride == 0 || o.elem_stride == 1; };
+  // A reduction's dst holds one element per repeat: its elem_stride is never used.
+  bool contiguous = u.reduction ? true : unit(v.dst);
+  if (u.src0) contiguous = contiguous && unit(v.src0);
+  if (u.src1) contiguous = contiguous && unit(v.src1);
+  const uint64_t width = positive(hw.core.vector.width_bytes, "core.vector.width_bytes");
+  if (contiguous) return ceil_div(uint64_t{v.count} * isa::dtype_bytes(v.dtype), width);
+  // A strided element costs one 32-byte block: width / 32 elements per cycle (at least 1).
+  return ceil_div(v.count, std::max<uint64_t>(1, width / 32));
+}
+
+}  // namespace
+
+uint64_t dma_gm_bytes(const isa::DmaArgs& dma) {
+  const uint64_t es = isa::dtype_bytes(dma.dtype);
+  if (dma.src.scope == Scope::gm) return dma_valid_elements(dma) * es;
+  if (dma.dst.scope == Scope::gm) return dma_elements(dma) * es;
+  return 0;
+}
+
+uint64_t dram_transfer_cycles(const HwConfig& hw, uint64_t gm_bytes) {
+  return ceil_div(gm_bytes, positive(hw.dram.bytes_per_cycle, "memory.dram.bytes_per_cycle"));
+}
+
+ScopeTraffic scope_traffic(const HwConfig& hw, const isa::Instruction& in) {
+  ScopeTraffic t;
+  switch (in.op) {
+    case Opcode::dma: {
+      const auto& d = args_of<isa::DmaArgs>(in);
+      const uint64_t es = isa::dtype_bytes(d.dtype);
+      t.read[int(d.src.scope)] += dma_valid_elements(d) * es;
+      t.written[int(d.dst.scope)] += dma_elements(d) * es;
+      break;
+    }
+    case Opcode::load2d: {
+      const auto& l = args_of<isa::Load2dArgs>(in);
+      t.read[int(Scope::l1)] += uint64_t{l.rows} * l.cols * isa::dtype_bytes(l.dtype);
+      if (l.rows && l.cols)
+        t.written[int(l.dst.scope)] +=
+            fractal_bytes(hw, in.op, l.dst.scope, l.rows, l.cols, l.dtype);
+      break;
+    }
+    case Opcode::img2col: {
+      const auto& g = args_of<isa::Img2colArgs>(in);
+      const uint64_t K = uint64_t{g.c} * g.kh * g.kw, N = uint64_t{g.oh} * g.ow;
+      if (K == 0 || N == 0) break;
+      const uint64_t taps = valid_taps(g.oh, g.kh, g.stride_h, g.dilation_h, g.pad_top, g.h) *
+                            valid_taps(g.ow, g.kw, g.stride_w, g.dilation_w, g.pad_left, g.w);
+      t.read[int(Scope::l1)] += uint64_t{g.c} * taps * isa::dtype_bytes(g.dtype);
+      const bool to_a = g.dst.scope == Scope::l0a;
+      t.written[int(g.dst.scope)] +=
+          fractal_bytes(hw, in.op, g.dst.scope, to_a ? N : K, to_a ? K : N, g.dtype);
+      break;
+    }
+    case Opcode::mmad: {
+      const auto& a = args_of<isa::MmadArgs>(in);
+      const auto& c = hw.core.cube;
+      const uint64_t ib = isa::dtype_bytes(c.input_dtype), ab = isa::dtype_bytes(c.acc_dtype);
+      t.read[int(Scope::l0a)] += uint64_t{a.m1} * a.k1 * c.m * c.k * ib;
+      t.read[int(Scope::l0b)] += uint64_t{a.k1} * a.n1 * c.k * c.n * ib;
+      const uint64_t cb = uint64_t{a.m1} * a.n1 * c.m * c.n * ab;
+      if (a.accumulate) t.read[int(Scope::l0c)] += cb;
+      t.written[int(Scope::l0c)] += cb;
+      break;
+    }
+    case Opcode::fix: {
+      const auto& f = args_of<isa::FixArgs>(in);
+      const uint64_t m0 = positive(hw.core.cube.m, "core.cube.m");
+      const uint64_t n0 = positive(hw.core.cube.n, "core.cube.n");
+      t.read[int(Scope::l0c)] += ceil_div(f.m, m0) * m0 * ceil_div(f.n, n0) * n0 *
+                                 isa::dtype_bytes(hw.core.cube.acc_dtype);
+      t.written[int(Scope::ub)] += uint64_t{f.m} * f.n * isa::dtype_bytes(f.dst_dtype);
+      break;
+    }
+    default: {
+      if (!isa::is_vector_opcode(in.op)) break;  // scalar and sync instructions move nothing
+      const auto& v = args_of<isa::VectorArgs>(in);
+      const isa::VectorAccess u = isa::vector_access(in.op);
+      const uint64_t n = uint64_t{v.count} * v.repeat * isa::dtype_bytes(v.dtype);
+      uint64_t& r = t.read[int(Scope::ub)];
+      if (u.src0) r += n;
+      if (u.src1) r += n;
+      if (u.dst_read) r += n;
+      t.written[int(Scope::ub)] +=
+          u.reduction ? (v.count ? uint64_t{v.repeat} * isa::dtype_bytes(v.dtype) : 0) : n;
+      break;
+    }
+  }
+  return t;
+}
+
+InstrCost instruction_cost(const HwConfig& hw, const isa::Instruction& in) {
+  InstrCost cost;
+  const auto& core = hw.core;
+  switch (in.op) {
+    case Opcode::li:
+    case Opcode::addi:
+    case Opcode::add:
+    case Opcode::sub:
+    case Opcode::mul:
+    case Opcode::muli:
+    case Opcode::blt:
+    case Opcode::blti:
+    case Opcode::jmp:
+    case Opcode::barrier:
+    case Opcode::core_barrier:
+      cost.occupancy_cycles = static_cast<uint64_t>(core.scalar.cycles_per_instruction);
+      return cost;
+    case Opcode::set_flag:
+    case Opcode::wait_flag:
+      return cost;
+    case Opcode::dma: {
+      const auto& d = args_of<isa::DmaArgs>(in);
+      const uint64_t B = dma_elements(d) * isa::dtype_bytes(d.dtype);
+      // MTE2 for loads from GM, MTE3 for everything leaving UB (to GM or to L1).
+      const DmaEngineConfig& mte = d.src.scope == Scope::gm ? core.mte2 : core.mte3;
+      cost.occupancy_cycles =
+          ceil_div(B, positive(mte.bytes_per_cycle, d.src.scope == Scope::gm
+                                                        ? "core.dma.mte2.bytes_per_cycle"
+                                                        : "core.dma.mte3.bytes_per_cycle"));
+      cost.latency_cycles = static_cast<uint64_t>(mte.latency_cycles);
+      break;
+    }
+    case Opcode::load2d: {
+      const auto& l = args_of<isa::Load2dArgs>(in);
+      const uint64_t W = fractal_bytes(hw, in.op, l.dst.scope, l.rows, l.cols, l.dtype);
+      cost.occupancy_cycles =
+          ceil_div(W, positive(core.mte1.bytes_per_cycle, "core.dma.mte1.bytes_per_cycle"));
+      cost.latency_cycles = static_cast<uint64_t>(core.mte1.latency_cycles);
+      break;
+    }
+    case Opcode::img2col: {
+      const auto& g = args_of<isa::Img2colArgs>(in);
+      const uint64_t K = uint64_t{g.c} * g.kh * g.kw, N = uint64_t{g.oh} * g.ow;
+      const bool to_a = g.dst.scope == Scope::l0a;
+      const uint64_t W = fractal_bytes(hw, in.op, g.dst.scope, to_a ? N : K, to_a ? K : N, g.dtype);
+      cost.occupancy_cycles =
+          ceil_div(W, positive(core.mte1.bytes_per_cycle, "core.dma.mte1.bytes_per_cycle"));
+      cost.latency_cycles = static_cast<uint64_t>(core.mte1.latency_cycles);
+      break;
+    }
+    case Opcode::mmad: {
+      const auto& a = args_of<isa::MmadArgs>(in);
+      cost.occupancy_cycles = uint64_t{a.m1} * a.k1 * a.n1;
+      cost.latency_cycles = static_cast<uint64_t>(core.cube.pipeline_latency_cycles);
+      break;
+    }
+    case Opcode::fix: {
+      const auto& f = args_of<isa::FixArgs>(in);
+      const uint64_t m0 = positive(core.cube.m, "core.cube.m");
+      const uint64_t n0 = positive(core.cube.n, "core.cube.n");
+      const uint64_t R =
+          ceil_div(f.m, m0) * m0 * ceil_div(f.n, n0) * n0 * isa::dtype_bytes(core.cube.acc_dtype);
+      cost.occupancy_cycles =
+          ceil_div(R, positive(core.fix.bytes_per_cycle, "core.dma.fix.bytes_per_cycle"));
+      cost.latency_cycles = static_cast<uint64_t>(core.fix.latency_cycles);
+      break;
+    }
+    default: {
+      const auto& v = args_of<isa::VectorArgs>(in);
+      cost.occupancy_cycles = uint64_t{v.repeat} * vector_per_repeat(hw, in.op, v);
+      cost.latency_cycles = static_cast<uint64_t>(core.vector.pipeline_latency_cycles);
+      break;
+    }
+  }
+  // Every data instruction occupies its pipe for at least one cycle.
+  cost.occupancy_cycles = std::max<uint64_t>(1, cost.occupancy_cycles);
+  const ScopeTraffic t = scope_traffic(hw, in);
+  for (int s = 0; s < isa::kNumScopes; ++s) {
+    cost.bytes_read += t.read[s];
+    cost.bytes_written += t.written[s];
+  }
+  return cost;
+}
+
+}  // namespace tessel::npu

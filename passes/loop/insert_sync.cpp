@@ -1,0 +1,260 @@
+// Pass: insert_sync -- set_flag/wait_flag between pipes, only where data dependences need them.
+//
+// What it does: every leaf (copy or intrin) runs on one pipe and reads/writes scratchpad or GM
+// allocations. For each pair of leaves on different pipes that touch one allocation (at least one
+// writing), it finds their lowest common sequence S. If the source comes first in S, the pair is a
+// forward dependence: set_flag(src pipe -> dst pipe) after the source's child of S, wait_flag before
+// the sink's child. If the sink comes first, the dependence is carried by the loop whose body is S
+// (the sink of the next iteration waits for the source of this one): the same set/wait in S, plus a
+// set_flag before the loop (so the first iteration does not wait) and a wait_flag after it (so the
+// flag counts balance). A pair already covered by a placed pair of the same pipes in the same
+// sequence (set no earlier, wait no later) is dropped. Event ids are assigned per pipe pair by
+// interval colouring of the pairs' lifetimes.
+// Runs after plan_memory (allocations never alias within a kernel). Guarantees: every cross-pipe
+// dependence is ordered by a flag; same-pipe order is left to the in-order pipes.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "compiler/support/error.h"
+#include "passes/loop/npu_passes.h"
+
+namespace tessel::passes {
+
+namespace L = tessel::loop;
+using isa::Pipe;
+
+namespace {
+
+struct Leaf {
+  int id = 0;
+  Pipe pipe = Pipe::scalar;
+  std::set<const L::BufferNode*> reads, writes;
+  std::vector<std::pair<L::StmtNode*, int>> path;  // (seq, child index) from the root down
+};
+
+struct SeqInfo {
+  L::StmtNode* owner_for = nullptr;    // the For whose body this seq is (null at top level)
+  L::StmtNode* parent_seq = nullptr;   // the seq holding owner_for
+  int index_in_parent = -1;            // owner_for's index in parent_seq
+};
+
+struct Pair {
+  L::StmtNode* seq;
+  bool carried;
+  Pipe src, dst;
+  int set_after, wait_before;  // child indices in seq
+  int event = 0;
+  int64_t life_lo = 0, life_hi = 0;
+};
+
+class SyncInserter {
+ public:
+  explicit SyncInserter(const NpuTarget& target) : target_(target) {}
+
+  L::Stmt run(const L::Stmt& body) {
+    L::Stmt root = normalize(body);
+    if (root->kind != L::StmtKind::Seq) root = L::seq({root});
+    index(root, {}, nullptr, nullptr, -1);
+    find_dependences();
+    assign_events();
+    return insert(root);
+  }
+
+ private:
+  const NpuTarget& target_;
+  std::vector<Leaf> leaves_;
+  std::map<L::StmtNode*, SeqInfo> seqs_;
+  std::map<const L::StmtNode*, std::pair<int, int>> span_;  // node -> [first leaf, last leaf]
+  std::vector<Pair> pairs_;
+
+  /// Deep copy where every For body is a Seq (so flags can be inserted inside loop bodies).
+  static L::Stmt normalize(const L::Stmt& s) {
+    return L::rewrite_stmt(s, [](const L::Stmt& n) -> L::Stmt {
+      if (n->kind == L::StmtKind::For && n->body->kind != L::StmtKind::Seq) {
+        auto body = std::make_shared<L::StmtNode>();
+        body->kind = L::StmtKind::Seq;
+        body->seq = {n->body};
+        n->body = body;
+      }
+      return n;
+    });
+  }
+
+  std::pair<int, int> index(const L::Stmt& s, std::vector<std::pair<L::StmtNode*, int>> path,
+                            L::StmtNode* owner_for, L::StmtNode* parent_seq, int idx_in_parent) {
+    const int first = static_cast<int>(leaves_.size());
+    switch (s->kind) {
+      case L::StmtKind::Seq: {
+        seqs_[s.get()] = SeqInfo{owner_for, parent_seq, idx_in_parent};
+        for (size_t i = 0; i < s->seq.size(); ++i) {
+          auto p = path;
+          p.emplace_back(s.get(), static_cast<int>(i));
+          const L::Stmt& c = s->seq[i];
+          if (c->kind == L::StmtKind::For) {
+            index(c->body, p, c.get(), s.get(), static_cast<int>(i));
+            span_[c.get()] = span_[c->body.get()];
+          } else {
+            index(c, p, nullptr, nullptr, -1);
+          }
+        }
+        break;
+      }
+      case L::StmtKind::Copy:
+      case L::StmtKind::Intrin: {
+        Leaf leaf;
+        leaf.id = first;
+        leaf.pipe = L::stmt_pipe(*s);
+        std::vector<L::Buffer> r, w;
+        L::stmt_buffers(*s, &r, &w);
+        for (const auto& b : r) leaf.reads.insert(b->storage());
+        for (const auto& b : w) leaf.writes.insert(b->storage());
+        leaf.path = path;
+        leaves_.push_back(leaf);
+        break;
+      }
+      case L::StmtKind::Sync:
+        break;
+      default:
+        internal_fail("insert_sync: unexpected statement kind {} (run after tensorization)",
+                      static_cast<int>(s->kind));
+    }
+    const int last = static_cast<int>(leaves_.size()) - 1;
+    span_[s.get()] = {first, last};
+    return {first, last};
+  }
+
+  static bool conflict(const Leaf& a, const Leaf& b) {
+    for (const auto* x : a.writes)
+      if (b.reads.count(x) || b.writes.count(x)) return true;
+    for (const auto* x : a.reads)
+      if (b.writes.count(x)) return true;
+    return false;
+  }
+
+  bool covered(const Pair& p) const {
+    for (const auto& q : pairs_)
+      if (q.seq == p.seq && q.carried == p.carried && q.src == p.src && q.dst == p.dst &&
+          q.set_after >= p.set_after && q.wait_before <= p.wait_before &&
+          (p.carried || q.set_after < q.wait_before))
+        return true;
+    return false;
+  }
+
+  void find_dependences() {
+    std::vector<Pair> candidates;
+    for (const auto& a : leaves_) {
+      for (const auto& b : leaves_) {
+        if (a.id == b.id || a.pipe == b.pipe || !conflict(a, b)) continue;
+        // Lowest common sequence.
+        size_t k = 0;
+        while (k < a.path.size() && k < b.path.size() && a.path[k].first == b.path[k].first &&
+               a.path[k].second == b.path[k].second)
+          ++k;
+        TESSEL_CHECK(k < a.path.size() && k < b.path.size() && a.path[k].first == b.path[k].first,
+                     "leaves without a common sequence");
+        L::StmtNode* seq = a.path[k].first;
+        const int ia = a.path[k].second, ib = b.path[k].second;
+        Pair p{seq, ia > ib, a.pipe, b.pipe, ia, ib};
+        if (p.carried && seqs_.at(seq).owner_for == nullptr) continue;  // b never runs after a
+        candidates.push_back(p);
+      }
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const Pair& x, const Pair& y) {
+      return std::tie(x.wait_before, x.set_after) < std::tie(y.wait_before, y.set_after);
+    });
+    for (const auto& p : candidates)
+      if (!covered(p)) pairs_.push_back(p);
+  }
+
+  void assign_events() {
+    for (auto& p : pairs_) {
+      if (p.carried) {
+        const auto sp = span_.at(seqs_.at(p.seq).owner_for);
+        p.life_lo = 2 * sp.first - 1;
+        p.life_hi = 2 * sp.second + 1;
+      } else {
+        p.life_lo = 2 * span_.at(p.seq->seq[p.set_after].get()).second;
+        p.life_hi = 2 * span_.at(p.seq->seq[p.wait_before].get()).first;
+      }
+    }
+    std::vector<Pair*> order;
+    for (auto& p : pairs_) order.push_back(&p);
+    std::sort(order.begin(), order.end(),
+              [](const Pair* x, const Pair* y) { return x->life_lo < y->life_lo; });
+    const int ids = target_.hw->core.sync_event_ids;
+    std::map<std::pair<Pipe, Pipe>, std::vector<int64_t>> busy_until;  // per id
+    for (Pair* p : order) {
+      auto& ends = busy_until[{p->src, p->dst}];
+      int chosen = -1;
+      for (size_t e = 0; e < ends.size(); ++e)
+        if (ends[e] < p->life_lo) {
+          chosen = static_cast<int>(e);
+          break;
+        }
+      if (chosen < 0) {
+        chosen = static_cast<int>(ends.size());
+        ends.push_back(0);
+      }
+      if (chosen >= ids)
+        fail("sync insertion needs more than {} event ids for {} -> {} (core.sync.event_ids)", ids,
+             isa::pipe_name(p->src), isa::pipe_name(p->dst));
+      ends[chosen] = p->life_hi;
+      p->event = chosen;
+    }
+  }
+
+  static L::Stmt flag(isa::Opcode op, Pipe src, Pipe dst, int event) {
+    isa::Instruction in;
+    in.op = op;
+    in.args = isa::SyncArgs{src, dst, static_cast<uint8_t>(event)};
+    return L::sync(in);
+  }
+
+  L::Stmt insert(const L::Stmt& root) {
+    // Per seq: statements to put before/after each child.
+    std::map<L::StmtNode*, std::map<int, std::vector<L::Stmt>>> before, after;
+    for (const auto& p : pairs_) {
+      after[p.seq][p.set_after].push_back(flag(isa::Opcode::set_flag, p.src, p.dst, p.event));
+      before[p.seq][p.wait_before].push_back(flag(isa::Opcode::wait_flag, p.src, p.dst, p.event));
+      if (p.carried) {
+        const SeqInfo& info = seqs_.at(p.seq);
+        before[info.parent_seq][info.index_in_parent].insert(
+            before[info.parent_seq][info.index_in_parent].begin(),
+            flag(isa::Opcode::set_flag, p.src, p.dst, p.event));
+        after[info.parent_seq][info.index_in_parent].push_back(
+            flag(isa::Opcode::wait_flag, p.src, p.dst, p.event));
+      }
+    }
+    std::function<void(const L::Stmt&)> apply = [&](const L::Stmt& s) {
+      if (s->kind == L::StmtKind::For) {
+        apply(s->body);
+        return;
+      }
+      if (s->kind != L::StmtKind::Seq) return;
+      for (auto& c : s->seq) apply(c);
+      auto& bf = before[s.get()];
+      auto& af = after[s.get()];
+      if (bf.empty() && af.empty()) return;
+      std::vector<L::Stmt> out;
+      for (size_t i = 0; i < s->seq.size(); ++i) {
+        for (auto& x : bf[static_cast<int>(i)]) out.push_back(x);
+        out.push_back(s->seq[i]);
+        for (auto& x : af[static_cast<int>(i)]) out.push_back(x);
+      }
+      s->seq = std::move(out);
+    };
+    apply(root);
+    return root;
+  }
+};
+
+}  // namespace
+
+L::Stmt insert_sync(const L::Stmt& body, const NpuTarget& target) {
+  return SyncInserter(target).run(body);
+}
+
+}  // namespace tessel::passes

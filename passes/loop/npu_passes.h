@@ -1,0 +1,95 @@
+// The NPU loop passes and the schedule knobs they read. The NPU backend runs them as a script
+// (compiler/backend/npu/compile.cpp):
+//   tile_vector | tile_cube   kernel TE -> tiled loop IR (copies into scratchpads, stage nests)
+//   partition_loops           peel tile iterations so every DMA's padding is static
+//   tensorize_vector          scalar stage nests on UB -> vector instructions
+//   plan_memory               scratchpad addresses for every allocation (capacity checked)
+//   insert_sync               set_flag/wait_flag pairs for the cross-pipe dependences only
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/loop/loop.h"
+#include "compiler/te/te.h"
+#include "npu_model/hw_config.h"
+
+namespace tessel::passes {
+
+/// What the NPU loop passes need to know about the target.
+struct NpuTarget {
+  const npu::HwConfig* hw = nullptr;
+  DType act_dtype = DType::f16;  // storage dtype of activations in GM and on chip (cube input dtype)
+  int act_bytes() const { return dtype_size(act_dtype); }
+};
+
+/// One kernel to lower: its output compute and the GM buffer of every placeholder it reads and of
+/// its output (views allowed, e.g. a slice of a Concat output).
+struct KernelSpec {
+  std::string name;
+  te::Tensor out;
+  std::map<const te::TensorNode*, loop::Buffer> gm;
+};
+
+/// Knobs of a vector-unit kernel: tile extent per output axis (empty = choose analytically).
+struct VectorKnobs {
+  std::vector<int64_t> tile;
+};
+
+/// Knobs of a cube kernel (0 = choose analytically). Convolution: mt output channels, kc input
+/// channels per K chunk, ht x wt output pixels per tile. Matmul: mt x nt output tile, kt K chunk.
+struct CubeKnobs {
+  int64_t mt = 0, kc = 0, ht = 0, wt = 0;
+  int64_t nt = 0, kt = 0;
+};
+
+/// Tiling for vector kernels (any TE DAG of elementwise and reduction stages). Chooses the tile
+/// (innermost axes whole, the first axis that does not fit split to the largest extent whose UB
+/// footprint -- inputs, stages, output and tensorizer temporaries -- fits), emits tile loops with
+/// static tails, copies each input's tile region (with padding) GM -> UB, computes every stage at
+/// the tile (compute_at) into UB and copies the output tile UB -> GM. Requires affine reads.
+/// Throws tessel::Error naming the kernel when even a 1-element tile does not fit UB, and
+/// tessel::Unsupported for non-affine reads. `knobs` (optional) supplies and receives the tile.
+loop::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs* knobs);
+
+/// Tiling for cube kernels: a "conv2d" or "matmul" contraction (compiler/lower/op_compute.cpp),
+/// optionally followed by elementwise epilogue stages (bias, activation) computed on the UB tile.
+/// Chooses mt/kc/ht/wt (conv) or mt/nt/kt (matmul) by an analytical cost over the candidates that
+/// fit L1, L0A, L0B, L0C and UB; emits GM->L1 copies, load2d/img2col, mmad (accumulating over K
+/// chunks), fix into UB, the epilogue and the UB->GM copy. Weights stay in L0A across spatial tiles
+/// when one K chunk holds them.
+loop::Stmt tile_cube(const KernelSpec& spec, const te::Tensor& contraction, const NpuTarget& target,
+                     CubeKnobs* knobs);
+
+/// Loop partitioning: splits loops so that, inside every resulting loop, each GM->scratchpad copy
+/// is either wholly inside its source or has padding at static positions (the ISA's dma takes a
+/// static valid window). Boundary iterations are peeled with the loop variable substituted.
+loop::Stmt partition_loops(const loop::Stmt& body);
+
+/// Tensorization for the vector unit: every perfect loop nest ending in a Store over UB buffers
+/// becomes vector instructions (one per expression node, with repeat and strides covering the two
+/// innermost fusable loops; outer loops stay). Reductions map to vrsum/vrmax/vrmin along a
+/// contiguous reduced axis, otherwise to accumulation (vadd/vmax/vmin/vmla) per reduction step.
+/// Must run after tiling; leaves no Store on UB. Throws tessel::Unsupported for an expression
+/// node without a vector instruction (naming it).
+loop::Stmt tensorize_vector(const loop::Stmt& body, const NpuTarget& target);
+
+/// Live temporaries the vector tensorizer needs to evaluate `e` (in-place evaluation order).
+int vector_temp_count(const loop::Expr& e);
+
+/// Memory planning: assigns a scratchpad address to every allocation the kernel uses (32-byte
+/// aligned, one region each). Throws tessel::Error naming the kernel, scope and bytes when a
+/// scratchpad overflows.
+void plan_memory(const loop::Stmt& body, const NpuTarget& target, const std::string& kernel_name);
+
+/// Sync insertion: for every dependence between leaf statements on different pipes (read-after-
+/// write, write-after-read, write-after-write on one allocation), within an iteration or carried by
+/// a loop, inserts a set_flag after the source and a wait_flag before the sink at their lowest
+/// common level; loop-carried pairs are pre-set before the loop and drained after it. Pairs covered
+/// by an earlier pair of the same pipes are dropped. Event ids are assigned per pipe pair.
+/// Throws tessel::Error if more ids are needed than core.sync.event_ids.
+loop::Stmt insert_sync(const loop::Stmt& body, const NpuTarget& target);
+
+}  // namespace tessel::passes

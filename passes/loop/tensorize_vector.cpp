@@ -1,0 +1,507 @@
+// Pass: tensorize_vector -- scalar Store nests over UB -> vector instructions.
+//
+// What it does: for each perfect loop nest ending in a Store to UB it computes every operand's
+// element offset as an affine function of the nest's loop variables, fuses adjacent loops whose
+// strides compose for all operands, maps the innermost (fused) loop to the instruction's `count`
+// and the next to its `repeat` (with per-operand element and repeat strides; stride 0 broadcasts),
+// keeps outer loops, and turns the expression tree into one instruction per node (immediates use
+// the vector-scalar forms; intermediate values live in UB temporaries evaluated in place).
+// Reduction updates `S = S (+|max|min) src` become vrsum/vrmax/vrmin along an innermost reduced
+// axis, or per-step accumulation (vadd/vmax/vmin, vmla for sums of products).
+// Runs after tile_vector / tile_cube. Guarantees: no Store on UB remains; temporaries are UB
+// allocations shared by all nests of the kernel (vector pipe only).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "compiler/support/error.h"
+#include "passes/loop/npu_passes.h"
+#include "passes/loop/tile_emitter.h"
+
+namespace tessel::passes {
+
+namespace L = tessel::loop;
+using isa::Opcode;
+using L::Expr;
+using L::ExprKind;
+
+namespace {
+
+/// Temporaries needed by an expression (result_is_temp says whether the value ends in a temp).
+struct TempNeed {
+  int max_live = 0;
+  bool result_is_temp = false;
+};
+
+bool is_leaf(const Expr& e) { return e->kind == ExprKind::Load || e->kind == ExprKind::Float; }
+
+TempNeed temp_need(const Expr& e, bool is_root) {
+  if (is_leaf(e)) return {0, false};
+  if (e->kind == ExprKind::Call) {
+    TempNeed c = temp_need(e->args[0], false);
+    if (is_root) return {c.max_live, false};
+    if (c.result_is_temp) return {c.max_live, true};
+    return {std::max(c.max_live, 1), true};
+  }
+  TempNeed a = temp_need(e->args[0], false);
+  TempNeed b = temp_need(e->args[1], false);
+  const int live_a = a.result_is_temp ? 1 : 0;
+  int max_live = std::max(a.max_live, live_a + b.max_live);
+  if (is_root) return {max_live, false};
+  if (a.result_is_temp || b.result_is_temp) return {max_live, true};
+  return {std::max(max_live, 1), true};
+}
+
+/// One operand of a vector instruction: a buffer view at base + r*repeat_stride + e*elem_stride.
+struct Loc {
+  bool is_imm = false;
+  double imm = 0;
+  L::Buffer buffer;
+  Expr base;
+  int64_t elem_stride = 0, repeat_stride = 0;
+  int temp = -1;  // temp index when the location is a temporary
+};
+
+/// One dimension of a nest after fusion: an extent and each operand's stride along it.
+struct Dim {
+  L::Var var;
+  int64_t extent = 1;
+  std::vector<int64_t> coeff;  // per operand
+  bool reduce = false;
+};
+
+class Tensorizer {
+ public:
+  explicit Tensorizer(const NpuTarget& target) : target_(target) {}
+
+  // Tensorizes one perfect nest: loops (outer to inner) and its Store.
+  L::Stmt tensorize(const std::vector<const L::StmtNode*>& loops, const L::StmtNode& st);
+
+ private:
+  const NpuTarget& target_;
+  std::vector<L::Buffer> temps_;  // temporaries shared by every nest of the kernel (vector pipe)
+
+  /// Temporary `index`, grown to hold at least `elems` elements.
+  L::Buffer temp(int index, int64_t elems) {
+    while (static_cast<int>(temps_.size()) <= index) {
+      temps_.push_back(L::make_buffer(fmt::format("ub_tmp{}", temps_.size()), L::MemScope::ub,
+                                      target_.act_dtype, {1}));
+    }
+    L::Buffer& t = temps_[index];
+    const int64_t bytes = align32(elems * target_.act_bytes());
+    if (t->alloc_bytes < bytes) {
+      t->shape = {elems};
+      t->strides = {1};
+      t->alloc_bytes = bytes;
+    }
+    return t;
+  }
+
+  isa::DType isa_dtype(const L::Buffer& b) const {
+    return b->dtype == DType::f16 ? isa::DType::f16 : isa::DType::f32;
+  }
+};
+
+// --- operand analysis ----------------------------------------------------------------------
+
+/// Element offset of a load/store at `indices` in `b`, as an affine form.
+L::Affine element_offset(const L::Buffer& b, const std::vector<Expr>& indices) {
+  L::Affine r;
+  r.constant = b->elem_offset;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    auto a = L::to_affine(indices[d]);
+    TESSEL_CHECK(a.has_value(), "non-affine UB index {}", L::to_string(indices[d]));
+    r.constant += a->constant * b->strides[d];
+    for (auto [v, c] : a->coeffs) {
+      int64_t& dst = r.coeffs[v];
+      dst += c * b->strides[d];
+      if (dst == 0) r.coeffs.erase(v);
+    }
+  }
+  return r;
+}
+
+struct Operand {
+  L::Buffer buffer;
+  L::Affine offset;
+};
+
+L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, const L::StmtNode& st) {
+  // Operands: 0 = destination, then every Load leaf of the value (by node identity).
+  std::vector<Operand> ops;
+  std::map<const L::ExprNode*, int> leaf_index;
+  ops.push_back({st.buffer, element_offset(st.buffer, st.indices)});
+
+  // Reduction update?  S[i] = S[i] (+|max|min) src
+  Expr value = st.value;
+  bool update = false;
+  L::ReduceOp rop = L::ReduceOp::sum;
+  Expr src;
+  if ((value->kind == ExprKind::Add || value->kind == ExprKind::Max ||
+       value->kind == ExprKind::Min) &&
+      value->args[0]->kind == ExprKind::Load &&
+      value->args[0]->buffer->storage() == st.buffer->storage()) {
+    L::Affine acc = element_offset(value->args[0]->buffer, value->args[0]->args);
+    if (acc.constant == ops[0].offset.constant && acc.coeffs == ops[0].offset.coeffs) {
+      update = true;
+      rop = value->kind == ExprKind::Add   ? L::ReduceOp::sum
+            : value->kind == ExprKind::Max ? L::ReduceOp::max
+                                           : L::ReduceOp::min;
+      src = value->args[1];
+    }
+  }
+  const Expr tree = update ? src : value;
+  L::visit_expr(tree, [&](const L::ExprNode& n) {
+    if (n.kind == ExprKind::Load && !leaf_index.count(&n)) {
+      leaf_index[&n] = static_cast<int>(ops.size());
+      ops.push_back({n.buffer, element_offset(n.buffer, n.args)});
+    }
+  });
+
+  // Dimensions (outer to inner), with each operand's stride.
+  std::vector<Dim> dims;
+  for (const L::StmtNode* f : loops) {
+    Dim d;
+    d.var = f->var;
+    d.extent = f->extent;
+    for (const auto& op : ops) d.coeff.push_back(op.offset.coeff(f->var.get()));
+    d.reduce = update && d.coeff[0] == 0;
+    dims.push_back(d);
+  }
+  // Remove extent-1 dims; fuse adjacent dims of the same kind whose strides compose.
+  dims.erase(std::remove_if(dims.begin(), dims.end(), [](const Dim& d) { return d.extent == 1; }),
+             dims.end());
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i + 1 < dims.size(); ++i) {
+      Dim& o = dims[i];
+      const Dim& in = dims[i + 1];
+      if (o.reduce != in.reduce) continue;
+      bool ok = true;
+      for (size_t k = 0; k < ops.size(); ++k) ok &= o.coeff[k] == in.extent * in.coeff[k];
+      if (!ok) continue;
+      Dim fused;
+      fused.var = L::make_var(fmt::format("{}_{}", o.var->name, in.var->name));
+      fused.extent = o.extent * in.extent;
+      fused.coeff = in.coeff;
+      fused.reduce = o.reduce;
+      dims[i] = fused;
+      dims.erase(dims.begin() + i + 1);
+      changed = true;
+      break;
+    }
+  }
+
+  std::vector<Dim> par, red;
+  for (const auto& d : dims) (d.reduce ? red : par).push_back(d);
+  const bool row_reduce = update && red.size() == 1 && !dims.empty() && dims.back().reduce;
+
+  // Instruction dims: count (innermost) and repeat; the rest become loops around.
+  std::optional<Dim> count_dim, repeat_dim;
+  std::vector<Dim> outer, inner;  // loops outside the instruction: outer (par) then inner (red)
+  if (row_reduce) {
+    count_dim = red[0];
+    if (!par.empty()) {
+      repeat_dim = par.back();
+      par.pop_back();
+    }
+    outer = par;
+  } else {
+    if (!par.empty()) {
+      count_dim = par.back();
+      par.pop_back();
+    }
+    if (!par.empty()) {
+      repeat_dim = par.back();
+      par.pop_back();
+    }
+    outer = par;
+    inner = red;
+  }
+  const int64_t count = count_dim ? count_dim->extent : 1;
+  const int64_t repeat = repeat_dim ? repeat_dim->extent : 1;
+
+  // Map removed loop vars (extent 1) to 0 and fused vars: bases are built from the kept dims.
+  std::vector<Dim> loop_dims = outer;
+  loop_dims.insert(loop_dims.end(), inner.begin(), inner.end());
+  // Variables of this nest; any other variable in an offset belongs to an enclosing loop.
+  std::set<const L::VarNode*> nest_vars;
+  for (const L::StmtNode* f : loops) nest_vars.insert(f->var.get());
+  auto base_of = [&](int k) {
+    const L::Affine& off = ops[k].offset;
+    Expr e = L::int_imm(off.constant);
+    for (auto [v, c] : off.coeffs) {
+      if (nest_vars.count(v)) continue;
+      // An enclosing loop's variable: find its Var through a load's index expression.
+      L::Var var;
+      std::function<void(const Expr&)> find = [&](const Expr& x) {
+        if (!x || var) return;
+        if (x->kind == ExprKind::VarRef && x->var.get() == v) var = x->var;
+        for (const auto& a : x->args) find(a);
+      };
+      for (const auto& i : st.indices) find(i);
+      find(st.value);
+      TESSEL_CHECK(var != nullptr, "unknown variable in an operand offset");
+      e = L::add(e, L::mul(L::var_ref(var), L::int_imm(c)));
+    }
+    for (const auto& d : loop_dims)
+      if (d.coeff[k] != 0) e = L::add(e, L::mul(L::var_ref(d.var), L::int_imm(d.coeff[k])));
+    return e;
+  };
+  auto loc_of = [&](int k) {
+    Loc l;
+    l.buffer = ops[k].buffer->base ? ops[k].buffer->base : ops[k].buffer;
+    l.base = base_of(k);
+    l.elem_stride = count_dim ? count_dim->coeff[k] : 1;
+    l.repeat_stride = repeat_dim ? repeat_dim->coeff[k] : 0;
+    return l;
+  };
+
+  // Instruction builder.
+  std::vector<L::Stmt> code;
+  const isa::DType dt = isa_dtype(st.buffer);
+  auto vec_operand = [](const Loc& l) {
+    isa::VecOperand o;
+    o.elem_stride = static_cast<int32_t>(l.elem_stride);
+    o.repeat_stride = static_cast<int32_t>(l.repeat_stride);
+    return o;
+  };
+  auto emit = [&](Opcode op, const Loc& dst, const Loc* a, const Loc* b, double scalar,
+                  int64_t cnt, int64_t rep) {
+    isa::VectorArgs v;
+    v.dtype = dt;
+    v.count = static_cast<uint32_t>(cnt);
+    v.repeat = static_cast<uint32_t>(rep);
+    v.scalar = static_cast<float>(scalar);
+    v.dst = vec_operand(dst);
+    std::vector<L::IntrinOperand> operands = {{dst.buffer, dst.base}};
+    if (a) {
+      v.src0 = vec_operand(*a);
+      operands.push_back({a->buffer, a->base});
+    }
+    if (b) {
+      v.src1 = vec_operand(*b);
+      operands.push_back({b->buffer, b->base});
+    }
+    isa::Instruction in;
+    in.op = op;
+    in.args = v;
+    code.push_back(L::intrin(in, operands));
+  };
+
+  std::vector<bool> temp_busy;
+  auto new_temp = [&]() {
+    int idx = 0;
+    while (idx < static_cast<int>(temp_busy.size()) && temp_busy[idx]) ++idx;
+    if (idx == static_cast<int>(temp_busy.size())) temp_busy.push_back(false);
+    temp_busy[idx] = true;
+    Loc l;
+    l.buffer = temp(idx, count * repeat);
+    l.base = L::int_imm(0);
+    l.elem_stride = 1;
+    l.repeat_stride = count;
+    l.temp = idx;
+    return l;
+  };
+  auto release = [&](const Loc& l) {
+    if (l.temp >= 0) temp_busy[l.temp] = false;
+  };
+
+  // Evaluates `e` over (count, repeat); writes into `dst` when given (the root).
+  std::function<Loc(const Expr&, const Loc*)> eval = [&](const Expr& e, const Loc* dst) -> Loc {
+    if (e->kind == ExprKind::Float) {
+      Loc l;
+      l.is_imm = true;
+      l.imm = e->float_value;
+      if (!dst) return l;
+      emit(Opcode::vdup, *dst, nullptr, nullptr, l.imm, count, repeat);
+      return *dst;
+    }
+    if (e->kind == ExprKind::Load) {
+      Loc l = loc_of(leaf_index.at(e.get()));
+      if (!dst) return l;
+      emit(Opcode::vcopy, *dst, &l, nullptr, 0, count, repeat);
+      return *dst;
+    }
+    auto pick_dst = [&](const Loc& a, const Loc* b) -> Loc {
+      if (dst) return *dst;
+      if (a.temp >= 0) {
+        if (b) release(*b);
+        return a;
+      }
+      if (b && b->temp >= 0) return *b;
+      return new_temp();
+    };
+    if (e->kind == ExprKind::Call) {
+      Loc a = eval(e->args[0], nullptr);
+      TESSEL_CHECK(!a.is_imm, "call on an immediate should have been folded");
+      Loc d = pick_dst(a, nullptr);
+      switch (e->call) {
+        case L::CallOp::exp: emit(Opcode::vexp, d, &a, nullptr, 0, count, repeat); break;
+        case L::CallOp::log: emit(Opcode::vln, d, &a, nullptr, 0, count, repeat); break;
+        case L::CallOp::sqrt: emit(Opcode::vsqrt, d, &a, nullptr, 0, count, repeat); break;
+        case L::CallOp::recip: emit(Opcode::vrec, d, &a, nullptr, 0, count, repeat); break;
+        case L::CallOp::abs: emit(Opcode::vabs, d, &a, nullptr, 0, count, repeat); break;
+        case L::CallOp::neg: emit(Opcode::vneg, d, &a, nullptr, 0, count, repeat); break;
+        case L::CallOp::relu: emit(Opcode::vrelu, d, &a, nullptr, 0, count, repeat); break;
+        case L::CallOp::rsqrt:
+          emit(Opcode::vsqrt, d, &a, nullptr, 0, count, repeat);
+          emit(Opcode::vrec, d, &d, nullptr, 0, count, repeat);
+          break;
+        case L::CallOp::sigmoid:  // 1 / (1 + exp(-x))
+          emit(Opcode::vmuls, d, &a, nullptr, -1.0, count, repeat);
+          emit(Opcode::vexp, d, &d, nullptr, 0, count, repeat);
+          emit(Opcode::vadds, d, &d, nullptr, 1.0, count, repeat);
+          emit(Opcode::vrec, d, &d, nullptr, 0, count, repeat);
+          break;
+        case L::CallOp::tanh:  // 2 / (1 + exp(-2x)) - 1
+          emit(Opcode::vmuls, d, &a, nullptr, -2.0, count, repeat);
+          emit(Opcode::vexp, d, &d, nullptr, 0, count, repeat);
+          emit(Opcode::vadds, d, &d, nullptr, 1.0, count, repeat);
+          emit(Opcode::vrec, d, &d, nullptr, 0, count, repeat);
+          emit(Opcode::vmuls, d, &d, nullptr, 2.0, count, repeat);
+          emit(Opcode::vadds, d, &d, nullptr, -1.0, count, repeat);
+          break;
+        case L::CallOp::erf:
+          throw Unsupported("vector tensorizer: erf has no vector instruction");
+      }
+      if (dst) release(a);
+      return d;
+    }
+    // Binary.
+    Loc a = eval(e->args[0], nullptr);
+    Loc b = eval(e->args[1], nullptr);
+    if (a.is_imm && b.is_imm) internal_fail("binary op on two immediates should be folded");
+    const ExprKind k = e->kind;
+    if (b.is_imm || a.is_imm) {
+      const bool imm_first = a.is_imm;
+      const Loc& v = imm_first ? b : a;
+      const double c = imm_first ? a.imm : b.imm;
+      Loc d = pick_dst(v, nullptr);
+      switch (k) {
+        case ExprKind::Add: emit(Opcode::vadds, d, &v, nullptr, c, count, repeat); break;
+        case ExprKind::Mul: emit(Opcode::vmuls, d, &v, nullptr, c, count, repeat); break;
+        case ExprKind::Max: emit(Opcode::vmaxs, d, &v, nullptr, c, count, repeat); break;
+        case ExprKind::Min: emit(Opcode::vmins, d, &v, nullptr, c, count, repeat); break;
+        case ExprKind::Sub:
+          if (imm_first) {  // c - v
+            emit(Opcode::vmuls, d, &v, nullptr, -1.0, count, repeat);
+            emit(Opcode::vadds, d, &d, nullptr, c, count, repeat);
+          } else {
+            emit(Opcode::vadds, d, &v, nullptr, -c, count, repeat);
+          }
+          break;
+        case ExprKind::Div:
+          if (imm_first) {  // c / v
+            emit(Opcode::vrec, d, &v, nullptr, 0, count, repeat);
+            emit(Opcode::vmuls, d, &d, nullptr, c, count, repeat);
+          } else {
+            emit(Opcode::vmuls, d, &v, nullptr, 1.0 / c, count, repeat);
+          }
+          break;
+        default:
+          throw Unsupported(fmt::format("vector tensorizer: no instruction for '{}'",
+                                        L::to_string(e)));
+      }
+      if (dst) release(v);
+      return d;
+    }
+    Loc d = pick_dst(a, &b);
+    Opcode op;
+    switch (k) {
+      case ExprKind::Add: op = Opcode::vadd; break;
+      case ExprKind::Sub: op = Opcode::vsub; break;
+      case ExprKind::Mul: op = Opcode::vmul; break;
+      case ExprKind::Div: op = Opcode::vdiv; break;
+      case ExprKind::Max: op = Opcode::vmax; break;
+      case ExprKind::Min: op = Opcode::vmin; break;
+      default:
+        throw Unsupported(fmt::format("vector tensorizer: no instruction for '{}'", L::to_string(e)));
+    }
+    emit(op, d, &a, &b, 0, count, repeat);
+    if (!dst && d.temp != a.temp) release(a);
+    if (!dst && d.temp != b.temp) release(b);
+    if (dst) {
+      release(a);
+      release(b);
+    }
+    return d;
+  };
+
+  Loc dst = loc_of(0);
+  if (!update) {
+    eval(tree, &dst);
+  } else if (row_reduce) {
+    Loc s;
+    if (tree->kind == ExprKind::Load) {
+      s = loc_of(leaf_index.at(tree.get()));
+    } else {
+      s = new_temp();
+      eval(tree, &s);
+    }
+    const Opcode op = rop == L::ReduceOp::sum   ? Opcode::vrsum
+                      : rop == L::ReduceOp::max ? Opcode::vrmax
+                                                : Opcode::vrmin;
+    Loc d = dst;
+    d.elem_stride = 0;
+    emit(op, d, &s, nullptr, 0, count, repeat);
+  } else {
+    // Accumulation per reduction step (the reduce dims are loops inside the parallel ones).
+    if (rop == L::ReduceOp::sum && tree->kind == ExprKind::Mul && !is_leaf(tree) &&
+        tree->args[0]->kind == ExprKind::Load && tree->args[1]->kind == ExprKind::Load) {
+      Loc a = loc_of(leaf_index.at(tree->args[0].get()));
+      Loc b = loc_of(leaf_index.at(tree->args[1].get()));
+      emit(Opcode::vmla, dst, &a, &b, 0, count, repeat);
+    } else {
+      Loc s = eval(tree, nullptr);
+      const Opcode op = rop == L::ReduceOp::sum   ? (s.is_imm ? Opcode::vadds : Opcode::vadd)
+                        : rop == L::ReduceOp::max ? (s.is_imm ? Opcode::vmaxs : Opcode::vmax)
+                                                  : (s.is_imm ? Opcode::vmins : Opcode::vmin);
+      emit(op, dst, &dst, s.is_imm ? nullptr : &s, s.imm, count, repeat);
+    }
+  }
+
+  // Wrap in the remaining loops: reduce loops inside, parallel loops outside.
+  L::Stmt out = L::seq(code);
+  for (int k = static_cast<int>(inner.size()) - 1; k >= 0; --k)
+    out = L::for_loop(inner[k].var, inner[k].extent, out);
+  for (int k = static_cast<int>(outer.size()) - 1; k >= 0; --k)
+    out = L::for_loop(outer[k].var, outer[k].extent, out);
+  return out;
+}
+
+}  // namespace
+
+int vector_temp_count(const loop::Expr& e) { return temp_need(e, true).max_live; }
+
+L::Stmt tensorize_vector(const L::Stmt& body, const NpuTarget& target) {
+  Tensorizer tz(target);
+  // Find perfect nests top-down: a For chain (or a bare Store) ending in a Store on UB.
+  std::function<L::Stmt(const L::Stmt&)> walk = [&](const L::Stmt& s) -> L::Stmt {
+    if (!s) return s;
+    std::vector<const L::StmtNode*> loops;
+    const L::StmtNode* n = s.get();
+    while (n->kind == L::StmtKind::For) {
+      loops.push_back(n);
+      n = n->body.get();
+    }
+    if (n->kind == L::StmtKind::Store) {
+      if (n->buffer->scope != L::MemScope::ub)
+        internal_fail("tensorize_vector: store to {} buffer {}", L::scope_name(n->buffer->scope),
+                      n->buffer->name);
+      L::Stmt r = tz.tensorize(loops, *n);
+      r->comment = s->comment;
+      return r;
+    }
+    auto c = std::make_shared<L::StmtNode>(*s);
+    for (auto& x : c->seq) x = walk(x);
+    c->body = walk(c->body);
+    c->else_body = walk(c->else_body);
+    return c;
+  };
+  return walk(body);
+}
+
+}  // namespace tessel::passes

@@ -1,0 +1,574 @@
+// Pass: tile_cube -- tiling for cube (matrix unit) kernels: convolution and matmul.
+//
+// What it does: lowers a "conv2d" or "matmul" contraction (plus elementwise epilogue stages) to
+// tiles that fit the scratchpads:
+//   conv  -- output tile = mt output channels x (ht x wt) pixels of one image and group; the input
+//            window (kc channels x ih x iw, padded at borders) is copied GM->L1, turned into the
+//            im2col matrix in L0B by img2col, the weights [mt x kc*kh*kw] go GM->L1->L0A by load2d,
+//            mmad accumulates over the kc chunks into L0C, fix converts into UB.
+//   matmul -- output tile mt x nt; A and B tiles GM->L1->L0A/L0B by load2d (transposing when the
+//            operand is transposed), mmad over kt chunks, fix into UB.
+// The epilogue stages (bias, activations) run on the UB tile via TileEmitter, then UB->GM.
+// Tile sizes: the candidate that fits L1/L0A/L0B/L0C/UB with the lowest analytical cycle estimate
+// (DMA, MTE1, cube, fix and vector work of all tiles, each with its start-up latency), unless
+// given by knobs. Weights stay in L0A across pixel tiles when one K chunk holds them.
+// Runs first (on the kernel TE). Guarantees as tile_vector, for every scratchpad.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "compiler/support/error.h"
+#include "passes/loop/npu_passes.h"
+#include "passes/loop/tile_emitter.h"
+
+namespace tessel::passes {
+
+namespace L = tessel::loop;
+using isa::Opcode;
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+isa::DType isa_dtype(DType t) { return t == DType::f16 ? isa::DType::f16 : isa::DType::f32; }
+DType acc_dtype(const NpuTarget& t) {
+  return t.hw->core.cube.acc_dtype == isa::DType::f16 ? DType::f16 : DType::f32;
+}
+
+L::Affine aff_const(int64_t c) {
+  L::Affine a;
+  a.constant = c;
+  return a;
+}
+L::Affine aff_var(const L::Var& v, int64_t k, int64_t c = 0) {
+  L::Affine a;
+  a.coeffs[v.get()] = k;
+  a.constant = c;
+  return a;
+}
+L::Affine aff_add(L::Affine a, const L::Affine& b) {
+  a.constant += b.constant;
+  for (auto [v, c] : b.coeffs) {
+    a.coeffs[v] += c;
+    if (a.coeffs[v] == 0) a.coeffs.erase(v);
+  }
+  return a;
+}
+L::Affine aff_scale(L::Affine a, int64_t k) {
+  a.constant *= k;
+  for (auto& [v, c] : a.coeffs) c *= k;
+  return a;
+}
+
+/// Emits `fn(start, extent)` for tiles of `t` over [0, extent): a loop over the full tiles and a
+/// static tail. `fn` receives the affine start of the tile.
+L::Stmt for_tiles(TileEmitter& em, const std::string& name, int64_t extent, int64_t t,
+                  const std::function<L::Stmt(const L::Affine&, int64_t)>& fn) {
+  const int64_t n_full = extent / t, rem = extent % t;
+  std::vector<L::Stmt> parts;
+  if (n_full == 1) {
+    parts.push_back(fn(aff_const(0), t));
+  } else if (n_full > 1) {
+    L::Var v = L::make_var(name);
+    em.register_var(v);
+    parts.push_back(L::for_loop(v, n_full, fn(aff_var(v, t), t)));
+  }
+  if (rem > 0) parts.push_back(fn(aff_const(n_full * t), rem));
+  return L::seq(parts);
+}
+
+/// Like for_tiles but the first tile is emitted separately (first = true) -- for the K loop,
+/// whose first chunk initialises the accumulators.
+L::Stmt for_tiles_first(TileEmitter& em, const std::string& name, int64_t extent, int64_t t,
+                        const std::function<L::Stmt(const L::Affine&, int64_t, bool)>& fn) {
+  std::vector<L::Stmt> parts;
+  parts.push_back(fn(aff_const(0), std::min(t, extent), true));
+  if (extent > t) {
+    const int64_t rest = extent - t;
+    const int64_t n_full = rest / t, rem = rest % t;
+    if (n_full == 1) {
+      parts.push_back(fn(aff_const(t), t, false));
+    } else if (n_full > 1) {
+      L::Var v = L::make_var(name);
+      em.register_var(v);
+      parts.push_back(L::for_loop(v, n_full, fn(aff_var(v, t, t), t, false)));
+    }
+    if (rem > 0) parts.push_back(fn(aff_const(t + n_full * t), rem, false));
+  }
+  return L::seq(parts);
+}
+
+template <class Args>
+L::Stmt mk(Opcode op, Args args, std::vector<L::IntrinOperand> operands) {
+  isa::Instruction in;
+  in.op = op;
+  in.args = std::move(args);
+  return L::intrin(in, std::move(operands));
+}
+
+L::IntrinOperand at0(const L::Buffer& b) { return {b->base ? b->base : b, L::int_imm(b->elem_offset)}; }
+
+/// Analytical cycle estimate of one transfer or instruction (occupancy + latency).
+struct CostModel {
+  const npu::HwConfig& hw;
+  double dma(double bytes) const {
+    const double bw = std::min(hw.core.mte2.bytes_per_cycle, hw.dram.bytes_per_cycle);
+    return hw.core.mte2.latency_cycles + hw.dram.latency_cycles + bytes / bw;
+  }
+  double mte1(double bytes) const {
+    return hw.core.mte1.latency_cycles + bytes / hw.core.mte1.bytes_per_cycle;
+  }
+  double cube(double fractals) const { return hw.core.cube.pipeline_latency_cycles + fractals; }
+  double fix(double bytes) const { return hw.core.fix.latency_cycles + bytes / hw.core.fix.bytes_per_cycle; }
+  double vec(double bytes) const {
+    return hw.core.vector.pipeline_latency_cycles + bytes / hw.core.vector.width_bytes;
+  }
+};
+
+struct ConvGeom {
+  int64_t n, cin, h, w, cout, cg, cout_g, groups, kh, kw, oh, ow;
+  int64_t sh, sw, dh, dw, pt, pl;
+  int64_t in_h(int64_t ht) const { return (ht - 1) * sh + (kh - 1) * dh + 1; }
+  int64_t in_w(int64_t wt) const { return (wt - 1) * sw + (kw - 1) * dw + 1; }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Convolution
+// ---------------------------------------------------------------------------------------------
+
+L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTarget& target,
+                    CubeKnobs* knobs) {
+  const auto& hw = *target.hw;
+  const int64_t m0 = hw.core.cube.m, k0 = hw.core.cube.k, n0 = hw.core.cube.n;
+  const int64_t es = target.act_bytes();
+  const int64_t acc_bytes = dtype_size(acc_dtype(target));
+  const te::Tensor& x = conv->extra_inputs.at(0);
+  const te::Tensor& w = conv->extra_inputs.at(1);
+  ConvGeom g{};
+  g.n = x->shape[0];
+  g.cin = x->shape[1];
+  g.h = x->shape[2];
+  g.w = x->shape[3];
+  g.cout = w->shape[0];
+  g.cg = w->shape[1];
+  g.kh = w->shape[2];
+  g.kw = w->shape[3];
+  g.groups = conv->attr("groups");
+  g.cout_g = g.cout / g.groups;
+  g.oh = conv->shape[2];
+  g.ow = conv->shape[3];
+  g.sh = conv->attr("strides", 0);
+  g.sw = conv->attr("strides", 1);
+  g.dh = conv->attr("dilations", 0);
+  g.dw = conv->attr("dilations", 1);
+  g.pt = conv->attr("pads", 0);
+  g.pl = conv->attr("pads", 1);
+  const int64_t khw = g.kh * g.kw;
+
+  TileEmitter em(spec, target, {conv.get()});
+  for (const auto& s : em.stages())
+    if (s->is_reduce())
+      throw Unsupported(fmt::format("kernel {}: epilogue stage {} is a reduction", spec.name, s->name));
+
+  struct Choice {
+    int64_t mt, kc, ht, wt;
+  };
+  auto fits = [&](const Choice& c) {
+    const int64_t kk = c.kc * khw, p = c.ht * c.wt;
+    const int64_t l1 = align32(c.kc * g.in_h(c.ht) * g.in_w(c.wt) * es) + align32(c.mt * kk * es);
+    if (l1 > hw.core.buffers_bytes.l1) return false;
+    if (round_up(c.mt, m0) * round_up(kk, k0) * es > hw.core.buffers_bytes.l0a) return false;
+    if (round_up(kk, k0) * round_up(p, n0) * es > hw.core.buffers_bytes.l0b) return false;
+    if (round_up(c.mt, m0) * round_up(p, n0) * acc_bytes > hw.core.buffers_bytes.l0c) return false;
+    return em.footprint_bytes({1, c.mt, c.ht, c.wt}) <= hw.core.buffers_bytes.ub;
+  };
+  const CostModel cm{hw};
+  auto cost = [&](const Choice& c) {
+    const double n_co = static_cast<double>(ceil_div(g.cout_g, c.mt));
+    const double n_pix = static_cast<double>(ceil_div(g.oh, c.ht) * ceil_div(g.ow, c.wt));
+    const double n_kc = static_cast<double>(ceil_div(g.cg, c.kc));
+    const double tiles = static_cast<double>(g.n * g.groups) * n_co * n_pix;
+    const int64_t kk = c.kc * khw, p = c.ht * c.wt;
+    double per_chunk = cm.dma(c.kc * g.in_h(c.ht) * g.in_w(c.wt) * es) +
+                       cm.mte1(round_up(kk, k0) * round_up(p, n0) * es) +
+                       cm.cube(ceil_div(c.mt, m0) * ceil_div(kk, k0) * ceil_div(p, n0));
+    const double weights = cm.dma(c.mt * kk * es) + cm.mte1(round_up(c.mt, m0) * round_up(kk, k0) * es);
+    double per_tile = n_kc * per_chunk + cm.fix(round_up(c.mt, m0) * round_up(p, n0) * acc_bytes) +
+                      (1 + em.stages().size()) * cm.vec(c.mt * p * es) + cm.dma(c.mt * p * es);
+    if (n_kc > 1) per_tile += n_kc * weights;
+    double total = tiles * per_tile;
+    if (n_kc == 1) total += g.n * g.groups * n_co * weights;
+    return total;
+  };
+
+  Choice best{0, 0, 0, 0};
+  if (knobs && knobs->mt > 0) {
+    best = {knobs->mt, knobs->kc, knobs->ht, knobs->wt};
+    if (best.mt > g.cout_g || best.kc < 1 || best.kc > g.cg || best.ht < 1 || best.ht > g.oh ||
+        best.wt < 1 || best.wt > g.ow)
+      fail("kernel {}: conv tile knobs mt={} kc={} ht={} wt={} outside the layer ({}x{}x{}x{})",
+           spec.name, best.mt, best.kc, best.ht, best.wt, g.cout_g, g.cg, g.oh, g.ow);
+    if (!fits(best)) fail("kernel {}: conv tile knobs do not fit the scratchpads", spec.name);
+  } else {
+    std::vector<int64_t> mts, kcs, wts;
+    for (int64_t v = m0; v < g.cout_g; v *= 2) mts.push_back(v);
+    mts.push_back(g.cout_g);
+    for (int64_t v = g.cg;; v = ceil_div(v, 2)) {
+      kcs.push_back(v);
+      if (v == 1) break;
+    }
+    for (int64_t v = g.ow;; v = ceil_div(v, 2)) {
+      wts.push_back(v);
+      if (v == 1) break;
+    }
+    double best_cost = std::numeric_limits<double>::infinity();
+    for (int64_t mt : mts)
+      for (int64_t kc : kcs)
+        for (int64_t wt : wts) {
+          if (wt < g.ow && best_cost < std::numeric_limits<double>::infinity() && wt * 4 < n0)
+            continue;
+          Choice c{mt, kc, 1, wt};
+          if (!fits(c)) continue;
+          int64_t lo = 1, hi = g.oh + 1;  // lo fits, hi does not
+          while (hi - lo > 1) {
+            const int64_t mid = (lo + hi) / 2;
+            c.ht = mid;
+            (fits(c) ? lo : hi) = mid;
+          }
+          c.ht = lo;
+          const double v = cost(c);
+          if (v < best_cost) {
+            best_cost = v;
+            best = c;
+          }
+        }
+    if (best.mt == 0)
+      fail("kernel {}: no convolution tile fits the scratchpads (core.buffers_bytes)", spec.name);
+  }
+  if (knobs) *knobs = CubeKnobs{best.mt, best.kc, best.ht, best.wt, 0, 0};
+  em.allocate({1, best.mt, best.ht, best.wt});
+
+  // Scratchpad allocations (full tile; tails use views).
+  const int64_t kk_full = best.kc * khw, p_full = best.ht * best.wt;
+  L::Buffer l1_x = L::make_buffer("l1_x", L::MemScope::l1, target.act_dtype,
+                                  {best.kc, g.in_h(best.ht), g.in_w(best.wt)});
+  L::Buffer l1_w = L::make_buffer("l1_w", L::MemScope::l1, target.act_dtype, {best.mt, kk_full});
+  L::Buffer l0a = L::make_buffer("l0a", L::MemScope::l0a, target.act_dtype,
+                                 {round_up(best.mt, m0) * round_up(kk_full, k0)});
+  L::Buffer l0b = L::make_buffer("l0b", L::MemScope::l0b, target.act_dtype,
+                                 {round_up(kk_full, k0) * round_up(p_full, n0)});
+  L::Buffer l0c = L::make_buffer("l0c", L::MemScope::l0c, acc_dtype(target),
+                                 {round_up(best.mt, m0) * round_up(p_full, n0)});
+  const L::Buffer gx = spec.gm.at(x.get());
+  const L::Buffer gw = L::make_view(spec.gm.at(w.get()), spec.gm.at(w.get())->name + "_2d",
+                                    {g.cout, g.cg * khw}, {g.cg * khw, 1}, spec.gm.at(w.get())->elem_offset);
+  const int64_t n_kc = ceil_div(g.cg, best.kc);
+  const bool hoist_weights = n_kc == 1;
+
+  auto dense_view = [](const L::Buffer& b, const Shape& shape) {
+    return b->shape == shape ? b : L::make_view(b, b->name, shape, L::dense_strides(shape), 0);
+  };
+  auto weights = [&](const L::Affine& co_abs, int64_t mt, const L::Affine& kc0, int64_t kc) {
+    const int64_t kk = kc * khw;
+    L::Buffer wv = dense_view(l1_w, {mt, kk});
+    std::vector<L::Stmt> s;
+    s.push_back(L::copy(L::Region{wv, {L::int_imm(0), L::int_imm(0)}, {mt, kk}},
+                        L::Region{gw, {em.start_expr(co_abs), em.start_expr(aff_scale(kc0, khw))},
+                                  {mt, kk}}));
+    isa::Load2dArgs a;
+    a.dtype = isa_dtype(target.act_dtype);
+    a.rows = static_cast<uint32_t>(mt);
+    a.cols = static_cast<uint32_t>(kk);
+    a.src_row_stride = kk;
+    s.push_back(mk(Opcode::load2d, a, {at0(l0a), at0(wv)}));
+    return L::seq(s);
+  };
+
+  L::Var vn = L::make_var("bn"), vg = L::make_var("grp");
+  em.register_var(vn);
+  em.register_var(vg);
+  const L::Affine n_idx = g.n > 1 ? aff_var(vn, 1) : aff_const(0);
+  const L::Affine g_idx = g.groups > 1 ? aff_var(vg, 1) : aff_const(0);
+
+  L::Stmt co_loop = for_tiles(em, "tco", g.cout_g, best.mt, [&](const L::Affine& co0, int64_t mt) {
+    const L::Affine co_abs = aff_add(aff_scale(g_idx, g.cout_g), co0);
+    std::vector<L::Stmt> co_body;
+    if (hoist_weights) co_body.push_back(weights(co_abs, mt, aff_const(0), g.cg));
+    co_body.push_back(for_tiles(em, "toh", g.oh, best.ht, [&](const L::Affine& oh0, int64_t ht) {
+      return for_tiles(em, "tow", g.ow, best.wt, [&](const L::Affine& ow0, int64_t wt) {
+        const int64_t ih = g.in_h(ht), iw = g.in_w(wt), p = ht * wt;
+        std::vector<L::Stmt> tile;
+        tile.push_back(for_tiles_first(
+            em, "tkc", g.cg, best.kc, [&](const L::Affine& kc0, int64_t kc, bool first) {
+              std::vector<L::Stmt> s;
+              L::Buffer xv = dense_view(l1_x, {1, kc, ih, iw});
+              const L::Affine c_abs = aff_add(aff_scale(g_idx, g.cg), kc0);
+              s.push_back(L::copy(
+                  L::Region{xv, {L::int_imm(0), L::int_imm(0), L::int_imm(0), L::int_imm(0)},
+                            {1, kc, ih, iw}},
+                  L::Region{gx,
+                            {em.start_expr(n_idx), em.start_expr(c_abs),
+                             em.start_expr(aff_add(aff_scale(oh0, g.sh), aff_const(-g.pt))),
+                             em.start_expr(aff_add(aff_scale(ow0, g.sw), aff_const(-g.pl)))},
+                            {1, kc, ih, iw}},
+                  0.0));
+              if (!hoist_weights) s.push_back(weights(co_abs, mt, kc0, kc));
+              isa::Img2colArgs ic;
+              ic.dtype = isa_dtype(target.act_dtype);
+              ic.c = static_cast<uint32_t>(kc);
+              ic.h = static_cast<uint32_t>(ih);
+              ic.w = static_cast<uint32_t>(iw);
+              ic.kh = static_cast<uint32_t>(g.kh);
+              ic.kw = static_cast<uint32_t>(g.kw);
+              ic.stride_h = static_cast<uint32_t>(g.sh);
+              ic.stride_w = static_cast<uint32_t>(g.sw);
+              ic.dilation_h = static_cast<uint32_t>(g.dh);
+              ic.dilation_w = static_cast<uint32_t>(g.dw);
+              ic.oh = static_cast<uint32_t>(ht);
+              ic.ow = static_cast<uint32_t>(wt);
+              s.push_back(mk(Opcode::img2col, ic, {at0(l0b), at0(xv)}));
+              isa::MmadArgs mm;
+              mm.m1 = static_cast<uint32_t>(ceil_div(mt, m0));
+              mm.k1 = static_cast<uint32_t>(ceil_div(kc * khw, k0));
+              mm.n1 = static_cast<uint32_t>(ceil_div(p, n0));
+              mm.accumulate = !first;
+              s.push_back(mk(Opcode::mmad, mm, {at0(l0c), at0(l0a), at0(l0b)}));
+              return L::seq(s);
+            }));
+        // Accumulators -> UB, then the epilogue and the output copy.
+        L::Buffer cv = em.ub_view(conv.get(), {1, mt, ht, wt});
+        isa::FixArgs fx;
+        fx.dst_dtype = isa_dtype(target.act_dtype);
+        fx.m = static_cast<uint32_t>(mt);
+        fx.n = static_cast<uint32_t>(p);
+        fx.dst_row_stride = p;
+        tile.push_back(mk(Opcode::fix, fx, {at0(cv), at0(l0c)}));
+        TileBox box;
+        box.start = {n_idx, co_abs, oh0, ow0};
+        box.extent = {1, mt, ht, wt};
+        tile.push_back(em.emit_tile(box, {{conv.get(), cv}}));
+        return L::seq(tile);
+      });
+    }));
+    return L::seq(co_body);
+  });
+  L::Stmt body = co_loop;
+  if (g.groups > 1) body = L::for_loop(vg, g.groups, body);
+  if (g.n > 1) body = L::for_loop(vn, g.n, body);
+  body = L::seq({body});
+  body->comment = fmt::format("kernel {} (cube conv, mt={} kc={} ht={} wt={})", spec.name, best.mt,
+                              best.kc, best.ht, best.wt);
+  return body;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matmul
+// ---------------------------------------------------------------------------------------------
+
+L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTarget& target,
+                      CubeKnobs* knobs) {
+  const auto& hw = *target.hw;
+  const int64_t m0 = hw.core.cube.m, k0 = hw.core.cube.k, n0 = hw.core.cube.n;
+  const int64_t es = target.act_bytes();
+  const int64_t acc_bytes = dtype_size(acc_dtype(target));
+  const te::Tensor& a = mmt->extra_inputs.at(0);
+  const te::Tensor& b = mmt->extra_inputs.at(1);
+  const bool ta = mmt->attr("trans_a") != 0, tb = mmt->attr("trans_b") != 0;
+  if (a->shape.size() < 2 || b->shape.size() < 2)
+    throw Unsupported(fmt::format("kernel {}: matmul with a 1-D operand is not compiled for the NPU",
+                                  spec.name));
+  const Shape& os = mmt->shape;
+  const size_t rank = os.size();
+  const int64_t M = os[rank - 2], N = os[rank - 1];
+  const int64_t K = ta ? a->shape[a->shape.size() - 2] : a->shape.back();
+
+  TileEmitter em(spec, target, {mmt.get()});
+  for (const auto& s : em.stages())
+    if (s->is_reduce())
+      throw Unsupported(fmt::format("kernel {}: epilogue stage {} is a reduction", spec.name, s->name));
+
+  struct Choice {
+    int64_t mt, nt, kt;
+  };
+  auto out_ext = [&](int64_t mt, int64_t nt) {
+    std::vector<int64_t> e(rank, 1);
+    e[rank - 2] = mt;
+    e[rank - 1] = nt;
+    return e;
+  };
+  auto fits = [&](const Choice& c) {
+    if (align32(c.mt * c.kt * es) + align32(c.kt * c.nt * es) > hw.core.buffers_bytes.l1) return false;
+    if (round_up(c.mt, m0) * round_up(c.kt, k0) * es > hw.core.buffers_bytes.l0a) return false;
+    if (round_up(c.kt, k0) * round_up(c.nt, n0) * es > hw.core.buffers_bytes.l0b) return false;
+    if (round_up(c.mt, m0) * round_up(c.nt, n0) * acc_bytes > hw.core.buffers_bytes.l0c) return false;
+    return em.footprint_bytes(out_ext(c.mt, c.nt)) <= hw.core.buffers_bytes.ub;
+  };
+  const CostModel cm{hw};
+  int64_t batches = 1;
+  for (size_t d = 0; d + 2 < rank; ++d) batches *= os[d];
+  auto cost = [&](const Choice& c) {
+    const double n_m = static_cast<double>(ceil_div(M, c.mt)), n_n = static_cast<double>(ceil_div(N, c.nt));
+    const double n_k = static_cast<double>(ceil_div(K, c.kt));
+    const double a_chunk = cm.dma(c.mt * c.kt * es) + cm.mte1(round_up(c.mt, m0) * round_up(c.kt, k0) * es);
+    const double b_chunk = cm.dma(c.kt * c.nt * es) + cm.mte1(round_up(c.kt, k0) * round_up(c.nt, n0) * es);
+    const double mm = cm.cube(ceil_div(c.mt, m0) * ceil_div(c.kt, k0) * ceil_div(c.nt, n0));
+    double per_tile = n_k * (a_chunk + mm) + cm.fix(round_up(c.mt, m0) * round_up(c.nt, n0) * acc_bytes) +
+                      (1 + em.stages().size()) * cm.vec(c.mt * c.nt * es) + cm.dma(c.mt * c.nt * es);
+    double total = batches * n_m * n_n * per_tile;
+    total += batches * n_n * (n_k == 1 ? 1.0 : n_m) * n_k * b_chunk;
+    return total;
+  };
+  Choice best{0, 0, 0};
+  if (knobs && knobs->mt > 0) {
+    best = {knobs->mt, knobs->nt, knobs->kt};
+    if (best.mt > M || best.nt < 1 || best.nt > N || best.kt < 1 || best.kt > K)
+      fail("kernel {}: matmul tile knobs mt={} nt={} kt={} outside {}x{}x{}", spec.name, best.mt,
+           best.nt, best.kt, M, N, K);
+    if (!fits(best)) fail("kernel {}: matmul tile knobs do not fit the scratchpads", spec.name);
+  } else {
+    std::vector<int64_t> mts, nts;
+    for (int64_t v = m0; v < M; v *= 2) mts.push_back(v);
+    mts.push_back(M);
+    for (int64_t v = n0; v < N; v *= 2) nts.push_back(v);
+    nts.push_back(N);
+    double best_cost = std::numeric_limits<double>::infinity();
+    for (int64_t mt : mts)
+      for (int64_t nt : nts) {
+        Choice c{mt, nt, 1};
+        if (!fits(c)) continue;
+        int64_t lo = 1, hi = K + 1;
+        while (hi - lo > 1) {
+          const int64_t mid = (lo + hi) / 2;
+          c.kt = mid;
+          (fits(c) ? lo : hi) = mid;
+        }
+        // Prefer whole fractals of K when K is split.
+        c.kt = lo < K && lo > k0 ? lo / k0 * k0 : lo;
+        const double v = cost(c);
+        if (v < best_cost) {
+          best_cost = v;
+          best = c;
+        }
+      }
+    if (best.mt == 0)
+      fail("kernel {}: no matmul tile fits the scratchpads (core.buffers_bytes)", spec.name);
+  }
+  if (knobs) *knobs = CubeKnobs{best.mt, 0, 0, 0, best.nt, best.kt};
+  em.allocate(out_ext(best.mt, best.nt));
+
+  L::Buffer l1_a = L::make_buffer("l1_a", L::MemScope::l1, target.act_dtype, {best.mt * best.kt});
+  L::Buffer l1_b = L::make_buffer("l1_b", L::MemScope::l1, target.act_dtype, {best.kt * best.nt});
+  L::Buffer l0a = L::make_buffer("l0a", L::MemScope::l0a, target.act_dtype,
+                                 {round_up(best.mt, m0) * round_up(best.kt, k0)});
+  L::Buffer l0b = L::make_buffer("l0b", L::MemScope::l0b, target.act_dtype,
+                                 {round_up(best.kt, k0) * round_up(best.nt, n0)});
+  L::Buffer l0c = L::make_buffer("l0c", L::MemScope::l0c, acc_dtype(target),
+                                 {round_up(best.mt, m0) * round_up(best.nt, n0)});
+  const L::Buffer ga = spec.gm.at(a.get());
+  const L::Buffer gb = spec.gm.at(b.get());
+  const int64_t n_k = ceil_div(K, best.kt);
+  const bool hoist_b = n_k == 1;
+
+  // Batch loops.
+  std::vector<L::Var> bvars;
+  std::vector<L::Affine> bidx;
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    L::Var v = L::make_var(fmt::format("bb{}", d));
+    em.register_var(v);
+    bvars.push_back(v);
+    bidx.push_back(os[d] > 1 ? aff_var(v, 1) : aff_const(0));
+  }
+  // Region of operand `t` (A or B) for a batch index and a (row, col) window of its last 2 dims.
+  auto operand_region = [&](const te::Tensor& t, const L::Buffer& gm, const L::Affine& r0, int64_t rows,
+                            const L::Affine& c0, int64_t cols) {
+    const size_t tr = t->shape.size();
+    L::Region reg{gm, {}, {}};
+    for (size_t d = 0; d + 2 < tr; ++d) {
+      const size_t od = rank - 2 - (tr - 2) + d;
+      reg.starts.push_back(t->shape[d] == 1 ? L::int_imm(0) : em.start_expr(bidx[od]));
+      reg.extents.push_back(1);
+    }
+    reg.starts.push_back(em.start_expr(r0));
+    reg.extents.push_back(rows);
+    reg.starts.push_back(em.start_expr(c0));
+    reg.extents.push_back(cols);
+    return reg;
+  };
+  auto load = [&](const te::Tensor& t, const L::Buffer& gm, const L::Buffer& l1, const L::Buffer& l0,
+                  bool trans, const L::Affine& r0, int64_t rows, const L::Affine& c0, int64_t cols) {
+    // Logical operand tile rows x cols (A: m x k, B: k x n); stored transposed when `trans`.
+    const int64_t sr = trans ? cols : rows, sc = trans ? rows : cols;
+    L::Region src = trans ? operand_region(t, gm, c0, cols, r0, rows)
+                          : operand_region(t, gm, r0, rows, c0, cols);
+    Shape vshape(src.extents.begin(), src.extents.end());
+    L::Buffer v = L::make_view(l1, l1->name, vshape, L::dense_strides(vshape), 0);
+    std::vector<L::Stmt> s;
+    s.push_back(L::copy(L::Region{v, std::vector<L::Expr>(vshape.size(), L::int_imm(0)), vshape}, src));
+    isa::Load2dArgs la;
+    la.dtype = isa_dtype(target.act_dtype);
+    la.rows = static_cast<uint32_t>(rows);
+    la.cols = static_cast<uint32_t>(cols);
+    la.src_row_stride = sc;
+    la.transpose = trans;
+    (void)sr;
+    s.push_back(mk(Opcode::load2d, la, {at0(l0), at0(l1)}));
+    return L::seq(s);
+  };
+
+  L::Stmt n_loop = for_tiles(em, "tn", N, best.nt, [&](const L::Affine& n0s, int64_t nt) {
+    std::vector<L::Stmt> nb;
+    if (hoist_b) nb.push_back(load(b, gb, l1_b, l0b, tb, aff_const(0), K, n0s, nt));
+    nb.push_back(for_tiles(em, "tm", M, best.mt, [&](const L::Affine& m0s, int64_t mt) {
+      std::vector<L::Stmt> tile;
+      tile.push_back(for_tiles_first(em, "tk", K, best.kt, [&](const L::Affine& k0s, int64_t kt, bool first) {
+        std::vector<L::Stmt> s;
+        s.push_back(load(a, ga, l1_a, l0a, ta, m0s, mt, k0s, kt));
+        if (!hoist_b) s.push_back(load(b, gb, l1_b, l0b, tb, k0s, kt, n0s, nt));
+        isa::MmadArgs mm;
+        mm.m1 = static_cast<uint32_t>(ceil_div(mt, m0));
+        mm.k1 = static_cast<uint32_t>(ceil_div(kt, k0));
+        mm.n1 = static_cast<uint32_t>(ceil_div(nt, n0));
+        mm.accumulate = !first;
+        s.push_back(mk(Opcode::mmad, mm, {at0(l0c), at0(l0a), at0(l0b)}));
+        return L::seq(s);
+      }));
+      L::Buffer cv = em.ub_view(mmt.get(), out_ext(mt, nt));
+      isa::FixArgs fx;
+      fx.dst_dtype = isa_dtype(target.act_dtype);
+      fx.m = static_cast<uint32_t>(mt);
+      fx.n = static_cast<uint32_t>(nt);
+      fx.dst_row_stride = nt;
+      tile.push_back(mk(Opcode::fix, fx, {at0(cv), at0(l0c)}));
+      TileBox box;
+      box.start = bidx;
+      box.start.push_back(m0s);
+      box.start.push_back(n0s);
+      box.extent = out_ext(mt, nt);
+      tile.push_back(em.emit_tile(box, {{mmt.get(), cv}}));
+      return L::seq(tile);
+    }));
+    return L::seq(nb);
+  });
+  L::Stmt body = n_loop;
+  for (int d = static_cast<int>(bvars.size()) - 1; d >= 0; --d)
+    if (os[d] > 1) body = L::for_loop(bvars[d], os[d], body);
+  body = L::seq({body});
+  body->comment = fmt::format("kernel {} (cube matmul, mt={} nt={} kt={})", spec.name, best.mt,
+                              best.nt, best.kt);
+  return body;
+}
+
+}  // namespace
+
+L::Stmt tile_cube(const KernelSpec& spec, const te::Tensor& contraction, const NpuTarget& target,
+                  CubeKnobs* knobs) {
+  if (contraction->tag == "conv2d") return conv_kernel(spec, contraction, target, knobs);
+  if (contraction->tag == "matmul") return matmul_kernel(spec, contraction, target, knobs);
+  internal_fail("tile_cube: {} is not a cube contraction (tag '{}')", contraction->name,
+                contraction->tag);
+}
+
+}  // namespace tessel::passes

@@ -1,0 +1,71 @@
+// TileEmitter: the machinery shared by the tiling passes. Given a kernel's output tile, it infers the
+// region (box) of every tensor the tile needs (TVM's InferBound on affine reads), sizes the UB
+// buffers, and emits for one tile: GM->UB copies of the inputs' regions (with padding), each stage
+// computed over its box as a scalar Store nest on UB (compute_at the tile), and the UB->GM copy of
+// the output. Tensors the caller computes itself (a cube contraction) are "precomputed": the
+// emitter reads them from views the caller supplies and does not descend into their inputs.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "passes/loop/npu_passes.h"
+
+namespace tessel::passes {
+
+/// A tile region: per dim an affine start over tile loop variables and a static extent.
+struct TileBox {
+  std::vector<loop::Affine> start;
+  std::vector<int64_t> extent;
+};
+
+class TileEmitter {
+ public:
+  TileEmitter(const KernelSpec& spec, const NpuTarget& target,
+              std::set<const te::TensorNode*> precomputed = {});
+
+  /// Registers a tile loop variable (so affine starts can be turned back into expressions).
+  void register_var(const loop::Var& v) { vars_[v.get()] = v; }
+
+  /// The box of every tensor needed for the output tile `out_box`.
+  std::map<const te::TensorNode*, TileBox> infer(const TileBox& out_box) const;
+
+  /// UB bytes for an output tile of `extents` (allocations of every tensor of the tile, plus the
+  /// tensorizer's temporaries).
+  int64_t footprint_bytes(const std::vector<int64_t>& extents) const;
+
+  /// Creates the UB allocation of every tensor for the full tile `extents`.
+  void allocate(const std::vector<int64_t>& extents);
+
+  /// A dense view with `extents` of tensor `t`'s UB allocation.
+  loop::Buffer ub_view(const te::TensorNode* t, const std::vector<int64_t>& extents) const;
+
+  /// Copies in, stages and copy out for the output tile `out_box`; `precomputed_views` maps each
+  /// precomputed tensor to the UB view holding its box.
+  loop::Stmt emit_tile(const TileBox& out_box,
+                       const std::map<const te::TensorNode*, loop::Buffer>& precomputed_views) const;
+
+  /// Compute stages in producer-before-consumer order (excluding precomputed tensors).
+  const std::vector<te::Tensor>& stages() const { return stages_; }
+  /// Placeholders read by the stages, in first-read order.
+  const std::vector<te::Tensor>& inputs() const { return inputs_; }
+  /// An expression for an affine start over the registered tile variables.
+  loop::Expr start_expr(const loop::Affine& a) const;
+
+ private:
+  KernelSpec spec_;
+  NpuTarget target_;
+  std::set<const te::TensorNode*> precomputed_;
+  std::vector<te::Tensor> stages_;
+  std::vector<te::Tensor> inputs_;
+  std::map<const te::TensorNode*, double> pad_value_;
+  std::map<const te::TensorNode*, loop::Buffer> ub_;
+  std::map<const loop::VarNode*, loop::Var> vars_;
+};
+
+/// Round `bytes` up to the 32-byte scratchpad alignment.
+inline int64_t align32(int64_t bytes) { return (bytes + 31) / 32 * 32; }
+
+}  // namespace tessel::passes

@@ -1,0 +1,107 @@
+// Pass: tile_vector -- tiling for vector-unit kernels.
+//
+// What it does: chooses a tile over the kernel output's axes so that every UB buffer of one tile
+// fits (innermost axes whole; the first axis that does not fit is split to the largest extent that
+// does; outer axes get extent 1), then emits the tile loops -- full tiles in a loop, the remainder
+// as a static tail -- with each tile's copies, stages and output copy from TileEmitter.
+// Runs first (on the kernel TE). Guarantees: every scratchpad buffer has a static size that fits
+// the UB budget; all loop extents and copy extents are static.
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "compiler/support/error.h"
+#include "passes/loop/npu_passes.h"
+#include "passes/loop/tile_emitter.h"
+
+namespace tessel::passes {
+
+namespace L = tessel::loop;
+
+namespace {
+
+/// Analytic tile choice: see the file comment.
+std::vector<int64_t> choose_tile(const TileEmitter& em, const Shape& shape, int64_t budget,
+                                 const std::string& name) {
+  const size_t rank = shape.size();
+  std::vector<int64_t> tile(rank, 1);
+  if (em.footprint_bytes(tile) > budget)
+    fail("kernel {}: even a 1-element tile needs {} bytes of UB, more than the {} available "
+         "(core.buffers_bytes.ub); a reduction axis is too long for one tile",
+         name, em.footprint_bytes(tile), budget);
+  for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+    tile[d] = shape[d];
+    if (em.footprint_bytes(tile) <= budget) continue;
+    int64_t lo = 1, hi = shape[d];  // lo fits, hi does not
+    while (hi - lo > 1) {
+      const int64_t mid = (lo + hi) / 2;
+      tile[d] = mid;
+      (em.footprint_bytes(tile) <= budget ? lo : hi) = mid;
+    }
+    tile[d] = lo;
+    break;
+  }
+  return tile;
+}
+
+}  // namespace
+
+L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs* knobs) {
+  TileEmitter em(spec, target);
+  const Shape& shape = spec.out->shape;
+  const int64_t budget = target.hw->core.buffers_bytes.ub;
+  std::vector<int64_t> tile;
+  if (knobs && !knobs->tile.empty()) {
+    tile = knobs->tile;
+    if (tile.size() != shape.size())
+      fail("kernel {}: tile knob has {} entries, output rank is {}", spec.name, tile.size(),
+           shape.size());
+    for (size_t d = 0; d < tile.size(); ++d)
+      if (tile[d] < 1 || tile[d] > shape[d])
+        fail("kernel {}: tile[{}] = {} outside 1..{}", spec.name, d, tile[d], shape[d]);
+    if (em.footprint_bytes(tile) > budget)
+      fail("kernel {}: tile {} needs {} bytes of UB, more than {}", spec.name,
+           shape_to_string(tile), em.footprint_bytes(tile), budget);
+  } else {
+    tile = choose_tile(em, shape, budget, spec.name);
+  }
+  if (knobs) knobs->tile = tile;
+  em.allocate(tile);
+
+  // Emit the tile loops axis by axis: full tiles in a loop, the remainder as a tail.
+  const size_t rank = shape.size();
+  TileBox box;
+  box.start.assign(rank, L::Affine{});
+  box.extent.assign(rank, 0);
+  std::function<L::Stmt(size_t)> emit = [&](size_t d) -> L::Stmt {
+    if (d == rank) return em.emit_tile(box, {});
+    const int64_t t = tile[d], n_full = shape[d] / t, rem = shape[d] % t;
+    std::vector<L::Stmt> parts;
+    if (n_full == 1) {
+      box.start[d] = L::Affine{};
+      box.extent[d] = t;
+      parts.push_back(emit(d + 1));
+    } else if (n_full > 1) {
+      L::Var v = L::make_var(fmt::format("t{}", d));
+      em.register_var(v);
+      L::Affine a;
+      a.coeffs[v.get()] = t;
+      box.start[d] = a;
+      box.extent[d] = t;
+      parts.push_back(L::for_loop(v, n_full, emit(d + 1)));
+    }
+    if (rem > 0) {
+      L::Affine a;
+      a.constant = n_full * t;
+      box.start[d] = a;
+      box.extent[d] = rem;
+      parts.push_back(emit(d + 1));
+    }
+    return L::seq(parts);
+  };
+  L::Stmt body = emit(0);
+  body->comment = fmt::format("kernel {} (vector, tile {})", spec.name, shape_to_string(tile));
+  return body;
+}
+
+}  // namespace tessel::passes

@@ -1,0 +1,542 @@
+// Core module: scalar unit + pipes. The timing rules implemented here are docs/isa.md, "Timing":
+//  - scalar unit: every instruction takes c_s cycles; a pipe instruction issued at t enters its
+//    queue at q = max(t + c_s, start cycle of the entry `depth` places ahead of it in that queue);
+//    the next instruction issues at q.
+//  - pipe: start s = max(q, pipe_free, hazard_ready); completion = s + occupancy + latency.
+//  - set_flag: sets its flag at max(s, completion of every earlier instruction of the pipe).
+//  - wait_flag: holds the pipe until the flag is positive, then decrements it.
+//  - barrier: the scalar unit continues at max(t + c_s, completion of everything dispatched).
+#include "simulator/core.h"
+
+#include <algorithm>
+
+#include "compiler/support/error.h"
+#include "isa/asm.h"
+#include "npu_model/timing.h"
+
+namespace tessel::sim {
+
+using isa::Opcode;
+using isa::Pipe;
+using isa::Scope;
+
+namespace {
+
+// Coroutine stack of every simulation thread. Error paths format messages (fmt) on it.
+constexpr size_t kStackBytes = 256 * 1024;
+
+inline uint64_t now_cycles() { return sc_core::sc_time_stamp().value(); }
+
+bool is_scalar_op(Opcode op) { return op <= Opcode::jmp; }
+
+// The Instruction::args alternative each opcode must hold (isa/isa.h).
+size_t expected_args(Opcode op) {
+  if (is_scalar_op(op) || op == Opcode::barrier || op == Opcode::core_barrier) return 0;
+  switch (op) {
+    case Opcode::set_flag:
+    case Opcode::wait_flag:
+      return 1;
+    case Opcode::dma:
+      return 2;
+    case Opcode::load2d:
+      return 3;
+    case Opcode::img2col:
+      return 4;
+    case Opcode::mmad:
+      return 5;
+    case Opcode::fix:
+      return 6;
+    default:
+      return 7;
+  }
+}
+
+std::string text_of(const isa::Instruction& in) {
+  try {
+    return isa::format_instruction(in);
+  } catch (const std::exception&) {
+    return isa::opcode_name(in.op);
+  }
+}
+
+bool overlaps(const isa::AccessRange& a, const isa::AccessRange& b) {
+  return a.scope == b.scope && a.begin < b.end && b.begin < a.end;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+uint64_t CoreBarrier::arrive(uint64_t arrival_cycle) {
+  max_arrival_ = std::max(max_arrival_, arrival_cycle);
+  if (++arrived_ == cores_) {
+    release_ = max_arrival_;
+    arrived_ = 0;
+    max_arrival_ = 0;
+    ++generation_;
+    released_.notify();
+    return release_;
+  }
+  const uint64_t gen = generation_;
+  while (generation_ == gen) sc_core::wait(released_);
+  return release_;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& barrier)
+    : sc_core::sc_module(name),
+      mte2_socket("mte2_socket"),
+      mte3_socket("mte3_socket"),
+      id_(id),
+      run_(run),
+      core_barrier_(barrier),
+      hw_(*run.hw),
+      code_((*run.code)[id]),
+      stats_(run.result.cores[id]),
+      cs_(static_cast<uint64_t>(std::max(0, run.hw->core.scalar.cycles_per_instruction))),
+      depth_(static_cast<size_t>(std::max(0, run.hw->core.scalar.issue_queue_depth))),
+      events_(run.hw->core.sync_event_ids),
+      functional_(run.options->functional) {
+  const auto& core = hw_.core;
+  if (core.scalar.cycles_per_instruction < 1)
+    fail("hardware config: core.scalar.cycles_per_instruction is {}, expected >= 1",
+         core.scalar.cycles_per_instruction);
+  if (core.scalar.issue_queue_depth < 1)
+    fail("hardware config: core.scalar.issue_queue_depth is {}, expected >= 1",
+         core.scalar.issue_queue_depth);
+  if (events_ < 0) fail("hardware config: core.sync.event_ids is {}, expected >= 0", events_);
+
+  // Static checks the hot loops rely on: operand structs, registers, branch targets.
+  for (size_t i = 0; i < code_.size(); ++i) {
+    const isa::Instruction& in = code_[i];
+    if (in.args.index() != expected_args(in.op))
+      fail("core {} instruction {} ({}): operand struct does not match the opcode", id_, i,
+           isa::opcode_name(in.op));
+    if (const auto* s = std::get_if<isa::ScalarArgs>(&in.args)) {
+      if (s->rd >= isa::kNumRegs || s->rs >= isa::kNumRegs || s->rt >= isa::kNumRegs)
+        fail("core {} instruction {} ({}): register index out of range x0..x{}", id_, i,
+             isa::opcode_name(in.op), isa::kNumRegs - 1);
+      const bool branch = in.op == Opcode::blt || in.op == Opcode::blti || in.op == Opcode::jmp;
+      if (branch && (s->target < 0 || static_cast<size_t>(s->target) > code_.size()))
+        fail("core {} instruction {} ({}): branch target {} outside the stream of {} instructions",
+             id_, i, isa::opcode_name(in.op), s->target, code_.size());
+    }
+  }
+
+  const auto& b = core.buffers_bytes;
+  const std::array<int64_t, isa::kNumScopes> bytes{0, b.l1, b.l0a, b.l0b, b.l0c, b.ub};
+  sizes_[int(Scope::gm)] = run.gm_bytes;
+  memory_.base[int(Scope::gm)] = run.gm;
+  for (int s = 1; s < isa::kNumScopes; ++s) {
+    if (bytes[s] < 0)
+      fail("hardware config: core.buffers_bytes.{} is {}, expected >= 0", isa::scope_name(Scope(s)),
+           bytes[s]);
+    sizes_[s] = static_cast<uint64_t>(bytes[s]);
+    if (functional_) {
+      scratch_[s].assign(sizes_[s], 0);
+      memory_.base[s] = scratch_[s].data();
+    }
+  }
+  memory_.size = sizes_;
+  flags_.assign(size_t{isa::kNumPipes} * isa::kNumPipes * std::max(events_, 0), 0);
+
+  for (int p = 1; p < isa::kNumPipes; ++p) {
+    pipes_[p].ring.resize(depth_);
+    pipes_[p].writes.reserve(32);
+  }
+
+  sc_core::sc_spawn_options opts;
+  opts.set_stack_size(kStackBytes);
+  sc_core::sc_spawn([this] { scalar_thread(); }, "scalar", &opts);
+  for (int p = 1; p < isa::kNumPipes; ++p)
+    sc_core::sc_spawn([this, p] { pipe_thread(Pipe(p)); }, isa::pipe_name(Pipe(p)), &opts);
+}
+
+void Core::wait_cycles(uint64_t target_cycle) {
+  const uint64_t now = now_cycles();
+  if (target_cycle > now) sc_core::wait(sc_core::sc_time::from_value(target_cycle - now));
+}
+
+int64_t& Core::flag(const isa::SyncArgs& s) {
+  return flags_[(size_t(s.src) * isa::kNumPipes + size_t(s.dst)) * events_ + s.event];
+}
+
+bool Core::drained() const {
+  for (int p = 1; p < isa::kNumPipes; ++p)
+    if (pipes_[p].size != 0 || pipes_[p].state != PipeState::idle) return false;
+  return true;
+}
+
+bool Core::finished() const { return scalar_state_ == ScalarState::done && drained(); }
+
+uint64_t Core::finish_cycle() const {
+  uint64_t t = scalar_end_cycle_;
+  for (int p = 1; p < isa::kNumPipes; ++p) t = std::max(t, pipes_[p].max_completion);
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalar unit
+
+void Core::scalar_thread() {
+  try {
+    run_scalar();
+  } catch (const sc_core::sc_unwind_exception&) {
+    throw;  // SystemC kills/resets processes with this exception: let it pass
+  } catch (...) {
+    run_.fail_with(std::current_exception());
+  }
+}
+
+void Core::run_scalar() {
+  std::array<int64_t, isa::kNumRegs> x{};
+  uint64_t t = 0;  // local time of the scalar unit (>= SystemC time)
+  uint64_t fetched = 0, executed = 0, since_sync = 0;
+  const uint64_t max_cycles = run_.options->max_cycles;
+  const size_t n = code_.size();
+  size_t pc = 0;
+  while (pc < n) {
+    const isa::Instruction& in = code_[pc];
+    scalar_pc_ = static_cast<int32_t>(pc);
+    ++fetched;
+    size_t next = pc + 1;
+    if (is_scalar_op(in.op)) {
+      const auto& s = std::get<isa::ScalarArgs>(in.args);
+      const uint64_t rs = static_cast<uint64_t>(x[s.rs]), rt = static_cast<uint64_t>(x[s.rt]);
+      const uint64_t imm = static_cast<uint64_t>(s.imm);
+      switch (in.op) {
+        case Opcode::li:
+          x[s.rd] = s.imm;
+          break;
+        case Opcode::addi:
+          x[s.rd] = static_cast<int64_t>(rs + imm);
+          break;
+        case Opcode::add:
+          x[s.rd] = static_cast<int64_t>(rs + rt);
+          break;
+        case Opcode::sub:
+          x[s.rd] = static_cast<int64_t>(rs - rt);
+          break;
+        case Opcode::mul:
+          x[s.rd] = static_cast<int64_t>(rs * rt);
+          break;
+        case Opcode::muli:
+          x[s.rd] = static_cast<int64_t>(rs * imm);
+          break;
+        case Opcode::blt:
+          if (x[s.rs] < x[s.rt]) next = static_cast<size_t>(s.target);
+          break;
+        case Opcode::blti:
+          if (x[s.rs] < s.imm) next = static_cast<size_t>(s.target);
+          break;
+        default:
+          next = static_cast<size_t>(s.target);
+          break;  // jmp
+      }
+      x[0] = 0;
+      t += cs_;
+      ++executed;
+    } else if (in.op == Opcode::barrier || in.op == Opcode::core_barrier) {
+      ++executed;
+      scalar_state_ = ScalarState::barrier;
+      if (!drained()) {
+        scalar_listening_ = true;
+        while (!drained()) sc_core::wait(progress_);
+        scalar_listening_ = false;
+      }
+      uint64_t done = 0;
+      for (int p = 1; p < isa::kNumPipes; ++p) done = std::max(done, pipes_[p].max_completion);
+      t = std::max({t + cs_, done, now_cycles()});
+      if (in.op == Opcode::core_barrier) {
+        scalar_state_ = ScalarState::core_barrier;
+        t = core_barrier_.arrive(t);
+      }
+      scalar_state_ = ScalarState::running;
+      since_sync = 0;
+    } else {
+      dispatch(in, static_cast<int32_t>(pc), t, x);
+    }
+    pc = next;
+    if (max_cycles && t > max_cycles)
+      fail("simulation exceeded max_cycles = {}: core {} scalar unit is at cycle {} at {}",
+           max_cycles, id_, t, where(static_cast<int32_t>(pc < n ? pc : n - 1)));
+    if (++since_sync >= kQuantum) {
+      since_sync = 0;
+      wait_cycles(t);
+    }
+  }
+  scalar_end_cycle_ = t;
+  scalar_state_ = ScalarState::done;
+  auto& sp = stats_.pipes[int(Pipe::scalar)];
+  sp.instructions += executed;
+  sp.busy_cycles += fetched * cs_;
+  run_.result.instructions += fetched;
+}
+
+void Core::dispatch(const isa::Instruction& in, int32_t pc, uint64_t& t,
+                    const std::array<int64_t, isa::kNumRegs>& x) {
+  const Pipe p = in.pipe();
+  PipeUnit& pu = pipes_[int(p)];
+  uint64_t q = t + cs_;
+  if (pu.size == depth_) {
+    // The queue holds `depth` instructions that have not started: wait until one starts.
+    scalar_state_ = ScalarState::dispatch_wait;
+    scalar_blocked_pipe_ = p;
+    scalar_listening_ = true;
+    while (pu.size == depth_) sc_core::wait(progress_);
+    scalar_listening_ = false;
+    scalar_state_ = ScalarState::running;
+    q = std::max(q, now_cycles());
+  }
+  Entry& e = pu.ring[(pu.head + pu.size) % depth_];
+  try {
+    if (in.op == Opcode::set_flag || in.op == Opcode::wait_flag) {
+      const auto& s = std::get<isa::SyncArgs>(in.args);
+      if (s.src == Pipe::scalar || s.dst == Pipe::scalar || s.src == s.dst)
+        fail("flag pipes must be two different pipes (not the scalar unit), got src {} dst {}",
+             isa::pipe_name(s.src), isa::pipe_name(s.dst));
+      if (s.event >= events_)
+        fail("event id {} is out of range: the hardware has core.sync.event_ids = {}", s.event,
+             events_);
+      e.instr = in;
+      e.ranges.count = 0;
+    } else {
+      e.instr = isa::resolve(in, x);
+      e.ranges = isa::access_range_list(hw_, e.instr);
+      isa::check_ranges(e.instr, e.ranges, sizes_);
+    }
+  } catch (const Error& err) {
+    fail("core {} instruction {} ({}): {}", id_, pc, text_of(in), err.what());
+  }
+  e.pc = pc;
+  e.enqueue_cycle = q;
+  if (pu.size++ == 0) pu.pushed.notify();
+  t = q;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pipes
+
+void Core::pipe_thread(Pipe p) {
+  try {
+    run_pipe(p);
+  } catch (const sc_core::sc_unwind_exception&) {
+    throw;
+  } catch (...) {
+    run_.fail_with(std::current_exception());
+  }
+}
+
+void Core::run_pipe(Pipe p) {
+  PipeUnit& pu = pipes_[int(p)];
+  PipeStats& ps = stats_.pipes[int(p)];
+  for (;;) {
+    if (pu.size == 0) {
+      pu.state = PipeState::idle;
+      pu.pc = -1;
+      if (scalar_listening_) progress_.notify();  // a barrier may be waiting for this
+      while (pu.size == 0) sc_core::wait(pu.pushed);
+    }
+    const Entry& head = pu.ring[pu.head];
+    const uint64_t now = now_cycles();
+    uint64_t s = std::max({now, head.enqueue_cycle, pu.free_cycle});
+    if (!pu.writes.empty()) {
+      // Drop writes that completed; then RAW/WAW against the rest (docs/isa.md: hazard_ready).
+      std::erase_if(pu.writes, [now](const InflightWrite& w) { return w.completion_cycle <= now; });
+      for (const InflightWrite& w : pu.writes)
+        for (const isa::AccessRange& r : head.ranges)
+          if (overlaps(r, w.range)) s = std::max(s, w.completion_cycle);
+    }
+    pu.state = PipeState::waiting_start;
+    pu.pc = head.pc;
+    wait_cycles(s);
+    // Start: take the entry out of the queue (frees a slot for the scalar unit).
+    const Entry cur = pu.ring[pu.head];
+    pu.head = (pu.head + 1) % depth_;
+    --pu.size;
+    if (scalar_listening_) progress_.notify();
+    ++ps.instructions;
+    switch (cur.instr.op) {
+      case Opcode::set_flag: {
+        const auto& sync = std::get<isa::SyncArgs>(cur.instr.args);
+        const uint64_t t_set = std::max(s, pu.max_completion);
+        pu.state = PipeState::draining;
+        wait_cycles(t_set);
+        ++flag(sync);
+        pipes_[int(sync.dst)].flag_set.notify();
+        pu.free_cycle = t_set;
+        pu.max_completion = std::max(pu.max_completion, t_set);
+        record(p, cur, s, t_set - s, t_set);
+        break;
+      }
+      case Opcode::wait_flag: {
+        const auto& sync = std::get<isa::SyncArgs>(cur.instr.args);
+        pu.state = PipeState::flag_wait;
+        pu.flag = sync;
+        int64_t& f = flag(sync);
+        while (f == 0) sc_core::wait(pu.flag_set);
+        --f;
+        const uint64_t t = now_cycles();
+        pu.free_cycle = t;
+        pu.max_completion = std::max(pu.max_completion, t);
+        record(p, cur, s, t - s, t);
+        break;
+      }
+      default:
+        execute_data(p, cur, s);
+        break;
+    }
+  }
+}
+
+void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
+  PipeUnit& pu = pipes_[int(p)];
+  PipeStats& ps = stats_.pipes[int(p)];
+  uint64_t occupancy = 0, latency = 0;
+  try {
+    const npu::InstrCost cost = npu::instruction_cost(hw_, e.instr);
+    occupancy = cost.occupancy_cycles;
+    latency = cost.latency_cycles;
+    const auto* dma = std::get_if<isa::DmaArgs>(&e.instr.args);
+    if (dma && (dma->src.scope == Scope::gm || dma->dst.scope == Scope::gm)) {
+      // GM access: one TLM-2.0 transaction to the shared DRAM target (arbitration + copy).
+      const bool load = dma->src.scope == Scope::gm;
+      uint64_t gm_address = 0;
+      for (const isa::AccessRange& r : e.ranges)
+        if (r.scope == Scope::gm) gm_address = r.begin;
+      trans_.set_command(load ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
+      trans_.set_address(gm_address);
+      trans_.set_data_ptr(run_.gm && gm_address < run_.gm_bytes ? run_.gm + gm_address : nullptr);
+      const uint64_t g = npu::dma_gm_bytes(*dma);
+      trans_.set_data_length(static_cast<unsigned int>(g));
+      trans_.set_streaming_width(static_cast<unsigned int>(g));
+      trans_.set_byte_enable_ptr(nullptr);
+      trans_.set_dmi_allowed(false);
+      trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      if (g > UINT32_MAX) fail("dma moves {} GM bytes, more than one transaction carries", g);
+      ext_.instr = &e.instr;
+      ext_.memory = &memory_;
+      ext_.functional = functional_;
+      trans_.set_extension(&ext_);
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      struct ClearExt {  // keep the payload from owning (and deleting) our member extension
+        tlm::tlm_generic_payload& t;
+        DmaExtension* x;
+        ~ClearExt() { t.clear_extension(x); }
+      } clear{trans_, &ext_};
+      (load ? mte2_socket : mte3_socket)->b_transport(trans_, delay);
+      if (trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
+        internal_fail("Dram returned {}", trans_.get_response_string());
+      occupancy = std::max(occupancy, ext_.dram_done_cycle - s);
+      latency += ext_.dram_latency_cycles;
+    } else if (functional_) {
+      isa::execute(hw_, e.instr, memory_);
+    }
+  } catch (const Error& err) {
+    fail("core {} instruction {} ({}): {}", id_, e.pc, text_of(code_[e.pc]), err.what());
+  }
+  const uint64_t completion = s + occupancy + latency;
+  pu.free_cycle = s + occupancy;
+  pu.max_completion = std::max(pu.max_completion, completion);
+  for (const isa::AccessRange& r : e.ranges)
+    if (r.write) pu.writes.push_back({r, completion});
+  ps.busy_cycles += occupancy;
+  const npu::ScopeTraffic traffic = npu::scope_traffic(hw_, e.instr);
+  for (int sc = 0; sc < isa::kNumScopes; ++sc) {
+    stats_.bytes_read[sc] += traffic.read[sc];
+    stats_.bytes_written[sc] += traffic.written[sc];
+  }
+  record(p, e, s, occupancy, completion);
+  const uint64_t max_cycles = run_.options->max_cycles;
+  if (max_cycles && completion > max_cycles)
+    fail("simulation exceeded max_cycles = {}: core {} {} completes at cycle {}", max_cycles, id_,
+         where(e.pc), completion);
+}
+
+void Core::record(Pipe p, const Entry& e, uint64_t start, uint64_t duration, uint64_t completion) {
+  const int32_t op = e.instr.op_index;
+  if (op >= 0 && static_cast<size_t>(op) < run_.op_first_start.size()) {
+    run_.op_first_start[op] = std::min(run_.op_first_start[op], start);
+    run_.op_last_completion[op] = std::max(run_.op_last_completion[op], completion);
+  }
+  if (run_.tracing)
+    run_.trace.push_back(TraceEvent{static_cast<uint32_t>(id_), p, e.instr.op, e.pc, op, start,
+                                    duration, completion});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reports
+
+std::string Core::where(int32_t pc) const {
+  if (pc < 0 || static_cast<size_t>(pc) >= code_.size()) return fmt::format("instruction {}", pc);
+  return fmt::format("instruction {} ({})", pc, text_of(code_[pc]));
+}
+
+std::string Core::pipe_line(int p) const {
+  const PipeUnit& pu = pipes_[p];
+  std::string s;
+  switch (pu.state) {
+    case PipeState::idle:
+      s = "idle";
+      break;
+    case PipeState::waiting_start:
+      s = fmt::format("about to start {}", where(pu.pc));
+      break;
+    case PipeState::draining:
+      s = fmt::format("draining for {}", where(pu.pc));
+      break;
+    case PipeState::flag_wait:
+      s = fmt::format(
+          "blocked at {} waiting for flag (src {}, dst {}, event {}) = {}", where(pu.pc),
+          isa::pipe_name(pu.flag.src), isa::pipe_name(pu.flag.dst), pu.flag.event,
+          flags_[(size_t(pu.flag.src) * isa::kNumPipes + size_t(pu.flag.dst)) * events_ +
+                 pu.flag.event]);
+      break;
+  }
+  // Entries still queued (the one being started is already counted by waiting_start).
+  const size_t queued = pu.size - (pu.state == PipeState::waiting_start ? 1 : 0);
+  if (queued > 0) {
+    s += fmt::format(", {} more queued (next: {})", queued,
+                     where(pu.ring[(pu.head + (pu.size - queued)) % depth_].pc));
+  }
+  return s;
+}
+
+std::string Core::state_report() const {
+  std::string scalar;
+  switch (scalar_state_) {
+    case ScalarState::running:
+      scalar = fmt::format("running at {}", where(scalar_pc_));
+      break;
+    case ScalarState::dispatch_wait:
+      scalar = fmt::format("stalled dispatching {} into the full {} queue ({} entries)",
+                           where(scalar_pc_), isa::pipe_name(scalar_blocked_pipe_), depth_);
+      break;
+    case ScalarState::barrier:
+      scalar = fmt::format("in barrier at {}, waiting for the pipes to drain", where(scalar_pc_));
+      break;
+    case ScalarState::core_barrier:
+      scalar = fmt::format("in core_barrier #{} at {}, waiting for the other cores",
+                           core_barrier_.completed(), where(scalar_pc_));
+      break;
+    case ScalarState::done:
+      scalar = "done (ran off the end of its stream)";
+      break;
+  }
+  std::string out = fmt::format("core {}: scalar: {}", id_, scalar);
+  for (int p = 1; p < isa::kNumPipes; ++p)
+    out += fmt::format("; {}: {}", isa::pipe_name(Pipe(p)), pipe_line(p));
+  return out;
+}
+
+std::vector<std::string> Core::blocked_waits() const {
+  std::vector<std::string> out;
+  for (int p = 1; p < isa::kNumPipes; ++p)
+    if (pipes_[p].state == PipeState::flag_wait)
+      out.push_back(
+          fmt::format("core {} pipe {} is {}", id_, isa::pipe_name(Pipe(p)), pipe_line(p)));
+  return out;
+}
+
+}  // namespace tessel::sim

@@ -1,0 +1,199 @@
+// Tests of the binary encoding (isa/encoding.h): exact round trips (every field, op_index, constant
+// data, NaN payloads, values only the binary can hold), golden bytes of the documented layout,
+// instruction sizes of the common cases, and errors on truncated or corrupt images.
+#include <gtest/gtest.h>
+
+#include "compiler/support/error.h"
+#include "isa/asm.h"
+#include "isa/encoding.h"
+#include "isa_test_programs.h"
+
+namespace tessel::isa {
+namespace {
+
+using namespace test_programs;
+
+std::string decode_error(const std::vector<uint8_t>& bytes) {
+  try {
+    decode(bytes, "img.bin");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Program with_constant_data() {
+  Program p = every_opcode_program();
+  p.buffers[1].init.resize(p.buffers[1].bytes);
+  for (std::size_t i = 0; i < p.buffers[1].init.size(); ++i) {
+    p.buffers[1].init[i] = static_cast<uint8_t>(i * 37 + 1);
+  }
+  return p;
+}
+
+TEST(Encoding, RoundTripEveryOpcode) {
+  const Program p = with_constant_data();
+  const std::vector<uint8_t> bytes = encode(p);
+  const Program q = decode(bytes);
+  EXPECT_EQ(program_difference(p, q), "");
+  EXPECT_EQ(q.buffers[1].init, p.buffers[1].init);
+  EXPECT_EQ(encode(q), bytes);  // the encoding is deterministic
+}
+
+TEST(Encoding, RoundTripRandomIncludingNonTextValues) {
+  // Registers >= 32, operand classes that do not match the opcode, ndims > 4, entries past ndims,
+  // NaN payloads: all representable in the binary (full form), all must come back exactly.
+  std::mt19937_64 rng(777);
+  for (int trial = 0; trial < 20; ++trial) {
+    Program p;
+    p.name = fmt::format("rand{}", trial);
+    p.gm_bytes = rng();
+    p.op_names = {"a", "", "c\n"};
+    p.buffers.push_back({"k", GmKind::constant, rng(), 5, DType::f32, {-1, 5}, {9, 8, 7, 6, 5}});
+    p.cores.resize(1 + trial % 4);
+    for (auto& core : p.cores) {
+      for (int i = 0; i < 80; ++i) core.push_back(random_instruction(rng, /*text_safe=*/false));
+    }
+    const Program q = decode(encode(p));
+    ASSERT_EQ(program_difference(p, q), "") << "trial " << trial;
+  }
+}
+
+TEST(Encoding, GoldenBytes) {
+  // .program t / .core 0 / li x1, -5 (no op) / jmp L0 (op 0): the layout of docs/isa.md.
+  Program p;
+  p.name = "t";
+  p.cores.resize(1);
+  p.cores[0].push_back(make(Opcode::li, sargs(1, 0, 0, -5, -1), -1));
+  p.cores[0].push_back(make(Opcode::jmp, sargs(0, 0, 0, 0, 0), 0));
+  const std::vector<uint8_t> expected = {
+      'T', 'S', 'N', 'P',  // magic
+      0x01,                // version
+      0x01,                // core count (uvarint)
+      0x01, 't',           // name: length, bytes
+      0x00,                // gm_bytes
+      0x00,                // op name count
+      0x00,                // buffer count
+      0x02,                // core 0: instruction count
+      0x00,                // li = opcode 0; op_index unchanged (-1), compact form
+      0x01, 0x09,          // rd = x1; imm = -5 zigzag-mapped to 9
+      0x48,                // jmp = opcode 8 | 0x40 (op_index delta follows)
+      0x02,                // delta +1 (zigzag 2): op_index -1 -> 0
+      0x00,                // target 0 (uvarint)
+      0x59, 0xeb, 0xfa, 0x6f,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0x6ffaeb59), LE
+  };
+  EXPECT_EQ(encode(p), expected);
+}
+
+std::size_t encoded_size(const Instruction& in) {
+  // Size of one instruction = image size minus the same image without it (op_index -1 in both).
+  Program a, b;
+  a.cores.resize(1);
+  b.cores.resize(1);
+  a.cores[0].push_back(in);
+  return encode(a).size() - encode(b).size();
+}
+
+TEST(Encoding, CommonInstructionsAreSmall) {
+  // li x1, 5: opcode, rd, imm (zigzag 10) = 3 bytes.
+  EXPECT_EQ(encoded_size(make(Opcode::li, sargs(1, 0, 0, 5, -1))), 3u);
+  // set_flag mte2, vector, 0: opcode, packed pipes, event = 3 bytes.
+  EXPECT_EQ(encoded_size(make(Opcode::set_flag, SyncArgs{Pipe::mte2, Pipe::vector, 0})), 3u);
+  // mmad l0c[x0+0], l0a[x0+0], l0b[x0+0], m1=2, k1=9, n1=4, acc=1:
+  // opcode 1 + flags 1 + 3 x (scope|reg 1 + offset 1) + m1 1 + k1 1 + n1 1 = 11 bytes.
+  MmadArgs m;
+  m.c = mem(Scope::l0c, 0, 0), m.a = mem(Scope::l0a, 0, 0), m.b = mem(Scope::l0b, 0, 0);
+  m.m1 = 2, m.k1 = 9, m.n1 = 4, m.accumulate = true;
+  EXPECT_EQ(encoded_size(make(Opcode::mmad, m)), 11u);
+  // vadd.f16 ub[x4+0]{1,128}, ub[x5+256]{1,128}, ub[x6+0]{0,1}, count=128, repeat=8:
+  // opcode 1 + flags 1 + dst (1 + 1 + 1 + 2) + src0 (1 + 2 + 1 + 2) + src1 (1 + 1 + 1 + 1)
+  // + count 128 (2) + repeat 8 (1) = 20 bytes (zigzag: 128 -> 256 and 256 -> 512 take 2 bytes).
+  VectorArgs v = vargs(DType::f16, vec(Scope::ub, 4, 0, 1, 128), vec(Scope::ub, 5, 256, 1, 128),
+                       vec(Scope::ub, 6, 0, 0, 1), 128, 8, 0.0f);
+  EXPECT_EQ(encoded_size(make(Opcode::vadd, v)), 20u);
+  // A 3-d dma with a valid window, no pad: opcode 1 + flags 1 + dst (1 + 1) + src (1 + 2: 4096
+  // zigzags to 8192) + per dim extent/dst_stride/src_stride (1+2+2) + (1+2+2) + (1+1+1)
+  // + valid window 6 x 1 = 26 bytes.
+  DmaArgs d;
+  d.dtype = DType::f16;
+  d.dst = mem(Scope::ub, 2, 0);
+  d.src = mem(Scope::gm, 3, 4096);
+  d.ndims = 3;
+  d.extent = {8, 24, 96, 0};
+  d.dst_stride = {2304, 96, 1, 0};
+  d.src_stride = {4608, 192, 1, 0};
+  d.valid_begin = {0, 1, 0, 0};
+  d.valid_end = {8, 24, 96, 0};
+  EXPECT_EQ(encoded_size(make(Opcode::dma, d)), 26u);
+}
+
+TEST(Encoding, TruncatedImagesAreErrorsNamingTheOffset) {
+  const std::vector<uint8_t> bytes = encode(with_constant_data());
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    const std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
+    const std::string msg = decode_error(cut);
+    ASSERT_NE(msg, "") << "truncation to " << n << " bytes decoded without error";
+    ASSERT_NE(msg.find("img.bin: offset "), std::string::npos) << msg;
+  }
+}
+
+TEST(Encoding, EveryCorruptByteIsDetected) {
+  // A changed byte either breaks the structure (reported at its offset) or the CRC-32, which
+  // detects every error burst of up to 32 bits.
+  const std::vector<uint8_t> bytes = encode(with_constant_data());
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    for (uint8_t x : {0x01, 0x80, 0xff}) {
+      std::vector<uint8_t> bad = bytes;
+      bad[i] ^= x;
+      const std::string msg = decode_error(bad);
+      ASSERT_NE(msg, "") << "byte " << i << " ^ " << int(x) << " not detected";
+      ASSERT_NE(msg.find("img.bin: offset "), std::string::npos) << msg;
+    }
+  }
+}
+
+TEST(Encoding, SpecificCorruptions) {
+  Program p;
+  p.name = "t";
+  p.cores.resize(1);
+  p.cores[0].push_back(make(Opcode::li, sargs(1, 0, 0, -5, -1)));
+  const std::vector<uint8_t> good = encode(p);
+  // Layout: magic 0-3, version 4, core count 5, name 6-7, gm_bytes 8, ops 9, buffers 10,
+  // count 11, opcode byte 12, rd 13, imm 14, CRC 15-18.
+  ASSERT_EQ(good.size(), 19u);
+  auto err = [&](std::size_t at, uint8_t v) {
+    std::vector<uint8_t> b = good;
+    b[at] = v;
+    return decode_error(b);
+  };
+  EXPECT_NE(err(0, 'X').find("img.bin: offset 0: not a tessel program image"), std::string::npos);
+  EXPECT_NE(err(4, 9).find("offset 4: unsupported format version 9"), std::string::npos);
+  EXPECT_NE(err(12, 0x3f).find("offset 12: invalid opcode 63"), std::string::npos);
+  EXPECT_NE(err(13, 40).find("offset 13: register 40 out of range"), std::string::npos);
+  EXPECT_NE(err(11, 100).find("offset 11: an instruction count = 100 exceeds"), std::string::npos);
+  EXPECT_NE(err(14, 0x0a).find("offset 15: CRC-32 mismatch"), std::string::npos);  // imm 5
+  std::vector<uint8_t> longer = good;
+  longer.insert(longer.begin() + 15, 0x00);
+  EXPECT_NE(decode_error(longer).find("offset 15: 1 unexpected bytes after the last instruction"),
+            std::string::npos);
+  EXPECT_NE(decode_error({}).find("offset 0: truncated"), std::string::npos);
+}
+
+TEST(Encoding, InvalidEnumValuesAreNotEncodable) {
+  Program p;
+  p.cores.resize(1);
+  VectorArgs v;
+  v.dst.addr.scope = static_cast<Scope>(9);
+  p.cores[0].push_back(make(Opcode::vexp, v));
+  try {
+    encode(p);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("core 0, instruction 0: invalid scope value 9"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessel::isa
