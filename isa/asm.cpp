@@ -92,6 +92,47 @@ VectorOperandUse vector_operand_use(Opcode op) {
   }
 }
 
+std::string invalid_enum_field(const Instruction& in) {
+  if (static_cast<int>(in.op) >= kNumOpcodes) {
+    return fmt::format("invalid opcode value {}", static_cast<int>(in.op));
+  }
+  std::string bad;
+  auto scope = [&](Scope s) {
+    if (bad.empty() && static_cast<int>(s) >= kNumScopes) {
+      bad = fmt::format("invalid scope value {}", static_cast<int>(s));
+    }
+  };
+  auto pipe = [&](Pipe p) {
+    if (bad.empty() && static_cast<int>(p) >= kNumPipes) {
+      bad = fmt::format("invalid pipe value {}", static_cast<int>(p));
+    }
+  };
+  auto dtype = [&](DType t) {
+    if (bad.empty() && static_cast<int>(t) > static_cast<int>(DType::f32)) {
+      bad = fmt::format("invalid dtype value {}", static_cast<int>(t));
+    }
+  };
+  std::visit(
+      [&](const auto& a) {
+        using T = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<T, SyncArgs>) {
+          pipe(a.src), pipe(a.dst);
+        } else if constexpr (std::is_same_v<T, DmaArgs> || std::is_same_v<T, Load2dArgs> ||
+                             std::is_same_v<T, Img2colArgs>) {
+          dtype(a.dtype), scope(a.dst.scope), scope(a.src.scope);
+        } else if constexpr (std::is_same_v<T, MmadArgs>) {
+          scope(a.c.scope), scope(a.a.scope), scope(a.b.scope);
+        } else if constexpr (std::is_same_v<T, FixArgs>) {
+          dtype(a.dst_dtype), scope(a.dst.scope), scope(a.src.scope);
+        } else if constexpr (std::is_same_v<T, VectorArgs>) {
+          dtype(a.dtype), scope(a.dst.addr.scope), scope(a.src0.addr.scope),
+              scope(a.src1.addr.scope);
+        }
+      },
+      in.args);
+  return bad;
+}
+
 bool opcode_from_name(const std::string& mnemonic, Opcode& op) {
   for (int i = 0; i < kNumOpcodes; ++i) {
     if (mnemonic == opcode_name(static_cast<Opcode>(i))) {
@@ -1324,6 +1365,10 @@ std::string disassemble(const Program& program) {
   }
   for (const GmBuffer& b : program.buffers) {
     const char* kinds[] = {"input", "output", "constant", "scratch"};
+    if (static_cast<int>(b.dtype) > static_cast<int>(DType::f32)) {
+      fail("disassemble: buffer '{}' has an invalid dtype value {}", b.name,
+           static_cast<int>(b.dtype));
+    }
     if (static_cast<int>(b.kind) > 3) {
       fail("disassemble: buffer '{}' has an invalid kind value {}", b.name,
            static_cast<int>(b.kind));
@@ -1341,9 +1386,8 @@ std::string disassemble(const Program& program) {
     is_target.assign(stream.size() + 1, false);
     for (std::size_t i = 0; i < stream.size(); ++i) {
       const Instruction& in = stream[i];
-      if (static_cast<int>(in.op) >= kNumOpcodes) {
-        fail("disassemble: core {}, instruction {}: invalid opcode value {}", c, i,
-             static_cast<int>(in.op));
+      if (const std::string bad = invalid_enum_field(in); !bad.empty()) {
+        fail("disassemble: core {}, instruction {}: {}", c, i, bad);
       }
       if (args_index(in.op) != in.args.index()) {
         fail("disassemble: core {}, instruction {}: {} holds {} operands (expected {})", c, i,

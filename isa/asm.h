@@ -12,8 +12,8 @@ namespace tessel::isa {
 /// One instruction in assembly syntax. Branch targets print as "L<index>".
 std::string format_instruction(const Instruction& instr);
 
-/// The whole program: `.program`, `.buffer` (memory map, without constant data), `.core N` sections,
-/// labels "L<index>:" before every branch target, one instruction per line.
+/// The whole program: `.program`, `.buffer` (memory map, without constant data), `.core N`
+/// sections, labels "L<index>:" before every branch target, one instruction per line.
 std::string disassemble(const Program& program);
 
 /// Parses assembly text. Throws tessel::Error naming `source_name`, the line and what was expected.
@@ -37,6 +37,11 @@ struct VectorOperandUse {
   bool src0 = false, src1 = false, scalar = false;
 };
 VectorOperandUse vector_operand_use(Opcode op);
+
+/// "" when the opcode and every enum field of `instr.args` (scopes, pipes, dtypes) hold one of
+/// their enumerators, else a description of the first that does not, e.g. "invalid scope value 9".
+/// Such instructions cannot be printed or encoded (disassemble and encode throw).
+std::string invalid_enum_field(const Instruction& instr);
 
 /// The opcode whose mnemonic is `mnemonic` (e.g. "vadd"); false if there is none.
 bool opcode_from_name(const std::string& mnemonic, Opcode& op);

@@ -19,7 +19,7 @@ namespace tessel::isa {
 
 namespace {
 
-constexpr uint8_t kOpIndexFlag = 0x40;  // opcode byte: an op_index delta follows
+constexpr uint8_t kOpIndexFlag = 0x40;   // opcode byte: an op_index delta follows
 constexpr uint8_t kFullFormFlag = 0x80;  // opcode byte: the full form follows
 constexpr uint8_t kOpcodeMask = 0x3f;
 static_assert(kNumOpcodes <= kOpcodeMask + 1, "opcode no longer fits the 6-bit opcode field");
@@ -46,7 +46,9 @@ uint32_t crc32(const uint8_t* data, std::size_t n) {
   return c ^ 0xFFFFFFFFu;
 }
 
-uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+uint64_t zigzag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
 int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
 
 // ------------------------------------------------------------------------------------------------
@@ -102,54 +104,6 @@ class Writer {
 // Validation of enum values before encoding (values outside the enumerators are not encodable)
 // ------------------------------------------------------------------------------------------------
 
-struct EnumCheck {
-  const char* where;
-  std::size_t core, index;
-  void scope(Scope s) const {
-    if (static_cast<int>(s) >= kNumScopes) bad("scope", static_cast<int>(s));
-  }
-  void pipe(Pipe p) const {
-    if (static_cast<int>(p) >= kNumPipes) bad("pipe", static_cast<int>(p));
-  }
-  void dtype(DType t) const {
-    if (static_cast<int>(t) > static_cast<int>(DType::f32)) bad("dtype", static_cast<int>(t));
-  }
-  [[noreturn]] void bad(const char* what, int v) const {
-    fail("encode: core {}, instruction {}: invalid {} value {}", core, index, what, v);
-  }
-};
-
-void check_enums(const Instruction& in, const EnumCheck& e) {
-  if (static_cast<int>(in.op) >= kNumOpcodes) e.bad("opcode", static_cast<int>(in.op));
-  std::visit(
-      [&](const auto& a) {
-        using T = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<T, SyncArgs>) {
-          e.pipe(a.src);
-          e.pipe(a.dst);
-        } else if constexpr (std::is_same_v<T, DmaArgs> || std::is_same_v<T, Load2dArgs> ||
-                             std::is_same_v<T, Img2colArgs>) {
-          e.dtype(a.dtype);
-          e.scope(a.dst.scope);
-          e.scope(a.src.scope);
-        } else if constexpr (std::is_same_v<T, MmadArgs>) {
-          e.scope(a.a.scope);
-          e.scope(a.b.scope);
-          e.scope(a.c.scope);
-        } else if constexpr (std::is_same_v<T, FixArgs>) {
-          e.dtype(a.dst_dtype);
-          e.scope(a.dst.scope);
-          e.scope(a.src.scope);
-        } else if constexpr (std::is_same_v<T, VectorArgs>) {
-          e.dtype(a.dtype);
-          e.scope(a.dst.addr.scope);
-          e.scope(a.src0.addr.scope);
-          e.scope(a.src1.addr.scope);
-        }
-      },
-      in.args);
-}
-
 // ------------------------------------------------------------------------------------------------
 // Compact forms: when an instruction has them, and how they are written
 // ------------------------------------------------------------------------------------------------
@@ -160,16 +114,29 @@ bool reg_ok(uint8_t r) { return r < kNumRegs; }
 ScalarArgs project_scalar(Opcode op, const ScalarArgs& a) {
   ScalarArgs p;
   switch (op) {
-    case Opcode::li: p.rd = a.rd, p.imm = a.imm; break;
+    case Opcode::li:
+      p.rd = a.rd, p.imm = a.imm;
+      break;
     case Opcode::addi:
-    case Opcode::muli: p.rd = a.rd, p.rs = a.rs, p.imm = a.imm; break;
+    case Opcode::muli:
+      p.rd = a.rd, p.rs = a.rs, p.imm = a.imm;
+      break;
     case Opcode::add:
     case Opcode::sub:
-    case Opcode::mul: p.rd = a.rd, p.rs = a.rs, p.rt = a.rt; break;
-    case Opcode::blt: p.rs = a.rs, p.rt = a.rt, p.target = a.target; break;
-    case Opcode::blti: p.rs = a.rs, p.imm = a.imm, p.target = a.target; break;
-    case Opcode::jmp: p.target = a.target; break;
-    default: break;
+    case Opcode::mul:
+      p.rd = a.rd, p.rs = a.rs, p.rt = a.rt;
+      break;
+    case Opcode::blt:
+      p.rs = a.rs, p.rt = a.rt, p.target = a.target;
+      break;
+    case Opcode::blti:
+      p.rs = a.rs, p.imm = a.imm, p.target = a.target;
+      break;
+    case Opcode::jmp:
+      p.target = a.target;
+      break;
+    default:
+      break;
   }
   return p;
 }
@@ -201,7 +168,8 @@ bool compact_ok(const Instruction& in) {
           return reg_ok(a.a.reg) && reg_ok(a.b.reg) && reg_ok(a.c.reg);
         } else if constexpr (std::is_same_v<T, VectorArgs>) {
           const VectorOperandUse u = vector_operand_use(in.op);
-          return reg_ok(a.dst.addr.reg) && (u.src0 ? reg_ok(a.src0.addr.reg) : a.src0 == VecOperand{}) &&
+          return reg_ok(a.dst.addr.reg) &&
+                 (u.src0 ? reg_ok(a.src0.addr.reg) : a.src0 == VecOperand{}) &&
                  (u.src1 ? reg_ok(a.src1.addr.reg) : a.src1 == VecOperand{}) &&
                  (u.scalar || float_bits(a.scalar) == 0);
         } else {
@@ -229,21 +197,33 @@ void write_compact(Writer& w, const Instruction& in) {
         using T = std::decay_t<decltype(a)>;
         if constexpr (std::is_same_v<T, ScalarArgs>) {
           switch (in.op) {
-            case Opcode::li: w.u8(a.rd), w.svar(a.imm); break;
+            case Opcode::li:
+              w.u8(a.rd), w.svar(a.imm);
+              break;
             case Opcode::addi:
-            case Opcode::muli: w.u8(a.rd), w.u8(a.rs), w.svar(a.imm); break;
+            case Opcode::muli:
+              w.u8(a.rd), w.u8(a.rs), w.svar(a.imm);
+              break;
             case Opcode::add:
             case Opcode::sub:
-            case Opcode::mul: w.u8(a.rd), w.u8(a.rs), w.u8(a.rt); break;
-            case Opcode::blt: w.u8(a.rs), w.u8(a.rt), w.uvar(static_cast<uint64_t>(a.target)); break;
+            case Opcode::mul:
+              w.u8(a.rd), w.u8(a.rs), w.u8(a.rt);
+              break;
+            case Opcode::blt:
+              w.u8(a.rs), w.u8(a.rt), w.uvar(static_cast<uint64_t>(a.target));
+              break;
             case Opcode::blti:
               w.u8(a.rs), w.svar(a.imm), w.uvar(static_cast<uint64_t>(a.target));
               break;
-            case Opcode::jmp: w.uvar(static_cast<uint64_t>(a.target)); break;
-            default: break;
+            case Opcode::jmp:
+              w.uvar(static_cast<uint64_t>(a.target));
+              break;
+            default:
+              break;
           }
         } else if constexpr (std::is_same_v<T, SyncArgs>) {
-          w.u8(static_cast<uint8_t>(static_cast<uint8_t>(a.src) | (static_cast<uint8_t>(a.dst) << 3)));
+          w.u8(static_cast<uint8_t>(static_cast<uint8_t>(a.src) |
+                                    (static_cast<uint8_t>(a.dst) << 3)));
           w.u8(a.event);
         } else if constexpr (std::is_same_v<T, DmaArgs>) {
           const bool valid = !dma_full_window(a);
@@ -343,8 +323,8 @@ void write_full(Writer& w, const Instruction& in) {
           w.u8(static_cast<uint8_t>(a.dtype));
           w.mem_full(a.dst);
           w.mem_full(a.src);
-          for (uint32_t v : {a.c, a.h, a.w, a.kh, a.kw, a.stride_h, a.stride_w, a.dilation_h,
-                             a.dilation_w}) {
+          for (uint32_t v :
+               {a.c, a.h, a.w, a.kh, a.kw, a.stride_h, a.stride_w, a.dilation_h, a.dilation_w}) {
             w.uvar(v);
           }
           w.svar(a.pad_top), w.svar(a.pad_left), w.uvar(a.oh), w.uvar(a.ow);
@@ -460,7 +440,8 @@ class Reader {
     return s;
   }
   Scope scope(uint8_t v, std::size_t at) const {
-    if (v >= kNumScopes) corrupt(at, "invalid memory scope value {} (expected 0..{})", v, kNumScopes - 1);
+    if (v >= kNumScopes)
+      corrupt(at, "invalid memory scope value {} (expected 0..{})", v, kNumScopes - 1);
     return static_cast<Scope>(v);
   }
   DType dtype(uint8_t v, std::size_t at) const {
@@ -528,7 +509,9 @@ void read_compact(Reader& r, Instruction& in) {
         return static_cast<int32_t>(t);
       };
       switch (in.op) {
-        case Opcode::li: a.rd = r.reg_compact("rd"), a.imm = r.svar("imm"); break;
+        case Opcode::li:
+          a.rd = r.reg_compact("rd"), a.imm = r.svar("imm");
+          break;
         case Opcode::addi:
         case Opcode::muli:
           a.rd = r.reg_compact("rd"), a.rs = r.reg_compact("rs"), a.imm = r.svar("imm");
@@ -541,9 +524,14 @@ void read_compact(Reader& r, Instruction& in) {
         case Opcode::blt:
           a.rs = r.reg_compact("rs"), a.rt = r.reg_compact("rt"), a.target = target();
           break;
-        case Opcode::blti: a.rs = r.reg_compact("rs"), a.imm = r.svar("imm"), a.target = target(); break;
-        case Opcode::jmp: a.target = target(); break;
-        default: break;
+        case Opcode::blti:
+          a.rs = r.reg_compact("rs"), a.imm = r.svar("imm"), a.target = target();
+          break;
+        case Opcode::jmp:
+          a.target = target();
+          break;
+        default:
+          break;
       }
       in.args = a;
       break;
@@ -603,7 +591,8 @@ void read_compact(Reader& r, Instruction& in) {
       a.dtype = r.dtype(f & 1, at);
       a.dst = r.mem_compact();
       a.src = r.mem_compact();
-      for (uint32_t* v : {&a.c, &a.h, &a.w, &a.kh, &a.kw, &a.oh, &a.ow}) *v = r.u32v("an img2col size");
+      for (uint32_t* v : {&a.c, &a.h, &a.w, &a.kh, &a.kw, &a.oh, &a.ow})
+        *v = r.u32v("an img2col size");
       if (f & 2) {
         for (uint32_t* v : {&a.stride_h, &a.stride_w, &a.dilation_h, &a.dilation_w}) {
           *v = r.u32v("an img2col stride or dilation");
@@ -807,15 +796,19 @@ std::vector<uint8_t> encode(const Program& program) {
     int64_t prev_op = -1;
     for (std::size_t i = 0; i < stream.size(); ++i) {
       const Instruction& in = stream[i];
-      check_enums(in, EnumCheck{"encode", c, i});
+      if (const std::string bad = invalid_enum_field(in); !bad.empty()) {
+        fail("encode: core {}, instruction {}: {}", c, i, bad);
+      }
       const bool compact = compact_ok(in);
       const bool op_changes = in.op_index != prev_op;
       w.u8(static_cast<uint8_t>(static_cast<uint8_t>(in.op) | (op_changes ? kOpIndexFlag : 0) |
                                 (compact ? 0 : kFullFormFlag)));
       if (op_changes) w.svar(in.op_index - prev_op);
       prev_op = in.op_index;
-      if (compact) write_compact(w, in);
-      else write_full(w, in);
+      if (compact)
+        write_compact(w, in);
+      else
+        write_full(w, in);
     }
   }
   w.u32le(crc32(out.data(), out.size()));
@@ -837,7 +830,8 @@ Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name
                    kEncodingVersion);
   }
   if (bytes.size() < 9) {
-    header.corrupt(bytes.size(), "truncated image: {} bytes cannot hold the header and the CRC-32 trailer",
+    header.corrupt(bytes.size(),
+                   "truncated image: {} bytes cannot hold the header and the CRC-32 trailer",
                    bytes.size());
   }
   Reader r(bytes, bytes.size() - 4, source_name);
@@ -875,7 +869,8 @@ Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name
       const std::size_t at = r.pos();
       const uint8_t b = r.u8("an opcode byte");
       const uint8_t op = b & kOpcodeMask;
-      if (op >= kNumOpcodes) r.corrupt(at, "invalid opcode {} (expected 0..{})", op, kNumOpcodes - 1);
+      if (op >= kNumOpcodes)
+        r.corrupt(at, "invalid opcode {} (expected 0..{})", op, kNumOpcodes - 1);
       in.op = static_cast<Opcode>(op);
       if (b & kOpIndexFlag) {
         const std::size_t dat = r.pos();
@@ -888,8 +883,10 @@ Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name
         in.op_index = static_cast<int32_t>(prev_op);
       }
       prev_op = in.op_index;
-      if (b & kFullFormFlag) read_full(r, in);
-      else read_compact(r, in);
+      if (b & kFullFormFlag)
+        read_full(r, in);
+      else
+        read_compact(r, in);
     }
   }
   if (r.remaining() != 0) {
@@ -900,8 +897,10 @@ Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name
   for (int i = 0; i < 4; ++i) stored |= static_cast<uint32_t>(bytes[crc_at + i]) << (8 * i);
   const uint32_t actual = crc32(bytes.data(), crc_at);
   if (stored != actual) {
-    r.corrupt(crc_at, "CRC-32 mismatch: trailer holds {:#010x}, the data hashes to {:#010x} (corrupt image)",
-              stored, actual);
+    r.corrupt(
+        crc_at,
+        "CRC-32 mismatch: trailer holds {:#010x}, the data hashes to {:#010x} (corrupt image)",
+        stored, actual);
   }
   return p;
 }

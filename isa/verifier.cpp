@@ -151,6 +151,9 @@ class Verifier {
       if (static_cast<int>(b.kind) > static_cast<int>(GmKind::scratch)) {
         bad(fmt::format("invalid kind value {}", static_cast<int>(b.kind)));
       }
+      if (static_cast<int>(b.dtype) > static_cast<int>(DType::f32)) {
+        bad(fmt::format("invalid dtype value {}", static_cast<int>(b.dtype)));
+      }
       if (static_cast<i128>(b.address) + b.bytes > static_cast<i128>(p_.gm_bytes)) {
         bad(fmt::format("[{:#x}, {:#x}) lies outside gm_bytes = {}", b.address,
                         static_cast<uint64_t>(b.address + b.bytes), p_.gm_bytes));
@@ -213,8 +216,8 @@ class Verifier {
 
   void check_instruction(int64_t n) {
     const Instruction& in = *instr_;
-    if (static_cast<int>(in.op) >= kNumOpcodes) {
-      problem("invalid opcode value {}", static_cast<int>(in.op));
+    if (const std::string bad = invalid_enum_field(in); !bad.empty()) {
+      problem("{}", bad);
       return;
     }
     if (args_index(in.op) != in.args.index()) {
@@ -275,7 +278,7 @@ class Verifier {
               pipe_name(a.src));
     }
     if (a.event >= hw_.core.sync_event_ids) {
-      problem("event id {} >= core.sync_event_ids = {}", a.event, hw_.core.sync_event_ids);
+      problem("event id {} >= core.sync.event_ids = {}", a.event, hw_.core.sync_event_ids);
     }
   }
 
@@ -300,8 +303,7 @@ class Verifier {
       if (a.extent[d] == 0) {
         problem("zero extent in dimension {}", d);
         ok = false;
-      }
-      if (a.valid_begin[d] > a.valid_end[d] || a.valid_end[d] > a.extent[d]) {
+      } else if (a.valid_begin[d] > a.valid_end[d] || a.valid_end[d] > a.extent[d]) {
         problem("valid window [{}, {}) of dimension {} is not within [0, extent = {}]",
                 a.valid_begin[d], a.valid_end[d], d, a.extent[d]);
         ok = false;
@@ -391,8 +393,11 @@ class Verifier {
     if (a.dst_row_stride < static_cast<int64_t>(a.n)) {
       problem("dst_row_stride {} < n = {}: output rows would overlap", a.dst_row_stride, a.n);
     }
-    check_operand("src", a.src,
-                  {0, ceil_div(a.m, m0_) * m0_ * ceil_div(a.n, n0_) * n0_ * acc_bytes_});
+    // L0C tile [M1][N1][m0][n0]: the bytes from element 0 to the last element read, (m-1, n-1).
+    const i128 M1 = ceil_div(a.m, m0_), N1 = ceil_div(a.n, n0_);
+    const i128 last = ((M1 - 1) * N1 + (N1 - 1)) * m0_ * n0_ + (a.m - 1 - (M1 - 1) * m0_) * n0_ +
+                      (a.n - 1 - (N1 - 1) * n0_);
+    check_operand("src", a.src, {0, (last + 1) * acc_bytes_});
     const int eb = dtype_bytes(a.dst_dtype);
     const i128 s = a.dst_row_stride;
     check_operand(

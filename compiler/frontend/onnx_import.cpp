@@ -270,10 +270,20 @@ class Importer {
       opset_ = os.version();
       found = true;
     }
-    if (!found) fail("the model declares no default-domain opset (opset_import)");
+    // Both are valid models tessel does not handle: tessel::Unsupported (a tessel::Error).
+    if (!found) {
+      std::vector<std::string> others;
+      for (const auto& os : model_.opset_import()) {
+        others.push_back(fmt::format("{} {}", os.domain(), os.version()));
+      }
+      throw Unsupported(fmt::format("the model declares no default-domain opset (opset_import: "
+                                    "[{}]); tessel supports only the default ONNX domain",
+                                    fmt::join(others, ", ")));
+    }
     if (opset_ < kMinOpset || opset_ > kMaxOpset) {
-      fail("the model uses default-domain opset {}; tessel supports opsets {} to {}", opset_,
-           kMinOpset, kMaxOpset);
+      throw Unsupported(fmt::format("the model uses default-domain opset {}; tessel supports "
+                                    "opsets {} to {}",
+                                    opset_, kMinOpset, kMaxOpset));
     }
   }
 
@@ -431,7 +441,7 @@ class Importer {
     if (static_cast<int>(order.size()) != n) {
       for (int i = 0; i < n; ++i) {
         if (pending[static_cast<size_t>(i)] > 0) {
-          fail("the graph's nodes form a cycle (node '{}' ({}) depends on its own outputs)",
+          fail("the graph's nodes form a cycle (node '{}' ({}) is on or after it)",
                gp.node(i).name(), gp.node(i).op_type());
         }
       }

@@ -287,7 +287,11 @@ void print_graph(const Graph& g, std::ostream& os, const PrintOptions& opts) {
       append_decl(out, n->outputs[i], opts);
     }
     out += " = ";
-    append_name(out, n->op_type);
+    if (n->op_type == "const") {
+      append_quoted(out, n->op_type);  // the keyword for constants at this position
+    } else {
+      append_name(out, n->op_type);
+    }
     out += '(';
     for (size_t i = 0; i < n->inputs.size(); ++i) {
       if (i) out += ", ";

@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <functional>
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "compiler/support/error.h"
 

@@ -237,9 +237,9 @@ ConvTShapes convt_shapes(const Node& node, const Shape& x, const Shape& w, const
     int64_t out;
     if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       out = !out_shape.empty() ? out_shape[i] : r.in_spatial[i] * r.strides[i];
-      const int64_t total = full - out;
-      if (total < 0)
-        node_fail(node, "output size {} on spatial axis {} exceeds the full extent {}", out, i, full);
+      // An output larger than the full extent is padded at the end (total padding 0, as
+      // onnxruntime does); the extra positions hold only the bias.
+      const int64_t total = std::max<int64_t>(0, full - out);
       r.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
     } else if (auto_pad == "VALID") {
       out = full;

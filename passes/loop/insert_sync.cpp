@@ -143,6 +143,32 @@ class SyncInserter {
     return false;
   }
 
+  /// True when some other leaf writes `x` strictly between a and b in execution order: then the
+  /// dependence a -> b on x is either dead (b reads the later write) or implied by the two
+  /// dependences through that writer.
+  bool written_between(const Leaf& a, const Leaf& b, const L::BufferNode* x, bool carried,
+                       std::pair<int, int> loop_span) const {
+    for (const auto& c : leaves_) {
+      if (c.id == a.id || c.id == b.id || !c.writes.count(x)) continue;
+      if (!carried) {
+        if (a.id < c.id && c.id < b.id) return true;
+      } else if (c.id >= loop_span.first && c.id <= loop_span.second &&
+                 (c.id > a.id || c.id < b.id)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool needed(const Leaf& a, const Leaf& b, bool carried, std::pair<int, int> loop_span) const {
+    for (const auto* x : a.writes)
+      if ((b.reads.count(x) || b.writes.count(x)) && !written_between(a, b, x, carried, loop_span))
+        return true;
+    for (const auto* x : a.reads)
+      if (b.writes.count(x) && !written_between(a, b, x, carried, loop_span)) return true;
+    return false;
+  }
+
   void find_dependences() {
     std::vector<Pair> candidates;
     for (const auto& a : leaves_) {
@@ -158,12 +184,17 @@ class SyncInserter {
         L::StmtNode* seq = a.path[k].first;
         const int ia = a.path[k].second, ib = b.path[k].second;
         Pair p{seq, ia > ib, a.pipe, b.pipe, ia, ib};
-        if (p.carried && seqs_.at(seq).owner_for == nullptr) continue;  // b never runs after a
+        const L::StmtNode* loop = seqs_.at(seq).owner_for;
+        if (p.carried && loop == nullptr) continue;  // b never runs after a
+        if (!needed(a, b, p.carried, p.carried ? span_.at(loop) : std::pair<int, int>{0, -1}))
+          continue;
         candidates.push_back(p);
       }
     }
+    // For one wait position, the latest set covers the others: place it first.
     std::sort(candidates.begin(), candidates.end(), [](const Pair& x, const Pair& y) {
-      return std::tie(x.wait_before, x.set_after) < std::tie(y.wait_before, y.set_after);
+      if (x.wait_before != y.wait_before) return x.wait_before < y.wait_before;
+      return x.set_after > y.set_after;
     });
     for (const auto& p : candidates)
       if (!covered(p)) pairs_.push_back(p);

@@ -35,7 +35,9 @@ struct TempNeed {
   bool result_is_temp = false;
 };
 
-bool is_leaf(const Expr& e) { return e->kind == ExprKind::Load || e->kind == ExprKind::Float; }
+bool is_leaf(const Expr& e) {
+  return e->kind == ExprKind::Load || e->kind == ExprKind::TensorRead || e->kind == ExprKind::Float;
+}
 
 TempNeed temp_need(const Expr& e, bool is_root) {
   if (is_leaf(e)) return {0, false};

@@ -111,7 +111,7 @@ TEST(Text, RoundTripsEveryDtypeBitExactly) {
       << text;
   EXPECT_NE(text.find("[nan, -nan, nan0x7f800001]"), std::string::npos) << text;
   EXPECT_NE(text.find("[nan, nan0x7ff0000000000123]"), std::string::npos) << text;
-  EXPECT_NE(text.find("%f16: f16[8] = const [1, 6e-08, 65504, -0, inf, nan, nan0x7c01, "
+  EXPECT_NE(text.find("%f16: f16[8] = const [1, 5.9604645e-08, 65504, -0, inf, nan, nan0x7c01, "
                       "0.099975586]"),
             std::string::npos)
       << text;
@@ -159,6 +159,8 @@ TEST(Text, RoundTripsEveryAttributeKindAndOddNames) {
   a.set("weird key", int64_t{1});
   g.add_node("CustomOp", "node #1 (x)", {x, nullptr, x}, {y, m}, a);
   g.add_node("Relu", "/block.1/Relu", {y}, {z});
+  Value* w = g.add_value("w", DType::f32, {1, 3});
+  g.add_node("const", "op named const", {z}, {w});  // an op type equal to the keyword
   g.outputs = {z, m, x};
   const std::string text = expect_round_trip(g);
   EXPECT_NE(text.find("graph \"graph with spaces\" opset 11 (%\"onnx::Conv_0\": f32[1,3])"),
@@ -177,6 +179,8 @@ TEST(Text, RoundTripsEveryAttributeKindAndOddNames) {
   EXPECT_NE(text.find("t=tensor<i64[2,2] [1, 2, 3, 4]>"), std::string::npos) << text;
   EXPECT_NE(text.find("# \"node #1 (x)\""), std::string::npos) << text;
   EXPECT_NE(text.find("%/block.1/Relu_output_0: f32[1,3] = Relu(%\"out"), std::string::npos) << text;
+  EXPECT_NE(text.find("%w: f32[1,3] = \"const\"(%/block.1/Relu_output_0)"), std::string::npos)
+      << text;
 }
 
 TEST(Text, ParsesCommentsAndWhitespaceFreely) {

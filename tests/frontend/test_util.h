@@ -29,7 +29,12 @@ inline bool same_attr(const AttrValue& a, const AttrValue& b) {
            (fs->empty() || std::memcmp(fs->data(), gs.data(), fs->size() * sizeof(float)) == 0);
   }
   if (const auto* t = std::get_if<Tensor>(&a)) return same_tensor(*t, std::get<Tensor>(b));
-  return a == b;
+  if (const auto* i = std::get_if<int64_t>(&a)) return *i == std::get<int64_t>(b);
+  if (const auto* s = std::get_if<std::string>(&a)) return *s == std::get<std::string>(b);
+  if (const auto* is = std::get_if<std::vector<int64_t>>(&a)) {
+    return *is == std::get<std::vector<int64_t>>(b);
+  }
+  return std::get<std::vector<std::string>>(a) == std::get<std::vector<std::string>>(b);
 }
 
 inline std::string value_name(const Value* v) { return v ? v->name : std::string("<omitted>"); }
@@ -53,7 +58,9 @@ inline void expect_same_graph(const Graph& a, const Graph& b) {
     EXPECT_EQ(va->dtype, vb->dtype) << va->name;
     EXPECT_EQ(va->shape, vb->shape) << va->name;
     ASSERT_EQ(va->constant != nullptr, vb->constant != nullptr) << va->name;
-    if (va->constant) EXPECT_TRUE(same_tensor(*va->constant, *vb->constant)) << va->name;
+    if (va->constant) {
+      EXPECT_TRUE(same_tensor(*va->constant, *vb->constant)) << va->name;
+    }
     ASSERT_EQ(va->producer != nullptr, vb->producer != nullptr) << va->name;
     if (va->producer) {
       EXPECT_EQ(va->producer->name, vb->producer->name);

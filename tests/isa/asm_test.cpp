@@ -137,7 +137,8 @@ TEST(AsmRoundTrip, EveryOpcodeBothDirections) {
   for (const auto& core : p.cores) {
     for (const Instruction& in : core) used.insert(in.op);
   }
-  ASSERT_EQ(used.size(), static_cast<std::size_t>(kNumOpcodes)) << "the program must use every opcode";
+  ASSERT_EQ(used.size(), static_cast<std::size_t>(kNumOpcodes))
+      << "the program must use every opcode";
 
   const std::string text = disassemble(p);
   const Program q = assemble(text, "every_opcode.s");
@@ -236,8 +237,10 @@ TEST(AsmParse, HandWrittenSyntax) {
   EXPECT_EQ(d.pad_value, 1.0f);
   // Canonical re-print renames labels by index.
   const std::string canon = disassemble(p);
-  EXPECT_NE(canon.find("L1:\n  vadds.f32 ub[x1+0]{1,0}, ub[x2+32]{2,64}, -0.0025, count=64, repeat=4  # op=7"),
-            std::string::npos)
+  EXPECT_NE(
+      canon.find(
+          "L1:\n  vadds.f32 ub[x1+0]{1,0}, ub[x2+32]{2,64}, -0.0025, count=64, repeat=4  # op=7"),
+      std::string::npos)
       << canon;
   EXPECT_NE(canon.find("  blt x0, x1, L1\n  jmp L6\n"), std::string::npos) << canon;
 }
@@ -252,7 +255,8 @@ TEST(AsmErrors, UnknownMnemonic) {
 TEST(AsmErrors, BadRegister) {
   expect_asm_error(".core 0\n  li x32, 0\n", {"k.s:2:6:", "bad register 'x32'", "x0..x31"});
   expect_asm_error(".core 0\n  add x1, y2, x3\n", {"k.s:2:11:", "bad register 'y2'"});
-  expect_asm_error(".core 0\n  vcopy.f16 ub[x01+0], ub[x1+0], count=1\n", {"k.s:2:16:", "bad register 'x01'"});
+  expect_asm_error(".core 0\n  vcopy.f16 ub[x01+0], ub[x1+0], count=1\n",
+                   {"k.s:2:16:", "bad register 'x01'"});
 }
 
 TEST(AsmErrors, UnknownLabel) {
@@ -261,11 +265,13 @@ TEST(AsmErrors, UnknownLabel) {
 }
 
 TEST(AsmErrors, DuplicateLabel) {
-  expect_asm_error(".core 0\nx:\n  barrier\nx:\n", {"k.s:4:1:", "label 'x' already defined at line 2"});
+  expect_asm_error(".core 0\nx:\n  barrier\nx:\n",
+                   {"k.s:4:1:", "label 'x' already defined at line 2"});
 }
 
 TEST(AsmErrors, MissingOperand) {
-  expect_asm_error(".core 0\n  addi x1, x2\n", {"k.s:2:", "missing operand 3 of addi", "integer immediate"});
+  expect_asm_error(".core 0\n  addi x1, x2\n",
+                   {"k.s:2:", "missing operand 3 of addi", "integer immediate"});
   expect_asm_error(".core 0\n  vadd.f16 ub[x1+0], ub[x2+0], ub[x3+0]\n",
                    {"k.s:2:", "missing field 'count=' of vadd"});
   expect_asm_error(".core 0\n  li x1,, 3\n", {"k.s:2:", "missing operand"});
@@ -278,8 +284,9 @@ TEST(AsmErrors, MissingOperand) {
 TEST(AsmErrors, ScopeNotAllowed) {
   expect_asm_error(".core 0\n  mmad l0c[x0+0], ub[x0+0], l0b[x0+0], m1=1, k1=1, n1=1\n",
                    {"k.s:2:19:", "scope not allowed", "mmad operand 2 (a) must be in l0a, not ub"});
-  expect_asm_error(".core 0\n  dma.f16 l0a[x0+0], gm[x0+0], extent=[1], dst_stride=[1], src_stride=[1]\n",
-                   {"k.s:2:11:", "scope not allowed", "l1 or ub"});
+  expect_asm_error(
+      ".core 0\n  dma.f16 l0a[x0+0], gm[x0+0], extent=[1], dst_stride=[1], src_stride=[1]\n",
+      {"k.s:2:11:", "scope not allowed", "l1 or ub"});
   expect_asm_error(".core 0\n  vexp.f16 ub[x0+0]{1,0}, l1[x0+0]{1,0}, count=4\n",
                    {"k.s:2:27:", "scope not allowed", "src0"});
 }
@@ -287,10 +294,12 @@ TEST(AsmErrors, ScopeNotAllowed) {
 TEST(AsmErrors, NumberOutOfRange) {
   expect_asm_error(".core 0\n  vabs.f16 ub[x1+0]{1,0}, ub[x1+0]{1,0}, count=4294967296\n",
                    {"k.s:2:", "out of range for count", "0..4294967295"});
-  expect_asm_error(".core 0\n  set_flag mte2, vector, 256\n", {"k.s:2:26:", "out of range for an event id"});
+  expect_asm_error(".core 0\n  set_flag mte2, vector, 256\n",
+                   {"k.s:2:26:", "out of range for an event id"});
   expect_asm_error(".core 0\n  li x1, 9223372036854775808\n", {"k.s:2:10:", "out of range"});
   expect_asm_error(".core 0\n  li x1, 99999999999999999999999\n", {"k.s:2:10:", "out of range"});
-  expect_asm_error(".core 0\n  vdup.f32 ub[x0+0]{1,0}, 1e39, count=1\n", {"k.s:2:", "out of range"});
+  expect_asm_error(".core 0\n  vdup.f32 ub[x0+0]{1,0}, 1e39, count=1\n",
+                   {"k.s:2:", "out of range"});
   expect_asm_error(".core 0\n  vexp.f32 ub[x0+0]{2147483648,0}, ub[x0+0]{1,0}, count=1\n",
                    {"k.s:2:", "out of range for an element stride"});
   expect_asm_error(".core 0\n  mmad l0c[x0+0], l0a[x0+0], l0b[x0+0], m1=1, k1=1, n1=1, acc=2\n",
@@ -304,7 +313,8 @@ TEST(AsmErrors, StructureAndDirectives) {
   expect_asm_error(".program a\n.program b\n", {"k.s:2:1:", "given twice"});
   expect_asm_error(".op 1 x\n", {"k.s:1:5:", "expected '.op 0'"});
   expect_asm_error(".buffer b kind=input addr=0\n", {"k.s:1:", "missing field 'bytes='"});
-  expect_asm_error(".buffer b kind=inpt addr=0 bytes=2\n", {"k.s:1:16:", "unknown buffer kind 'inpt'"});
+  expect_asm_error(".buffer b kind=inpt addr=0 bytes=2\n",
+                   {"k.s:1:16:", "unknown buffer kind 'inpt'"});
   expect_asm_error(".buffer b kind=input addr=0 bytes=2 color=red\n",
                    {"k.s:1:37:", "unknown buffer field 'color'"});
   expect_asm_error(".program \"abc\n", {"k.s:1:10:", "unterminated string"});
@@ -312,23 +322,31 @@ TEST(AsmErrors, StructureAndDirectives) {
 }
 
 TEST(AsmErrors, OperandForms) {
-  expect_asm_error(".core 0\n  li x1, 2, 3\n", {"k.s:2:13:", "too many operands for li: expected 2"});
+  expect_asm_error(".core 0\n  li x1, 2, 3\n",
+                   {"k.s:2:13:", "too many operands for li: expected 2"});
   expect_asm_error(".core 0\n  li x1, 2, color=3\n", {"k.s:2:13:", "unknown field 'color' for li"});
   expect_asm_error(".core 0\n  li x1, 2, rs=x1, rs=x2\n", {"k.s:2:20:", "field 'rs' given twice"});
   expect_asm_error(".core 0\n  li x1, 2  # op=x\n", {"k.s:2:18:", "op index"});
   expect_asm_error(".core 0\n  barrier.f16\n", {"k.s:2:10:", "barrier takes no dtype suffix"});
-  expect_asm_error(".core 0\n  vexp.f8 ub[x0+0], ub[x0+0], count=1\n", {"k.s:2:8:", "unknown dtype 'f8'"});
+  expect_asm_error(".core 0\n  vexp.f8 ub[x0+0], ub[x0+0], count=1\n",
+                   {"k.s:2:8:", "unknown dtype 'f8'"});
   expect_asm_error(".core 0\n  set_flag mte2, vectr, 0\n", {"k.s:2:18:", "unknown pipe 'vectr'"});
-  expect_asm_error(".core 0\n  vexp.f16 ram[x0+0], ub[x0+0], count=1\n", {"k.s:2:12:", "unknown memory scope 'ram'"});
-  expect_asm_error(".core 0\n  vexp.f16 ub[x0+0}, ub[x0+0], count=1\n", {"k.s:2:19:", "expected ']'"});
+  expect_asm_error(".core 0\n  vexp.f16 ram[x0+0], ub[x0+0], count=1\n",
+                   {"k.s:2:12:", "unknown memory scope 'ram'"});
+  expect_asm_error(".core 0\n  vexp.f16 ub[x0+0}, ub[x0+0], count=1\n",
+                   {"k.s:2:19:", "expected ']'"});
   expect_asm_error(
       ".core 0\n  dma.f16 ub[x0+0], gm[x0+0], extent=[4,4], dst_stride=[4,1], src_stride=[1]\n",
       {"k.s:2:", "dma lists differ in length"});
-  expect_asm_error(".core 0\n  dma.f16 ub[x0+0], gm[x0+0], extent=[1,1,1,1,1], dst_stride=[1], src_stride=[1]\n",
-                   {"k.s:2:", "too many dimensions"});
-  expect_asm_error(".core 0\n  vdup.f32 ub[x0+0], nan(0x3f800000), count=1\n", {"k.s:2:", "is not a NaN"});
-  expect_asm_error(".core 0\n  vdup.f32 ub[x0+0], 1.5x, count=1\n", {"k.s:2:22:", "expected a scalar value, found '1.5x'"});
-  expect_asm_error(".core 0\n  vadd.f16 ub[x1+0], count=1, ub[x2+0]\n", {"k.s:2:", "positional operand after key=value"});
+  expect_asm_error(
+      ".core 0\n  dma.f16 ub[x0+0], gm[x0+0], extent=[1,1,1,1,1], dst_stride=[1], src_stride=[1]\n",
+      {"k.s:2:", "too many dimensions"});
+  expect_asm_error(".core 0\n  vdup.f32 ub[x0+0], nan(0x3f800000), count=1\n",
+                   {"k.s:2:", "is not a NaN"});
+  expect_asm_error(".core 0\n  vdup.f32 ub[x0+0], 1.5x, count=1\n",
+                   {"k.s:2:22:", "expected a scalar value, found '1.5x'"});
+  expect_asm_error(".core 0\n  vadd.f16 ub[x1+0], count=1, ub[x2+0]\n",
+                   {"k.s:2:", "positional operand after key=value"});
 }
 
 TEST(AsmErrors, DisassembleRejectsWrongOperandClass) {
@@ -343,6 +361,29 @@ TEST(AsmErrors, DisassembleRejectsWrongOperandClass) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(AsmErrors, DisassembleRejectsInvalidEnumValues) {
+  Program p;
+  p.cores.resize(1);
+  VectorArgs v;
+  v.dst.addr.scope = static_cast<Scope>(7);
+  p.cores[0].push_back(make(Opcode::vexp, v));
+  EXPECT_EQ(invalid_enum_field(p.cores[0][0]), "invalid scope value 7");
+  try {
+    disassemble(p);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("core 0, instruction 0: invalid scope value 7"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(
+      invalid_enum_field(make(Opcode::set_flag, SyncArgs{Pipe::mte2, static_cast<Pipe>(9), 0})),
+      "invalid pipe value 9");
+  EXPECT_EQ(invalid_enum_field(make(static_cast<Opcode>(99), ScalarArgs{})),
+            "invalid opcode value 99");
+  EXPECT_EQ(invalid_enum_field(make(Opcode::vexp, VectorArgs{})), "");
 }
 
 TEST(AsmHelpers, OpcodeNamesAndClasses) {

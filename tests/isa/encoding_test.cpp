@@ -67,19 +67,19 @@ TEST(Encoding, GoldenBytes) {
   p.cores[0].push_back(make(Opcode::li, sargs(1, 0, 0, -5, -1), -1));
   p.cores[0].push_back(make(Opcode::jmp, sargs(0, 0, 0, 0, 0), 0));
   const std::vector<uint8_t> expected = {
-      'T', 'S', 'N', 'P',  // magic
-      0x01,                // version
-      0x01,                // core count (uvarint)
-      0x01, 't',           // name: length, bytes
-      0x00,                // gm_bytes
-      0x00,                // op name count
-      0x00,                // buffer count
-      0x02,                // core 0: instruction count
-      0x00,                // li = opcode 0; op_index unchanged (-1), compact form
-      0x01, 0x09,          // rd = x1; imm = -5 zigzag-mapped to 9
-      0x48,                // jmp = opcode 8 | 0x40 (op_index delta follows)
-      0x02,                // delta +1 (zigzag 2): op_index -1 -> 0
-      0x00,                // target 0 (uvarint)
+      'T',  'S',  'N',  'P',   // magic
+      0x01,                    // version
+      0x01,                    // core count (uvarint)
+      0x01, 't',               // name: length, bytes
+      0x00,                    // gm_bytes
+      0x00,                    // op name count
+      0x00,                    // buffer count
+      0x02,                    // core 0: instruction count
+      0x00,                    // li = opcode 0; op_index unchanged (-1), compact form
+      0x01, 0x09,              // rd = x1; imm = -5 zigzag-mapped to 9
+      0x48,                    // jmp = opcode 8 | 0x40 (op_index delta follows)
+      0x02,                    // delta +1 (zigzag 2): op_index -1 -> 0
+      0x00,                    // target 0 (uvarint)
       0x59, 0xeb, 0xfa, 0x6f,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0x6ffaeb59), LE
   };
   EXPECT_EQ(encode(p), expected);

@@ -73,9 +73,9 @@ inline Program every_opcode_program() {
   c0.push_back(make(Opcode::sub, sargs(4, 3, 1, 0, -1), 0));
   c0.push_back(make(Opcode::mul, sargs(5, 4, 31, 0, -1), 0));
   c0.push_back(make(Opcode::muli, sargs(6, 5, 0, std::numeric_limits<int64_t>::min(), -1), 0));
-  c0.push_back(make(Opcode::blt, sargs(0, 1, 2, 0, 0), 0));      // back to the start
-  c0.push_back(make(Opcode::blti, sargs(0, 3, 0, 12, 9), 0));    // forward
-  c0.push_back(make(Opcode::jmp, sargs(0, 0, 0, 0, 0), 0));      // target set below: stream end
+  c0.push_back(make(Opcode::blt, sargs(0, 1, 2, 0, 0), 0));    // back to the start
+  c0.push_back(make(Opcode::blti, sargs(0, 3, 0, 12, 9), 0));  // forward
+  c0.push_back(make(Opcode::jmp, sargs(0, 0, 0, 0, 0), 0));    // target set below: stream end
   c0.push_back(make(Opcode::set_flag, SyncArgs{Pipe::mte2, Pipe::vector, 3}, 1));
   c0.push_back(make(Opcode::wait_flag, SyncArgs{Pipe::cube, Pipe::fix, 7}, 1));
   c0.push_back(make(Opcode::barrier, ScalarArgs{}, 1));
@@ -179,17 +179,16 @@ inline Program every_opcode_program() {
                           -std::numeric_limits<float>::infinity()),
                     2));
   for (Opcode op : {Opcode::vrsum, Opcode::vrmax, Opcode::vrmin}) {
-    c0.push_back(make(op, vargs(DType::f32, vec(Scope::ub, 7, 64, 1, 1), s0, VecOperand{}, 64, 5,
-                                0.0f),
-                      2));
+    c0.push_back(
+        make(op, vargs(DType::f32, vec(Scope::ub, 7, 64, 1, 1), s0, VecOperand{}, 64, 5, 0.0f), 2));
   }
   std::get<ScalarArgs>(c0[8].args).target = static_cast<int32_t>(c0.size());  // ends the stream
   p.cores.push_back(c0);
 
   // Core 1: fields the opcode does not use set to non-default values, op_index jumps, x0 bases.
   std::vector<Instruction> c1;
-  c1.push_back(make(Opcode::li, sargs(1, 9, 10, 7, 3), 1));      // rs, rt, target unused
-  c1.push_back(make(Opcode::jmp, sargs(2, 0, 0, 42, 0), 0));     // rd, imm unused
+  c1.push_back(make(Opcode::li, sargs(1, 9, 10, 7, 3), 1));       // rs, rt, target unused
+  c1.push_back(make(Opcode::jmp, sargs(2, 0, 0, 42, 0), 0));      // rd, imm unused
   c1.push_back(make(Opcode::barrier, sargs(0, 0, 0, 5, -1), 2));  // imm unused
   c1.push_back(make(Opcode::vexp,
                     vargs(DType::f32, vec(Scope::ub, 0, 0, 1, 0), vec(Scope::ub, 0, 64, 1, 0),
@@ -244,22 +243,31 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
   };
   auto i64 = [&]() -> int64_t {
     switch (u(0, 3)) {
-      case 0: return static_cast<int64_t>(u(0, 100)) - 50;
-      case 1: return static_cast<int64_t>(u(0, 1 << 20));
-      case 2: return static_cast<int64_t>(rng());
-      default: return -static_cast<int64_t>(u(0, 1u << 30));
+      case 0:
+        return static_cast<int64_t>(u(0, 100)) - 50;
+      case 1:
+        return static_cast<int64_t>(u(0, 1 << 20));
+      case 2:
+        return static_cast<int64_t>(rng());
+      default:
+        return -static_cast<int64_t>(u(0, 1u << 30));
     }
   };
-  auto i32 = [&]() { return static_cast<int32_t>(static_cast<int64_t>(u(0, 1 << 16)) - (1 << 15)); };
+  auto i32 = [&]() {
+    return static_cast<int32_t>(static_cast<int64_t>(u(0, 1 << 16)) - (1 << 15));
+  };
   auto u32 = [&]() -> uint32_t {
     return u(0, 1) ? static_cast<uint32_t>(u(0, 300)) : static_cast<uint32_t>(rng());
   };
   auto reg = [&]() { return static_cast<uint8_t>(text_safe ? u(0, 31) : u(0, 255)); };
   auto flt = [&]() -> float {
     switch (u(0, 3)) {
-      case 0: return 0.0f;
-      case 1: return static_cast<float>(static_cast<int>(u(0, 20)) - 10) * 0.25f;
-      default: return float_from_bits(static_cast<uint32_t>(rng()));  // includes NaN payloads
+      case 0:
+        return 0.0f;
+      case 1:
+        return static_cast<float>(static_cast<int>(u(0, 20)) - 10) * 0.25f;
+      default:
+        return float_from_bits(static_cast<uint32_t>(rng()));  // includes NaN payloads
     }
   };
   auto scope_of = [&](std::initializer_list<Scope> allowed) {
@@ -278,16 +286,29 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
   std::size_t cls = 0;
   switch (in.op) {
     case Opcode::set_flag:
-    case Opcode::wait_flag: cls = 1; break;
-    case Opcode::dma: cls = 2; break;
-    case Opcode::load2d: cls = 3; break;
-    case Opcode::img2col: cls = 4; break;
-    case Opcode::mmad: cls = 5; break;
-    case Opcode::fix: cls = 6; break;
-    default: cls = static_cast<int>(in.op) >= static_cast<int>(Opcode::vadd) ? 7 : 0;
+    case Opcode::wait_flag:
+      cls = 1;
+      break;
+    case Opcode::dma:
+      cls = 2;
+      break;
+    case Opcode::load2d:
+      cls = 3;
+      break;
+    case Opcode::img2col:
+      cls = 4;
+      break;
+    case Opcode::mmad:
+      cls = 5;
+      break;
+    case Opcode::fix:
+      cls = 6;
+      break;
+    default:
+      cls = static_cast<int>(in.op) >= static_cast<int>(Opcode::vadd) ? 7 : 0;
   }
   if (!text_safe && u(0, 9) == 0) cls = u(0, 7);  // wrong operand class: only the binary keeps it
-  const bool extras = u(0, 3) == 0;                  // set fields the opcode does not use
+  const bool extras = u(0, 3) == 0;               // set fields the opcode does not use
   switch (cls) {
     case 0: {
       ScalarArgs a{};
@@ -296,16 +317,29 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
       if (!extras) {  // keep only what the opcode uses
         ScalarArgs p;
         switch (in.op) {
-          case Opcode::li: p.rd = a.rd, p.imm = a.imm; break;
+          case Opcode::li:
+            p.rd = a.rd, p.imm = a.imm;
+            break;
           case Opcode::addi:
-          case Opcode::muli: p.rd = a.rd, p.rs = a.rs, p.imm = a.imm; break;
+          case Opcode::muli:
+            p.rd = a.rd, p.rs = a.rs, p.imm = a.imm;
+            break;
           case Opcode::add:
           case Opcode::sub:
-          case Opcode::mul: p.rd = a.rd, p.rs = a.rs, p.rt = a.rt; break;
-          case Opcode::blt: p.rs = a.rs, p.rt = a.rt, p.target = a.target; break;
-          case Opcode::blti: p.rs = a.rs, p.imm = a.imm, p.target = a.target; break;
-          case Opcode::jmp: p.target = a.target; break;
-          default: break;
+          case Opcode::mul:
+            p.rd = a.rd, p.rs = a.rs, p.rt = a.rt;
+            break;
+          case Opcode::blt:
+            p.rs = a.rs, p.rt = a.rt, p.target = a.target;
+            break;
+          case Opcode::blti:
+            p.rs = a.rs, p.imm = a.imm, p.target = a.target;
+            break;
+          case Opcode::jmp:
+            p.target = a.target;
+            break;
+          default:
+            break;
         }
         a = p;
       }
@@ -314,18 +348,26 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
       break;
     }
     case 1:
-      in.args = SyncArgs{static_cast<Pipe>(u(0, kNumPipes - 1)), static_cast<Pipe>(u(0, kNumPipes - 1)),
-                         static_cast<uint8_t>(u(0, 255))};
+      in.args = SyncArgs{static_cast<Pipe>(u(0, kNumPipes - 1)),
+                         static_cast<Pipe>(u(0, kNumPipes - 1)), static_cast<uint8_t>(u(0, 255))};
       break;
     case 2: {
       auto& a = in.args.emplace<DmaArgs>();
       a.dtype = dtype();
       if (text_safe) {
         switch (u(0, 3)) {
-          case 0: a.dst = memref({Scope::l1}), a.src = memref({Scope::gm}); break;
-          case 1: a.dst = memref({Scope::ub}), a.src = memref({Scope::gm}); break;
-          case 2: a.dst = memref({Scope::gm}), a.src = memref({Scope::ub}); break;
-          default: a.dst = memref({Scope::l1}), a.src = memref({Scope::ub}); break;
+          case 0:
+            a.dst = memref({Scope::l1}), a.src = memref({Scope::gm});
+            break;
+          case 1:
+            a.dst = memref({Scope::ub}), a.src = memref({Scope::gm});
+            break;
+          case 2:
+            a.dst = memref({Scope::gm}), a.src = memref({Scope::ub});
+            break;
+          default:
+            a.dst = memref({Scope::l1}), a.src = memref({Scope::ub});
+            break;
         }
       } else {
         a.dst = memref(all), a.src = memref(all);
@@ -388,7 +430,8 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
         return VecOperand{m, i32(), i32()};
       };
       const bool binary = in.op <= Opcode::vmla && in.op >= Opcode::vadd;
-      const bool with_scalar = (in.op >= Opcode::vadds && in.op <= Opcode::vmins) || in.op == Opcode::vdup;
+      const bool with_scalar =
+          (in.op >= Opcode::vadds && in.op <= Opcode::vmins) || in.op == Opcode::vdup;
       a.dst = v(true);
       a.src0 = v(in.op != Opcode::vdup);
       a.src1 = v(binary);

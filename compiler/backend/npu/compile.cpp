@@ -1,0 +1,261 @@
+// Graph IR -> isa::Program for the NPU (see compile.h).
+#include "compiler/backend/npu/compile.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "compiler/backend/npu/codegen.h"
+#include "compiler/lower/op_compute.h"
+#include "compiler/support/error.h"
+#include "compiler/support/fp16.h"
+
+namespace tessel::npu_backend {
+
+namespace L = tessel::loop;
+
+namespace {
+
+constexpr uint64_t kGmAlign = 64;
+
+/// GM allocations for graph values and compile-time constants.
+class GmPlanner {
+ public:
+  GmPlanner(isa::Program& program, DType act) : program_(program), act_(act) {}
+
+  /// The GM buffer of value `v` (allocated on first use; views for pure-view ops).
+  L::Buffer value(const Value* v) {
+    auto it = by_value_.find(v);
+    if (it != by_value_.end()) return it->second;
+    L::Buffer b;
+    if (v->constant) {
+      b = constant(v->name, *v->constant);
+    } else {
+      b = allocate(v->name, v->shape, isa::GmKind::scratch, nullptr);
+    }
+    by_value_[v] = b;
+    return b;
+  }
+
+  /// Makes `out` a view of `in` (same bytes, new shape).
+  void alias(const Value* out, const Value* in) {
+    L::Buffer src = value(in);
+    by_value_[out] = L::make_view(src, out->name, out->shape, L::dense_strides(out->shape),
+                                  src->elem_offset);
+  }
+
+  /// A constant tensor converted to the activation dtype, in GM.
+  L::Buffer constant(const std::string& name, const Tensor& t) {
+    return allocate(name, t.shape(), isa::GmKind::constant, &t);
+  }
+
+  L::Buffer input(const Value* v) {
+    L::Buffer b = allocate(v->name, v->shape, isa::GmKind::input, nullptr);
+    by_value_[v] = b;
+    return b;
+  }
+
+  void mark_output(const L::Buffer& b) {
+    const L::BufferNode* s = b->storage();
+    for (auto& gb : program_.buffers)
+      if (gb.address == static_cast<uint64_t>(s->address_bytes) && gb.kind == isa::GmKind::scratch)
+        gb.kind = isa::GmKind::output;
+  }
+
+  uint64_t next() const { return next_; }
+
+ private:
+  isa::Program& program_;
+  DType act_;
+  uint64_t next_ = 0;
+  std::map<const Value*, L::Buffer> by_value_;
+
+  L::Buffer allocate(const std::string& name, const Shape& shape, isa::GmKind kind, const Tensor* init) {
+    L::Buffer b = L::make_buffer(name, L::MemScope::gm, act_, shape);
+    b->address_bytes = static_cast<int64_t>(next_);
+    isa::GmBuffer gb;
+    gb.name = name;
+    gb.kind = kind;
+    gb.address = next_;
+    gb.bytes = static_cast<uint64_t>(std::max<int64_t>(b->alloc_bytes, 0));
+    gb.dtype = act_ == DType::f16 ? isa::DType::f16 : isa::DType::f32;
+    gb.shape = shape;
+    if (init) {
+      gb.init.resize(gb.bytes);
+      const int64_t n = init->numel();
+      for (int64_t i = 0; i < n; ++i) {
+        const float f = static_cast<float>(init->get_as_double(i));
+        if (act_ == DType::f16) {
+          const uint16_t h = f32_to_f16_bits(f);
+          std::memcpy(gb.init.data() + 2 * i, &h, 2);
+        } else {
+          std::memcpy(gb.init.data() + 4 * i, &f, 4);
+        }
+      }
+    }
+    program_.buffers.push_back(std::move(gb));
+    next_ += (std::max<uint64_t>(program_.buffers.back().bytes, 1) + kGmAlign - 1) / kGmAlign * kGmAlign;
+    return b;
+  }
+};
+
+/// ComputeContext over the planner: placeholders per value, GM buffers recorded for the kernel.
+class Context : public lower::ComputeContext {
+ public:
+  Context(GmPlanner& gm, passes::KernelSpec& spec) : gm_(gm), spec_(spec) {}
+
+  te::Tensor input(const Value* v) override {
+    auto it = placeholders_.find(v);
+    if (it != placeholders_.end()) return it->second;
+    te::Tensor p = te::placeholder(v->name, v->shape);
+    placeholders_[v] = p;
+    spec_.gm[p.get()] = gm_.value(v);
+    return p;
+  }
+
+  te::Tensor derived_constant(const std::string& name, const Tensor& data) override {
+    te::Tensor p = te::placeholder(name, data.shape());
+    spec_.gm[p.get()] = gm_.constant(name, data);
+    return p;
+  }
+
+ private:
+  GmPlanner& gm_;
+  passes::KernelSpec& spec_;
+  std::map<const Value*, te::Tensor> placeholders_;
+};
+
+/// The cube contraction of a kernel, if any.
+te::Tensor find_contraction(const te::Tensor& out) {
+  te::Tensor found;
+  for (const auto& t : te::post_order(out))
+    if (t->tag == "conv2d" || t->tag == "matmul") {
+      if (found) throw Unsupported(fmt::format("kernel {} has two cube contractions", out->name));
+      found = t;
+    }
+  return found;
+}
+
+}  // namespace
+
+NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw, const NpuCompileOptions& options) {
+  NpuModule mod;
+  mod.act_dtype = hw.core.cube.input_dtype == isa::DType::f16 ? DType::f16 : DType::f32;
+  passes::NpuTarget target{&hw, mod.act_dtype};
+  isa::Program& prog = mod.program;
+  prog.name = graph.name;
+  prog.cores.resize(hw.cores);
+  std::vector<isa::Instruction>& code = prog.cores[0];
+  GmPlanner gm(prog, mod.act_dtype);
+
+  for (const Value* v : graph.inputs) {
+    if (!dtype_is_float(v->dtype))
+      throw Unsupported(fmt::format("graph input '{}' has dtype {}; the NPU takes float inputs",
+                                    v->name, dtype_to_string(v->dtype)));
+    L::Buffer b = gm.input(v);
+    mod.inputs.push_back({v->name, static_cast<uint64_t>(b->address_bytes), v->shape});
+  }
+
+  auto run_passes = [&](KernelInfo& info, const passes::KernelSpec& spec, L::Stmt body) {
+    body = passes::tensorize_vector(body, target);
+    body = passes::partition_loops(body);
+    passes::plan_memory(body, target, spec.name);
+    body = passes::insert_sync(body, target);
+    if (options.keep_loop_ir) info.loop_ir += L::to_string(body);
+    const size_t before = code.size();
+    emit_kernel(body, target, info.op_index, code);
+    info.instructions += code.size() - before;
+  };
+
+  for (const auto& nptr : graph.nodes()) {
+    const Node& node = *nptr;
+    KernelInfo info;
+    info.node = node.name;
+    info.op_type = node.op_type;
+    bool all_known = true;
+    for (const Value* o : node.outputs)
+      if (o && !o->constant) all_known = false;
+    if (all_known) {
+      info.kind = "const";
+      mod.kernels.push_back(info);
+      continue;
+    }
+    if (lower::is_alias_op(node)) {
+      info.kind = "view";
+      gm.alias(node.outputs[0], node.input(0));
+      mod.kernels.push_back(info);
+      continue;
+    }
+    for (size_t i = 1; i < node.outputs.size(); ++i)
+      if (node.outputs[i] && !graph.users(node.outputs[i]).empty())
+        throw Unsupported(fmt::format("{}: output {} is used but the NPU backend computes only the "
+                                      "first output",
+                                      node.describe(), i));
+    info.op_index = static_cast<int32_t>(prog.op_names.size());
+    prog.op_names.push_back(node.name);
+    const Value* out = node.outputs[0];
+    L::Buffer out_gm = gm.value(out);
+
+    if (node.op_type == "Concat") {
+      info.kind = "copy";
+      int64_t axis = node.attrs.get_int("axis", node.name);
+      if (axis < 0) axis += static_cast<int64_t>(out->shape.size());
+      const auto strides = L::dense_strides(out->shape);
+      int64_t offset = 0;
+      for (const Value* in : node.inputs) {
+        if (!in || in->shape[axis] == 0) continue;
+        passes::KernelSpec spec;
+        spec.name = fmt::format("{}.part{}", node.name, offset);
+        Context ctx(gm, spec);
+        te::Tensor src = ctx.input(in);
+        te::Tensor cp = te::compute(spec.name, in->shape, [&](const std::vector<L::Expr>& i) {
+          return te::read(src, i);
+        });
+        spec.out = cp;
+        spec.gm[cp.get()] = L::make_view(out_gm, out->name, in->shape, strides,
+                                         out_gm->elem_offset + offset * strides[axis]);
+        passes::VectorKnobs knobs;
+        run_passes(info, spec, passes::tile_vector(spec, target, &knobs));
+        offset += in->shape[axis];
+      }
+    } else {
+      passes::KernelSpec spec;
+      spec.name = node.name;
+      Context ctx(gm, spec);
+      te::Tensor t = lower::op_compute(node, ctx);
+      spec.out = t;
+      spec.gm[t.get()] = out_gm;
+      if (te::Tensor c = find_contraction(t)) {
+        info.kind = "cube";
+        auto it = options.cube_knobs.find(node.name);
+        info.cube_knobs = it != options.cube_knobs.end() ? it->second : passes::CubeKnobs{};
+        run_passes(info, spec, passes::tile_cube(spec, c, target, &info.cube_knobs));
+      } else {
+        info.kind = "vector";
+        auto it = options.vector_knobs.find(node.name);
+        info.vector_knobs = it != options.vector_knobs.end() ? it->second : passes::VectorKnobs{};
+        run_passes(info, spec, passes::tile_vector(spec, target, &info.vector_knobs));
+      }
+    }
+    isa::Instruction bar;
+    bar.op = isa::Opcode::barrier;
+    bar.args = isa::ScalarArgs{};
+    bar.op_index = info.op_index;
+    code.push_back(bar);
+    ++info.instructions;
+    mod.kernels.push_back(std::move(info));
+  }
+
+  for (const Value* v : graph.outputs) {
+    if (v->constant && !v->producer)
+      throw Unsupported(fmt::format("graph output '{}' is a constant; nothing to compute", v->name));
+    L::Buffer b = gm.value(v);
+    gm.mark_output(b);
+    const int64_t addr = b->storage()->address_bytes + b->elem_offset * dtype_size(mod.act_dtype);
+    mod.outputs.push_back({v->name, static_cast<uint64_t>(addr), v->shape});
+  }
+  prog.gm_bytes = gm.next();
+  return mod;
+}
+
+}  // namespace tessel::npu_backend

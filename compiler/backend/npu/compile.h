@@ -1,0 +1,60 @@
+// The NPU backend: Graph IR -> isa::Program.
+//
+// For every node (in topological order) whose output is not known at compile time and is not a
+// pure view (Reshape, Flatten, ...): op_compute gives its tensor expression; the pass script
+//   tile_vector | tile_cube -> tensorize_vector -> partition_loops -> plan_memory -> insert_sync
+// produces a loop-IR kernel, and codegen emits its instructions, followed by a barrier. Graph
+// values live in GM in the activation dtype (the cube input dtype, fp16 by default), dense
+// row-major in their ONNX shape; constants are converted and laid out in GM by the compiler.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "isa/isa.h"
+#include "npu_model/hw_config.h"
+#include "passes/loop/npu_passes.h"
+
+namespace tessel::npu_backend {
+
+struct NpuCompileOptions {
+  std::map<std::string, passes::VectorKnobs> vector_knobs;  // by node name
+  std::map<std::string, passes::CubeKnobs> cube_knobs;      // by node name
+  bool keep_loop_ir = false;  // keep each kernel's final loop IR text in KernelInfo::loop_ir
+};
+
+/// One graph node as compiled.
+struct KernelInfo {
+  std::string node;     // graph node name
+  std::string op_type;  // ONNX op
+  std::string kind;     // "vector", "cube", "copy" (Concat) , "view" (no code), "const" (no code)
+  int32_t op_index = -1;  // index into Program::op_names (-1: no code)
+  uint64_t instructions = 0;  // static instruction count
+  passes::VectorKnobs vector_knobs;
+  passes::CubeKnobs cube_knobs;
+  std::string loop_ir;
+};
+
+/// Where a graph input or output lives in GM.
+struct GmBinding {
+  std::string value;  // graph value name
+  uint64_t address = 0;
+  Shape shape;
+};
+
+/// A graph compiled for the NPU.
+struct NpuModule {
+  isa::Program program;
+  std::vector<KernelInfo> kernels;
+  std::vector<GmBinding> inputs, outputs;
+  DType act_dtype = DType::f16;
+};
+
+/// Compiles `graph` for `hw`. Throws tessel::Unsupported naming the op and node for an op without
+/// an NPU lowering, tessel::Error for a layer that cannot be tiled into the scratchpads.
+NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
+                      const NpuCompileOptions& options = {});
+
+}  // namespace tessel::npu_backend

@@ -1,0 +1,108 @@
+// Helpers for NPU compiler tests: build small graphs, compile them, run the program on the
+// functional interpreter and compare with the reference interpreter.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "compiler/backend/npu/compile.h"
+#include "compiler/ops/op_registry.h"
+#include "compiler/ops/reference.h"
+#include "compiler/support/fp16.h"
+#include "isa/interpreter.h"
+#include "npu_model/hw_config.h"
+
+namespace tessel::testing {
+
+inline npu::HwConfig preset(const std::string& name) {
+  return npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/" + name + ".yaml");
+}
+
+/// Deterministic pseudo-random tensor with values in [lo, hi).
+inline Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(shape_numel(shape));
+  for (auto& x : v) x = dist(rng);
+  return Tensor::from_floats(shape, v);
+}
+
+/// A graph under construction: values by name.
+struct GraphBuilder {
+  std::unique_ptr<Graph> g = std::make_unique<Graph>();
+  GraphBuilder() {
+    g->name = "test";
+    g->opset = 17;
+  }
+  Value* input(const std::string& name, const Shape& shape) {
+    Value* v = g->add_value(name, DType::f32, shape);
+    g->inputs.push_back(v);
+    return v;
+  }
+  Value* constant(const std::string& name, Tensor t) { return g->add_constant(name, std::move(t)); }
+  Value* node(const std::string& op, std::vector<Value*> ins, Attributes attrs = {}) {
+    Value* out = g->add_value(op + "_out", DType::undefined, {});
+    Node* n = g->add_node(op, op + "_" + std::to_string(g->nodes().size()), std::move(ins), {out},
+                          std::move(attrs));
+    ops::infer_node(*n);
+    return out;
+  }
+  std::unique_ptr<Graph> finish(std::vector<Value*> outputs) {
+    g->outputs = std::move(outputs);
+    return std::move(g);
+  }
+};
+
+/// Runs `mod` on the functional interpreter with `inputs` and returns the outputs (as f32).
+inline std::map<std::string, Tensor> run_interpreter(const npu_backend::NpuModule& mod,
+                                                     const npu::HwConfig& hw,
+                                                     const std::map<std::string, Tensor>& inputs) {
+  std::vector<uint8_t> gm(mod.program.gm_bytes, 0);
+  for (const auto& b : mod.program.buffers)
+    if (!b.init.empty()) std::memcpy(gm.data() + b.address, b.init.data(), b.init.size());
+  const bool f16 = mod.act_dtype == DType::f16;
+  for (const auto& in : mod.inputs) {
+    const Tensor& t = inputs.at(in.value);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const float f = static_cast<float>(t.get_as_double(i));
+      if (f16) {
+        const uint16_t h = f32_to_f16_bits(f);
+        std::memcpy(gm.data() + in.address + 2 * i, &h, 2);
+      } else {
+        std::memcpy(gm.data() + in.address + 4 * i, &f, 4);
+      }
+    }
+  }
+  isa::interpret(mod.program, hw, gm);
+  std::map<std::string, Tensor> out;
+  for (const auto& o : mod.outputs) {
+    Tensor t(DType::f32, o.shape);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      float f;
+      if (f16) {
+        uint16_t h;
+        std::memcpy(&h, gm.data() + o.address + 2 * i, 2);
+        f = f16_bits_to_f32(h);
+      } else {
+        std::memcpy(&f, gm.data() + o.address + 4 * i, 4);
+      }
+      t.data<float>()[i] = f;
+    }
+    out[o.value] = std::move(t);
+  }
+  return out;
+}
+
+/// Max |a - b| and the largest |b|.
+inline double max_abs_diff(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  double m = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    m = std::max(m, std::abs(a.get_as_double(i) - b.get_as_double(i)));
+  return m;
+}
+
+}  // namespace tessel::testing

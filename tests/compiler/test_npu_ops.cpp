@@ -1,0 +1,196 @@
+// Op-level NPU compilation tests: each small graph is compiled for a preset, run on the functional
+// interpreter and compared with the reference interpreter.
+//
+// Tolerance: the NPU stores activations and weights in fp16 (unit roundoff u = 2^-11 ~ 4.9e-4) and
+// rounds after every vector instruction; cube products accumulate in fp32. For inputs in [-1, 1]
+// an elementwise chain of d instructions is off by at most ~(d + 1) u |y|, a K-term dot product by
+// ~2 u sum|x w| <= 2 u K max|x w|. Each test states the bound it uses.
+#include "tests/compiler/npu_test_util.h"
+
+namespace tessel::testing {
+namespace {
+
+Attributes attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
+  Attributes a;
+  for (auto& [k, v] : kv) a.set(k, v);
+  return a;
+}
+
+struct Case {
+  std::unique_ptr<Graph> graph;
+  std::map<std::string, Tensor> inputs;
+};
+
+void check(const Case& c, const std::string& hw_name, double atol, double rtol = 0.0) {
+  npu::HwConfig hw = preset(hw_name);
+  auto mod = npu_backend::compile_npu(*c.graph, hw);
+  auto got = run_interpreter(mod, hw, c.inputs);
+  auto want = ops::run_reference(*c.graph, c.inputs);
+  for (const auto& [name, ref] : want) {
+    const Tensor& out = got.at(name);
+    double max_ref = 0;
+    for (int64_t i = 0; i < ref.numel(); ++i) max_ref = std::max(max_ref, std::abs(ref.get_as_double(i)));
+    EXPECT_LE(max_abs_diff(out, ref), atol + rtol * max_ref) << name << " on " << hw_name;
+  }
+}
+
+TEST(NpuOps, AddBroadcastPerChannel) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 16, 24, 96});
+  Value* c = b.constant("bias", random_tensor({1, 16, 1, 1}, 7));
+  Value* y = b.node("Add", {x, c});
+  Case k{b.finish({y}), {{"x", random_tensor({1, 16, 24, 96}, 1)}}};
+  // Inputs rounded to fp16 (|x|,|c| <= 1: 2 * 2^-11 * 1) plus the result rounding (2^-11 * 2).
+  check(k, "npu_4core", 3e-3);
+}
+
+TEST(NpuOps, ElementwiseChainHardSwishPattern) {
+  // x * clip(x + 3, 0, 6) / 6, as in the PP-OCR classifier.
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 40, 6, 24});
+  Value* three = b.constant("three", Tensor::scalar_f32(3.f));
+  Value* six = b.constant("six", Tensor::scalar_f32(6.f));
+  Value* lo = b.constant("lo", Tensor::scalar_f32(0.f));
+  Value* a = b.node("Add", {x, three});
+  Value* cl = b.node("Clip", {a, lo, six});
+  Value* m = b.node("Mul", {x, cl});
+  Value* y = b.node("Div", {m, six});
+  Case k{b.finish({y}), {{"x", random_tensor({2, 40, 6, 24}, 2, -4.f, 4.f)}}};
+  // |y| <= 4; four roundings of values <= 28 in magnitude before the division: ~5 * 2^-11 * 4.
+  check(k, "npu_4core", 1.5e-2);
+}
+
+TEST(NpuOps, TailTilesWhenUbIsSmall) {
+  // The edge preset's UB forces several tiles with a remainder.
+  GraphBuilder b;
+  Value* x = b.input("x", {3, 1000, 37});
+  Value* y = b.node("Relu", {x});
+  Value* z = b.node("Sigmoid", {y});
+  Case k{b.finish({z}), {{"x", random_tensor({3, 1000, 37}, 3)}}};
+  // sigmoid via 4 rounded vector steps: ~6 u.
+  check(k, "edge_1core", 4e-3);
+}
+
+TEST(NpuOps, ReduceMeanLastAxis) {
+  GraphBuilder b;
+  Value* x = b.input("x", {4, 32});
+  Value* y = b.node("ReduceMean", {x}, attrs({{"axes", std::vector<int64_t>{-1}}}));
+  Case k{b.finish({y}), {{"x", random_tensor({4, 32}, 4)}}};
+  // fp32 accumulation of fp16 inputs: 32 * u input rounding, / 32, + output rounding.
+  check(k, "npu_4core", 2e-3);
+}
+
+TEST(NpuOps, GlobalAveragePool) {
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 24, 12, 48});
+  Value* y = b.node("GlobalAveragePool", {x});
+  Case k{b.finish({y}), {{"x", random_tensor({2, 24, 12, 48}, 5)}}};
+  check(k, "npu_4core", 2e-3);
+}
+
+TEST(NpuOps, SoftmaxAxis1) {
+  GraphBuilder b;
+  Value* x = b.input("x", {4, 10});
+  Value* y = b.node("Softmax", {x}, attrs({{"axis", int64_t{1}}}));
+  Case k{b.finish({y}), {{"x", random_tensor({4, 10}, 6, -3.f, 3.f)}}};
+  // exp of values <= 6 in magnitude, rounded: relative ~4 u on each probability.
+  check(k, "npu_4core", 2e-3);
+}
+
+TEST(NpuOps, MaxPool2x2Stride2) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 8, 12, 20});
+  Value* y = b.node("MaxPool", {x}, attrs({{"kernel_shape", std::vector<int64_t>{2, 2}},
+                                           {"strides", std::vector<int64_t>{2, 2}}}));
+  Case k{b.finish({y}), {{"x", random_tensor({1, 8, 12, 20}, 8)}}};
+  // max is exact; only the fp16 rounding of the input: u.
+  check(k, "npu_4core", 6e-4);
+}
+
+TEST(NpuOps, DepthwiseConv3x3Stride2Pad1) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 16, 14, 22});
+  Value* w = b.constant("w", random_tensor({16, 1, 3, 3}, 9));
+  Value* bias = b.constant("b", random_tensor({16}, 10));
+  Value* y = b.node("Conv", {x, w, bias},
+                    attrs({{"group", int64_t{16}}, {"kernel_shape", std::vector<int64_t>{3, 3}},
+                           {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                           {"strides", std::vector<int64_t>{2, 2}}}));
+  Case k{b.finish({y}), {{"x", random_tensor({1, 16, 14, 22}, 11)}}};
+  // 9 fp16 multiply-accumulate steps with rounding, |partial| <= 10: ~10 * 10 u.
+  check(k, "npu_4core", 2e-2);
+}
+
+TEST(NpuOps, Conv3x3OnCube) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 24, 20, 30});
+  Value* w = b.constant("w", random_tensor({40, 24, 3, 3}, 12, -0.2f, 0.2f));
+  Value* bias = b.constant("b", random_tensor({40}, 13));
+  Value* y = b.node("Conv", {x, w, bias},
+                    attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
+                           {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  Case k{b.finish({y}), {{"x", random_tensor({1, 24, 20, 30}, 14)}}};
+  // K = 216 products of fp16-rounded operands (|x w| <= 0.2): 2 u * 216 * 0.2 ~ 0.04 worst case,
+  // ~0.003 typical; plus output rounding of |y| <= ~5.
+  check(k, "npu_4core", 2e-2);
+}
+
+TEST(NpuOps, Conv3x3Stride2OnEdgeCube) {
+  // edge_1core has an 8x16x16 cube and small buffers: several K chunks and pixel tiles.
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 64, 33, 47});
+  Value* w = b.constant("w", random_tensor({72, 64, 3, 3}, 15, -0.1f, 0.1f));
+  Value* y = b.node("Conv", {x, w},
+                    attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
+                           {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                           {"strides", std::vector<int64_t>{2, 2}}}));
+  Case k{b.finish({y}), {{"x", random_tensor({1, 64, 33, 47}, 16)}}};
+  check(k, "edge_1core", 2e-2);
+}
+
+TEST(NpuOps, GroupedConv) {
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 16, 9, 9});
+  Value* w = b.constant("w", random_tensor({24, 4, 3, 3}, 17, -0.3f, 0.3f));
+  Value* y = b.node("Conv", {x, w},
+                    attrs({{"group", int64_t{4}}, {"kernel_shape", std::vector<int64_t>{3, 3}}}));
+  Case k{b.finish({y}), {{"x", random_tensor({2, 16, 9, 9}, 18)}}};
+  check(k, "npu_4core", 1e-2);
+}
+
+TEST(NpuOps, GemmTransBWithBias) {
+  GraphBuilder b;
+  Value* x = b.input("x", {3, 2400});
+  Value* w = b.constant("w", random_tensor({32, 2400}, 19, -0.05f, 0.05f));
+  Value* c = b.constant("c", random_tensor({32}, 20));
+  Value* y = b.node("Gemm", {x, w, c}, attrs({{"transB", int64_t{1}}}));
+  Case k{b.finish({y}), {{"x", random_tensor({3, 2400}, 21)}}};
+  // K = 2400, |x w| <= 0.05: typical error sqrt(K) * 2 u * 0.05 ~ 5e-3.
+  check(k, "npu_4core", 3e-2);
+}
+
+TEST(NpuOps, MatMulThenAddThenSoftmax) {
+  GraphBuilder b;
+  Value* x = b.input("x", {4, 200});
+  Value* w = b.constant("w", random_tensor({200, 2}, 22, -0.1f, 0.1f));
+  Value* c = b.constant("c", random_tensor({2}, 23));
+  Value* m = b.node("MatMul", {x, w});
+  Value* a = b.node("Add", {m, c});
+  Value* y = b.node("Softmax", {a}, attrs({{"axis", int64_t{1}}}));
+  Case k{b.finish({y}), {{"x", random_tensor({4, 200}, 24)}}};
+  check(k, "npu_4core", 5e-3);
+}
+
+TEST(NpuOps, ConcatAndTranspose) {
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 3, 5});
+  Value* z = b.input("z", {2, 4, 5});
+  Value* c = b.node("Concat", {x, z}, attrs({{"axis", int64_t{1}}}));
+  Value* t = b.node("Transpose", {c}, attrs({{"perm", std::vector<int64_t>{2, 0, 1}}}));
+  Case k{b.finish({t}),
+         {{"x", random_tensor({2, 3, 5}, 25)}, {"z", random_tensor({2, 4, 5}, 26)}}};
+  check(k, "npu_4core", 6e-4);
+}
+
+}  // namespace
+}  // namespace tessel::testing

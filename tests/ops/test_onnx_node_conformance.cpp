@@ -1,0 +1,353 @@
+// ONNX backend conformance of the reference kernels: every case of the ONNX node test suite
+// (/usr/share/libonnx-testdata/data/node/<case>/model.onnx + test_data_set_N/{input,output}_K.pb)
+// is one parameterised test. A case is imported with tessel::frontend::import_onnx_bytes, run
+// with tessel::ops::run_reference and every output compared with the expected one.
+//
+// Tolerance: the ONNX backend test default (onnx/backend/test/runner: rtol 1e-3, atol 1e-7,
+// numpy.testing.assert_allclose semantics): |actual - expected| <= 1e-7 + 1e-3 * |expected|, NaN
+// only where NaN is expected; integer and bool outputs must be equal; dtype and shape must match.
+//
+// Harness adaptations (each keeps the op's semantics unchanged):
+//  * Inputs an op needs at compile time (Reshape's shape, Slice's starts/ends/axes/steps, ...; see
+//    kCompileTimeSlots) are graph inputs in many cases. tessel compiles static shapes, so when such
+//    a graph input feeds one of those slots directly, the harness turns it into an initializer
+//    holding the test data set's value (what a deployment does after binding shapes).
+//  * The frontend accepts default-domain opsets >= 7. Models declaring opset 1..6 whose ops all
+//    have the same semantics in opset 7..17 (kSameSinceOpset1: only type constraints changed) are
+//    imported with the declared opset raised to 7.
+//
+// Expectations: a case whose ops are all registered must pass, unless it is listed in
+// kExpectedUnsupported with the reason; such a case must fail with tessel::Unsupported (so the
+// list stays accurate: a case that starts passing, or fails differently, fails the test). Cases
+// with an op tessel does not register are skipped, naming the op. A summary (passing / total, per
+// op) is printed after the run.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "compiler/frontend/onnx_import.h"
+#include "compiler/ops/op_registry.h"
+#include "compiler/ops/reference.h"
+#include "compiler/support/error.h"
+
+namespace tessel {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kNodeDir = "/usr/share/libonnx-testdata/data/node";
+
+// ONNX backend test default tolerance (onnx.backend.test runner).
+constexpr double kRtol = 1e-3;
+constexpr double kAtol = 1e-7;
+
+/// Input slots whose value determines an output shape: bound to the test data when they are fed
+/// directly by a graph input.
+const std::map<std::string, std::vector<int>> kCompileTimeSlots = {
+    {"Reshape", {1}},   {"Slice", {1, 2, 3, 4}},  {"Expand", {1}},    {"Tile", {1}},
+    {"ConstantOfShape", {0}}, {"Range", {0, 1, 2}}, {"Pad", {1}},     {"Resize", {1, 2, 3}},
+    {"Upsample", {1}},  {"TopK", {1}},            {"Split", {1}},     {"Squeeze", {1}},
+    {"Unsqueeze", {1}}, {"ReduceSum", {1}},       {"OneHot", {1}},    {"NonZero", {0}},
+};
+
+/// Ops whose opset-1/6 definition has the same semantics as their opset-7..17 one.
+const std::set<std::string> kSameSinceOpset1 = {
+    "Elu",      "Selu",        "HardSigmoid",       "InstanceNormalization", "Not",
+    "Softplus", "Softsign",    "GlobalAveragePool", "GlobalMaxPool",         "ReduceLogSum",
+    "Abs",      "Neg",         "Sigmoid",           "Relu",                  "LeakyRelu",
+};
+
+/// Cases whose ops are registered but which tessel does not support, with the reason. Each must
+/// fail with tessel::Unsupported.
+const std::map<std::string, std::string> kExpectedUnsupported = {
+    // dtypes tessel's Tensor does not have.
+    {"test_cast_BFLOAT16_to_FLOAT", "bfloat16 tensors are not supported"},
+    {"test_cast_FLOAT_to_BFLOAT16", "bfloat16 tensors are not supported"},
+    {"test_castlike_BFLOAT16_to_FLOAT", "bfloat16 tensors are not supported"},
+    {"test_castlike_BFLOAT16_to_FLOAT_expanded", "bfloat16 tensors are not supported"},
+    {"test_castlike_FLOAT_to_BFLOAT16", "bfloat16 tensors are not supported"},
+    {"test_castlike_FLOAT_to_BFLOAT16_expanded", "bfloat16 tensors are not supported"},
+    {"test_cast_FLOAT_to_STRING", "string tensors are not supported"},
+    {"test_cast_STRING_to_FLOAT", "string tensors are not supported"},
+    {"test_castlike_FLOAT_to_STRING", "string tensors are not supported"},
+    {"test_castlike_FLOAT_to_STRING_expanded", "string tensors are not supported"},
+    {"test_castlike_STRING_to_FLOAT", "string tensors are not supported"},
+    {"test_castlike_STRING_to_FLOAT_expanded", "string tensors are not supported"},
+    // Training-only semantics.
+    {"test_batchnorm_epsilon_training_mode", "BatchNormalization training_mode=1 (inference only)"},
+    {"test_batchnorm_example_training_mode", "BatchNormalization training_mode=1 (inference only)"},
+    {"test_training_dropout", "training-mode Dropout with ratio > 0 is random"},
+    {"test_training_dropout_default", "training-mode Dropout with ratio > 0 is random"},
+    {"test_training_dropout_default_mask", "training-mode Dropout with ratio > 0 is random"},
+    {"test_training_dropout_mask", "training-mode Dropout with ratio > 0 is random"},
+    // Non-tensor types.
+    {"test_identity_opt", "optional types are not supported"},
+    {"test_identity_sequence", "sequence types are not supported"},
+};
+
+struct Case {
+  std::string name;
+  fs::path dir;
+};
+
+/// gtest prints a parameter by its case name.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+std::vector<Case> list_cases() {
+  std::vector<Case> cases;
+  std::error_code ec;
+  if (!fs::is_directory(kNodeDir, ec)) return cases;
+  for (const auto& e : fs::directory_iterator(kNodeDir)) {
+    if (e.is_directory() && fs::exists(e.path() / "model.onnx"))
+      cases.push_back({e.path().filename().string(), e.path()});
+  }
+  std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.name < b.name; });
+  return cases;
+}
+
+std::string read_bytes(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) throw Error("cannot open " + p.string());
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+/// Per-case outcome, collected for the summary.
+enum class Outcome { pass, fail, unsupported_expected, skipped_op };
+
+struct CaseResult {
+  std::set<std::string> ops;
+  Outcome outcome;
+};
+
+std::map<std::string, CaseResult>& results() {
+  static std::map<std::string, CaseResult> r;
+  return r;
+}
+
+/// Compares one output; returns "" when it matches, else a description of the first mismatch.
+std::string compare(const Tensor& actual, const Tensor& expected) {
+  if (actual.dtype() != expected.dtype())
+    return fmt::format("dtype {} != expected {}", dtype_to_string(actual.dtype()),
+                       dtype_to_string(expected.dtype()));
+  if (actual.shape() != expected.shape())
+    return fmt::format("shape {} != expected {}", shape_to_string(actual.shape()),
+                       shape_to_string(expected.shape()));
+  const bool is_float = dtype_is_float(expected.dtype());
+  int64_t bad = 0;
+  std::string first;
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    const double a = actual.get_as_double(i), e = expected.get_as_double(i);
+    bool ok;
+    if (is_float) {
+      if (std::isnan(e))
+        ok = std::isnan(a);
+      else if (std::isinf(e))
+        ok = a == e;
+      else
+        ok = std::abs(a - e) <= kAtol + kRtol * std::abs(e);
+    } else {
+      ok = a == e;
+    }
+    if (!ok) {
+      if (bad == 0) first = fmt::format("element {}: {} vs expected {}", i, a, e);
+      ++bad;
+    }
+  }
+  if (bad == 0) return "";
+  return fmt::format("{} of {} elements differ; first: {}", bad, expected.numel(), first);
+}
+
+class OnnxNodeConformance : public ::testing::TestWithParam<Case> {};
+
+TEST_P(OnnxNodeConformance, MatchesExpectedOutputs) {
+  const Case& c = GetParam();
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(read_bytes(c.dir / "model.onnx"))) << c.dir;
+  CaseResult& result = results()[c.name];
+  result.outcome = Outcome::fail;
+
+  // Skip when an op is not registered (or not in the default domain).
+  for (const auto& n : model.graph().node()) {
+    const std::string op = n.domain().empty() || n.domain() == "ai.onnx"
+                               ? n.op_type()
+                               : n.domain() + "." + n.op_type();
+    result.ops.insert(op);
+  }
+  for (const std::string& op : result.ops) {
+    if (ops::find_op(op) == nullptr) {
+      result.outcome = Outcome::skipped_op;
+      GTEST_SKIP() << "op " << op << " is not registered";
+    }
+  }
+
+  // Raise opset 1..6 to 7 when every op's semantics is unchanged since then.
+  for (auto& os : *model.mutable_opset_import()) {
+    if ((os.domain().empty() || os.domain() == "ai.onnx") && os.version() < 7) {
+      const bool same = std::all_of(result.ops.begin(), result.ops.end(),
+                                    [](const std::string& op) { return kSameSinceOpset1.count(op); });
+      if (same) os.set_version(7);
+    }
+  }
+
+  // Graph inputs (not initializers), in order: input_K.pb is the K-th.
+  std::set<std::string> initializers;
+  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
+  std::vector<std::string> input_names;
+  for (const auto& vi : model.graph().input())
+    if (!initializers.count(vi.name())) input_names.push_back(vi.name());
+  // Graph inputs that a compile-time slot depends on (directly or through other nodes).
+  std::map<std::string, const onnx::NodeProto*> producer;
+  for (const auto& n : model.graph().node())
+    for (const auto& o : n.output()) producer[o] = &n;
+  std::set<std::string> bind, visited;
+  std::vector<std::string> work;
+  for (const auto& n : model.graph().node()) {
+    auto it = kCompileTimeSlots.find(n.op_type());
+    if (it == kCompileTimeSlots.end()) continue;
+    for (int slot : it->second)
+      if (slot < n.input_size() && !n.input(slot).empty()) work.push_back(n.input(slot));
+  }
+  while (!work.empty()) {
+    const std::string v = work.back();
+    work.pop_back();
+    if (!visited.insert(v).second) continue;
+    if (std::find(input_names.begin(), input_names.end(), v) != input_names.end()) bind.insert(v);
+    auto p = producer.find(v);
+    if (p != producer.end())
+      for (const auto& in : p->second->input())
+        if (!in.empty()) work.push_back(in);
+  }
+
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(c.dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  ASSERT_FALSE(sets.empty()) << "no test_data_set_* in " << c.dir;
+
+  auto expected_unsupported = kExpectedUnsupported.find(c.name);
+  try {
+    for (const fs::path& set : sets) {
+      onnx::ModelProto m = model;
+      // Bind the compile-time inputs as initializers, import, then load the runtime inputs.
+      std::vector<std::pair<std::string, fs::path>> runtime_inputs;
+      for (size_t k = 0; k < input_names.size(); ++k) {
+        const fs::path file = set / fmt::format("input_{}.pb", k);
+        if (!fs::exists(file)) continue;  // an omitted optional input
+        if (!bind.count(input_names[k])) {
+          runtime_inputs.push_back({input_names[k], file});
+          continue;
+        }
+        onnx::TensorProto t;
+        ASSERT_TRUE(t.ParseFromString(read_bytes(file))) << file;
+        t.set_name(input_names[k]);
+        *m.mutable_graph()->add_initializer() = t;
+        auto* inputs = m.mutable_graph()->mutable_input();
+        for (int i = 0; i < inputs->size(); ++i)
+          if (inputs->Get(i).name() == input_names[k]) {
+            inputs->DeleteSubrange(i, 1);
+            break;
+          }
+      }
+      std::string bytes;
+      ASSERT_TRUE(m.SerializeToString(&bytes));
+      auto graph = frontend::import_onnx_bytes(bytes, (c.dir / "model.onnx").string());
+      std::map<std::string, Tensor> feeds;
+      for (const auto& [name, file] : runtime_inputs)
+        feeds[name] = frontend::load_tensor_pb(file.string());
+      const auto outputs = ops::run_reference(*graph, feeds);
+      ASSERT_EQ(outputs.size(), static_cast<size_t>(m.graph().output_size()));
+      for (int k = 0; k < m.graph().output_size(); ++k) {
+        const std::string& name = m.graph().output(k).name();
+        const Tensor expected =
+            frontend::load_tensor_pb((set / fmt::format("output_{}.pb", k)).string());
+        auto it = outputs.find(name);
+        ASSERT_NE(it, outputs.end()) << "output " << name << " missing";
+        const std::string diff = compare(it->second, expected);
+        ASSERT_EQ(diff, "") << c.name << " " << set.filename().string() << " output " << k << " ("
+                            << name << "): " << diff;
+      }
+    }
+  } catch (const Unsupported& e) {
+    if (expected_unsupported != kExpectedUnsupported.end()) {
+      result.outcome = Outcome::unsupported_expected;
+      SUCCEED() << "unsupported as expected (" << expected_unsupported->second << "): " << e.what();
+      return;
+    }
+    FAIL() << "tessel::Unsupported: " << e.what();
+  } catch (const std::exception& e) {
+    FAIL() << "error: " << e.what();
+  }
+  if (::testing::Test::HasFatalFailure() || ::testing::Test::HasNonfatalFailure()) return;
+  if (expected_unsupported != kExpectedUnsupported.end()) {
+    FAIL() << "listed as unsupported (" << expected_unsupported->second
+           << ") but it passes: remove it from kExpectedUnsupported";
+  }
+  result.outcome = Outcome::pass;
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(Node, OnnxNodeConformance, ::testing::ValuesIn(list_cases()), case_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OnnxNodeConformance);
+
+/// Prints passing / total for the whole suite and per op after all tests ran.
+class SummaryPrinter : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    const auto& r = results();
+    if (r.empty()) return;
+    struct Count {
+      int pass = 0, unsupported = 0, fail = 0, skipped = 0;
+    };
+    std::map<std::string, Count> per_op;
+    Count total;
+    for (const auto& [name, cr] : r) {
+      auto bump = [&](Count& c) {
+        switch (cr.outcome) {
+          case Outcome::pass:
+            ++c.pass;
+            break;
+          case Outcome::unsupported_expected:
+            ++c.unsupported;
+            break;
+          case Outcome::fail:
+            ++c.fail;
+            break;
+          case Outcome::skipped_op:
+            ++c.skipped;
+            break;
+        }
+      };
+      bump(total);
+      for (const std::string& op : cr.ops) bump(per_op[op]);
+    }
+    const int n = static_cast<int>(r.size());
+    fmt::print("\n[conformance] ONNX node suite: {} / {} cases pass ({} expected-unsupported, {} "
+               "failing, {} with an unregistered op)\n",
+               total.pass, n, total.unsupported, total.fail, total.skipped);
+    fmt::print("[conformance] per op (cases containing the op): pass / total "
+               "[unsupported, failing, skipped]\n");
+    for (const auto& [op, c] : per_op) {
+      const int t = c.pass + c.unsupported + c.fail + c.skipped;
+      fmt::print("[conformance]   {:<28} {:>3} / {:<3} [{}, {}, {}]\n", op, c.pass, t, c.unsupported,
+                 c.fail, c.skipped);
+    }
+  }
+};
+
+const auto* const kSummary = ::testing::AddGlobalTestEnvironment(new SummaryPrinter);
+
+}  // namespace
+}  // namespace tessel
