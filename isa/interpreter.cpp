@@ -20,22 +20,6 @@ struct CoreState {
   bool done = false;
 };
 
-// Static checks that the hot loop relies on: register indices and branch targets.
-void check_stream(const std::vector<Instruction>& code, size_t core) {
-  for (size_t i = 0; i < code.size(); ++i) {
-    const Instruction& in = code[i];
-    if (const auto* s = std::get_if<ScalarArgs>(&in.args)) {
-      if (s->rd >= kNumRegs || s->rs >= kNumRegs || s->rt >= kNumRegs)
-        fail("core {} instruction {} ({}): register index out of range x0..x{}", core, i,
-             opcode_name(in.op), kNumRegs - 1);
-      const bool branch = in.op == Opcode::blt || in.op == Opcode::blti || in.op == Opcode::jmp;
-      if (branch && (s->target < 0 || static_cast<size_t>(s->target) > code.size()))
-        fail("core {} instruction {} ({}): branch target {} outside the stream of {} instructions",
-             core, i, opcode_name(in.op), s->target, code.size());
-    }
-  }
-}
-
 }  // namespace
 
 InterpretStats interpret(const Program& program, const npu::HwConfig& hw, std::vector<uint8_t>& gm,

@@ -10,6 +10,7 @@
 
 #include "compiler/support/error.h"
 #include "compiler/support/fp16.h"
+#include "isa/asm.h"
 
 namespace tessel::isa {
 
@@ -516,6 +517,24 @@ const Args& args_of(const Instruction& in) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
+
+void check_stream(const std::vector<Instruction>& code, size_t core) {
+  for (size_t i = 0; i < code.size(); ++i) {
+    const Instruction& in = code[i];
+    if (in.args.index() != args_index(in.op))
+      fail("core {} instruction {} ({}): the operand struct does not match the opcode", core, i,
+           opcode_name(in.op));
+    if (const auto* s = std::get_if<ScalarArgs>(&in.args)) {
+      if (s->rd >= kNumRegs || s->rs >= kNumRegs || s->rt >= kNumRegs)
+        fail("core {} instruction {} ({}): register index out of range x0..x{}", core, i,
+             opcode_name(in.op), kNumRegs - 1);
+      const bool branch = in.op == Opcode::blt || in.op == Opcode::blti || in.op == Opcode::jmp;
+      if (branch && (s->target < 0 || static_cast<size_t>(s->target) > code.size()))
+        fail("core {} instruction {} ({}): branch target {} outside the stream of {} instructions",
+             core, i, opcode_name(in.op), s->target, code.size());
+    }
+  }
+}
 
 bool is_vector_opcode(Opcode op) { return op >= Opcode::vadd && op <= Opcode::vrmin; }
 

@@ -62,6 +62,12 @@ AccessRangeList access_range_list(const npu::HwConfig& hw, const Instruction& re
 void check_ranges(const Instruction& resolved, const AccessRangeList& ranges,
                   const std::array<uint64_t, kNumScopes>& sizes, const char* what = nullptr);
 
+/// Static checks the executors rely on, for one core's stream: every instruction's operand struct
+/// matches its opcode (isa::args_index), scalar register indices are < kNumRegs, branch targets lie
+/// in [0, code.size()] (code.size() = fall off the end). Throws tessel::Error naming the core and
+/// the instruction index.
+void check_stream(const std::vector<Instruction>& code, size_t core);
+
 /// True for instructions that execute() accepts (dma, load2d, img2col, mmad, fix, vector ops).
 bool is_data_instruction(Opcode op);
 /// True for the vector-unit opcodes (vadd .. vrmin).

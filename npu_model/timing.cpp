@@ -45,13 +45,20 @@ uint64_t fractal_bytes(const HwConfig& hw, Opcode op, Scope dst, uint64_t rows, 
   return ceil_div(rows, b0) * b0 * ceil_div(cols, b1) * b1 * isa::dtype_bytes(dtype);
 }
 
+void check_ndims(const isa::DmaArgs& d) {
+  if (d.ndims < 1 || d.ndims > isa::kMaxDmaDims)
+    internal_fail("dma: ndims is {}, expected 1..{}", d.ndims, isa::kMaxDmaDims);
+}
+
 uint64_t dma_elements(const isa::DmaArgs& d) {
+  check_ndims(d);
   uint64_t n = 1;
   for (int k = 0; k < d.ndims; ++k) n *= d.extent[k];
   return n;
 }
 
 uint64_t dma_valid_elements(const isa::DmaArgs& d) {
+  check_ndims(d);
   uint64_t n = 1;
   for (int k = 0; k < d.ndims; ++k) {
     const uint64_t vb = std::min<uint64_t>(d.valid_begin[k], d.extent[k]);

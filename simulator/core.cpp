@@ -29,28 +29,6 @@ inline uint64_t now_cycles() { return sc_core::sc_time_stamp().value(); }
 
 bool is_scalar_op(Opcode op) { return op <= Opcode::jmp; }
 
-// The Instruction::args alternative each opcode must hold (isa/isa.h).
-size_t expected_args(Opcode op) {
-  if (is_scalar_op(op) || op == Opcode::barrier || op == Opcode::core_barrier) return 0;
-  switch (op) {
-    case Opcode::set_flag:
-    case Opcode::wait_flag:
-      return 1;
-    case Opcode::dma:
-      return 2;
-    case Opcode::load2d:
-      return 3;
-    case Opcode::img2col:
-      return 4;
-    case Opcode::mmad:
-      return 5;
-    case Opcode::fix:
-      return 6;
-    default:
-      return 7;
-  }
-}
-
 std::string text_of(const isa::Instruction& in) {
   try {
     return isa::format_instruction(in);
@@ -107,22 +85,7 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
          core.scalar.issue_queue_depth);
   if (events_ < 0) fail("hardware config: core.sync.event_ids is {}, expected >= 0", events_);
 
-  // Static checks the hot loops rely on: operand structs, registers, branch targets.
-  for (size_t i = 0; i < code_.size(); ++i) {
-    const isa::Instruction& in = code_[i];
-    if (in.args.index() != expected_args(in.op))
-      fail("core {} instruction {} ({}): operand struct does not match the opcode", id_, i,
-           isa::opcode_name(in.op));
-    if (const auto* s = std::get_if<isa::ScalarArgs>(&in.args)) {
-      if (s->rd >= isa::kNumRegs || s->rs >= isa::kNumRegs || s->rt >= isa::kNumRegs)
-        fail("core {} instruction {} ({}): register index out of range x0..x{}", id_, i,
-             isa::opcode_name(in.op), isa::kNumRegs - 1);
-      const bool branch = in.op == Opcode::blt || in.op == Opcode::blti || in.op == Opcode::jmp;
-      if (branch && (s->target < 0 || static_cast<size_t>(s->target) > code_.size()))
-        fail("core {} instruction {} ({}): branch target {} outside the stream of {} instructions",
-             id_, i, isa::opcode_name(in.op), s->target, code_.size());
-    }
-  }
+  isa::check_stream(code_, static_cast<size_t>(id_));  // operand structs, registers, targets
 
   const auto& b = core.buffers_bytes;
   const std::array<int64_t, isa::kNumScopes> bytes{0, b.l1, b.l0a, b.l0b, b.l0c, b.ub};
@@ -276,6 +239,21 @@ void Core::run_scalar() {
 
 void Core::dispatch(const isa::Instruction& in, int32_t pc, uint64_t& t,
                     const std::array<int64_t, isa::kNumRegs>& x) {
+  const bool is_sync = in.op == Opcode::set_flag || in.op == Opcode::wait_flag;
+  if (is_sync) {  // validate before the pipe is looked up (a flag may name the scalar unit)
+    const auto& s = std::get<isa::SyncArgs>(in.args);
+    if (s.src == Pipe::scalar || s.dst == Pipe::scalar || s.src == s.dst ||
+        int(s.src) >= isa::kNumPipes || int(s.dst) >= isa::kNumPipes)
+      fail(
+          "core {} instruction {} ({}): flag pipes must be two different pipes (not the scalar "
+          "unit), got src {} dst {}",
+          id_, pc, text_of(in), isa::pipe_name(s.src), isa::pipe_name(s.dst));
+    if (s.event >= events_)
+      fail(
+          "core {} instruction {} ({}): event id {} is out of range: the hardware has "
+          "core.sync.event_ids = {}",
+          id_, pc, text_of(in), s.event, events_);
+  }
   const Pipe p = in.pipe();
   PipeUnit& pu = pipes_[int(p)];
   uint64_t q = t + cs_;
@@ -290,24 +268,17 @@ void Core::dispatch(const isa::Instruction& in, int32_t pc, uint64_t& t,
     q = std::max(q, now_cycles());
   }
   Entry& e = pu.ring[(pu.head + pu.size) % depth_];
-  try {
-    if (in.op == Opcode::set_flag || in.op == Opcode::wait_flag) {
-      const auto& s = std::get<isa::SyncArgs>(in.args);
-      if (s.src == Pipe::scalar || s.dst == Pipe::scalar || s.src == s.dst)
-        fail("flag pipes must be two different pipes (not the scalar unit), got src {} dst {}",
-             isa::pipe_name(s.src), isa::pipe_name(s.dst));
-      if (s.event >= events_)
-        fail("event id {} is out of range: the hardware has core.sync.event_ids = {}", s.event,
-             events_);
-      e.instr = in;
-      e.ranges.count = 0;
-    } else {
+  if (is_sync) {
+    e.instr = in;
+    e.ranges.count = 0;
+  } else {
+    try {
       e.instr = isa::resolve(in, x);
       e.ranges = isa::access_range_list(hw_, e.instr);
       isa::check_ranges(e.instr, e.ranges, sizes_);
+    } catch (const Error& err) {
+      fail("core {} instruction {} ({}): {}", id_, pc, text_of(in), err.what());
     }
-  } catch (const Error& err) {
-    fail("core {} instruction {} ({}): {}", id_, pc, text_of(in), err.what());
   }
   e.pc = pc;
   e.enqueue_cycle = q;
@@ -532,10 +503,16 @@ std::string Core::state_report() const {
 
 std::vector<std::string> Core::blocked_waits() const {
   std::vector<std::string> out;
-  for (int p = 1; p < isa::kNumPipes; ++p)
-    if (pipes_[p].state == PipeState::flag_wait)
-      out.push_back(
-          fmt::format("core {} pipe {} is {}", id_, isa::pipe_name(Pipe(p)), pipe_line(p)));
+  for (int p = 1; p < isa::kNumPipes; ++p) {
+    const PipeUnit& pu = pipes_[p];
+    if (pu.state != PipeState::flag_wait) continue;
+    out.push_back(fmt::format(
+        "core {} pipe {} is blocked at {} waiting for flag (src {}, dst {}, event {}) = {}", id_,
+        isa::pipe_name(Pipe(p)), where(pu.pc), isa::pipe_name(pu.flag.src),
+        isa::pipe_name(pu.flag.dst), pu.flag.event,
+        flags_[(size_t(pu.flag.src) * isa::kNumPipes + size_t(pu.flag.dst)) * events_ +
+               pu.flag.event]));
+  }
   return out;
 }
 

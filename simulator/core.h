@@ -55,7 +55,8 @@ class Core : public sc_core::sc_module {
 
   /// True when the scalar unit ran off the end of its stream and every pipe is idle.
   bool finished() const;
-  /// Cycle at which the core's last instruction completed (scalar unit or pipe).
+  /// Cycle at which the core's last instruction completed (scalar unit or pipe; of a stuck run:
+  /// the latest completion of what did start).
   uint64_t finish_cycle() const;
   /// One line per unit describing what it is doing (for deadlock reports).
   std::string state_report() const;

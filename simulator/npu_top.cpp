@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 #include "compiler/support/error.h"
@@ -37,7 +38,7 @@ std::string NpuTop::deadlock_report(uint64_t cycle) const {
   std::vector<std::string> causes;
   for (const auto& c : cores_)
     for (std::string& w : c->blocked_waits())
-      causes.push_back(w + ", and no queued or running instruction can set it");
+      causes.push_back(w + ", which no queued or running instruction can set");
   // Core barrier mismatches: some cores wait in a core_barrier that others never reach.
   std::vector<int> in_barrier, ended;
   for (size_t i = 0; i < cores_.size(); ++i) {
@@ -49,7 +50,9 @@ std::string NpuTop::deadlock_report(uint64_t cycle) const {
         "cores {} wait in a core_barrier that cores {} never reach (they ended their streams); "
         "every core must execute the same number of core_barriers",
         fmt::join(in_barrier, ", "), fmt::join(ended, ", ")));
-  std::string msg = fmt::format("deadlock at cycle {}: ", cycle);
+  // The last activity: SystemC time or the latest completion of a started instruction.
+  for (const auto& c : cores_) cycle = std::max(cycle, c->finish_cycle());
+  std::string msg = fmt::format("deadlock (no unit can make progress after cycle {}): ", cycle);
   if (causes.empty())
     msg += "no unit can make progress";
   else

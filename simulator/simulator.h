@@ -40,10 +40,10 @@ struct CoreStats {
   uint64_t finish_cycle = 0;  // when this core's last instruction completed
 };
 
-/// Bytes per scope count what each instruction reads/writes (npu::scope_traffic, docs in
-/// npu_model/timing.h). DRAM bytes are the GM bytes of every dma (npu::dma_gm_bytes): read = GM ->
-/// core, write = core -> GM.
-
+/// The statistics of one run. Cycles are core cycles from 0. Bytes per scope (CoreStats) count
+/// what each instruction reads/writes (npu::scope_traffic, see npu_model/timing.h); DRAM bytes are
+/// the GM bytes of every dma (npu::dma_gm_bytes): read = GM -> core, write = core -> GM.
+/// total_cycles = max over cores of finish_cycle.
 struct SimResult {
   uint64_t total_cycles = 0;
   uint64_t instructions = 0;  // dynamic, all cores, all pipes incl. scalar

@@ -71,13 +71,14 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what) {
     for (const auto& kv : p.external_data()) {
       if (kv.key() == "location") location = kv.value();
     }
-    throw Unsupported(fmt::format("{} keeps its data in an external file ('{}'); tessel reads only "
-                                  "tensors stored inside the .onnx file",
-                                  what, location));
+    throw Unsupported(
+        fmt::format("{} keeps its data in an external file ('{}'); tessel reads only "
+                    "tensors stored inside the .onnx file",
+                    what, location));
   }
   if (p.has_segment()) {
-    throw Unsupported(fmt::format("{} is a segment of a larger tensor, which tessel does not support",
-                                  what));
+    throw Unsupported(
+        fmt::format("{} is a segment of a larger tensor, which tessel does not support", what));
   }
   const DType dtype = dtype_from_onnx(p.data_type(), what);
   Shape shape;
@@ -116,7 +117,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what) {
       break;
     case DType::u32:
       check_count(p.uint64_data_size(), "uint64_data");
-      for (int64_t i = 0; i < n; ++i) t.data<uint32_t>()[i] = static_cast<uint32_t>(p.uint64_data(i));
+      for (int64_t i = 0; i < n; ++i)
+        t.data<uint32_t>()[i] = static_cast<uint32_t>(p.uint64_data(i));
       break;
     case DType::u64:
       check_count(p.uint64_data_size(), "uint64_data");
@@ -173,27 +175,40 @@ std::string read_file(const std::string& path, const char* what) {
 /// AttributeProto -> AttrValue. `where` is "node 'x' (Op)".
 AttrValue convert_attribute(const onnx::AttributeProto& a, const std::string& where) {
   if (!a.ref_attr_name().empty()) {
-    throw Unsupported(fmt::format("{}: attribute '{}' refers to the function attribute '{}', which "
-                                  "tessel does not support",
-                                  where, a.name(), a.ref_attr_name()));
+    throw Unsupported(
+        fmt::format("{}: attribute '{}' refers to the function attribute '{}', which "
+                    "tessel does not support",
+                    where, a.name(), a.ref_attr_name()));
   }
   auto type = a.type();
   if (type == onnx::AttributeProto::UNDEFINED) {
     // Models from before the `type` field existed: infer the kind from the field that is set.
-    if (a.has_f()) type = onnx::AttributeProto::FLOAT;
-    else if (a.has_i()) type = onnx::AttributeProto::INT;
-    else if (a.has_s()) type = onnx::AttributeProto::STRING;
-    else if (a.has_t()) type = onnx::AttributeProto::TENSOR;
-    else if (a.has_g()) type = onnx::AttributeProto::GRAPH;
-    else if (a.floats_size()) type = onnx::AttributeProto::FLOATS;
-    else if (a.ints_size()) type = onnx::AttributeProto::INTS;
-    else if (a.strings_size()) type = onnx::AttributeProto::STRINGS;
-    else fail("{}: attribute '{}' has no type and no value", where, a.name());
+    if (a.has_f())
+      type = onnx::AttributeProto::FLOAT;
+    else if (a.has_i())
+      type = onnx::AttributeProto::INT;
+    else if (a.has_s())
+      type = onnx::AttributeProto::STRING;
+    else if (a.has_t())
+      type = onnx::AttributeProto::TENSOR;
+    else if (a.has_g())
+      type = onnx::AttributeProto::GRAPH;
+    else if (a.floats_size())
+      type = onnx::AttributeProto::FLOATS;
+    else if (a.ints_size())
+      type = onnx::AttributeProto::INTS;
+    else if (a.strings_size())
+      type = onnx::AttributeProto::STRINGS;
+    else
+      fail("{}: attribute '{}' has no type and no value", where, a.name());
   }
   switch (type) {
-    case onnx::AttributeProto::FLOAT: return a.f();
-    case onnx::AttributeProto::INT: return static_cast<int64_t>(a.i());
-    case onnx::AttributeProto::STRING: return a.s();
+    case onnx::AttributeProto::FLOAT:
+      return a.f();
+    case onnx::AttributeProto::INT:
+      return static_cast<int64_t>(a.i());
+    case onnx::AttributeProto::STRING:
+      return a.s();
     case onnx::AttributeProto::TENSOR:
       return tensor_from_proto(a.t(), fmt::format("{}: attribute '{}'", where, a.name()));
     case onnx::AttributeProto::FLOATS:
@@ -204,12 +219,14 @@ AttrValue convert_attribute(const onnx::AttributeProto& a, const std::string& wh
       return std::vector<std::string>(a.strings().begin(), a.strings().end());
     case onnx::AttributeProto::GRAPH:
     case onnx::AttributeProto::GRAPHS:
-      throw Unsupported(fmt::format("{}: attribute '{}' holds a subgraph (control flow), which "
-                                    "tessel does not support",
-                                    where, a.name()));
+      throw Unsupported(
+          fmt::format("{}: attribute '{}' holds a subgraph (control flow), which "
+                      "tessel does not support",
+                      where, a.name()));
     default:
-      throw Unsupported(fmt::format("{}: attribute '{}' is of kind {}, which tessel does not support",
-                                    where, a.name(), onnx::AttributeProto_AttributeType_Name(type)));
+      throw Unsupported(
+          fmt::format("{}: attribute '{}' is of kind {}, which tessel does not support", where,
+                      a.name(), onnx::AttributeProto_AttributeType_Name(type)));
   }
 }
 
@@ -276,14 +293,16 @@ class Importer {
       for (const auto& os : model_.opset_import()) {
         others.push_back(fmt::format("{} {}", os.domain(), os.version()));
       }
-      throw Unsupported(fmt::format("the model declares no default-domain opset (opset_import: "
-                                    "[{}]); tessel supports only the default ONNX domain",
-                                    fmt::join(others, ", ")));
+      throw Unsupported(
+          fmt::format("the model declares no default-domain opset (opset_import: "
+                      "[{}]); tessel supports only the default ONNX domain",
+                      fmt::join(others, ", ")));
     }
     if (opset_ < kMinOpset || opset_ > kMaxOpset) {
-      throw Unsupported(fmt::format("the model uses default-domain opset {}; tessel supports "
-                                    "opsets {} to {}",
-                                    opset_, kMinOpset, kMaxOpset));
+      throw Unsupported(
+          fmt::format("the model uses default-domain opset {}; tessel supports "
+                      "opsets {} to {}",
+                      opset_, kMinOpset, kMaxOpset));
     }
   }
 
@@ -318,9 +337,10 @@ class Importer {
       }
       runtime_inputs.push_back(name);
       if (!vi.type().has_tensor_type()) {
-        throw Unsupported(fmt::format("graph input '{}' is not a tensor (sequences, maps and "
-                                      "optionals are not supported)",
-                                      name));
+        throw Unsupported(
+            fmt::format("graph input '{}' is not a tensor (sequences, maps and "
+                        "optionals are not supported)",
+                        name));
       }
       const auto& tt = vi.type().tensor_type();
       const DType dtype = dtype_from_onnx(tt.elem_type(), fmt::format("graph input '{}'", name));
@@ -337,9 +357,10 @@ class Importer {
       }
       if (!tt.has_shape()) {
         if (bound == options_.input_shapes.end()) {
-          fail("graph input '{}' has no shape in the model; give its static shape with "
-               "--input-shape {}=D0,D1,... (ImportOptions::input_shapes)",
-               name, name);
+          fail(
+              "graph input '{}' has no shape in the model; give its static shape with "
+              "--input-shape {}=D0,D1,... (ImportOptions::input_shapes)",
+              name, name);
         }
       } else {
         const auto& sp = tt.shape();
@@ -350,16 +371,18 @@ class Importer {
         const std::string model_shape = "[" + fmt::format("{}", fmt::join(dims_text, ",")) + "]";
         if (bound != options_.input_shapes.end()) {
           if (static_cast<int>(shape.size()) != sp.dim_size()) {
-            fail("input shape {} given for graph input '{}' has rank {}, but the model's input has "
-                 "rank {} (shape {})",
-                 shape_to_string(shape), name, shape.size(), sp.dim_size(), model_shape);
+            fail(
+                "input shape {} given for graph input '{}' has rank {}, but the model's input has "
+                "rank {} (shape {})",
+                shape_to_string(shape), name, shape.size(), sp.dim_size(), model_shape);
           }
           for (int a = 0; a < sp.dim_size(); ++a) {
             const auto& d = sp.dim(a);
             if (d.has_dim_value() && d.dim_value() != shape[static_cast<size_t>(a)]) {
-              fail("input shape {} given for graph input '{}' conflicts with the model at axis {}: "
-                   "the model fixes it to {} (model shape {})",
-                   shape_to_string(shape), name, a, d.dim_value(), model_shape);
+              fail(
+                  "input shape {} given for graph input '{}' conflicts with the model at axis {}: "
+                  "the model fixes it to {} (model shape {})",
+                  shape_to_string(shape), name, a, d.dim_value(), model_shape);
             }
           }
         } else {
@@ -372,13 +395,13 @@ class Importer {
               shape.push_back(d.dim_value());
               continue;
             }
-            const std::string dim_name =
-                d.has_dim_param() && !d.dim_param().empty()
-                    ? fmt::format("dim '{}'", d.dim_param())
-                    : std::string("an unnamed dim");
-            fail("graph input '{}' axis {} is dynamic ({}); bind it with --input-shape {}={} "
-                 "(ImportOptions::input_shapes), replacing each ? by a positive size",
-                 name, a, dim_name, name, fmt::join(dims_text, ","));
+            const std::string dim_name = d.has_dim_param() && !d.dim_param().empty()
+                                             ? fmt::format("dim '{}'", d.dim_param())
+                                             : std::string("an unnamed dim");
+            fail(
+                "graph input '{}' axis {} is dynamic ({}); bind it with --input-shape {}={} "
+                "(ImportOptions::input_shapes), replacing each ? by a positive size",
+                name, a, dim_name, name, fmt::join(dims_text, ","));
           }
         }
       }
@@ -391,13 +414,15 @@ class Importer {
         continue;
       }
       if (constant_inputs.count(name) || values_.count(name)) {
-        fail("an input shape is given for '{}', which is an initializer (a constant), not a "
-             "runtime input (runtime inputs: {})",
-             name, fmt::join(runtime_inputs, ", "));
+        fail(
+            "an input shape is given for '{}', which is an initializer (a constant), not a "
+            "runtime input (runtime inputs: {})",
+            name, fmt::join(runtime_inputs, ", "));
       }
-      fail("an input shape is given for '{}', which is not an input of the model (runtime inputs: "
-           "{})",
-           name, fmt::join(runtime_inputs, ", "));
+      fail(
+          "an input shape is given for '{}', which is not an input of the model (runtime inputs: "
+          "{})",
+          name, fmt::join(runtime_inputs, ", "));
     }
   }
 
@@ -478,9 +503,10 @@ class Importer {
             for (const auto& d : sp.dim()) {
               dims.push_back(d.has_dim_value() ? std::to_string(d.dim_value()) : "?");
             }
-            fail("graph output '{}' is declared with shape [{}] in the model, but shape inference "
-                 "gives {}",
-                 vi.name(), fmt::join(dims, ","), shape_to_string(v->shape));
+            fail(
+                "graph output '{}' is declared with shape [{}] in the model, but shape inference "
+                "gives {}",
+                vi.name(), fmt::join(dims, ","), shape_to_string(v->shape));
           }
         }
       }
@@ -494,7 +520,8 @@ class Importer {
   void define(const std::string& onnx_name, Value* v) {
     auto [it, fresh] = values_.emplace(onnx_name, v);
     if (!fresh) {
-      fail("value '{}' is defined twice (by an initializer, graph input or node output)", onnx_name);
+      fail("value '{}' is defined twice (by an initializer, graph input or node output)",
+           onnx_name);
     }
   }
 
@@ -539,9 +566,10 @@ class Importer {
     n.op = np.op_type();
     n.name = np.name().empty() ? fresh_node_name(n.op, /*numbered=*/true) : np.name();
     if (!is_default_domain(np.domain())) {
-      throw Unsupported(fmt::format("{} is in domain '{}'; tessel supports only the default ONNX "
-                                    "domain",
-                                    n.where(), np.domain()));
+      throw Unsupported(
+          fmt::format("{} is in domain '{}'; tessel supports only the default ONNX "
+                      "domain",
+                      n.where(), np.domain()));
     }
     for (const auto& a : np.attribute()) {
       if (n.attrs.has(a.name())) fail("{}: attribute '{}' is given twice", n.where(), a.name());
@@ -595,9 +623,10 @@ class Importer {
     if (np.input_size() != 0) fail("{} must have no inputs", n.where());
     const auto& all = n.attrs.all();
     if (all.size() != 1) {
-      fail("{} must have exactly one of the attributes value, value_float, value_floats, "
-           "value_int, value_ints (has {})",
-           n.where(), all.size());
+      fail(
+          "{} must have exactly one of the attributes value, value_float, value_floats, "
+          "value_int, value_ints (has {})",
+          n.where(), all.size());
     }
     const auto& [key, attr] = *all.begin();
     Tensor t;
@@ -618,9 +647,10 @@ class Importer {
     } else if (key == "value_string" || key == "value_strings") {
       throw Unsupported(fmt::format("{}: string constants are not supported", n.where()));
     } else {
-      fail("{}: unknown attribute '{}' (expected value, value_float, value_floats, value_int or "
-           "value_ints)",
-           n.where(), key);
+      fail(
+          "{}: unknown attribute '{}' (expected value, value_float, value_floats, value_int or "
+          "value_ints)",
+          n.where(), key);
     }
     const std::string& name = np.output(0);
     if (values_.count(name)) fail("{}: output '{}' is already defined", n.where(), name);
@@ -660,8 +690,8 @@ class Importer {
   std::vector<int64_t> known_ints(const PendingNode& n, size_t i, const char* role) {
     Value* v = required(n, i, role);
     if (!v->constant) {
-      throw Unsupported(fmt::format("{}: input {} ({}) must be known at compile time", n.where(), i,
-                                    role));
+      throw Unsupported(
+          fmt::format("{}: input {} ({}) must be known at compile time", n.where(), i, role));
     }
     return v->constant->to_int64_vector();
   }
@@ -741,14 +771,16 @@ class Importer {
     if (!n.attrs.has("num_outputs")) return;
     const int64_t k = n.attrs.get_int("num_outputs", n.name);
     n.attrs.erase("num_outputs");
-    if (n.input(1)) fail("{}: has both the 'split' input and the 'num_outputs' attribute", n.where());
+    if (n.input(1))
+      fail("{}: has both the 'split' input and the 'num_outputs' attribute", n.where());
     if (k <= 0 || k != static_cast<int64_t>(n.output_names.size())) {
       fail("{}: num_outputs={} but the node has {} outputs", n.where(), k, n.output_names.size());
     }
     const Value* x = required(n, 0, "input");
     const auto rank = static_cast<int64_t>(x->shape.size());
     int64_t axis = n.attrs.get_int_or("axis", 0, n.name);
-    if (axis < -rank || axis >= rank) fail("{}: axis {} out of range for rank {}", n.where(), axis, rank);
+    if (axis < -rank || axis >= rank)
+      fail("{}: axis {} out of range for rank {}", n.where(), axis, rank);
     if (axis < 0) axis += rank;
     const int64_t dim = x->shape[static_cast<size_t>(axis)];
     if (dim % k == 0) return;  // the opset-17 default: equal parts
@@ -803,7 +835,8 @@ class Importer {
     const auto rank = static_cast<int64_t>(x->shape.size());
     int64_t axis = n.attrs.get_int_or("axis", 1, n.name);
     if (rank == 0) fail("{}: input must have rank >= 1", n.where());
-    if (axis < -rank || axis >= rank) fail("{}: axis {} out of range for rank {}", n.where(), axis, rank);
+    if (axis < -rank || axis >= rank)
+      fail("{}: axis {} out of range for rank {}", n.where(), axis, rank);
     if (axis < 0) axis += rank;
     if (axis == rank - 1) {
       n.attrs.set("axis", axis);
@@ -848,9 +881,10 @@ class Importer {
       throw Unsupported(fmt::format("{}: the 'axes' attribute is not supported", n.where()));
     }
     if (n.attrs.get_string_or("keep_aspect_ratio_policy", "stretch", n.name) != "stretch") {
-      throw Unsupported(fmt::format("{}: keep_aspect_ratio_policy other than 'stretch' is not "
-                                    "supported",
-                                    n.where()));
+      throw Unsupported(
+          fmt::format("{}: keep_aspect_ratio_policy other than 'stretch' is not "
+                      "supported",
+                      n.where()));
     }
     n.attrs.erase("antialias");
     n.attrs.erase("keep_aspect_ratio_policy");
@@ -889,23 +923,24 @@ class Importer {
   void canonicalize_batchnorm(PendingNode& n) {
     if (opset_ < 9) {
       if (n.attrs.get_int_or("spatial", 1, n.name) != 1) {
-        throw Unsupported(fmt::format("{}: spatial=0 (per-activation statistics) is not supported",
-                                      n.where()));
+        throw Unsupported(
+            fmt::format("{}: spatial=0 (per-activation statistics) is not supported", n.where()));
       }
       n.attrs.erase("spatial");
     }
     n.attrs.erase("is_test");
     n.attrs.erase("consumed_inputs");
     if (n.attrs.get_int_or("training_mode", 0, n.name) != 0) {
-      throw Unsupported(fmt::format("{}: training_mode=1 is not supported (inference only)",
-                                    n.where()));
+      throw Unsupported(
+          fmt::format("{}: training_mode=1 is not supported (inference only)", n.where()));
     }
     n.attrs.erase("training_mode");
     for (size_t k = 1; k < n.output_names.size(); ++k) {
       if (!n.output_names[k].empty() && used_names_.count(n.output_names[k])) {
-        throw Unsupported(fmt::format("{}: output '{}' (training statistics) is used; tessel imports "
-                                      "inference graphs only",
-                                      n.where(), n.output_names[k]));
+        throw Unsupported(
+            fmt::format("{}: output '{}' (training statistics) is used; tessel imports "
+                        "inference graphs only",
+                        n.where(), n.output_names[k]));
       }
     }
     n.output_names.resize(1);
@@ -932,9 +967,10 @@ std::unique_ptr<Graph> import_onnx_bytes(const std::string& bytes, const std::st
                                          const ImportOptions& options) {
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) {
-    fail("{}: not a valid ONNX model (the protobuf data cannot be parsed: is the file truncated or "
-         "not an .onnx file?)",
-         source_name);
+    fail(
+        "{}: not a valid ONNX model (the protobuf data cannot be parsed: is the file truncated or "
+        "not an .onnx file?)",
+        source_name);
   }
   if (!model.has_graph()) fail("{}: the ONNX model contains no graph", source_name);
   try {
@@ -964,16 +1000,18 @@ Tensor load_tensor_pb(const std::string& path) {
 
 Shape parse_dims(const std::string& text, const std::string& context) {
   auto bad = [&](const std::string& why) -> Error {
-    return Error(fmt::format("{}: bad shape '{}': {} (expected positive integers separated by "
-                             "commas, e.g. 1,3,48,192)",
-                             context, text, why));
+    return Error(
+        fmt::format("{}: bad shape '{}': {} (expected positive integers separated by "
+                    "commas, e.g. 1,3,48,192)",
+                    context, text, why));
   };
   if (text.empty()) throw bad("it is empty");
   Shape out;
   size_t pos = 0;
   while (true) {
     const size_t comma = text.find(',', pos);
-    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::string item =
+        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     const auto first = item.find_first_not_of(" \t");
     const auto last = item.find_last_not_of(" \t");
     item = first == std::string::npos ? std::string() : item.substr(first, last - first + 1);

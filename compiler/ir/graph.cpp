@@ -15,13 +15,20 @@ namespace {
 
 const char* attr_kind_name(const AttrValue& v) {
   switch (v.index()) {
-    case 0: return "int";
-    case 1: return "float";
-    case 2: return "string";
-    case 3: return "ints";
-    case 4: return "floats";
-    case 5: return "strings";
-    case 6: return "tensor";
+    case 0:
+      return "int";
+    case 1:
+      return "float";
+    case 2:
+      return "string";
+    case 3:
+      return "ints";
+    case 4:
+      return "floats";
+    case 5:
+      return "strings";
+    case 6:
+      return "tensor";
   }
   return "?";
 }
@@ -153,8 +160,8 @@ Node* Graph::insert_node_before(Node* before, const std::string& op_type, const 
   for (size_t i = 0; i < outputs.size(); ++i) {
     TESSEL_CHECK(outputs[i] != nullptr, "add_node {}: output {} is null", op_type, i);
     if (outputs[i]->producer) {
-      fail("node '{}' ({}): output %{} is already produced by {}", name, op_type,
-           outputs[i]->name, outputs[i]->producer->describe());
+      fail("node '{}' ({}): output %{} is already produced by {}", name, op_type, outputs[i]->name,
+           outputs[i]->producer->describe());
     }
   }
   auto n = std::make_unique<Node>();

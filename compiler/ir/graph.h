@@ -1,15 +1,33 @@
 // Graph IR: the high-level dataflow graph a model is imported into and graph passes rewrite.
 //
 // SSA: every Value is produced by exactly one Node output, or is a graph input, or is a constant
-// (an initializer or a folded Constant node; `constant` is set). All shapes are static: dynamic model
-// dims are bound at import. Nodes keep a topological order in `nodes()`. Op names and attributes
-// follow ONNX (opset semantics are normalised at import, e.g. Clip min/max become inputs).
+// (an initializer or a folded Constant node; `constant` is set). All shapes are static: dynamic
+// model dims are bound at import. Nodes keep a topological order in `nodes()`. Op names and
+// attributes follow ONNX (opset semantics are normalised at import, e.g. Clip min/max become
+// inputs).
 //
-// Text form (print_graph / parse_graph round-trip exactly):
-//   graph NAME (%x: f32[1,3,48,192]) -> (%y) {
-//     %w: f32[8,3,3,3] = const dense<...>
-//     %y: f32[1,8,24,96] = Conv(%x, %w, _) {group=1, kernel_shape=[3,3], strides=[2,2]}  # name
+// Text form (print_graph / parse_graph round-trip exactly: print(parse(print(g))) == print(g)):
+//   graph NAME opset 17 (%x: f32[1,3,48,192]) -> (%y) {
+//     %w: f32[8,3,3,3] = const [0.5, -1, ...]
+//     %s: i64[4] known [1, 8, 24, 96] = Shape(%y0)  # shape_0
+//     %y: f32[1,8,24,96] = Conv(%x, %w, _) {group=1, kernel_shape=[3,3], strides=[2,2]}  # conv_0
+//     %a: f32[2], %b: f32[3] = Split(%t, %sizes) {axis=0}  # split_0
 //   }
+// - Names (graph, values after '%', nodes after '#', attributes) are bare when made of
+//   [A-Za-z0-9_.+-/] (no "//"), else quoted: %"onnx::Conv_0". Strings escape \" \\ \n \t \r and
+//   other control bytes as \xHH; other bytes are kept as they are (UTF-8).
+// - Types: dtype_to_string(dtype) + shape, "f32[]" for a scalar. `_` is an omitted input.
+// - Tensor data is the flat row-major element list: integers in decimal, bool as true/false,
+//   f32/f64 as the shortest decimal that reads back to the same value (std::to_chars), f16 as the
+//   f32 form of its (exactly representable) value; inf, -inf, nan, -nan (the canonical quiet NaN),
+//   else nan0x<bits> (the full bit pattern in hex). `known <data>` after an output's type is a
+//   value known at compile time (Value::constant set on a produced value).
+// - Attribute values: int `3`; float always with '.', 'e', inf or nan (`1.0`); string "..."; lists
+//   `[1, 2]`, `[1.0, 0.5]`, `["a"]` (empty: `ints[]`, `floats[]`, `strings[]`); tensor
+//   `tensor<f32[2] [1, 2]>`. Attributes print sorted by name.
+// - `//` starts a comment (parse only). A node without `# name` gets "<op_type>_<n>".
+// - PrintOptions::elide_constants prints data of more than 8 elements as `dense<...>`, which does
+//   not parse back.
 #pragma once
 
 #include <cstdint>
@@ -32,16 +50,16 @@ struct Value {
   std::string name;
   DType dtype = DType::undefined;
   Shape shape;
-  Node* producer = nullptr;               // null for graph inputs and constants
-  int producer_output = 0;                // which output of `producer`
+  Node* producer = nullptr;                // null for graph inputs and constants
+  int producer_output = 0;                 // which output of `producer`
   std::shared_ptr<const Tensor> constant;  // set for constants (initializers, folded values)
 
   bool is_constant() const { return constant != nullptr; }
 };
 
 /// An attribute value (ONNX AttributeProto kinds that tessel supports).
-using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
-                               std::vector<std::string>, Tensor>;
+using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
+                               std::vector<float>, std::vector<std::string>, Tensor>;
 
 /// Node attributes, ordered by name so printing is deterministic.
 class Attributes {
@@ -97,8 +115,8 @@ class Graph {
   /// Creates a constant value holding `tensor`.
   Value* add_constant(const std::string& name, Tensor tensor);
   /// Appends a node (sets producers of `outputs`). Nodes must be added in topological order or
-  /// sorted afterwards with topo_sort(). An empty `name` becomes "<op_type>_<n>"; a taken one gets a
-  /// suffix (see unique_node_name). Throws tessel::Error if an output already has a producer.
+  /// sorted afterwards with topo_sort(). An empty `name` becomes "<op_type>_<n>"; a taken one gets
+  /// a suffix (see unique_node_name). Throws tessel::Error if an output already has a producer.
   Node* add_node(const std::string& op_type, const std::string& name, std::vector<Value*> inputs,
                  std::vector<Value*> outputs, Attributes attrs = {});
   /// Inserts a node right before `before` in the node order.
@@ -143,14 +161,17 @@ class Graph {
 
 /// Options for the text printer.
 struct PrintOptions {
-  bool elide_constants = false;  // print "dense<...>" instead of data (output no longer parses)
+  /// Print "dense<...>" instead of data with more than 8 elements (for humans: the output no
+  /// longer parses).
+  bool elide_constants = false;
 };
 
 /// Prints the graph in the text form above.
 void print_graph(const Graph& g, std::ostream& os, const PrintOptions& opts = {});
 std::string graph_to_string(const Graph& g, const PrintOptions& opts = {});
 /// Parses the text form; throws tessel::Error with the line number on a syntax error.
-std::unique_ptr<Graph> parse_graph(const std::string& text, const std::string& source_name = "<text>");
+std::unique_ptr<Graph> parse_graph(const std::string& text,
+                                   const std::string& source_name = "<text>");
 
 /// Checks SSA and typing invariants (every input defined before use, unique names, outputs
 /// produced, shapes consistent with the op's shape rule). Throws tessel::Error naming the node.

@@ -144,11 +144,21 @@ class Lexer {
       if (pos_ >= text_.size()) error_at(start_line, "unterminated string literal");
       const char e = text_[pos_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
         case 'x': {
           const int hi = pos_ < text_.size() ? hex_digit(text_[pos_]) : -1;
           const int lo = pos_ + 1 < text_.size() ? hex_digit(text_[pos_ + 1]) : -1;
@@ -175,12 +185,18 @@ class Lexer {
 
 std::string describe(const Token& t) {
   switch (t.kind) {
-    case Tok::end: return "end of input";
-    case Tok::word: return fmt::format("'{}'", t.text);
-    case Tok::string: return fmt::format("string \"{}\"", t.str);
-    case Tok::value_ref: return fmt::format("value %{}", t.str);
-    case Tok::punct: return fmt::format("'{}'", t.text);
-    case Tok::arrow: return "'->'";
+    case Tok::end:
+      return "end of input";
+    case Tok::word:
+      return fmt::format("'{}'", t.text);
+    case Tok::string:
+      return fmt::format("string \"{}\"", t.str);
+    case Tok::value_ref:
+      return fmt::format("value %{}", t.str);
+    case Tok::punct:
+      return fmt::format("'{}'", t.text);
+    case Tok::arrow:
+      return "'->'";
   }
   return "?";
 }
@@ -230,6 +246,8 @@ bool parse_float(std::string_view s, F& out) {
   return res.ec == std::errc() && res.ptr == s.data() + s.size();
 }
 
+// f16 elements: NaN forms as for f32 (4 hex digits of bits); decimals are read as f32 and rounded
+// to f16 (exact for what the printer writes; a hand-written decimal may round twice).
 bool parse_f16_bits(std::string_view s, uint16_t& bits) {
   if (s == "nan") {
     bits = 0x7e00u;
@@ -300,9 +318,7 @@ class Parser {
                   fmt::format("expected {}, got {}", expected, describe(lex_.peek())));
   }
 
-  bool is_punct(char c) const {
-    return lex_.peek().kind == Tok::punct && lex_.peek().text[0] == c;
-  }
+  bool is_punct(char c) const { return lex_.peek().kind == Tok::punct && lex_.peek().text[0] == c; }
   bool is_word(std::string_view w) const {
     return lex_.peek().kind == Tok::word && lex_.peek().text == w;
   }
@@ -362,23 +378,46 @@ class Parser {
     const std::string_view s = tok.text;
     bool ok = false;
     switch (t.dtype()) {
-      case DType::f32: ok = parse_float<float, uint32_t>(s, t.data<float>()[i]); break;
-      case DType::f64: ok = parse_float<double, uint64_t>(s, t.data<double>()[i]); break;
-      case DType::f16: ok = parse_f16_bits(s, t.data<uint16_t>()[i]); break;
+      case DType::f32:
+        ok = parse_float<float, uint32_t>(s, t.data<float>()[i]);
+        break;
+      case DType::f64:
+        ok = parse_float<double, uint64_t>(s, t.data<double>()[i]);
+        break;
+      case DType::f16:
+        ok = parse_f16_bits(s, t.data<uint16_t>()[i]);
+        break;
       case DType::boolean:
         ok = s == "true" || s == "false";
         t.data<uint8_t>()[i] = s == "true" ? 1 : 0;
         break;
-      case DType::u8: ok = parse_integer(s, t.data<uint8_t>()[i]); break;
-      case DType::i8: ok = parse_integer(s, t.data<int8_t>()[i]); break;
-      case DType::u16: ok = parse_integer(s, t.data<uint16_t>()[i]); break;
-      case DType::i16: ok = parse_integer(s, t.data<int16_t>()[i]); break;
-      case DType::i32: ok = parse_integer(s, t.data<int32_t>()[i]); break;
-      case DType::i64: ok = parse_integer(s, t.data<int64_t>()[i]); break;
-      case DType::u32: ok = parse_integer(s, t.data<uint32_t>()[i]); break;
-      case DType::u64: ok = parse_integer(s, t.data<uint64_t>()[i]); break;
+      case DType::u8:
+        ok = parse_integer(s, t.data<uint8_t>()[i]);
+        break;
+      case DType::i8:
+        ok = parse_integer(s, t.data<int8_t>()[i]);
+        break;
+      case DType::u16:
+        ok = parse_integer(s, t.data<uint16_t>()[i]);
+        break;
+      case DType::i16:
+        ok = parse_integer(s, t.data<int16_t>()[i]);
+        break;
+      case DType::i32:
+        ok = parse_integer(s, t.data<int32_t>()[i]);
+        break;
+      case DType::i64:
+        ok = parse_integer(s, t.data<int64_t>()[i]);
+        break;
+      case DType::u32:
+        ok = parse_integer(s, t.data<uint32_t>()[i]);
+        break;
+      case DType::u64:
+        ok = parse_integer(s, t.data<uint64_t>()[i]);
+        break;
       case DType::undefined:
-      case DType::string: break;
+      case DType::string:
+        break;
     }
     if (!ok) {
       const char* expected = t.dtype() == DType::boolean ? "true or false"
@@ -431,8 +470,8 @@ class Parser {
     const Token ref = lex_.next();
     auto it = def_line_.find(ref.str);
     if (it != def_line_.end()) {
-      lex_.error_at(ref.line, fmt::format("value %{} is already defined (line {})", ref.str,
-                                          it->second));
+      lex_.error_at(ref.line,
+                    fmt::format("value %{} is already defined (line {})", ref.str, it->second));
     }
     expect_punct(':', "':' after the value name");
     DType dtype;
@@ -572,8 +611,8 @@ class Parser {
     auto define = [&](const Decl& d) {
       auto it = def_line_.find(d.name);
       if (it != def_line_.end()) {
-        lex_.error_at(d.line, fmt::format("value %{} is already defined (line {})", d.name,
-                                          it->second));
+        lex_.error_at(d.line,
+                      fmt::format("value %{} is already defined (line {})", d.name, it->second));
       }
       Value* v = g_->add_value(d.name, d.dtype, d.shape);
       TESSEL_CHECK(v->name == d.name, "value name {} changed to {}", d.name, v->name);
@@ -629,10 +668,10 @@ class Parser {
     }
     std::vector<Value*> outputs;
     for (const Decl& d : decls) outputs.push_back(define(d));
-    Node* n = g_->add_node(op_type, node_name, std::move(inputs), std::move(outputs),
-                           std::move(attrs));
-    TESSEL_CHECK(node_name.empty() || n->name == node_name, "node name {} changed to {}",
-                 node_name, n->name);
+    Node* n =
+        g_->add_node(op_type, node_name, std::move(inputs), std::move(outputs), std::move(attrs));
+    TESSEL_CHECK(node_name.empty() || n->name == node_name, "node name {} changed to {}", node_name,
+                 n->name);
   }
 
   Lexer lex_;

@@ -36,11 +36,21 @@ void append_quoted(std::string& out, const std::string& s) {
   for (char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           out += "\\x";
@@ -114,8 +124,8 @@ void append_f64(std::string& out, double v) {
   append_chars(out, v);
 }
 
-// f16 as the exact decimal of its value (every f16 is an f32, so the f32 shortest form reads back
-// to the same f16 bits).
+// f16 as the f32 shortest form of its value (every f16 is exactly an f32, so it reads back to the
+// same f32 and hence the same f16 bits).
 void append_f16(std::string& out, uint16_t bits) {
   if ((bits & 0x7c00u) == 0x7c00u && (bits & 0x3ffu) != 0) {
     if (bits == 0x7e00u) {
@@ -177,14 +187,30 @@ void append_data(std::string& out, const Tensor& t, const PrintOptions& opts) {
         out += t.data<uint8_t>()[i] ? "true" : "false";
       }
       break;
-    case DType::u8: append_ints(out, t.data<uint8_t>(), n); break;
-    case DType::i8: append_ints(out, t.data<int8_t>(), n); break;
-    case DType::u16: append_ints(out, t.data<uint16_t>(), n); break;
-    case DType::i16: append_ints(out, t.data<int16_t>(), n); break;
-    case DType::i32: append_ints(out, t.data<int32_t>(), n); break;
-    case DType::i64: append_ints(out, t.data<int64_t>(), n); break;
-    case DType::u32: append_ints(out, t.data<uint32_t>(), n); break;
-    case DType::u64: append_ints(out, t.data<uint64_t>(), n); break;
+    case DType::u8:
+      append_ints(out, t.data<uint8_t>(), n);
+      break;
+    case DType::i8:
+      append_ints(out, t.data<int8_t>(), n);
+      break;
+    case DType::u16:
+      append_ints(out, t.data<uint16_t>(), n);
+      break;
+    case DType::i16:
+      append_ints(out, t.data<int16_t>(), n);
+      break;
+    case DType::i32:
+      append_ints(out, t.data<int32_t>(), n);
+      break;
+    case DType::i64:
+      append_ints(out, t.data<int64_t>(), n);
+      break;
+    case DType::u32:
+      append_ints(out, t.data<uint32_t>(), n);
+      break;
+    case DType::u64:
+      append_ints(out, t.data<uint64_t>(), n);
+      break;
     case DType::undefined:
     case DType::string:
       internal_fail("cannot print a tensor of element type {}", dtype_to_string(t.dtype()));

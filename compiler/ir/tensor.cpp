@@ -12,54 +12,83 @@ namespace tessel {
 
 int dtype_size(DType t) {
   switch (t) {
-    case DType::f32: return 4;
-    case DType::u8: return 1;
-    case DType::i8: return 1;
-    case DType::u16: return 2;
-    case DType::i16: return 2;
-    case DType::i32: return 4;
-    case DType::i64: return 8;
-    case DType::boolean: return 1;
-    case DType::f16: return 2;
-    case DType::f64: return 8;
-    case DType::u32: return 4;
-    case DType::u64: return 8;
+    case DType::f32:
+      return 4;
+    case DType::u8:
+      return 1;
+    case DType::i8:
+      return 1;
+    case DType::u16:
+      return 2;
+    case DType::i16:
+      return 2;
+    case DType::i32:
+      return 4;
+    case DType::i64:
+      return 8;
+    case DType::boolean:
+      return 1;
+    case DType::f16:
+      return 2;
+    case DType::f64:
+      return 8;
+    case DType::u32:
+      return 4;
+    case DType::u64:
+      return 8;
     case DType::undefined:
-    case DType::string: return 0;
+    case DType::string:
+      return 0;
   }
   return 0;
 }
 
 const char* dtype_to_string(DType t) {
   switch (t) {
-    case DType::undefined: return "undefined";
-    case DType::f32: return "f32";
-    case DType::u8: return "u8";
-    case DType::i8: return "i8";
-    case DType::u16: return "u16";
-    case DType::i16: return "i16";
-    case DType::i32: return "i32";
-    case DType::i64: return "i64";
-    case DType::string: return "string";
-    case DType::boolean: return "bool";
-    case DType::f16: return "f16";
-    case DType::f64: return "f64";
-    case DType::u32: return "u32";
-    case DType::u64: return "u64";
+    case DType::undefined:
+      return "undefined";
+    case DType::f32:
+      return "f32";
+    case DType::u8:
+      return "u8";
+    case DType::i8:
+      return "i8";
+    case DType::u16:
+      return "u16";
+    case DType::i16:
+      return "i16";
+    case DType::i32:
+      return "i32";
+    case DType::i64:
+      return "i64";
+    case DType::string:
+      return "string";
+    case DType::boolean:
+      return "bool";
+    case DType::f16:
+      return "f16";
+    case DType::f64:
+      return "f64";
+    case DType::u32:
+      return "u32";
+    case DType::u64:
+      return "u64";
   }
   return "invalid";
 }
 
 DType dtype_from_string(const std::string& name) {
-  static const DType all[] = {DType::undefined, DType::f32, DType::u8,  DType::i8,  DType::u16,
-                              DType::i16,       DType::i32, DType::i64, DType::string,
-                              DType::boolean,   DType::f16, DType::f64, DType::u32, DType::u64};
+  static const DType all[] = {DType::undefined, DType::f32,     DType::u8,  DType::i8,
+                              DType::u16,       DType::i16,     DType::i32, DType::i64,
+                              DType::string,    DType::boolean, DType::f16, DType::f64,
+                              DType::u32,       DType::u64};
   for (DType t : all) {
     if (name == dtype_to_string(t)) return t;
   }
-  fail("unknown element type '{}' (expected one of f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, "
-       "u64, bool, string, undefined)",
-       name);
+  fail(
+      "unknown element type '{}' (expected one of f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, "
+      "u64, bool, string, undefined)",
+      name);
 }
 
 bool dtype_is_float(DType t) { return t == DType::f16 || t == DType::f32 || t == DType::f64; }
@@ -86,20 +115,33 @@ namespace {
 template <class F>
 decltype(auto) visit_dtype(DType t, F&& f) {
   switch (t) {
-    case DType::f32: return f(float{});
-    case DType::u8: return f(uint8_t{});
-    case DType::i8: return f(int8_t{});
-    case DType::u16: return f(uint16_t{});
-    case DType::i16: return f(int16_t{});
-    case DType::i32: return f(int32_t{});
-    case DType::i64: return f(int64_t{});
-    case DType::boolean: return f(uint8_t{});
-    case DType::f16: return f(uint16_t{});
-    case DType::f64: return f(double{});
-    case DType::u32: return f(uint32_t{});
-    case DType::u64: return f(uint64_t{});
+    case DType::f32:
+      return f(float{});
+    case DType::u8:
+      return f(uint8_t{});
+    case DType::i8:
+      return f(int8_t{});
+    case DType::u16:
+      return f(uint16_t{});
+    case DType::i16:
+      return f(int16_t{});
+    case DType::i32:
+      return f(int32_t{});
+    case DType::i64:
+      return f(int64_t{});
+    case DType::boolean:
+      return f(uint8_t{});
+    case DType::f16:
+      return f(uint16_t{});
+    case DType::f64:
+      return f(double{});
+    case DType::u32:
+      return f(uint32_t{});
+    case DType::u64:
+      return f(uint64_t{});
     case DType::undefined:
-    case DType::string: break;
+    case DType::string:
+      break;
   }
   internal_fail("tensor element access with element type '{}'", dtype_to_string(t));
 }

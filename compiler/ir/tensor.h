@@ -45,8 +45,9 @@ int64_t shape_numel(const Shape& shape);
 /// "[1,3,48,192]".
 std::string shape_to_string(const Shape& shape);
 
-/// A dense row-major tensor. Storage is raw bytes; typed access through data<T>() where T must match
-/// the dtype's C++ type (float, double, uint16_t for f16 bits, int8_t, ..., int64_t, uint8_t for bool).
+/// A dense row-major tensor. Storage is raw bytes; typed access through data<T>() where T must
+/// match the dtype's C++ type (float, double, uint16_t for f16 bits, int8_t, ..., int64_t, uint8_t
+/// for bool).
 class Tensor {
  public:
   Tensor() = default;

@@ -23,9 +23,10 @@ std::string type_string(const Value& v) {
 
 void check_value_type(const Graph& g, const Value& v, const std::string& where) {
   if (v.dtype == DType::undefined || v.dtype == DType::string) {
-    fail("verify graph '{}': {}: value %{} has element type {} (expected a numeric type; was shape "
-         "inference run?)",
-         g.name, where, v.name, dtype_to_string(v.dtype));
+    fail(
+        "verify graph '{}': {}: value %{} has element type {} (expected a numeric type; was shape "
+        "inference run?)",
+        g.name, where, v.name, dtype_to_string(v.dtype));
   }
   for (int64_t d : v.shape) {
     if (d < 0) {
@@ -65,7 +66,8 @@ void verify_graph(const Graph& g) {
   // Values available so far: graph inputs and constants, then node outputs in order.
   std::unordered_set<const Value*> defined;
   for (const Value* in : g.inputs) {
-    if (!in || !owned.count(in)) fail("verify graph '{}': a graph input is not a value of the graph", g.name);
+    if (!in || !owned.count(in))
+      fail("verify graph '{}': a graph input is not a value of the graph", g.name);
     if (in->producer) {
       fail("verify graph '{}': graph input %{} is produced by {}", g.name, in->name,
            in->producer->describe());
@@ -95,17 +97,20 @@ void verify_graph(const Graph& g) {
       const Value* in = n.inputs[i];
       if (!in) continue;
       if (!owned.count(in)) {
-        fail("verify graph '{}': {} input {} is not a value of this graph", g.name, n.describe(), i);
+        fail("verify graph '{}': {} input {} is not a value of this graph", g.name, n.describe(),
+             i);
       }
       if (!defined.count(in)) {
         if (in->producer && graph_nodes.count(in->producer)) {
-          fail("verify graph '{}': {} uses %{} before its producer {} (nodes are not in "
-               "topological order)",
-               g.name, n.describe(), in->name, in->producer->describe());
+          fail(
+              "verify graph '{}': {} uses %{} before its producer {} (nodes are not in "
+              "topological order)",
+              g.name, n.describe(), in->name, in->producer->describe());
         }
-        fail("verify graph '{}': {} uses %{}, which is neither a graph input, a constant nor a node "
-             "output",
-             g.name, n.describe(), in->name);
+        fail(
+            "verify graph '{}': {} uses %{}, which is neither a graph input, a constant nor a node "
+            "output",
+            g.name, n.describe(), in->name);
       }
     }
     if (n.outputs.empty()) fail("verify graph '{}': {} has no outputs", g.name, n.describe());
@@ -113,7 +118,8 @@ void verify_graph(const Graph& g) {
       const Value* out = n.outputs[i];
       if (!out) fail("verify graph '{}': {} output {} is null", g.name, n.describe(), i);
       if (!owned.count(out)) {
-        fail("verify graph '{}': {} output {} is not a value of this graph", g.name, n.describe(), i);
+        fail("verify graph '{}': {} output {} is not a value of this graph", g.name, n.describe(),
+             i);
       }
       if (out->producer != &n || out->producer_output != static_cast<int>(i)) {
         fail("verify graph '{}': {} output {} (%{}) records producer {} output {}", g.name,
@@ -121,8 +127,8 @@ void verify_graph(const Graph& g) {
              out->producer_output);
       }
       if (!defined.insert(out).second) {
-        fail("verify graph '{}': %{} is defined twice (again as output {} of {})", g.name, out->name,
-             i, n.describe());
+        fail("verify graph '{}': %{} is defined twice (again as output {} of {})", g.name,
+             out->name, i, n.describe());
       }
       check_value_type(g, *out, n.describe());
     }

@@ -70,7 +70,8 @@ ConvShapes conv_shapes(const Node& node, const Shape& x, const Shape& w, const S
     node_fail(node, "group={} must divide input channels {} and output channels {}", r.group, r.C,
               r.M);
   if (w[1] * r.group != r.C)
-    node_fail(node, "W shape {} expects {} input channels per group, X has {} channels in {} groups",
+    node_fail(node,
+              "W shape {} expects {} input channels per group, X has {} channels in {} groups",
               shape_to_string(w), w[1], r.C, r.group);
   r.in_spatial.assign(x.begin() + 2, x.end());
   r.kernel.assign(w.begin() + 2, w.end());
@@ -198,7 +199,8 @@ ConvTShapes convt_shapes(const Node& node, const Shape& x, const Shape& w, const
   r.group = node.attrs.get_int_or("group", 1, nn);
   if (r.group < 1 || r.C % r.group != 0)
     node_fail(node, "group={} must divide input channels {}", r.group, r.C);
-  if (w[0] != r.C) node_fail(node, "W shape {} must have {} rows (input channels)", shape_to_string(w), r.C);
+  if (w[0] != r.C)
+    node_fail(node, "W shape {} must have {} rows (input channels)", shape_to_string(w), r.C);
   r.M = w[1] * r.group;
   if (b != nullptr && (b->size() != 1 || (*b)[0] != r.M))
     node_fail(node, "bias B has shape {}, expected [{}]", shape_to_string(*b), r.M);
@@ -213,7 +215,8 @@ ConvTShapes convt_shapes(const Node& node, const Shape& x, const Shape& w, const
   const Shape out_pad = node.attrs.get_ints_or("output_padding", Shape(n, 0), nn);
   Shape pads = node.attrs.get_ints_or("pads", Shape(2 * n, 0), nn);
   const std::string auto_pad = node.attrs.get_string_or("auto_pad", "NOTSET", nn);
-  if (r.strides.size() != n || r.dilations.size() != n || out_pad.size() != n || pads.size() != 2 * n)
+  if (r.strides.size() != n || r.dilations.size() != n || out_pad.size() != n ||
+      pads.size() != 2 * n)
     node_fail(node, "strides/dilations/output_padding need {} entries and pads {}", n, 2 * n);
   if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
       auto_pad != "VALID")
@@ -231,9 +234,10 @@ ConvTShapes convt_shapes(const Node& node, const Shape& x, const Shape& w, const
     if (r.strides[i] < 1 || r.dilations[i] < 1 || r.kernel[i] < 1)
       node_fail(node, "strides, dilations and kernel must be >= 1");
     if (out_pad[i] < 0 || out_pad[i] >= std::max(r.strides[i], r.dilations[i]))
-      node_fail(node, "output_padding[{}] = {} must be in [0, max(stride, dilation))", i, out_pad[i]);
-    const int64_t full = r.strides[i] * (r.in_spatial[i] - 1) + out_pad[i] +
-                         (r.kernel[i] - 1) * r.dilations[i] + 1;
+      node_fail(node, "output_padding[{}] = {} must be in [0, max(stride, dilation))", i,
+                out_pad[i]);
+    const int64_t full =
+        r.strides[i] * (r.in_spatial[i] - 1) + out_pad[i] + (r.kernel[i] - 1) * r.dilations[i] + 1;
     int64_t out;
     if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       out = !out_shape.empty() ? out_shape[i] : r.in_spatial[i] * r.strides[i];
@@ -339,11 +343,120 @@ std::vector<Tensor> convt_kernel(const Node& node, const std::vector<const Tenso
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// Quantized convolutions: ConvInteger (opset 10) and QLinearConv (opset 10)
+// ---------------------------------------------------------------------------------------------
+
+/// Zero point of input `i` for element/channel `c`: 0 when absent, the scalar, or entry c of a
+/// per-channel [M] tensor.
+int64_t zero_point(const Tensor* zp, int64_t c) {
+  if (zp == nullptr) return 0;
+  return load_as<int64_t>(zp->raw(), zp->dtype(), zp->numel() == 1 ? 0 : c);
+}
+
+void expect_zero_point(const Node& node, size_t i, int64_t channels, const char* role) {
+  const Value* v = node.input(i);
+  if (v == nullptr) return;
+  const int64_t n = shape_numel(v->shape);
+  if (n != 1 && !(v->shape.size() == 1 && n == channels))
+    node_unsupported(node, "{} of shape {} is not supported (scalar or per output channel)", role,
+                     shape_to_string(v->shape));
+}
+
+/// Integer convolution of (x - x_zero_point) and (w - w_zero_point[m]) accumulated in int64.
+std::vector<int64_t> integer_conv(const ConvShapes& cs, const Tensor& x, const Tensor* xzp,
+                                  const Tensor& w, const Tensor* wzp, const Tensor* bias) {
+  std::vector<int64_t> vx(static_cast<size_t>(x.numel())), vw(static_cast<size_t>(w.numel()));
+  const int64_t x0 = zero_point(xzp, 0);
+  for (int64_t i = 0; i < x.numel(); ++i) vx[i] = load_as<int64_t>(x.raw(), x.dtype(), i) - x0;
+  const int64_t per_m = w.numel() / std::max<int64_t>(cs.M, 1);
+  for (int64_t i = 0; i < w.numel(); ++i)
+    vw[i] = load_as<int64_t>(w.raw(), w.dtype(), i) - zero_point(wzp, i / per_m);
+  std::vector<int64_t> vb;
+  if (bias) {
+    vb.resize(static_cast<size_t>(bias->numel()));
+    for (int64_t i = 0; i < bias->numel(); ++i) vb[i] = load_as<int64_t>(bias->raw(), bias->dtype(), i);
+  }
+  std::vector<int64_t> acc(static_cast<size_t>(shape_numel(cs.out)));
+  conv_compute<int64_t>(cs, vx.data(), vw.data(), bias ? vb.data() : nullptr, acc.data());
+  return acc;
+}
+
+void conv_integer_infer(Node& node) {
+  check_arity(node, 2, 4, 1, 1);
+  const Value& x = required_input(node, 0, "x");
+  const Value& w = required_input(node, 1, "w");
+  expect_dtype(node, x.dtype, {DType::u8, DType::i8}, "input x");
+  expect_dtype(node, w.dtype, {DType::u8, DType::i8}, "input w");
+  const ConvShapes cs = conv_shapes(node, x.shape, w.shape, nullptr);
+  expect_zero_point(node, 2, 1, "x_zero_point");
+  expect_zero_point(node, 3, cs.M, "w_zero_point");
+  set_output(node, 0, DType::i32, cs.out);
+}
+
+std::vector<Tensor> conv_integer_kernel(const Node& node, const std::vector<const Tensor*>& inputs) {
+  const Tensor& x = kernel_input(node, inputs, 0, "x");
+  const Tensor& w = kernel_input(node, inputs, 1, "w");
+  const Tensor* xzp = inputs.size() > 2 ? inputs[2] : nullptr;
+  const Tensor* wzp = inputs.size() > 3 ? inputs[3] : nullptr;
+  const ConvShapes cs = conv_shapes(node, x.shape(), w.shape(), nullptr);
+  const auto acc = integer_conv(cs, x, xzp, w, wzp, nullptr);
+  Tensor y(DType::i32, cs.out);
+  for (size_t i = 0; i < acc.size(); ++i) y.data<int32_t>()[i] = static_cast<int32_t>(acc[i]);
+  return {std::move(y)};
+}
+
+// QLinearConv: y = saturate(round((conv(x - x_zp, w - w_zp) + B) * x_scale * w_scale[m] /
+// y_scale) + y_zp) in y_zp's dtype.
+void qlinear_conv_infer(Node& node) {
+  check_arity(node, 8, 9, 1, 1);
+  const Value& x = required_input(node, 0, "x");
+  const Value& w = required_input(node, 3, "w");
+  const Value& yzp = required_input(node, 7, "y_zero_point");
+  expect_dtype(node, x.dtype, {DType::u8, DType::i8}, "input x");
+  expect_dtype(node, w.dtype, {DType::u8, DType::i8}, "input w");
+  expect_dtype(node, yzp.dtype, {DType::u8, DType::i8}, "input y_zero_point");
+  for (size_t i : {1, 4, 6}) expect_dtype(node, required_input(node, i, "scale").dtype, {DType::f32}, "scale");
+  const Value* b = node.input(8);
+  if (b) expect_dtype(node, b->dtype, {DType::i32}, "input B");
+  const ConvShapes cs = conv_shapes(node, x.shape, w.shape, b ? &b->shape : nullptr);
+  expect_zero_point(node, 2, 1, "x_zero_point");
+  expect_zero_point(node, 5, cs.M, "w_zero_point");
+  expect_zero_point(node, 4, cs.M, "w_scale");
+  set_output(node, 0, yzp.dtype, cs.out);
+}
+
+std::vector<Tensor> qlinear_conv_kernel(const Node& node, const std::vector<const Tensor*>& inputs) {
+  const Tensor& x = kernel_input(node, inputs, 0, "x");
+  const Tensor& xs = kernel_input(node, inputs, 1, "x_scale");
+  const Tensor& w = kernel_input(node, inputs, 3, "w");
+  const Tensor& ws = kernel_input(node, inputs, 4, "w_scale");
+  const Tensor& ys = kernel_input(node, inputs, 6, "y_scale");
+  const Tensor& yzp = kernel_input(node, inputs, 7, "y_zero_point");
+  const Tensor* bias = inputs.size() > 8 ? inputs[8] : nullptr;
+  const ConvShapes cs = conv_shapes(node, x.shape(), w.shape(), bias ? &bias->shape() : nullptr);
+  const auto acc = integer_conv(cs, x, inputs[2], w, inputs[5], bias);
+  const auto [lo, hi] = quantized_range(node, yzp.dtype());
+  const int64_t z = zero_point(&yzp, 0);
+  const int64_t plane = shape_numel(cs.out) / std::max<int64_t>(cs.N * cs.M, 1);
+  Tensor y(yzp.dtype(), cs.out);
+  for (int64_t i = 0; i < static_cast<int64_t>(acc.size()); ++i) {
+    const int64_t m = (i / plane) % cs.M;
+    const double wsv = ws.get_as_double(ws.numel() == 1 ? 0 : m);
+    const double scale = xs.get_as_double(0) * wsv / ys.get_as_double(0);
+    store_as<int64_t>(y.raw(), y.dtype(), i,
+                      round_half_even_saturate(static_cast<double>(acc[i]) * scale, lo - z, hi - z) + z);
+  }
+  return {std::move(y)};
+}
+
 }  // namespace
 
 void register_conv_ops() {
   register_op({"Conv", conv_infer, conv_kernel});
   register_op({"ConvTranspose", convt_infer, convt_kernel});
+  register_op({"ConvInteger", conv_integer_infer, conv_integer_kernel});
+  register_op({"QLinearConv", qlinear_conv_infer, qlinear_conv_kernel});
 }
 
 }  // namespace tessel::ops

@@ -70,12 +70,12 @@ Tensor unary_apply(const Node& node, const Tensor& x, MakeOp make_op) {
 /// Registers a unary op whose functor does not depend on attributes.
 template <UnaryDomain Dom, class Op>
 void register_unary(const char* name, Op op) {
-  register_op({name, unary_infer(Dom),
-               [op](const Node& node, const std::vector<const Tensor*>& inputs) {
-                 check_arity(node, 1, 1, 1, 1);
-                 return std::vector<Tensor>{unary_apply<Dom>(
-                     node, kernel_input(node, inputs, 0, "X"), [&](auto) { return op; })};
-               }});
+  register_op(
+      {name, unary_infer(Dom), [op](const Node& node, const std::vector<const Tensor*>& inputs) {
+         check_arity(node, 1, 1, 1, 1);
+         return std::vector<Tensor>{
+             unary_apply<Dom>(node, kernel_input(node, inputs, 0, "X"), [&](auto) { return op; })};
+       }});
 }
 
 /// Registers a float unary op whose functor reads attributes: make(node, tag) -> functor.
@@ -139,8 +139,7 @@ void register_unary_ops() {
   register_unary<D::floats>("Reciprocal", [](auto x) { return decltype(x)(1) / x; });
   register_unary<D::floats>("Sigmoid", [](auto x) { return sigmoid(x); });
   register_unary<D::floats>("Softplus", [](auto x) { return softplus(x); });
-  register_unary<D::floats>("Softsign",
-                 [](auto x) { return x / (decltype(x)(1) + std::abs(x)); });
+  register_unary<D::floats>("Softsign", [](auto x) { return x / (decltype(x)(1) + std::abs(x)); });
   // Mish(x) = x * tanh(softplus(x)).
   register_unary<D::floats>("Mish", [](auto x) { return x * std::tanh(softplus(x)); });
   // HardSwish(x) = x * max(0, min(1, x/6 + 1/2)).
@@ -155,7 +154,7 @@ void register_unary_ops() {
   register_unary<D::numeric>("Sign", [](auto x) { return sign_of(x); });
   // Relu: float and signed integers (opset 14).
   register_unary<D::signed_numeric>("Relu",
-                 [](auto x) { return x > decltype(x)(0) ? x : decltype(x)(0); });
+                                    [](auto x) { return x > decltype(x)(0) ? x : decltype(x)(0); });
 
   // Activations with attributes.
   register_unary_attr("LeakyRelu", [](const Node& node, auto tag) {
@@ -360,37 +359,37 @@ void register_binary_ops() {
     };
   });
   // Mod: fmod=0 (integers only) -> sign of the divisor; fmod=1 -> C fmod (sign of the dividend).
-  register_op(
-      {"Mod",
-       [](Node& node) {
-         binary_infer(node, true, false);
-         const DType dt = node.inputs[0]->dtype;
-         expect_numeric(node, dt, "input A");
-         const int64_t fmod = node.attrs.get_int_or("fmod", 0, node.name);
-         if (fmod != 0 && fmod != 1) node_fail(node, "attribute fmod={} must be 0 or 1", fmod);
-         if (dtype_is_float(dt) && fmod == 0)
-           node_fail(node, "float inputs require fmod=1 (ONNX Mod)");
-       },
-       [](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 2, 2, 1, 1);
-         const Tensor& a = kernel_input(node, inputs, 0, "A");
-         const Tensor& b = kernel_input(node, inputs, 1, "B");
-         const bool c_fmod = node.attrs.get_int_or("fmod", 0, node.name) == 1;
-         if (a.dtype() != b.dtype()) node_fail(node, "inputs have different dtypes");
-         if (dtype_is_float(a.dtype()) && !c_fmod)
-           node_fail(node, "float inputs require fmod=1 (ONNX Mod)");
-         const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), node.describe());
-         return dispatch_numeric(node, a.dtype(), [&](auto tag) {
-           using C = decltype(tag);
-           return std::vector<Tensor>{
-               binary_compute<C, C>(a, b, a.dtype(), out_shape, [&node, c_fmod](C x, C y) {
-                 if constexpr (std::is_integral_v<C>) {
-                   if (y == 0) node_fail(node, "integer modulo by zero");
-                 }
-                 return mod_value(x, y, c_fmod);
-               })};
-         });
-       }});
+  register_op({"Mod",
+               [](Node& node) {
+                 binary_infer(node, true, false);
+                 const DType dt = node.inputs[0]->dtype;
+                 expect_numeric(node, dt, "input A");
+                 const int64_t fmod = node.attrs.get_int_or("fmod", 0, node.name);
+                 if (fmod != 0 && fmod != 1)
+                   node_fail(node, "attribute fmod={} must be 0 or 1", fmod);
+                 if (dtype_is_float(dt) && fmod == 0)
+                   node_fail(node, "float inputs require fmod=1 (ONNX Mod)");
+               },
+               [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 2, 2, 1, 1);
+                 const Tensor& a = kernel_input(node, inputs, 0, "A");
+                 const Tensor& b = kernel_input(node, inputs, 1, "B");
+                 const bool c_fmod = node.attrs.get_int_or("fmod", 0, node.name) == 1;
+                 if (a.dtype() != b.dtype()) node_fail(node, "inputs have different dtypes");
+                 if (dtype_is_float(a.dtype()) && !c_fmod)
+                   node_fail(node, "float inputs require fmod=1 (ONNX Mod)");
+                 const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), node.describe());
+                 return dispatch_numeric(node, a.dtype(), [&](auto tag) {
+                   using C = decltype(tag);
+                   return std::vector<Tensor>{
+                       binary_compute<C, C>(a, b, a.dtype(), out_shape, [&node, c_fmod](C x, C y) {
+                         if constexpr (std::is_integral_v<C>) {
+                           if (y == 0) node_fail(node, "integer modulo by zero");
+                         }
+                         return mod_value(x, y, c_fmod);
+                       })};
+                 });
+               }});
 
   // Pow: base T, exponent T1 (any numeric). Float base: pow in the base's compute type; integer
   // base: exact integer power for an integer exponent, else pow in double truncated toward zero.
@@ -415,8 +414,8 @@ void register_binary_ops() {
          }
          expect_numeric(node, a.dtype(), "input X");
          if (dtype_is_integer(b.dtype())) {
-           return std::vector<Tensor>{
-               binary_compute<int64_t, int64_t>(a, b, a.dtype(), out_shape, [](int64_t x, int64_t y) {
+           return std::vector<Tensor>{binary_compute<int64_t, int64_t>(
+               a, b, a.dtype(), out_shape, [](int64_t x, int64_t y) {
                  if (y < 0) {  // integer result of x^y for negative y: only |x| == 1 is non-zero
                    if (x == 1) return int64_t{1};
                    if (x == -1) return (y % 2 == 0) ? int64_t{1} : int64_t{-1};
@@ -431,7 +430,8 @@ void register_binary_ops() {
                })};
          }
          return std::vector<Tensor>{binary_compute<double, double>(
-             a, b, a.dtype(), out_shape, [](double x, double y) { return std::trunc(std::pow(x, y)); })};
+             a, b, a.dtype(), out_shape,
+             [](double x, double y) { return std::trunc(std::pow(x, y)); })};
        }});
 
   // Comparisons: numeric (and bool for Equal) inputs of one dtype, bool output.
@@ -503,57 +503,56 @@ void register_binary_ops() {
                }});
 
   // BitShift on unsigned integers (direction LEFT/RIGHT).
-  register_op(
-      {"BitShift",
-       [](Node& node) {
-         binary_infer(node, true, false);
-         expect_dtype(node, node.inputs[0]->dtype, {DType::u8, DType::u16, DType::u32, DType::u64},
-                      "input X");
-         const std::string dir = node.attrs.get_string_or("direction", "", node.name);
-         if (dir != "LEFT" && dir != "RIGHT")
-           node_fail(node, "attribute direction='{}', expected 'LEFT' or 'RIGHT'", dir);
-       },
-       [](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 2, 2, 1, 1);
-         const Tensor& a = kernel_input(node, inputs, 0, "X");
-         const Tensor& b = kernel_input(node, inputs, 1, "Y");
-         const bool left = node.attrs.get_string_or("direction", "", node.name) == "LEFT";
-         const int bits = dtype_size(a.dtype()) * 8;
-         const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), node.describe());
-         return std::vector<Tensor>{binary_compute<uint64_t, uint64_t>(
-             a, b, a.dtype(), out_shape, [left, bits](uint64_t x, uint64_t s) -> uint64_t {
-               if (s >= static_cast<uint64_t>(bits)) return 0;
-               return left ? (x << s) : (x >> s);
-             })};
-       }});
+  register_op({"BitShift",
+               [](Node& node) {
+                 binary_infer(node, true, false);
+                 expect_dtype(node, node.inputs[0]->dtype,
+                              {DType::u8, DType::u16, DType::u32, DType::u64}, "input X");
+                 const std::string dir = node.attrs.get_string_or("direction", "", node.name);
+                 if (dir != "LEFT" && dir != "RIGHT")
+                   node_fail(node, "attribute direction='{}', expected 'LEFT' or 'RIGHT'", dir);
+               },
+               [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 2, 2, 1, 1);
+                 const Tensor& a = kernel_input(node, inputs, 0, "X");
+                 const Tensor& b = kernel_input(node, inputs, 1, "Y");
+                 const bool left = node.attrs.get_string_or("direction", "", node.name) == "LEFT";
+                 const int bits = dtype_size(a.dtype()) * 8;
+                 const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), node.describe());
+                 return std::vector<Tensor>{binary_compute<uint64_t, uint64_t>(
+                     a, b, a.dtype(), out_shape, [left, bits](uint64_t x, uint64_t s) -> uint64_t {
+                       if (s >= static_cast<uint64_t>(bits)) return 0;
+                       return left ? (x << s) : (x >> s);
+                     })};
+               }});
 
   // PRelu: y = x < 0 ? slope * x : x, slope unidirectionally broadcast to X.
-  register_op(
-      {"PRelu",
-       [](Node& node) {
-         check_arity(node, 2, 2, 1, 1);
-         const Value& x = required_input(node, 0, "X");
-         const Value& slope = required_input(node, 1, "slope");
-         expect_numeric(node, x.dtype, "input X");
-         expect_same_dtype(node, 0, 1);
-         if (!unidirectional_broadcastable(slope.shape, x.shape))
-           node_fail(node, "slope shape {} does not broadcast to X shape {}",
-                     shape_to_string(slope.shape), shape_to_string(x.shape));
-         set_output(node, 0, x.dtype, x.shape);
-       },
-       [](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 2, 2, 1, 1);
-         const Tensor& x = kernel_input(node, inputs, 0, "X");
-         const Tensor& slope = kernel_input(node, inputs, 1, "slope");
-         if (!unidirectional_broadcastable(slope.shape(), x.shape()))
-           node_fail(node, "slope shape {} does not broadcast to X shape {}",
-                     shape_to_string(slope.shape()), shape_to_string(x.shape()));
-         return dispatch_numeric(node, x.dtype(), [&](auto tag) {
-           using C = decltype(tag);
-           return std::vector<Tensor>{binary_compute<C, C>(
-               x, slope, x.dtype(), x.shape(), [](C v, C s) { return v < C(0) ? s * v : v; })};
-         });
-       }});
+  register_op({"PRelu",
+               [](Node& node) {
+                 check_arity(node, 2, 2, 1, 1);
+                 const Value& x = required_input(node, 0, "X");
+                 const Value& slope = required_input(node, 1, "slope");
+                 expect_numeric(node, x.dtype, "input X");
+                 expect_same_dtype(node, 0, 1);
+                 if (!unidirectional_broadcastable(slope.shape, x.shape))
+                   node_fail(node, "slope shape {} does not broadcast to X shape {}",
+                             shape_to_string(slope.shape), shape_to_string(x.shape));
+                 set_output(node, 0, x.dtype, x.shape);
+               },
+               [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 2, 2, 1, 1);
+                 const Tensor& x = kernel_input(node, inputs, 0, "X");
+                 const Tensor& slope = kernel_input(node, inputs, 1, "slope");
+                 if (!unidirectional_broadcastable(slope.shape(), x.shape()))
+                   node_fail(node, "slope shape {} does not broadcast to X shape {}",
+                             shape_to_string(slope.shape()), shape_to_string(x.shape()));
+                 return dispatch_numeric(node, x.dtype(), [&](auto tag) {
+                   using C = decltype(tag);
+                   return std::vector<Tensor>{
+                       binary_compute<C, C>(x, slope, x.dtype(), x.shape(),
+                                            [](C v, C s) { return v < C(0) ? s * v : v; })};
+                 });
+               }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -638,102 +637,101 @@ void where_copy(const Tensor& cond, const Tensor& x, const Tensor& y, Tensor& ou
   const E* px = x.data<E>();
   const E* py = y.data<E>();
   E* po = out.data<E>();
-  for_each_broadcast<3>(out.shape(), {&cond.shape(), &x.shape(), &y.shape()},
-                        [&](int64_t i, const std::array<int64_t, 3>& o) {
-                          po[i] = c[o[0]] ? px[o[1]] : py[o[2]];
-                        });
+  for_each_broadcast<3>(
+      out.shape(), {&cond.shape(), &x.shape(), &y.shape()},
+      [&](int64_t i, const std::array<int64_t, 3>& o) { po[i] = c[o[0]] ? px[o[1]] : py[o[2]]; });
 }
 
 void register_where_clip() {
-  register_op(
-      {"Where",
-       [](Node& node) {
-         check_arity(node, 3, 3, 1, 1);
-         const Value& c = required_input(node, 0, "condition");
-         const Value& x = required_input(node, 1, "X");
-         const Value& y = required_input(node, 2, "Y");
-         expect_dtype(node, c.dtype, {DType::boolean}, "input condition");
-         expect_same_dtype(node, 1, 2);
-         if (dtype_size(x.dtype) == 0)
-           node_unsupported(node, "dtype {} is not supported", dtype_to_string(x.dtype));
-         Shape s = broadcast_shapes(c.shape, x.shape, node.describe());
-         s = broadcast_shapes(s, y.shape, node.describe());
-         set_output(node, 0, x.dtype, s);
-       },
-       [](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 3, 3, 1, 1);
-         const Tensor& c = kernel_input(node, inputs, 0, "condition");
-         const Tensor& x = kernel_input(node, inputs, 1, "X");
-         const Tensor& y = kernel_input(node, inputs, 2, "Y");
-         if (c.dtype() != DType::boolean) node_fail(node, "condition must be bool");
-         if (x.dtype() != y.dtype()) node_fail(node, "X and Y have different dtypes");
-         Shape s = broadcast_shapes(c.shape(), x.shape(), node.describe());
-         s = broadcast_shapes(s, y.shape(), node.describe());
-         Tensor out(x.dtype(), s);
-         switch (dtype_size(x.dtype())) {
-           case 1:
-             where_copy<uint8_t>(c, x, y, out);
-             break;
-           case 2:
-             where_copy<uint16_t>(c, x, y, out);
-             break;
-           case 4:
-             where_copy<uint32_t>(c, x, y, out);
-             break;
-           case 8:
-             where_copy<uint64_t>(c, x, y, out);
-             break;
-           default:
-             node_unsupported(node, "dtype {} is not supported", dtype_to_string(x.dtype()));
-         }
-         return std::vector<Tensor>{std::move(out)};
-       }});
+  register_op({"Where",
+               [](Node& node) {
+                 check_arity(node, 3, 3, 1, 1);
+                 const Value& c = required_input(node, 0, "condition");
+                 const Value& x = required_input(node, 1, "X");
+                 const Value& y = required_input(node, 2, "Y");
+                 expect_dtype(node, c.dtype, {DType::boolean}, "input condition");
+                 expect_same_dtype(node, 1, 2);
+                 if (dtype_size(x.dtype) == 0)
+                   node_unsupported(node, "dtype {} is not supported", dtype_to_string(x.dtype));
+                 Shape s = broadcast_shapes(c.shape, x.shape, node.describe());
+                 s = broadcast_shapes(s, y.shape, node.describe());
+                 set_output(node, 0, x.dtype, s);
+               },
+               [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 3, 3, 1, 1);
+                 const Tensor& c = kernel_input(node, inputs, 0, "condition");
+                 const Tensor& x = kernel_input(node, inputs, 1, "X");
+                 const Tensor& y = kernel_input(node, inputs, 2, "Y");
+                 if (c.dtype() != DType::boolean) node_fail(node, "condition must be bool");
+                 if (x.dtype() != y.dtype()) node_fail(node, "X and Y have different dtypes");
+                 Shape s = broadcast_shapes(c.shape(), x.shape(), node.describe());
+                 s = broadcast_shapes(s, y.shape(), node.describe());
+                 Tensor out(x.dtype(), s);
+                 switch (dtype_size(x.dtype())) {
+                   case 1:
+                     where_copy<uint8_t>(c, x, y, out);
+                     break;
+                   case 2:
+                     where_copy<uint16_t>(c, x, y, out);
+                     break;
+                   case 4:
+                     where_copy<uint32_t>(c, x, y, out);
+                     break;
+                   case 8:
+                     where_copy<uint64_t>(c, x, y, out);
+                     break;
+                   default:
+                     node_unsupported(node, "dtype {} is not supported",
+                                      dtype_to_string(x.dtype()));
+                 }
+                 return std::vector<Tensor>{std::move(out)};
+               }});
 
   // Clip (opset 13): min and max are optional scalar inputs of the input's dtype.
-  register_op(
-      {"Clip",
-       [](Node& node) {
-         check_arity(node, 1, 3, 1, 1);
-         const Value& x = required_input(node, 0, "input");
-         expect_numeric(node, x.dtype, "input");
-         for (size_t i = 1; i < 3; ++i) {
-           const Value* b = node.input(i);
-           if (b == nullptr) continue;
-           if (b->dtype != x.dtype)
-             node_fail(node, "input {} ({}) has dtype {}, expected {} like the input", i,
-                       i == 1 ? "min" : "max", dtype_to_string(b->dtype), dtype_to_string(x.dtype));
-           if (shape_numel(b->shape) != 1)
-             node_fail(node, "input {} ({}) must be a scalar, got shape {}", i,
-                       i == 1 ? "min" : "max", shape_to_string(b->shape));
-         }
-         set_output(node, 0, x.dtype, x.shape);
-       },
-       [](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 1, 3, 1, 1);
-         const Tensor& x = kernel_input(node, inputs, 0, "input");
-         const Tensor* tmin = inputs.size() > 1 ? inputs[1] : nullptr;
-         const Tensor* tmax = inputs.size() > 2 ? inputs[2] : nullptr;
-         for (const Tensor* b : {tmin, tmax})
-           if (b && b->numel() != 1) node_fail(node, "min/max must be scalars");
-         return dispatch_numeric(node, x.dtype(), [&](auto tag) {
-           using C = decltype(tag);
-           const C lo = tmin ? load_as<C>(tmin->raw(), tmin->dtype(), 0)
-                             : std::numeric_limits<C>::lowest();
-           const C hi = tmax ? load_as<C>(tmax->raw(), tmax->dtype(), 0)
-                             : std::numeric_limits<C>::max();
-           InputView<C> in(x);
-           OutputBuffer<C> out(x.dtype(), x.shape());
-           const C* p = in.data();
-           C* o = out.data();
-           for (int64_t i = 0; i < x.numel(); ++i) {
-             const C v = p[i];
-             // min then max (ONNX: when min > max the output is max).
-             o[i] = v < lo ? lo : v;
-             o[i] = o[i] > hi ? hi : o[i];
-           }
-           return std::vector<Tensor>{out.finish()};
-         });
-       }});
+  register_op({"Clip",
+               [](Node& node) {
+                 check_arity(node, 1, 3, 1, 1);
+                 const Value& x = required_input(node, 0, "input");
+                 expect_numeric(node, x.dtype, "input");
+                 for (size_t i = 1; i < 3; ++i) {
+                   const Value* b = node.input(i);
+                   if (b == nullptr) continue;
+                   if (b->dtype != x.dtype)
+                     node_fail(node, "input {} ({}) has dtype {}, expected {} like the input", i,
+                               i == 1 ? "min" : "max", dtype_to_string(b->dtype),
+                               dtype_to_string(x.dtype));
+                   if (shape_numel(b->shape) != 1)
+                     node_fail(node, "input {} ({}) must be a scalar, got shape {}", i,
+                               i == 1 ? "min" : "max", shape_to_string(b->shape));
+                 }
+                 set_output(node, 0, x.dtype, x.shape);
+               },
+               [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 1, 3, 1, 1);
+                 const Tensor& x = kernel_input(node, inputs, 0, "input");
+                 const Tensor* tmin = inputs.size() > 1 ? inputs[1] : nullptr;
+                 const Tensor* tmax = inputs.size() > 2 ? inputs[2] : nullptr;
+                 for (const Tensor* b : {tmin, tmax})
+                   if (b && b->numel() != 1) node_fail(node, "min/max must be scalars");
+                 return dispatch_numeric(node, x.dtype(), [&](auto tag) {
+                   using C = decltype(tag);
+                   const C lo = tmin ? load_as<C>(tmin->raw(), tmin->dtype(), 0)
+                                     : std::numeric_limits<C>::lowest();
+                   const C hi = tmax ? load_as<C>(tmax->raw(), tmax->dtype(), 0)
+                                     : std::numeric_limits<C>::max();
+                   InputView<C> in(x);
+                   OutputBuffer<C> out(x.dtype(), x.shape());
+                   const C* p = in.data();
+                   C* o = out.data();
+                   for (int64_t i = 0; i < x.numel(); ++i) {
+                     const C v = p[i];
+                     // min then max (ONNX: when min > max the output is max).
+                     o[i] = v < lo ? lo : v;
+                     o[i] = o[i] > hi ? hi : o[i];
+                   }
+                   return std::vector<Tensor>{out.finish()};
+                 });
+               }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -754,7 +752,8 @@ Tensor cast_tensor(const Node& node, const Tensor& x, DType to) {
   const std::byte* src = x.raw();
   std::byte* dst = out.raw();
   if (dtype_is_float(x.dtype())) {
-    for (int64_t i = 0; i < n; ++i) store_as<double>(dst, to, i, load_as<double>(src, x.dtype(), i));
+    for (int64_t i = 0; i < n; ++i)
+      store_as<double>(dst, to, i, load_as<double>(src, x.dtype(), i));
   } else if (x.dtype() == DType::u64) {
     for (int64_t i = 0; i < n; ++i) {
       const uint64_t v = load_as<uint64_t>(src, x.dtype(), i);
@@ -833,39 +832,39 @@ void register_cast_identity() {
   // Dropout (opset 13) in inference: output = input, optional mask all true. Training mode
   // (input 2 true) with a non-zero ratio is random and therefore unsupported; training mode with
   // ratio 0 is deterministic (scale 1/(1-0) = 1, nothing dropped) and supported.
-  register_op(
-      {"Dropout",
-       [](Node& node) {
-         check_arity(node, 1, 3, 1, 2);
-         const Value& x = required_input(node, 0, "data");
-         expect_float(node, x.dtype, "input data");
-         set_output(node, 0, x.dtype, x.shape);
-         set_output(node, 1, DType::boolean, x.shape);
-       },
-       [](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 1, 3, 1, 2);
-         const Tensor& x = kernel_input(node, inputs, 0, "data");
-         const Tensor* ratio = inputs.size() > 1 ? inputs[1] : nullptr;
-         const Tensor* training = inputs.size() > 2 ? inputs[2] : nullptr;
-         if (training != nullptr) {
-           if (training->numel() != 1 || training->dtype() != DType::boolean)
-             node_fail(node, "training_mode must be a bool scalar");
-           const double r = ratio ? ratio->get_as_double(0) : 0.5;
-           if (training->data<uint8_t>()[0] != 0 && r != 0.0)
-             node_unsupported(node,
-                              "training-mode Dropout with ratio {} is random; only inference "
-                              "(or ratio 0) is supported",
-                              r);
-         }
-         std::vector<Tensor> out;
-         out.push_back(copy_reshaped(x, x.shape()));
-         if (node.outputs.size() > 1) {
-           Tensor mask(DType::boolean, x.shape());
-           for (int64_t i = 0; i < mask.numel(); ++i) mask.data<uint8_t>()[i] = 1;
-           out.push_back(std::move(mask));
-         }
-         return out;
-       }});
+  register_op({"Dropout",
+               [](Node& node) {
+                 check_arity(node, 1, 3, 1, 2);
+                 const Value& x = required_input(node, 0, "data");
+                 expect_float(node, x.dtype, "input data");
+                 set_output(node, 0, x.dtype, x.shape);
+                 set_output(node, 1, DType::boolean, x.shape);
+               },
+               [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 1, 3, 1, 2);
+                 const Tensor& x = kernel_input(node, inputs, 0, "data");
+                 const Tensor* ratio = inputs.size() > 1 ? inputs[1] : nullptr;
+                 const Tensor* training = inputs.size() > 2 ? inputs[2] : nullptr;
+                 if (training != nullptr) {
+                   if (training->numel() != 1 || training->dtype() != DType::boolean)
+                     node_fail(node, "training_mode must be a bool scalar");
+                   const double r = ratio ? ratio->get_as_double(0) : 0.5;
+                   if (training->data<uint8_t>()[0] != 0 && r != 0.0)
+                     node_unsupported(
+                         node,
+                         "training-mode Dropout with ratio {} is random; only inference "
+                         "(or ratio 0) is supported",
+                         r);
+                 }
+                 std::vector<Tensor> out;
+                 out.push_back(copy_reshaped(x, x.shape()));
+                 if (node.outputs.size() > 1) {
+                   Tensor mask(DType::boolean, x.shape());
+                   for (int64_t i = 0; i < mask.numel(); ++i) mask.data<uint8_t>()[i] = 1;
+                   out.push_back(std::move(mask));
+                 }
+                 return out;
+               }});
 }
 
 }  // namespace

@@ -19,8 +19,8 @@ namespace {
 
 struct MatMulShapes {
   int64_t M, K, N;
-  Shape batch;                  // broadcast batch dims
-  Shape a_batch, b_batch;       // each operand's batch dims (may be shorter / contain 1s)
+  Shape batch;             // broadcast batch dims
+  Shape a_batch, b_batch;  // each operand's batch dims (may be shorter / contain 1s)
   Shape out;
 };
 
@@ -319,8 +319,8 @@ std::vector<Tensor> einsum_kernel(const Node& node, const std::vector<const Tens
   // Loop order: output labels, then summed labels.
   std::vector<int> loop_labels = p.out_labels;
   for (size_t l = 0; l < p.label_size.size(); ++l)
-    if (p.label_size[l] >= 0 &&
-        std::find(p.out_labels.begin(), p.out_labels.end(), static_cast<int>(l)) == p.out_labels.end())
+    if (p.label_size[l] >= 0 && std::find(p.out_labels.begin(), p.out_labels.end(),
+                                          static_cast<int>(l)) == p.out_labels.end())
       loop_labels.push_back(static_cast<int>(l));
   const size_t L = loop_labels.size();
   Shape dims(L);
@@ -369,9 +369,107 @@ std::vector<Tensor> einsum_kernel(const Node& node, const std::vector<const Tens
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// Quantized matrix products: MatMulInteger and QLinearMatMul (opset 10), per-tensor zero points
+// and scales (a 1-element tensor); per-row/column parameters are unsupported.
+// ---------------------------------------------------------------------------------------------
+
+int64_t scalar_param(const Node& node, const Tensor* t, const char* role) {
+  if (t == nullptr) return 0;
+  if (t->numel() != 1)
+    node_unsupported(node, "{} of shape {} is not supported (per-tensor only)", role,
+                     shape_to_string(t->shape()));
+  return load_as<int64_t>(t->raw(), t->dtype(), 0);
+}
+
+void expect_scalar_param(const Node& node, size_t i, const char* role) {
+  const Value* v = node.input(i);
+  if (v && shape_numel(v->shape) != 1)
+    node_unsupported(node, "{} of shape {} is not supported (per-tensor only)", role,
+                     shape_to_string(v->shape));
+}
+
+/// (A - a_zp) @ (B - b_zp) accumulated in int64, numpy matmul shapes.
+std::vector<int64_t> integer_matmul(const Node& node, const MatMulShapes& s, const Tensor& a,
+                                    int64_t azp, const Tensor& b, int64_t bzp) {
+  std::vector<int64_t> va(static_cast<size_t>(a.numel())), vb(static_cast<size_t>(b.numel()));
+  for (int64_t i = 0; i < a.numel(); ++i) va[i] = load_as<int64_t>(a.raw(), a.dtype(), i) - azp;
+  for (int64_t i = 0; i < b.numel(); ++i) vb[i] = load_as<int64_t>(b.raw(), b.dtype(), i) - bzp;
+  std::vector<int64_t> acc(static_cast<size_t>(shape_numel(s.out)), 0);
+  const int64_t mat_a = s.M * s.K, mat_b = s.K * s.N, mat_c = s.M * s.N;
+  const auto sa = broadcast_strides(s.a_batch, s.batch);
+  const auto sb = broadcast_strides(s.b_batch, s.batch);
+  const Shape batch = s.batch.empty() ? Shape{1} : s.batch;
+  StridedLoop<2> loop(batch, {s.batch.empty() ? std::vector<int64_t>{0} : sa,
+                              s.batch.empty() ? std::vector<int64_t>{0} : sb});
+  loop.run([&](int64_t i, const std::array<int64_t, 2>& off) {
+    gemm_block<int64_t>(s.M, s.N, s.K, va.data() + off[0] * mat_a, s.K, 1,
+                        vb.data() + off[1] * mat_b, s.N, 1, acc.data() + i * mat_c);
+  });
+  return acc;
+}
+
+void matmul_integer_infer(Node& node) {
+  check_arity(node, 2, 4, 1, 1);
+  const Value& a = required_input(node, 0, "A");
+  const Value& b = required_input(node, 1, "B");
+  expect_dtype(node, a.dtype, {DType::u8, DType::i8}, "input A");
+  expect_dtype(node, b.dtype, {DType::u8, DType::i8}, "input B");
+  expect_scalar_param(node, 2, "a_zero_point");
+  expect_scalar_param(node, 3, "b_zero_point");
+  set_output(node, 0, DType::i32, matmul_shapes(node, a.shape, b.shape).out);
+}
+
+std::vector<Tensor> matmul_integer_kernel(const Node& node, const std::vector<const Tensor*>& inputs) {
+  const Tensor& a = kernel_input(node, inputs, 0, "A");
+  const Tensor& b = kernel_input(node, inputs, 1, "B");
+  const MatMulShapes s = matmul_shapes(node, a.shape(), b.shape());
+  const auto acc = integer_matmul(node, s, a, scalar_param(node, inputs.size() > 2 ? inputs[2] : nullptr, "a_zero_point"),
+                                  b, scalar_param(node, inputs.size() > 3 ? inputs[3] : nullptr, "b_zero_point"));
+  Tensor y(DType::i32, s.out);
+  for (size_t i = 0; i < acc.size(); ++i) y.data<int32_t>()[i] = static_cast<int32_t>(acc[i]);
+  return {std::move(y)};
+}
+
+// QLinearMatMul: y = saturate(round((A - a_zp) @ (B - b_zp) * a_scale * b_scale / y_scale) + y_zp).
+void qlinear_matmul_infer(Node& node) {
+  check_arity(node, 8, 8, 1, 1);
+  const Value& a = required_input(node, 0, "a");
+  const Value& b = required_input(node, 3, "b");
+  const Value& yzp = required_input(node, 7, "y_zero_point");
+  expect_dtype(node, a.dtype, {DType::u8, DType::i8}, "input a");
+  expect_dtype(node, b.dtype, {DType::u8, DType::i8}, "input b");
+  expect_dtype(node, yzp.dtype, {DType::u8, DType::i8}, "input y_zero_point");
+  const char* roles[] = {"", "a_scale", "a_zero_point", "", "b_scale", "b_zero_point", "y_scale",
+                         "y_zero_point"};
+  for (size_t i : {1, 2, 4, 5, 6, 7}) expect_scalar_param(node, i, roles[i]);
+  set_output(node, 0, yzp.dtype, matmul_shapes(node, a.shape, b.shape).out);
+}
+
+std::vector<Tensor> qlinear_matmul_kernel(const Node& node, const std::vector<const Tensor*>& inputs) {
+  const Tensor& a = kernel_input(node, inputs, 0, "a");
+  const Tensor& b = kernel_input(node, inputs, 3, "b");
+  const Tensor& yzp = kernel_input(node, inputs, 7, "y_zero_point");
+  const MatMulShapes s = matmul_shapes(node, a.shape(), b.shape());
+  const auto acc = integer_matmul(node, s, a, scalar_param(node, inputs[2], "a_zero_point"), b,
+                                  scalar_param(node, inputs[5], "b_zero_point"));
+  const double scale = kernel_input(node, inputs, 1, "a_scale").get_as_double(0) *
+                       kernel_input(node, inputs, 4, "b_scale").get_as_double(0) /
+                       kernel_input(node, inputs, 6, "y_scale").get_as_double(0);
+  const int64_t z = scalar_param(node, &yzp, "y_zero_point");
+  const auto [lo, hi] = quantized_range(node, yzp.dtype());
+  Tensor y(yzp.dtype(), s.out);
+  for (size_t i = 0; i < acc.size(); ++i)
+    store_as<int64_t>(y.raw(), y.dtype(), static_cast<int64_t>(i),
+                      round_half_even_saturate(static_cast<double>(acc[i]) * scale, lo - z, hi - z) + z);
+  return {std::move(y)};
+}
+
 }  // namespace
 
 void register_matmul_ops() {
+  register_op({"MatMulInteger", matmul_integer_infer, matmul_integer_kernel});
+  register_op({"QLinearMatMul", qlinear_matmul_infer, qlinear_matmul_kernel});
   register_op({"MatMul", matmul_infer, matmul_kernel});
   register_op({"Gemm", gemm_infer, gemm_kernel});
   register_op({"Einsum", einsum_infer, einsum_kernel});

@@ -82,7 +82,8 @@ void in_infer(Node& node) {
   expect_float(node, x.dtype, "input");
   expect_same_dtype(node, 0, 1);
   expect_same_dtype(node, 0, 2);
-  if (x.shape.size() < 3) node_fail(node, "input must be [N, C, D1, ...], got {}", shape_to_string(x.shape));
+  if (x.shape.size() < 3)
+    node_fail(node, "input must be [N, C, D1, ...], got {}", shape_to_string(x.shape));
   if (s.shape != Shape{x.shape[1]} || b.shape != Shape{x.shape[1]})
     node_fail(node, "scale and B must have shape [{}]", x.shape[1]);
   set_output(node, 0, x.dtype, x.shape);
@@ -133,7 +134,8 @@ LnShapes ln_shapes(const Node& node, const Shape& x, const Shape& scale, const S
   const int64_t rank = static_cast<int64_t>(x.size());
   if (rank < 1) node_fail(node, "input X must have rank >= 1");
   LnShapes r;
-  r.axis = normalize_axis(node, node.attrs.get_int_or("axis", -1, node.name), rank, "attribute axis");
+  r.axis =
+      normalize_axis(node, node.attrs.get_int_or("axis", -1, node.name), rank, "attribute axis");
   r.outer = 1;
   r.inner = 1;
   for (int64_t k = 0; k < rank; ++k) (k < r.axis ? r.outer : r.inner) *= x[k];
@@ -187,22 +189,22 @@ std::vector<Tensor> ln_kernel(const Node& node, const std::vector<const Tensor*>
       for (int64_t i = 0; i < ls.inner; ++i) var += (xp[i] - mean) * (xp[i] - mean);
       var /= static_cast<C>(ls.inner);
       const C inv_std = C(1) / std::sqrt(var + static_cast<C>(eps));
-      for (int64_t i = 0; i < ls.inner; ++i) normalized[o * ls.inner + i] = (xp[i] - mean) * inv_std;
+      for (int64_t i = 0; i < ls.inner; ++i)
+        normalized[o * ls.inner + i] = (xp[i] - mean) * inv_std;
       mean_t.data<float>()[o] = static_cast<float>(mean);
       inv_t.data<float>()[o] = static_cast<float>(inv_std);
     }
     OutputBuffer<C> y(x.dtype(), x.shape());
     C* py = y.data();
     const C* ps = scale.data();
-    for_each_broadcast<1>(x.shape(), {&ts.shape()}, [&](int64_t i, const std::array<int64_t, 1>& o) {
-      py[i] = normalized[i] * ps[o[0]];
-    });
+    for_each_broadcast<1>(
+        x.shape(), {&ts.shape()},
+        [&](int64_t i, const std::array<int64_t, 1>& o) { py[i] = normalized[i] * ps[o[0]]; });
     if (tb) {
       InputView<C> bias(*tb);
       const C* pb = bias.data();
-      for_each_broadcast<1>(x.shape(), {&tb->shape()}, [&](int64_t i, const std::array<int64_t, 1>& o) {
-        py[i] += pb[o[0]];
-      });
+      for_each_broadcast<1>(x.shape(), {&tb->shape()},
+                            [&](int64_t i, const std::array<int64_t, 1>& o) { py[i] += pb[o[0]]; });
     }
     std::vector<Tensor> outs;
     outs.push_back(y.finish());
@@ -244,13 +246,15 @@ std::vector<Tensor> lrn_kernel(const Node& node, const std::vector<const Tensor*
       for (int64_t c = 0; c < Cn; ++c)
         for (int64_t i = 0; i < plane; ++i) {
           C sq = 0;
-          for (int64_t k = std::max<int64_t>(0, c - lo); k <= std::min<int64_t>(Cn - 1, c + hi); ++k) {
+          for (int64_t k = std::max<int64_t>(0, c - lo); k <= std::min<int64_t>(Cn - 1, c + hi);
+               ++k) {
             const C v = vx[(n * Cn + k) * plane + i];
             sq += v * v;
           }
           const int64_t at = (n * Cn + c) * plane + i;
-          y[at] = vx[at] / static_cast<C>(std::pow(static_cast<C>(bias) + static_cast<C>(alpha / size) * sq,
-                                                   static_cast<C>(beta)));
+          y[at] = vx[at] /
+                  static_cast<C>(std::pow(static_cast<C>(bias) + static_cast<C>(alpha / size) * sq,
+                                          static_cast<C>(beta)));
         }
     return std::vector<Tensor>{y.finish()};
   });
@@ -261,8 +265,8 @@ std::vector<Tensor> lrn_kernel(const Node& node, const std::vector<const Tensor*
 std::vector<Tensor> mvn_kernel(const Node& node, const std::vector<const Tensor*>& inputs) {
   const Tensor& x = kernel_input(node, inputs, 0, "X");
   const int64_t rank = x.rank();
-  const auto axes = normalize_axes(node, node.attrs.get_ints_or("axes", {0, 2, 3}, node.name),
-                                   rank, "attribute axes");
+  const auto axes = normalize_axes(node, node.attrs.get_ints_or("axes", {0, 2, 3}, node.name), rank,
+                                   "attribute axes");
   Shape reduced = x.shape();
   for (int64_t a : axes) reduced[a] = 1;
   return dispatch_float(node, x.dtype(), [&](auto tag) {
@@ -297,15 +301,18 @@ void register_norm_ops() {
   register_op({"LRN",
                [](Node& node) {
                  same_shape_float_infer(node);
-                 if (node.inputs[0]->shape.size() < 3) node_fail(node, "input X must be [N, C, D1, ...]");
-                 if (node.attrs.get_int("size", node.name) < 1) node_fail(node, "size must be >= 1");
+                 if (node.inputs[0]->shape.size() < 3)
+                   node_fail(node, "input X must be [N, C, D1, ...]");
+                 if (node.attrs.get_int("size", node.name) < 1)
+                   node_fail(node, "size must be >= 1");
                },
                lrn_kernel});
   register_op({"MeanVarianceNormalization",
                [](Node& node) {
                  same_shape_float_infer(node);
                  normalize_axes(node, node.attrs.get_ints_or("axes", {0, 2, 3}, node.name),
-                                static_cast<int64_t>(node.inputs[0]->shape.size()), "attribute axes");
+                                static_cast<int64_t>(node.inputs[0]->shape.size()),
+                                "attribute axes");
                },
                mvn_kernel});
 }

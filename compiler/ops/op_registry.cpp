@@ -100,9 +100,10 @@ Tensor shape_value(const Node& node) {
 void check_result(const Node& node, size_t i, const Tensor& t) {
   const Value& out = *node.outputs[i];
   if (t.dtype() != out.dtype || t.shape() != out.shape) {
-    internal_fail("{}: the reference kernel computed output {} (%{}) as {} but the shape rule says {}",
-                  node.describe(), i, out.name, type_string(t.dtype(), t.shape()),
-                  type_string(out.dtype, out.shape));
+    internal_fail(
+        "{}: the reference kernel computed output {} (%{}) as {} but the shape rule says {}",
+        node.describe(), i, out.name, type_string(t.dtype(), t.shape()),
+        type_string(out.dtype, out.shape));
   }
 }
 
@@ -138,7 +139,8 @@ std::vector<std::string> registered_ops() {
 
 void infer_node(Node& node) {
   const OpDef* def = find_op(node.op_type);
-  if (!def) throw Unsupported(fmt::format("unsupported op '{}' (node '{}')", node.op_type, node.name));
+  if (!def)
+    throw Unsupported(fmt::format("unsupported op '{}' (node '{}')", node.op_type, node.name));
   def->infer(node);
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     TESSEL_CHECK(node.outputs[i]->dtype != DType::undefined,
@@ -152,8 +154,9 @@ void propagate_values(Node& node) {
   if (node.op_type == "Shape" || node.op_type == "Size") {
     // Depend only on the static input shape, not on the input's values.
     if (!node.input(0) || node.outputs.size() != 1) return;
-    Tensor t = node.op_type == "Shape" ? shape_value(node)
-                                       : Tensor::from_int64s({}, {shape_numel(node.input(0)->shape)});
+    Tensor t = node.op_type == "Shape"
+                   ? shape_value(node)
+                   : Tensor::from_int64s({}, {shape_numel(node.input(0)->shape)});
     check_result(node, 0, t);
     node.outputs[0]->constant = std::make_shared<const Tensor>(std::move(t));
     return;
@@ -196,10 +199,11 @@ void infer_graph(Graph& graph) {
 
 std::vector<Tensor> run_reference_node(const Node& node, const std::vector<const Tensor*>& inputs) {
   const OpDef* def = find_op(node.op_type);
-  if (!def) throw Unsupported(fmt::format("unsupported op '{}' (node '{}')", node.op_type, node.name));
+  if (!def)
+    throw Unsupported(fmt::format("unsupported op '{}' (node '{}')", node.op_type, node.name));
   if (!def->reference) {
-    throw Unsupported(fmt::format("op '{}' (node '{}') has no reference kernel", node.op_type,
-                                  node.name));
+    throw Unsupported(
+        fmt::format("op '{}' (node '{}') has no reference kernel", node.op_type, node.name));
   }
   std::vector<Tensor> results = def->reference(node, inputs);
   TESSEL_CHECK(results.size() == node.outputs.size(),

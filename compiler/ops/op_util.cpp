@@ -13,8 +13,7 @@ void check_arity(const Node& node, size_t min_inputs, size_t max_inputs, size_t 
   size_t n_in = node.inputs.size();
   while (n_in > 0 && node.inputs[n_in - 1] == nullptr) --n_in;  // trailing omitted optionals
   if (n_in < min_inputs || n_in > max_inputs) {
-    if (min_inputs == max_inputs)
-      node_fail(node, "expected {} input(s), got {}", min_inputs, n_in);
+    if (min_inputs == max_inputs) node_fail(node, "expected {} input(s), got {}", min_inputs, n_in);
     node_fail(node, "expected {} to {} inputs, got {}", min_inputs, max_inputs, n_in);
   }
   const size_t n_out = node.outputs.size();
@@ -187,6 +186,23 @@ const Tensor& kernel_input(const Node& node, const std::vector<const Tensor*>& i
   return *inputs[i];
 }
 
+std::pair<int64_t, int64_t> quantized_range(const Node& node, DType dtype) {
+  switch (dtype) {
+    case DType::u8:
+      return {0, 255};
+    case DType::i8:
+      return {-128, 127};
+    case DType::u16:
+      return {0, 65535};
+    case DType::i16:
+      return {-32768, 32767};
+    case DType::i32:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    default:
+      node_fail(node, "quantized dtype {} is not one of u8, i8, u16, i16, i32", dtype_to_string(dtype));
+  }
+}
+
 WindowGeometry window_geometry(const Node& node, const Shape& in_spatial,
                                const std::vector<int64_t>& kernel, bool has_dilations,
                                bool has_ceil_mode) {
@@ -204,15 +220,18 @@ WindowGeometry window_geometry(const Node& node, const Shape& in_spatial,
   std::vector<int64_t> pads = node.attrs.get_ints_or("pads", std::vector<int64_t>(2 * n, 0), nn);
   const std::string auto_pad = node.attrs.get_string_or("auto_pad", "NOTSET", nn);
   const bool ceil_mode = has_ceil_mode && node.attrs.get_int_or("ceil_mode", 0, nn) != 0;
-  if (g.strides.size() != n) node_fail(node, "strides has {} entries, expected {}", g.strides.size(), n);
+  if (g.strides.size() != n)
+    node_fail(node, "strides has {} entries, expected {}", g.strides.size(), n);
   if (g.dilations.size() != n)
     node_fail(node, "dilations has {} entries, expected {}", g.dilations.size(), n);
   if (pads.size() != 2 * n) node_fail(node, "pads has {} entries, expected {}", pads.size(), 2 * n);
   for (size_t i = 0; i < n; ++i) {
-    if (g.kernel[i] < 1) node_fail(node, "kernel size {} on spatial axis {} must be >= 1", g.kernel[i], i);
+    if (g.kernel[i] < 1)
+      node_fail(node, "kernel size {} on spatial axis {} must be >= 1", g.kernel[i], i);
     if (g.strides[i] < 1) node_fail(node, "strides[{}] = {} must be >= 1", i, g.strides[i]);
     if (g.dilations[i] < 1) node_fail(node, "dilations[{}] = {} must be >= 1", i, g.dilations[i]);
-    if (pads[i] < 0 || pads[i + n] < 0) node_fail(node, "pads [{}] must be non-negative", fmt::join(pads, ","));
+    if (pads[i] < 0 || pads[i + n] < 0)
+      node_fail(node, "pads [{}] must be non-negative", fmt::join(pads, ","));
   }
   if (auto_pad != "NOTSET") {
     for (int64_t p : pads)

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -29,10 +30,12 @@ namespace tessel::ops {
 /// Throws tessel::Error "<node.describe()>: <message>".
 template <class... Args>
 [[noreturn]] void node_fail(const Node& node, fmt::format_string<Args...> format, Args&&... args) {
-  throw Error(fmt::format("{}: {}", node.describe(), fmt::format(format, std::forward<Args>(args)...)));
+  throw Error(
+      fmt::format("{}: {}", node.describe(), fmt::format(format, std::forward<Args>(args)...)));
 }
 
-/// Throws tessel::Unsupported "<node.describe()>: <message>" (a valid model tessel does not handle).
+/// Throws tessel::Unsupported "<node.describe()>: <message>" (a valid model tessel does not
+/// handle).
 template <class... Args>
 [[noreturn]] void node_unsupported(const Node& node, fmt::format_string<Args...> format,
                                    Args&&... args) {
@@ -45,15 +48,17 @@ template <class... Args>
 // ---------------------------------------------------------------------------------------------
 
 /// Checks that the node has between min_inputs and max_inputs input slots (trailing omitted ones
-/// count as absent) and between min_outputs and max_outputs outputs; throws tessel::Error otherwise.
+/// count as absent) and between min_outputs and max_outputs outputs; throws tessel::Error
+/// otherwise.
 void check_arity(const Node& node, size_t min_inputs, size_t max_inputs, size_t min_outputs,
                  size_t max_outputs);
 
 /// Required input `i` (throws tessel::Error naming `role` when it is absent).
 const Value& required_input(const Node& node, size_t i, const char* role);
 
-/// The compile-time value of input `i` (Value::constant). Throws tessel::Unsupported naming the node
-/// and `role` when the value is not known at compile time, tessel::Error when the input is absent.
+/// The compile-time value of input `i` (Value::constant). Throws tessel::Unsupported naming the
+/// node and `role` when the value is not known at compile time, tessel::Error when the input is
+/// absent.
 const Tensor& constant_input(const Node& node, size_t i, const char* role);
 
 /// Sets dtype and shape of output `i` (ignored when that optional output is omitted).
@@ -338,8 +343,8 @@ std::vector<int64_t> broadcast_strides(const Shape& in_shape, const Shape& out_s
 /// operand allows it (so same-shape operands become one flat loop).
 template <size_t N>
 struct StridedLoop {
-  Shape dims;                                      // merged output dims (at least one)
-  std::array<std::vector<int64_t>, N> strides;     // per operand, per merged dim
+  Shape dims;                                   // merged output dims (at least one)
+  std::array<std::vector<int64_t>, N> strides;  // per operand, per merged dim
 
   StridedLoop(const Shape& out_shape, const std::array<std::vector<int64_t>, N>& operand_strides) {
     const size_t rank = out_shape.size();
@@ -438,6 +443,19 @@ WindowGeometry window_geometry(const Node& node, const Shape& in_spatial,
                                const std::vector<int64_t>& kernel, bool has_dilations,
                                bool has_ceil_mode);
 
+/// ONNX QuantizeLinear rounding: round half to even (std::nearbyint in the default rounding mode),
+/// then saturate to [lo, hi].
+inline int64_t round_half_even_saturate(double v, int64_t lo, int64_t hi) {
+  if (!(v == v)) return 0;  // NaN
+  const double r = std::nearbyint(v);
+  if (r <= static_cast<double>(lo)) return lo;
+  if (r >= static_cast<double>(hi)) return hi;
+  return static_cast<int64_t>(r);
+}
+
+/// Saturation range of an 8/16/32-bit integer quantized dtype (u8, i8, u16, i16, i32).
+std::pair<int64_t, int64_t> quantized_range(const Node& node, DType dtype);
+
 /// Registers the ops of each family (called from register_builtin_ops()).
 void register_elementwise_ops();
 void register_conv_ops();
@@ -447,5 +465,8 @@ void register_norm_ops();
 void register_reduce_ops();
 void register_shape_ops();
 void register_resize_ops();
+void register_loss_ops();
+void register_quant_ops();
+void register_misc_ops();
 
 }  // namespace tessel::ops

@@ -163,47 +163,46 @@ void expect_pool_dtype(const Node& node, DType dt, PoolKind kind) {
 }
 
 void register_pool(const char* name, PoolKind kind) {
-  register_op(
-      {name,
-       [kind](Node& node) {
-         check_arity(node, 1, 1, 1, kind == PoolKind::max ? 2 : 1);
-         const Value& x = required_input(node, 0, "X");
-         expect_pool_dtype(node, x.dtype, kind);
-         const PoolShapes ps = pool_shapes(node, x.shape, kind);
-         set_output(node, 0, x.dtype, ps.out);
-         set_output(node, 1, DType::i64, ps.out);
-       },
-       [kind](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 1, 1, 1, kind == PoolKind::max ? 2 : 1);
-         const Tensor& x = kernel_input(node, inputs, 0, "X");
-         expect_pool_dtype(node, x.dtype(), kind);
-         const PoolShapes ps = pool_shapes(node, x.shape(), kind);
-         const bool want_indices = node.outputs.size() > 1 && node.outputs[1] != nullptr;
-         const int64_t storage_order = node.attrs.get_int_or("storage_order", 0, node.name);
-         if (storage_order != 0 && storage_order != 1)
-           node_fail(node, "storage_order={} must be 0 or 1", storage_order);
-         const bool cip = node.attrs.get_int_or("count_include_pad", 0, node.name) != 0;
-         const double p = static_cast<double>(node.attrs.get_int_or("p", 2, node.name));
-         return dispatch_numeric(node, x.dtype(), [&](auto tag) {
-           using C = decltype(tag);
-           InputView<C> vx(x);
-           OutputBuffer<C> y(x.dtype(), ps.out);
-           std::vector<Tensor> outs;
-           if (kind == PoolKind::max) {
-             Tensor idx(DType::i64, want_indices ? ps.out : Shape{0});
-             max_pool<C>(ps, vx.data(), y.data(), want_indices ? idx.data<int64_t>() : nullptr,
-                         storage_order == 1);
-             outs.push_back(y.finish());
-             if (node.outputs.size() > 1) outs.push_back(std::move(idx));
-           } else {
-             if constexpr (std::is_floating_point_v<C>) {
-               avg_lp_pool<C>(ps, vx.data(), y.data(), kind, cip, p);
-             }
-             outs.push_back(y.finish());
-           }
-           return outs;
-         });
-       }});
+  register_op({name,
+               [kind](Node& node) {
+                 check_arity(node, 1, 1, 1, kind == PoolKind::max ? 2 : 1);
+                 const Value& x = required_input(node, 0, "X");
+                 expect_pool_dtype(node, x.dtype, kind);
+                 const PoolShapes ps = pool_shapes(node, x.shape, kind);
+                 set_output(node, 0, x.dtype, ps.out);
+                 set_output(node, 1, DType::i64, ps.out);
+               },
+               [kind](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 1, 1, 1, kind == PoolKind::max ? 2 : 1);
+                 const Tensor& x = kernel_input(node, inputs, 0, "X");
+                 expect_pool_dtype(node, x.dtype(), kind);
+                 const PoolShapes ps = pool_shapes(node, x.shape(), kind);
+                 const bool want_indices = node.outputs.size() > 1 && node.outputs[1] != nullptr;
+                 const int64_t storage_order = node.attrs.get_int_or("storage_order", 0, node.name);
+                 if (storage_order != 0 && storage_order != 1)
+                   node_fail(node, "storage_order={} must be 0 or 1", storage_order);
+                 const bool cip = node.attrs.get_int_or("count_include_pad", 0, node.name) != 0;
+                 const double p = static_cast<double>(node.attrs.get_int_or("p", 2, node.name));
+                 return dispatch_numeric(node, x.dtype(), [&](auto tag) {
+                   using C = decltype(tag);
+                   InputView<C> vx(x);
+                   OutputBuffer<C> y(x.dtype(), ps.out);
+                   std::vector<Tensor> outs;
+                   if (kind == PoolKind::max) {
+                     Tensor idx(DType::i64, want_indices ? ps.out : Shape{0});
+                     max_pool<C>(ps, vx.data(), y.data(),
+                                 want_indices ? idx.data<int64_t>() : nullptr, storage_order == 1);
+                     outs.push_back(y.finish());
+                     if (node.outputs.size() > 1) outs.push_back(std::move(idx));
+                   } else {
+                     if constexpr (std::is_floating_point_v<C>) {
+                       avg_lp_pool<C>(ps, vx.data(), y.data(), kind, cip, p);
+                     }
+                     outs.push_back(y.finish());
+                   }
+                   return outs;
+                 });
+               }});
 }
 
 /// Global pools reduce every spatial dim: [N, C, D...] -> [N, C, 1...].
@@ -246,7 +245,8 @@ void register_global_pool(const char* name, PoolKind kind) {
                          acc += xp[j];
                      }
                      if (kind == PoolKind::average) acc /= static_cast<C>(plane);
-                     if (kind == PoolKind::lp) acc = static_cast<C>(std::pow(acc, C(1) / static_cast<C>(p)));
+                     if (kind == PoolKind::lp)
+                       acc = static_cast<C>(std::pow(acc, C(1) / static_cast<C>(p)));
                      y[i] = acc;
                    }
                    return std::vector<Tensor>{y.finish()};

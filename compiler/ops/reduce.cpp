@@ -110,10 +110,14 @@ Tensor reduce_compute(const Tensor& x, const ReduceShapes& rs, Reduce kind) {
       loop.run([&](int64_t i, const std::array<int64_t, 1>& o) { acc[o[0]] *= p[i]; });
       break;
     case Reduce::max:
-      loop.run([&](int64_t i, const std::array<int64_t, 1>& o) { acc[o[0]] = nan_max(acc[o[0]], p[i]); });
+      loop.run([&](int64_t i, const std::array<int64_t, 1>& o) {
+        acc[o[0]] = nan_max(acc[o[0]], p[i]);
+      });
       break;
     case Reduce::min:
-      loop.run([&](int64_t i, const std::array<int64_t, 1>& o) { acc[o[0]] = nan_min(acc[o[0]], p[i]); });
+      loop.run([&](int64_t i, const std::array<int64_t, 1>& o) {
+        acc[o[0]] = nan_min(acc[o[0]], p[i]);
+      });
       break;
     case Reduce::l1:
       loop.run([&](int64_t i, const std::array<int64_t, 1>& o) {
@@ -155,36 +159,37 @@ Tensor reduce_compute(const Tensor& x, const ReduceShapes& rs, Reduce kind) {
 }
 
 void register_reduce(const char* name, Reduce kind, bool axes_as_input) {
-  register_op(
-      {name,
-       [axes_as_input](Node& node) {
-         check_arity(node, 1, axes_as_input ? 2 : 1, 1, 1);
-         const Value& x = required_input(node, 0, "data");
-         expect_numeric(node, x.dtype, "input data");
-         std::vector<int64_t> axes;
-         if (axes_as_input) {
-           if (node.input(1)) axes = tensor_to_int64s(node, constant_input(node, 1, "axes"), "axes");
-         } else {
-           axes = reduce_axes_attr(node);
-         }
-         set_output(node, 0, x.dtype, reduce_shapes(node, x.shape, axes).out);
-       },
-       [kind, axes_as_input](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 1, axes_as_input ? 2 : 1, 1, 1);
-         const Tensor& x = kernel_input(node, inputs, 0, "data");
-         std::vector<int64_t> axes;
-         if (axes_as_input) {
-           if (inputs.size() > 1 && inputs[1]) axes = tensor_to_int64s(node, *inputs[1], "axes");
-         } else {
-           axes = reduce_axes_attr(node);
-         }
-         const ReduceShapes rs = reduce_shapes(node, x.shape(), axes);
-         if (rs.noop) return std::vector<Tensor>{copy_reshaped(x, x.shape())};
-         return dispatch_numeric(node, x.dtype(), [&](auto tag) {
-           using C = decltype(tag);
-           return std::vector<Tensor>{reduce_compute<C>(x, rs, kind)};
-         });
-       }});
+  register_op({name,
+               [axes_as_input](Node& node) {
+                 check_arity(node, 1, axes_as_input ? 2 : 1, 1, 1);
+                 const Value& x = required_input(node, 0, "data");
+                 expect_numeric(node, x.dtype, "input data");
+                 std::vector<int64_t> axes;
+                 if (axes_as_input) {
+                   if (node.input(1))
+                     axes = tensor_to_int64s(node, constant_input(node, 1, "axes"), "axes");
+                 } else {
+                   axes = reduce_axes_attr(node);
+                 }
+                 set_output(node, 0, x.dtype, reduce_shapes(node, x.shape, axes).out);
+               },
+               [kind, axes_as_input](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 1, axes_as_input ? 2 : 1, 1, 1);
+                 const Tensor& x = kernel_input(node, inputs, 0, "data");
+                 std::vector<int64_t> axes;
+                 if (axes_as_input) {
+                   if (inputs.size() > 1 && inputs[1])
+                     axes = tensor_to_int64s(node, *inputs[1], "axes");
+                 } else {
+                   axes = reduce_axes_attr(node);
+                 }
+                 const ReduceShapes rs = reduce_shapes(node, x.shape(), axes);
+                 if (rs.noop) return std::vector<Tensor>{copy_reshaped(x, x.shape())};
+                 return dispatch_numeric(node, x.dtype(), [&](auto tag) {
+                   using C = decltype(tag);
+                   return std::vector<Tensor>{reduce_compute<C>(x, rs, kind)};
+                 });
+               }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,41 +223,42 @@ void register_arg(const char* name, bool is_max) {
       out.erase(out.begin() + v.axis);
     return out;
   };
-  register_op(
-      {name,
-       [out_shape](Node& node) {
-         check_arity(node, 1, 1, 1, 1);
-         const Value& x = required_input(node, 0, "data");
-         expect_numeric(node, x.dtype, "input data");
-         if (x.shape.empty()) node_fail(node, "input must have rank >= 1");
-         set_output(node, 0, DType::i64, out_shape(node, x.shape));
-       },
-       [out_shape, is_max](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 1, 1, 1, 1);
-         const Tensor& x = kernel_input(node, inputs, 0, "data");
-         if (x.rank() == 0) node_fail(node, "input must have rank >= 1");
-         const AxisView v = axis_view(node, x.shape(), node.attrs.get_int_or("axis", 0, node.name));
-         const bool last = node.attrs.get_int_or("select_last_index", 0, node.name) != 0;
-         if (v.dim == 0) node_fail(node, "cannot take the arg-extreme of an empty axis");
-         Tensor out(DType::i64, out_shape(node, x.shape()));
-         dispatch_numeric(node, x.dtype(), [&](auto tag) {
-           using C = decltype(tag);
-           InputView<C> vx(x);
-           for (int64_t o = 0; o < v.outer; ++o)
-             for (int64_t i = 0; i < v.inner; ++i) {
-               const C* p = vx.data() + o * v.dim * v.inner + i;
-               int64_t best = 0;
-               for (int64_t k = 1; k < v.dim; ++k) {
-                 const C a = p[k * v.inner], b = p[best * v.inner];
-                 const bool better = is_max ? (last ? a >= b : a > b) : (last ? a <= b : a < b);
-                 if (better) best = k;
-               }
-               out.data<int64_t>()[o * v.inner + i] = best;
-             }
-           return 0;
-         });
-         return std::vector<Tensor>{std::move(out)};
-       }});
+  register_op({name,
+               [out_shape](Node& node) {
+                 check_arity(node, 1, 1, 1, 1);
+                 const Value& x = required_input(node, 0, "data");
+                 expect_numeric(node, x.dtype, "input data");
+                 if (x.shape.empty()) node_fail(node, "input must have rank >= 1");
+                 set_output(node, 0, DType::i64, out_shape(node, x.shape));
+               },
+               [out_shape, is_max](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 1, 1, 1, 1);
+                 const Tensor& x = kernel_input(node, inputs, 0, "data");
+                 if (x.rank() == 0) node_fail(node, "input must have rank >= 1");
+                 const AxisView v =
+                     axis_view(node, x.shape(), node.attrs.get_int_or("axis", 0, node.name));
+                 const bool last = node.attrs.get_int_or("select_last_index", 0, node.name) != 0;
+                 if (v.dim == 0) node_fail(node, "cannot take the arg-extreme of an empty axis");
+                 Tensor out(DType::i64, out_shape(node, x.shape()));
+                 dispatch_numeric(node, x.dtype(), [&](auto tag) {
+                   using C = decltype(tag);
+                   InputView<C> vx(x);
+                   for (int64_t o = 0; o < v.outer; ++o)
+                     for (int64_t i = 0; i < v.inner; ++i) {
+                       const C* p = vx.data() + o * v.dim * v.inner + i;
+                       int64_t best = 0;
+                       for (int64_t k = 1; k < v.dim; ++k) {
+                         const C a = p[k * v.inner], b = p[best * v.inner];
+                         const bool better =
+                             is_max ? (last ? a >= b : a > b) : (last ? a <= b : a < b);
+                         if (better) best = k;
+                       }
+                       out.data<int64_t>()[o * v.inner + i] = best;
+                     }
+                   return 0;
+                 });
+                 return std::vector<Tensor>{std::move(out)};
+               }});
 }
 
 enum class AxisOp { softmax, log_softmax, hardmax };
@@ -292,7 +298,8 @@ void register_axis_op(const char* name, AxisOp op) {
                            arg = k;
                          }
                        if (op == AxisOp::hardmax) {
-                         for (int64_t k = 0; k < v.dim; ++k) q[k * v.inner] = k == arg ? C(1) : C(0);
+                         for (int64_t k = 0; k < v.dim; ++k)
+                           q[k * v.inner] = k == arg ? C(1) : C(0);
                          continue;
                        }
                        C sum = 0;
@@ -302,7 +309,8 @@ void register_axis_op(const char* name, AxisOp op) {
                            q[k * v.inner] = std::exp(p[k * v.inner] - mx) / sum;
                        } else {
                          const C lse = std::log(sum);
-                         for (int64_t k = 0; k < v.dim; ++k) q[k * v.inner] = p[k * v.inner] - mx - lse;
+                         for (int64_t k = 0; k < v.dim; ++k)
+                           q[k * v.inner] = p[k * v.inner] - mx - lse;
                        }
                      }
                    return std::vector<Tensor>{y.finish()};
@@ -313,46 +321,46 @@ void register_axis_op(const char* name, AxisOp op) {
 // CumSum: running sum along the axis given by input 1 (a scalar); exclusive shifts by one,
 // reverse runs from the end.
 void register_cumsum() {
-  register_op(
-      {"CumSum",
-       [](Node& node) {
-         check_arity(node, 2, 2, 1, 1);
-         const Value& x = required_input(node, 0, "x");
-         const Value& axis = required_input(node, 1, "axis");
-         expect_numeric(node, x.dtype, "input x");
-         expect_dtype(node, axis.dtype, {DType::i32, DType::i64}, "input axis");
-         set_output(node, 0, x.dtype, x.shape);
-       },
-       [](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 2, 2, 1, 1);
-         const Tensor& x = kernel_input(node, inputs, 0, "x");
-         const Tensor& ta = kernel_input(node, inputs, 1, "axis");
-         if (ta.numel() != 1) node_fail(node, "axis must be a scalar");
-         const AxisView v = axis_view(node, x.shape(), tensor_to_int64s(node, ta, "axis")[0]);
-         const bool exclusive = node.attrs.get_int_or("exclusive", 0, node.name) != 0;
-         const bool reverse = node.attrs.get_int_or("reverse", 0, node.name) != 0;
-         return dispatch_numeric(node, x.dtype(), [&](auto tag) {
-           using C = decltype(tag);
-           InputView<C> vx(x);
-           OutputBuffer<C> y(x.dtype(), x.shape());
-           for (int64_t o = 0; o < v.outer; ++o)
-             for (int64_t i = 0; i < v.inner; ++i) {
-               C run = 0;
-               for (int64_t j = 0; j < v.dim; ++j) {
-                 const int64_t k = reverse ? v.dim - 1 - j : j;
-                 const int64_t at = (o * v.dim + k) * v.inner + i;
-                 if (exclusive) {
-                   y[at] = run;
-                   run += vx[at];
-                 } else {
-                   run += vx[at];
-                   y[at] = run;
-                 }
-               }
-             }
-           return std::vector<Tensor>{y.finish()};
-         });
-       }});
+  register_op({"CumSum",
+               [](Node& node) {
+                 check_arity(node, 2, 2, 1, 1);
+                 const Value& x = required_input(node, 0, "x");
+                 const Value& axis = required_input(node, 1, "axis");
+                 expect_numeric(node, x.dtype, "input x");
+                 expect_dtype(node, axis.dtype, {DType::i32, DType::i64}, "input axis");
+                 set_output(node, 0, x.dtype, x.shape);
+               },
+               [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 2, 2, 1, 1);
+                 const Tensor& x = kernel_input(node, inputs, 0, "x");
+                 const Tensor& ta = kernel_input(node, inputs, 1, "axis");
+                 if (ta.numel() != 1) node_fail(node, "axis must be a scalar");
+                 const AxisView v =
+                     axis_view(node, x.shape(), tensor_to_int64s(node, ta, "axis")[0]);
+                 const bool exclusive = node.attrs.get_int_or("exclusive", 0, node.name) != 0;
+                 const bool reverse = node.attrs.get_int_or("reverse", 0, node.name) != 0;
+                 return dispatch_numeric(node, x.dtype(), [&](auto tag) {
+                   using C = decltype(tag);
+                   InputView<C> vx(x);
+                   OutputBuffer<C> y(x.dtype(), x.shape());
+                   for (int64_t o = 0; o < v.outer; ++o)
+                     for (int64_t i = 0; i < v.inner; ++i) {
+                       C run = 0;
+                       for (int64_t j = 0; j < v.dim; ++j) {
+                         const int64_t k = reverse ? v.dim - 1 - j : j;
+                         const int64_t at = (o * v.dim + k) * v.inner + i;
+                         if (exclusive) {
+                           y[at] = run;
+                           run += vx[at];
+                         } else {
+                           run += vx[at];
+                           y[at] = run;
+                         }
+                       }
+                     }
+                   return std::vector<Tensor>{y.finish()};
+                 });
+               }});
 }
 
 // TopK (opset 11): the k largest (largest=1) or smallest values along `axis` and their int64
@@ -366,53 +374,53 @@ void register_topk() {
     *v_out = v;
     return out;
   };
-  register_op(
-      {"TopK",
-       [topk_shape](Node& node) {
-         check_arity(node, 2, 2, 2, 2);
-         const Value& x = required_input(node, 0, "X");
-         expect_numeric(node, x.dtype, "input X");
-         const auto k = tensor_to_int64s(node, constant_input(node, 1, "K"), "K");
-         if (k.size() != 1) node_fail(node, "K must hold one value");
-         AxisView v;
-         const Shape out = topk_shape(node, x.shape, k[0], &v);
-         set_output(node, 0, x.dtype, out);
-         set_output(node, 1, DType::i64, out);
-       },
-       [topk_shape](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 2, 2, 2, 2);
-         const Tensor& x = kernel_input(node, inputs, 0, "X");
-         const auto kv = tensor_to_int64s(node, kernel_input(node, inputs, 1, "K"), "K");
-         if (kv.size() != 1) node_fail(node, "K must hold one value");
-         const int64_t k = kv[0];
-         AxisView v;
-         const Shape out_shape = topk_shape(node, x.shape(), k, &v);
-         const bool largest = node.attrs.get_int_or("largest", 1, node.name) != 0;
-         Tensor indices(DType::i64, out_shape);
-         return dispatch_numeric(node, x.dtype(), [&](auto tag) {
-           using C = decltype(tag);
-           InputView<C> vx(x);
-           OutputBuffer<C> values(x.dtype(), out_shape);
-           std::vector<int64_t> order(static_cast<size_t>(v.dim));
-           for (int64_t o = 0; o < v.outer; ++o)
-             for (int64_t i = 0; i < v.inner; ++i) {
-               const C* p = vx.data() + o * v.dim * v.inner + i;
-               std::iota(order.begin(), order.end(), 0);
-               std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-                 return largest ? p[a * v.inner] > p[b * v.inner] : p[a * v.inner] < p[b * v.inner];
-               });
-               for (int64_t j = 0; j < k; ++j) {
-                 const int64_t at = (o * k + j) * v.inner + i;
-                 values[at] = p[order[j] * v.inner];
-                 indices.data<int64_t>()[at] = order[j];
-               }
-             }
-           std::vector<Tensor> outs;
-           outs.push_back(values.finish());
-           outs.push_back(std::move(indices));
-           return outs;
-         });
-       }});
+  register_op({"TopK",
+               [topk_shape](Node& node) {
+                 check_arity(node, 2, 2, 2, 2);
+                 const Value& x = required_input(node, 0, "X");
+                 expect_numeric(node, x.dtype, "input X");
+                 const auto k = tensor_to_int64s(node, constant_input(node, 1, "K"), "K");
+                 if (k.size() != 1) node_fail(node, "K must hold one value");
+                 AxisView v;
+                 const Shape out = topk_shape(node, x.shape, k[0], &v);
+                 set_output(node, 0, x.dtype, out);
+                 set_output(node, 1, DType::i64, out);
+               },
+               [topk_shape](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 2, 2, 2, 2);
+                 const Tensor& x = kernel_input(node, inputs, 0, "X");
+                 const auto kv = tensor_to_int64s(node, kernel_input(node, inputs, 1, "K"), "K");
+                 if (kv.size() != 1) node_fail(node, "K must hold one value");
+                 const int64_t k = kv[0];
+                 AxisView v;
+                 const Shape out_shape = topk_shape(node, x.shape(), k, &v);
+                 const bool largest = node.attrs.get_int_or("largest", 1, node.name) != 0;
+                 Tensor indices(DType::i64, out_shape);
+                 return dispatch_numeric(node, x.dtype(), [&](auto tag) {
+                   using C = decltype(tag);
+                   InputView<C> vx(x);
+                   OutputBuffer<C> values(x.dtype(), out_shape);
+                   std::vector<int64_t> order(static_cast<size_t>(v.dim));
+                   for (int64_t o = 0; o < v.outer; ++o)
+                     for (int64_t i = 0; i < v.inner; ++i) {
+                       const C* p = vx.data() + o * v.dim * v.inner + i;
+                       std::iota(order.begin(), order.end(), 0);
+                       std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+                         return largest ? p[a * v.inner] > p[b * v.inner]
+                                        : p[a * v.inner] < p[b * v.inner];
+                       });
+                       for (int64_t j = 0; j < k; ++j) {
+                         const int64_t at = (o * k + j) * v.inner + i;
+                         values[at] = p[order[j] * v.inner];
+                         indices.data<int64_t>()[at] = order[j];
+                       }
+                     }
+                   std::vector<Tensor> outs;
+                   outs.push_back(values.finish());
+                   outs.push_back(std::move(indices));
+                   return outs;
+                 });
+               }});
 }
 
 }  // namespace

@@ -79,7 +79,8 @@ std::map<std::string, Tensor> run_reference(const Graph& graph,
         const Value* out = n.outputs[k];
         if (results[k].dtype() != out->dtype || results[k].shape() != out->shape) {
           internal_fail("reference run: {} computed output %{} as {} but the graph says {}",
-                        n.describe(), out->name, type_string(results[k].dtype(), results[k].shape()),
+                        n.describe(), out->name,
+                        type_string(results[k].dtype(), results[k].shape()),
                         type_string(out->dtype, out->shape));
         }
         if (!last_use.count(out)) continue;  // unused output

@@ -8,9 +8,11 @@
 
 namespace tessel::ops {
 
-/// Runs `graph` on `inputs` (by graph input name; shapes must equal the bound input shapes) and
-/// returns every graph output by name. Throws tessel::Error on a missing/mis-shaped input or an
-/// op without a reference kernel (naming the node).
+/// Runs `graph` on `inputs` (by graph input name; dtypes and shapes must equal the graph inputs')
+/// node by node with run_reference_node, and returns every graph output by name. Nodes whose
+/// outputs are all known at compile time (Value::constant) are not run; intermediate tensors are
+/// freed after their last use. Throws tessel::Error on a missing, mis-typed or unknown input name,
+/// tessel::Unsupported for an op without a reference kernel (naming the node).
 std::map<std::string, Tensor> run_reference(const Graph& graph,
                                             const std::map<std::string, Tensor>& inputs);
 

@@ -35,14 +35,15 @@ ResizeParams resize_params(const Node& node) {
   p.exclude_outside = node.attrs.get_int_or("exclude_outside", 0, nn) != 0;
   if (p.mode != "nearest" && p.mode != "linear" && p.mode != "cubic")
     node_fail(node, "mode '{}', expected nearest, linear or cubic", p.mode);
-  static const char* coords[] = {"half_pixel",    "pytorch_half_pixel",   "align_corners",
-                                 "asymmetric",    "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  static const char* coords[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
+                                 "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   if (std::find_if(std::begin(coords), std::end(coords),
                    [&](const char* c) { return p.coord == c; }) == std::end(coords))
     node_unsupported(node, "coordinate_transformation_mode '{}' is not supported", p.coord);
   if (p.nearest_mode != "round_prefer_floor" && p.nearest_mode != "round_prefer_ceil" &&
       p.nearest_mode != "floor" && p.nearest_mode != "ceil")
-    node_fail(node, "nearest_mode '{}' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil",
+    node_fail(node,
+              "nearest_mode '{}' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil",
               p.nearest_mode);
   for (const char* a : {"axes", "keep_aspect_ratio_policy", "antialias"})
     if (node.attrs.has(a)) node_unsupported(node, "attribute {} (opset 18+) is not supported", a);
@@ -214,7 +215,8 @@ std::vector<Tensor> resize_kernel(const Node& node, const std::vector<const Tens
   const auto strides = row_major_strides(x.shape());
   std::vector<std::vector<AxisTaps>> taps(rank);
   for (int64_t d = 0; d < rank; ++d)
-    taps[d] = axis_taps(p, x.shape()[d], rs.out[d], rs.scales[d], roi[d], roi[rank + d], strides[d]);
+    taps[d] =
+        axis_taps(p, x.shape()[d], rs.out[d], rs.scales[d], roi[d], roi[rank + d], strides[d]);
   return dispatch_numeric(node, x.dtype(), [&](auto tag) {
     using C = decltype(tag);
     InputView<C> vx(x);

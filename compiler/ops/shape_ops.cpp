@@ -221,8 +221,10 @@ void register_reshape_family() {
                  const Value& x = required_input(node, 0, "data");
                  std::vector<int64_t> axes;
                  const bool has_axes = node.input(1) != nullptr;
-                 if (has_axes) axes = tensor_to_int64s(node, constant_input(node, 1, "axes"), "axes");
-                 set_output(node, 0, x.dtype, squeeze_shape(node, x.shape, has_axes ? &axes : nullptr));
+                 if (has_axes)
+                   axes = tensor_to_int64s(node, constant_input(node, 1, "axes"), "axes");
+                 set_output(node, 0, x.dtype,
+                            squeeze_shape(node, x.shape, has_axes ? &axes : nullptr));
                },
                [](const Node& node, const std::vector<const Tensor*>& inputs) {
                  check_arity(node, 1, 2, 1, 1);
@@ -233,20 +235,20 @@ void register_reshape_family() {
                  return std::vector<Tensor>{
                      copy_reshaped(x, squeeze_shape(node, x.shape(), has_axes ? &axes : nullptr))};
                }});
-  register_op({"Unsqueeze",
-               [](Node& node) {
-                 check_arity(node, 2, 2, 1, 1);
-                 const Value& x = required_input(node, 0, "data");
-                 const auto axes = tensor_to_int64s(node, constant_input(node, 1, "axes"), "axes");
-                 set_output(node, 0, x.dtype, unsqueeze_shape(node, x.shape, axes));
-               },
-               [](const Node& node, const std::vector<const Tensor*>& inputs) {
-                 check_arity(node, 2, 2, 1, 1);
-                 const Tensor& x = kernel_input(node, inputs, 0, "data");
-                 const auto axes =
-                     tensor_to_int64s(node, kernel_input(node, inputs, 1, "axes"), "axes");
-                 return std::vector<Tensor>{copy_reshaped(x, unsqueeze_shape(node, x.shape(), axes))};
-               }});
+  register_op(
+      {"Unsqueeze",
+       [](Node& node) {
+         check_arity(node, 2, 2, 1, 1);
+         const Value& x = required_input(node, 0, "data");
+         const auto axes = tensor_to_int64s(node, constant_input(node, 1, "axes"), "axes");
+         set_output(node, 0, x.dtype, unsqueeze_shape(node, x.shape, axes));
+       },
+       [](const Node& node, const std::vector<const Tensor*>& inputs) {
+         check_arity(node, 2, 2, 1, 1);
+         const Tensor& x = kernel_input(node, inputs, 0, "data");
+         const auto axes = tensor_to_int64s(node, kernel_input(node, inputs, 1, "axes"), "axes");
+         return std::vector<Tensor>{copy_reshaped(x, unsqueeze_shape(node, x.shape(), axes))};
+       }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -383,44 +385,45 @@ void register_concat_split() {
                  }
                  return std::vector<Tensor>{std::move(out)};
                }});
-  register_op(
-      {"Split",
-       [](Node& node) {
-         check_arity(node, 1, 2, 1, SIZE_MAX);
-         const Value& x = required_input(node, 0, "input");
-         const int64_t axis = normalize_axis(node, node.attrs.get_int_or("axis", 0, node.name),
-                                             static_cast<int64_t>(x.shape.size()), "attribute axis");
-         std::vector<int64_t> split;
-         const bool has_split = node.input(1) != nullptr;
-         if (has_split) split = tensor_to_int64s(node, constant_input(node, 1, "split"), "split");
-         const auto sizes =
-             split_sizes(node, x.shape[axis], node.outputs.size(), has_split ? &split : nullptr);
-         for (size_t i = 0; i < sizes.size(); ++i) {
-           Shape s = x.shape;
-           s[axis] = sizes[i];
-           set_output(node, i, x.dtype, s);
-         }
-       },
-       [](const Node& node, const std::vector<const Tensor*>& inputs) {
-         const Tensor& x = kernel_input(node, inputs, 0, "input");
-         const int64_t axis = normalize_axis(node, node.attrs.get_int_or("axis", 0, node.name),
-                                             x.rank(), "attribute axis");
-         std::vector<int64_t> split;
-         const bool has_split = inputs.size() > 1 && inputs[1] != nullptr;
-         if (has_split) split = tensor_to_int64s(node, *inputs[1], "split");
-         const auto sizes =
-             split_sizes(node, x.shape()[axis], node.outputs.size(), has_split ? &split : nullptr);
-         const auto strides = row_major_strides(x.shape());
-         std::vector<Tensor> outs;
-         int64_t start = 0;
-         for (int64_t size : sizes) {
-           Shape s = x.shape();
-           s[axis] = size;
-           outs.push_back(strided_copy(node, x, s, strides, start * strides[axis]));
-           start += size;
-         }
-         return outs;
-       }});
+  register_op({"Split",
+               [](Node& node) {
+                 check_arity(node, 1, 2, 1, SIZE_MAX);
+                 const Value& x = required_input(node, 0, "input");
+                 const int64_t axis =
+                     normalize_axis(node, node.attrs.get_int_or("axis", 0, node.name),
+                                    static_cast<int64_t>(x.shape.size()), "attribute axis");
+                 std::vector<int64_t> split;
+                 const bool has_split = node.input(1) != nullptr;
+                 if (has_split)
+                   split = tensor_to_int64s(node, constant_input(node, 1, "split"), "split");
+                 const auto sizes = split_sizes(node, x.shape[axis], node.outputs.size(),
+                                                has_split ? &split : nullptr);
+                 for (size_t i = 0; i < sizes.size(); ++i) {
+                   Shape s = x.shape;
+                   s[axis] = sizes[i];
+                   set_output(node, i, x.dtype, s);
+                 }
+               },
+               [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 const Tensor& x = kernel_input(node, inputs, 0, "input");
+                 const int64_t axis = normalize_axis(
+                     node, node.attrs.get_int_or("axis", 0, node.name), x.rank(), "attribute axis");
+                 std::vector<int64_t> split;
+                 const bool has_split = inputs.size() > 1 && inputs[1] != nullptr;
+                 if (has_split) split = tensor_to_int64s(node, *inputs[1], "split");
+                 const auto sizes = split_sizes(node, x.shape()[axis], node.outputs.size(),
+                                                has_split ? &split : nullptr);
+                 const auto strides = row_major_strides(x.shape());
+                 std::vector<Tensor> outs;
+                 int64_t start = 0;
+                 for (int64_t size : sizes) {
+                   Shape s = x.shape();
+                   s[axis] = size;
+                   outs.push_back(strided_copy(node, x, s, strides, start * strides[axis]));
+                   start += size;
+                 }
+                 return outs;
+               }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -481,46 +484,45 @@ SliceSpec slice_spec(const Node& node, const Shape& in, const std::vector<int64_
 }
 
 void register_slice() {
-  register_op({"Slice",
-               [](Node& node) {
-                 check_arity(node, 3, 5, 1, 1);
-                 const Value& x = required_input(node, 0, "data");
-                 const auto starts =
-                     tensor_to_int64s(node, constant_input(node, 1, "starts"), "starts");
-                 const auto ends = tensor_to_int64s(node, constant_input(node, 2, "ends"), "ends");
-                 std::vector<int64_t> axes, steps;
-                 if (node.input(3)) axes = tensor_to_int64s(node, constant_input(node, 3, "axes"), "axes");
-                 if (node.input(4))
-                   steps = tensor_to_int64s(node, constant_input(node, 4, "steps"), "steps");
-                 const SliceSpec spec =
-                     slice_spec(node, x.shape, starts, ends, node.input(3) ? &axes : nullptr,
-                                node.input(4) ? &steps : nullptr);
-                 set_output(node, 0, x.dtype, spec.out);
-               },
-               [](const Node& node, const std::vector<const Tensor*>& inputs) {
-                 check_arity(node, 3, 5, 1, 1);
-                 const Tensor& x = kernel_input(node, inputs, 0, "data");
-                 const auto starts =
-                     tensor_to_int64s(node, kernel_input(node, inputs, 1, "starts"), "starts");
-                 const auto ends =
-                     tensor_to_int64s(node, kernel_input(node, inputs, 2, "ends"), "ends");
-                 const Tensor* taxes = inputs.size() > 3 ? inputs[3] : nullptr;
-                 const Tensor* tsteps = inputs.size() > 4 ? inputs[4] : nullptr;
-                 std::vector<int64_t> axes, steps;
-                 if (taxes) axes = tensor_to_int64s(node, *taxes, "axes");
-                 if (tsteps) steps = tensor_to_int64s(node, *tsteps, "steps");
-                 const SliceSpec spec = slice_spec(node, x.shape(), starts, ends,
-                                                   taxes ? &axes : nullptr, tsteps ? &steps : nullptr);
-                 const auto in_strides = row_major_strides(x.shape());
-                 std::vector<int64_t> strides(in_strides.size());
-                 int64_t base = 0;
-                 for (size_t k = 0; k < in_strides.size(); ++k) {
-                   strides[k] = in_strides[k] * spec.step[k];
-                   if (spec.out[k] > 0) base += in_strides[k] * spec.start[k];
-                 }
-                 if (shape_numel(spec.out) == 0) return std::vector<Tensor>{Tensor(x.dtype(), spec.out)};
-                 return std::vector<Tensor>{strided_copy(node, x, spec.out, strides, base)};
-               }});
+  register_op(
+      {"Slice",
+       [](Node& node) {
+         check_arity(node, 3, 5, 1, 1);
+         const Value& x = required_input(node, 0, "data");
+         const auto starts = tensor_to_int64s(node, constant_input(node, 1, "starts"), "starts");
+         const auto ends = tensor_to_int64s(node, constant_input(node, 2, "ends"), "ends");
+         std::vector<int64_t> axes, steps;
+         if (node.input(3)) axes = tensor_to_int64s(node, constant_input(node, 3, "axes"), "axes");
+         if (node.input(4))
+           steps = tensor_to_int64s(node, constant_input(node, 4, "steps"), "steps");
+         const SliceSpec spec =
+             slice_spec(node, x.shape, starts, ends, node.input(3) ? &axes : nullptr,
+                        node.input(4) ? &steps : nullptr);
+         set_output(node, 0, x.dtype, spec.out);
+       },
+       [](const Node& node, const std::vector<const Tensor*>& inputs) {
+         check_arity(node, 3, 5, 1, 1);
+         const Tensor& x = kernel_input(node, inputs, 0, "data");
+         const auto starts =
+             tensor_to_int64s(node, kernel_input(node, inputs, 1, "starts"), "starts");
+         const auto ends = tensor_to_int64s(node, kernel_input(node, inputs, 2, "ends"), "ends");
+         const Tensor* taxes = inputs.size() > 3 ? inputs[3] : nullptr;
+         const Tensor* tsteps = inputs.size() > 4 ? inputs[4] : nullptr;
+         std::vector<int64_t> axes, steps;
+         if (taxes) axes = tensor_to_int64s(node, *taxes, "axes");
+         if (tsteps) steps = tensor_to_int64s(node, *tsteps, "steps");
+         const SliceSpec spec = slice_spec(node, x.shape(), starts, ends, taxes ? &axes : nullptr,
+                                           tsteps ? &steps : nullptr);
+         const auto in_strides = row_major_strides(x.shape());
+         std::vector<int64_t> strides(in_strides.size());
+         int64_t base = 0;
+         for (size_t k = 0; k < in_strides.size(); ++k) {
+           strides[k] = in_strides[k] * spec.step[k];
+           if (spec.out[k] > 0) base += in_strides[k] * spec.start[k];
+         }
+         if (shape_numel(spec.out) == 0) return std::vector<Tensor>{Tensor(x.dtype(), spec.out)};
+         return std::vector<Tensor>{strided_copy(node, x, spec.out, strides, base)};
+       }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -584,53 +586,53 @@ void register_gather() {
                }});
 
   // GatherElements: out[i0..] = data[..., indices[i0..], ...] along axis; out shape = indices.
-  register_op(
-      {"GatherElements",
-       [](Node& node) {
-         check_arity(node, 2, 2, 1, 1);
-         const Value& data = required_input(node, 0, "data");
-         const Value& idx = required_input(node, 1, "indices");
-         expect_dtype(node, idx.dtype, {DType::i32, DType::i64}, "input indices");
-         normalize_axis(node, node.attrs.get_int_or("axis", 0, node.name),
-                        static_cast<int64_t>(data.shape.size()), "attribute axis");
-         if (idx.shape.size() != data.shape.size())
-           node_fail(node, "indices rank {} differs from data rank {}", idx.shape.size(),
-                     data.shape.size());
-         set_output(node, 0, data.dtype, idx.shape);
-       },
-       [](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 2, 2, 1, 1);
-         const Tensor& data = kernel_input(node, inputs, 0, "data");
-         const Tensor& idx = kernel_input(node, inputs, 1, "indices");
-         const int64_t rank = data.rank();
-         const int64_t axis = normalize_axis(node, node.attrs.get_int_or("axis", 0, node.name),
-                                             rank, "attribute axis");
-         if (idx.rank() != rank) node_fail(node, "indices rank differs from data rank");
-         for (int64_t k = 0; k < rank; ++k)
-           if (k != axis && idx.shape()[k] > data.shape()[k])
-             node_fail(node, "indices shape {} exceeds data shape {} on axis {}",
-                       shape_to_string(idx.shape()), shape_to_string(data.shape()), k);
-         Tensor out(data.dtype(), idx.shape());
-         const auto dstrides = row_major_strides(data.shape());
-         dispatch_elem(node, data.dtype(), [&](auto tag) {
-           using E = decltype(tag);
-           const E* src = data.data<E>();
-           E* dst = out.data<E>();
-           std::vector<int64_t> pos(rank, 0);
-           for (int64_t i = 0; i < idx.numel(); ++i) {
-             int64_t off = 0;
-             for (int64_t k = 0; k < rank; ++k)
-               off += (k == axis ? checked_index(node, idx, i, data.shape()[axis]) : pos[k]) *
-                      dstrides[k];
-             dst[i] = src[off];
-             for (int64_t k = rank; k-- > 0;) {
-               if (++pos[k] < idx.shape()[k]) break;
-               pos[k] = 0;
-             }
-           }
-         });
-         return std::vector<Tensor>{std::move(out)};
-       }});
+  register_op({"GatherElements",
+               [](Node& node) {
+                 check_arity(node, 2, 2, 1, 1);
+                 const Value& data = required_input(node, 0, "data");
+                 const Value& idx = required_input(node, 1, "indices");
+                 expect_dtype(node, idx.dtype, {DType::i32, DType::i64}, "input indices");
+                 normalize_axis(node, node.attrs.get_int_or("axis", 0, node.name),
+                                static_cast<int64_t>(data.shape.size()), "attribute axis");
+                 if (idx.shape.size() != data.shape.size())
+                   node_fail(node, "indices rank {} differs from data rank {}", idx.shape.size(),
+                             data.shape.size());
+                 set_output(node, 0, data.dtype, idx.shape);
+               },
+               [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 2, 2, 1, 1);
+                 const Tensor& data = kernel_input(node, inputs, 0, "data");
+                 const Tensor& idx = kernel_input(node, inputs, 1, "indices");
+                 const int64_t rank = data.rank();
+                 const int64_t axis = normalize_axis(
+                     node, node.attrs.get_int_or("axis", 0, node.name), rank, "attribute axis");
+                 if (idx.rank() != rank) node_fail(node, "indices rank differs from data rank");
+                 for (int64_t k = 0; k < rank; ++k)
+                   if (k != axis && idx.shape()[k] > data.shape()[k])
+                     node_fail(node, "indices shape {} exceeds data shape {} on axis {}",
+                               shape_to_string(idx.shape()), shape_to_string(data.shape()), k);
+                 Tensor out(data.dtype(), idx.shape());
+                 const auto dstrides = row_major_strides(data.shape());
+                 dispatch_elem(node, data.dtype(), [&](auto tag) {
+                   using E = decltype(tag);
+                   const E* src = data.data<E>();
+                   E* dst = out.data<E>();
+                   std::vector<int64_t> pos(rank, 0);
+                   for (int64_t i = 0; i < idx.numel(); ++i) {
+                     int64_t off = 0;
+                     for (int64_t k = 0; k < rank; ++k)
+                       off +=
+                           (k == axis ? checked_index(node, idx, i, data.shape()[axis]) : pos[k]) *
+                           dstrides[k];
+                     dst[i] = src[off];
+                     for (int64_t k = rank; k-- > 0;) {
+                       if (++pos[k] < idx.shape()[k]) break;
+                       pos[k] = 0;
+                     }
+                   }
+                 });
+                 return std::vector<Tensor>{std::move(out)};
+               }});
 
   // GatherND (opset 13) with batch_dims.
   auto gathernd_shape = [](const Node& node, const Shape& data, const Shape& idx) {
@@ -647,43 +649,42 @@ void register_gather() {
     out.insert(out.end(), data.begin() + b + last, data.end());
     return out;
   };
-  register_op(
-      {"GatherND",
-       [gathernd_shape](Node& node) {
-         check_arity(node, 2, 2, 1, 1);
-         const Value& data = required_input(node, 0, "data");
-         const Value& idx = required_input(node, 1, "indices");
-         expect_dtype(node, idx.dtype, {DType::i64}, "input indices");
-         set_output(node, 0, data.dtype, gathernd_shape(node, data.shape, idx.shape));
-       },
-       [gathernd_shape](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 2, 2, 1, 1);
-         const Tensor& data = kernel_input(node, inputs, 0, "data");
-         const Tensor& idx = kernel_input(node, inputs, 1, "indices");
-         const Shape out_shape = gathernd_shape(node, data.shape(), idx.shape());
-         const int64_t b = node.attrs.get_int_or("batch_dims", 0, node.name);
-         const int64_t last = idx.shape().back();
-         int64_t batch = 1;
-         for (int64_t k = 0; k < b; ++k) batch *= data.shape()[k];
-         const int64_t tuples_per_batch = idx.numel() / last / std::max<int64_t>(batch, 1);
-         const auto dstrides = row_major_strides(data.shape());
-         const int64_t slice = b + last < data.rank() ? dstrides[b + last - 1] : 1;
-         const int64_t batch_stride = b > 0 ? dstrides[b - 1] : 0;
-         Tensor out(data.dtype(), out_shape);
-         const int64_t esize = dtype_size(data.dtype());
-         if (esize == 0) node_unsupported(node, "dtype is not supported");
-         for (int64_t bi = 0; bi < batch; ++bi)
-           for (int64_t t = 0; t < tuples_per_batch; ++t) {
-             const int64_t tuple = bi * tuples_per_batch + t;
-             int64_t off = bi * batch_stride;
-             for (int64_t k = 0; k < last; ++k)
-               off += checked_index(node, idx, tuple * last + k, data.shape()[b + k]) *
-                      dstrides[b + k];
-             std::memcpy(out.raw() + tuple * slice * esize, data.raw() + off * esize,
-                         static_cast<size_t>(slice * esize));
-           }
-         return std::vector<Tensor>{std::move(out)};
-       }});
+  register_op({"GatherND",
+               [gathernd_shape](Node& node) {
+                 check_arity(node, 2, 2, 1, 1);
+                 const Value& data = required_input(node, 0, "data");
+                 const Value& idx = required_input(node, 1, "indices");
+                 expect_dtype(node, idx.dtype, {DType::i64}, "input indices");
+                 set_output(node, 0, data.dtype, gathernd_shape(node, data.shape, idx.shape));
+               },
+               [gathernd_shape](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 2, 2, 1, 1);
+                 const Tensor& data = kernel_input(node, inputs, 0, "data");
+                 const Tensor& idx = kernel_input(node, inputs, 1, "indices");
+                 const Shape out_shape = gathernd_shape(node, data.shape(), idx.shape());
+                 const int64_t b = node.attrs.get_int_or("batch_dims", 0, node.name);
+                 const int64_t last = idx.shape().back();
+                 int64_t batch = 1;
+                 for (int64_t k = 0; k < b; ++k) batch *= data.shape()[k];
+                 const int64_t tuples_per_batch = idx.numel() / last / std::max<int64_t>(batch, 1);
+                 const auto dstrides = row_major_strides(data.shape());
+                 const int64_t slice = b + last < data.rank() ? dstrides[b + last - 1] : 1;
+                 const int64_t batch_stride = b > 0 ? dstrides[b - 1] : 0;
+                 Tensor out(data.dtype(), out_shape);
+                 const int64_t esize = dtype_size(data.dtype());
+                 if (esize == 0) node_unsupported(node, "dtype is not supported");
+                 for (int64_t bi = 0; bi < batch; ++bi)
+                   for (int64_t t = 0; t < tuples_per_batch; ++t) {
+                     const int64_t tuple = bi * tuples_per_batch + t;
+                     int64_t off = bi * batch_stride;
+                     for (int64_t k = 0; k < last; ++k)
+                       off += checked_index(node, idx, tuple * last + k, data.shape()[b + k]) *
+                              dstrides[b + k];
+                     std::memcpy(out.raw() + tuple * slice * esize, data.raw() + off * esize,
+                                 static_cast<size_t>(slice * esize));
+                   }
+                 return std::vector<Tensor>{std::move(out)};
+               }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -695,7 +696,8 @@ void register_expand_tile_pad() {
                [](Node& node) {
                  check_arity(node, 2, 2, 1, 1);
                  const Value& x = required_input(node, 0, "input");
-                 const auto shape = tensor_to_int64s(node, constant_input(node, 1, "shape"), "shape");
+                 const auto shape =
+                     tensor_to_int64s(node, constant_input(node, 1, "shape"), "shape");
                  set_output(node, 0, x.dtype, broadcast_shapes(x.shape, shape, node.describe()));
                },
                [](const Node& node, const std::vector<const Tensor*>& inputs) {
@@ -742,7 +744,8 @@ void register_expand_tile_pad() {
                    std::vector<int64_t> pos(rank, 0);
                    for (int64_t i = 0; i < out.numel(); ++i) {
                      int64_t off = 0;
-                     for (int64_t k = 0; k < rank; ++k) off += (pos[k] % x.shape()[k]) * in_strides[k];
+                     for (int64_t k = 0; k < rank; ++k)
+                       off += (pos[k] % x.shape()[k]) * in_strides[k];
                      dst[i] = src[off];
                      for (int64_t k = rank; k-- > 0;) {
                        if (++pos[k] < out_shape[k]) break;
@@ -772,75 +775,75 @@ void register_expand_tile_pad() {
       node_unsupported(node, "mode '{}' is not supported (constant, reflect, edge)", mode);
     return mode;
   };
-  register_op(
-      {"Pad",
-       [pad_shape, pad_mode](Node& node) {
-         check_arity(node, 2, 3, 1, 1);
-         const Value& x = required_input(node, 0, "data");
-         pad_mode(node);
-         const auto pads = tensor_to_int64s(node, constant_input(node, 1, "pads"), "pads");
-         set_output(node, 0, x.dtype, pad_shape(node, x.shape, pads));
-       },
-       [pad_shape, pad_mode](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 2, 3, 1, 1);
-         const Tensor& x = kernel_input(node, inputs, 0, "data");
-         const std::string mode = pad_mode(node);
-         const auto pads = tensor_to_int64s(node, kernel_input(node, inputs, 1, "pads"), "pads");
-         const Shape out_shape = pad_shape(node, x.shape(), pads);
-         const int64_t rank = x.rank();
-         Tensor out(x.dtype(), out_shape);
-         if (out.numel() == 0) return std::vector<Tensor>{std::move(out)};
-         if (mode != "constant")
-           for (int64_t k = 0; k < rank; ++k)
-             if (x.shape()[k] == 0 && out_shape[k] > 0)
-               node_fail(node, "mode '{}' cannot pad an empty axis {}", mode, k);
-         // Constant value in the data's dtype (first element of input 2, default 0).
-         Tensor fill(x.dtype(), {});
-         if (inputs.size() > 2 && inputs[2] != nullptr) {
-           if (inputs[2]->dtype() != x.dtype() || inputs[2]->numel() != 1)
-             node_fail(node, "constant_value must be a scalar of the data's dtype");
-           std::memcpy(fill.raw(), inputs[2]->raw(), fill.nbytes());
-         }
-         const auto in_strides = row_major_strides(x.shape());
-         dispatch_elem(node, x.dtype(), [&](auto tag) {
-           using E = decltype(tag);
-           const E* src = x.data<E>();
-           E* dst = out.data<E>();
-           const E fill_value = fill.data<E>()[0];
-           std::vector<int64_t> pos(rank, 0);
-           for (int64_t i = 0; i < out.numel(); ++i) {
-             int64_t off = 0;
-             bool inside = true;
-             for (int64_t k = 0; k < rank; ++k) {
-               const int64_t d = x.shape()[k];
-               int64_t s = pos[k] - pads[k];
-               if (s < 0 || s >= d) {
-                 if (mode == "constant") {
-                   inside = false;
-                   break;
-                 } else if (mode == "edge") {
-                   s = std::clamp<int64_t>(s, 0, d - 1);
-                 } else {  // reflect about the edge element (not repeating it)
-                   if (d == 1) {
-                     s = 0;
-                   } else {
-                     const int64_t period = 2 * (d - 1);
-                     s = ((s % period) + period) % period;
-                     if (s >= d) s = period - s;
-                   }
+  register_op({"Pad",
+               [pad_shape, pad_mode](Node& node) {
+                 check_arity(node, 2, 3, 1, 1);
+                 const Value& x = required_input(node, 0, "data");
+                 pad_mode(node);
+                 const auto pads = tensor_to_int64s(node, constant_input(node, 1, "pads"), "pads");
+                 set_output(node, 0, x.dtype, pad_shape(node, x.shape, pads));
+               },
+               [pad_shape, pad_mode](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 2, 3, 1, 1);
+                 const Tensor& x = kernel_input(node, inputs, 0, "data");
+                 const std::string mode = pad_mode(node);
+                 const auto pads =
+                     tensor_to_int64s(node, kernel_input(node, inputs, 1, "pads"), "pads");
+                 const Shape out_shape = pad_shape(node, x.shape(), pads);
+                 const int64_t rank = x.rank();
+                 Tensor out(x.dtype(), out_shape);
+                 if (out.numel() == 0) return std::vector<Tensor>{std::move(out)};
+                 if (mode != "constant")
+                   for (int64_t k = 0; k < rank; ++k)
+                     if (x.shape()[k] == 0 && out_shape[k] > 0)
+                       node_fail(node, "mode '{}' cannot pad an empty axis {}", mode, k);
+                 // Constant value in the data's dtype (first element of input 2, default 0).
+                 Tensor fill(x.dtype(), {});
+                 if (inputs.size() > 2 && inputs[2] != nullptr) {
+                   if (inputs[2]->dtype() != x.dtype() || inputs[2]->numel() != 1)
+                     node_fail(node, "constant_value must be a scalar of the data's dtype");
+                   std::memcpy(fill.raw(), inputs[2]->raw(), fill.nbytes());
                  }
-               }
-               off += s * in_strides[k];
-             }
-             dst[i] = inside ? src[off] : fill_value;
-             for (int64_t k = rank; k-- > 0;) {
-               if (++pos[k] < out_shape[k]) break;
-               pos[k] = 0;
-             }
-           }
-         });
-         return std::vector<Tensor>{std::move(out)};
-       }});
+                 const auto in_strides = row_major_strides(x.shape());
+                 dispatch_elem(node, x.dtype(), [&](auto tag) {
+                   using E = decltype(tag);
+                   const E* src = x.data<E>();
+                   E* dst = out.data<E>();
+                   const E fill_value = fill.data<E>()[0];
+                   std::vector<int64_t> pos(rank, 0);
+                   for (int64_t i = 0; i < out.numel(); ++i) {
+                     int64_t off = 0;
+                     bool inside = true;
+                     for (int64_t k = 0; k < rank; ++k) {
+                       const int64_t d = x.shape()[k];
+                       int64_t s = pos[k] - pads[k];
+                       if (s < 0 || s >= d) {
+                         if (mode == "constant") {
+                           inside = false;
+                           break;
+                         } else if (mode == "edge") {
+                           s = std::clamp<int64_t>(s, 0, d - 1);
+                         } else {  // reflect about the edge element (not repeating it)
+                           if (d == 1) {
+                             s = 0;
+                           } else {
+                             const int64_t period = 2 * (d - 1);
+                             s = ((s % period) + period) % period;
+                             if (s >= d) s = period - s;
+                           }
+                         }
+                       }
+                       off += s * in_strides[k];
+                     }
+                     dst[i] = inside ? src[off] : fill_value;
+                     for (int64_t k = rank; k-- > 0;) {
+                       if (++pos[k] < out_shape[k]) break;
+                       pos[k] = 0;
+                     }
+                   }
+                 });
+                 return std::vector<Tensor>{std::move(out)};
+               }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -941,7 +944,8 @@ void register_generators() {
            OutputBuffer<C> out(ts.dtype(), {n});
            // start + i * delta (ONNX's reference accumulates; integers agree exactly and floats
            // within rounding).
-           for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(start + static_cast<C>(i) * delta);
+           for (int64_t i = 0; i < n; ++i)
+             out[i] = static_cast<C>(start + static_cast<C>(i) * delta);
            return std::vector<Tensor>{out.finish()};
          });
        }});
@@ -997,48 +1001,48 @@ void register_generators() {
     *axis_out = axis;
     return out;
   };
-  register_op(
-      {"OneHot",
-       [onehot_shape](Node& node) {
-         check_arity(node, 3, 3, 1, 1);
-         const Value& idx = required_input(node, 0, "indices");
-         const Value& values = required_input(node, 2, "values");
-         expect_numeric(node, idx.dtype, "input indices");
-         const Tensor& depth = constant_input(node, 1, "depth");
-         expect_scalar_like(node, depth, "depth");
-         if (shape_numel(values.shape) != 2) node_fail(node, "values must have 2 elements");
-         int64_t axis;
-         set_output(node, 0, values.dtype,
-                    onehot_shape(node, idx.shape, static_cast<int64_t>(depth.get_as_double(0)), &axis));
-       },
-       [onehot_shape](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 3, 3, 1, 1);
-         const Tensor& idx = kernel_input(node, inputs, 0, "indices");
-         const Tensor& dt = kernel_input(node, inputs, 1, "depth");
-         const Tensor& values = kernel_input(node, inputs, 2, "values");
-         expect_scalar_like(node, dt, "depth");
-         if (values.numel() != 2) node_fail(node, "values must have 2 elements");
-         const int64_t depth = static_cast<int64_t>(dt.get_as_double(0));
-         int64_t axis;
-         const Shape out_shape = onehot_shape(node, idx.shape(), depth, &axis);
-         Tensor out(values.dtype(), out_shape);
-         const int64_t es = dtype_size(values.dtype());
-         if (es == 0) node_unsupported(node, "dtype is not supported");
-         int64_t outer = 1, inner = 1;
-         for (int64_t k = 0; k < axis; ++k) outer *= out_shape[k];
-         for (int64_t k = axis + 1; k < static_cast<int64_t>(out_shape.size()); ++k)
-           inner *= out_shape[k];
-         for (int64_t o = 0; o < outer; ++o)
-           for (int64_t d = 0; d < depth; ++d)
-             for (int64_t i = 0; i < inner; ++i) {
-               int64_t v = static_cast<int64_t>(idx.get_as_double(o * inner + i));
-               if (v < 0) v += depth;
-               const int64_t which = v == d ? 1 : 0;
-               std::memcpy(out.raw() + ((o * depth + d) * inner + i) * es,
-                           values.raw() + which * es, static_cast<size_t>(es));
-             }
-         return std::vector<Tensor>{std::move(out)};
-       }});
+  register_op({"OneHot",
+               [onehot_shape](Node& node) {
+                 check_arity(node, 3, 3, 1, 1);
+                 const Value& idx = required_input(node, 0, "indices");
+                 const Value& values = required_input(node, 2, "values");
+                 expect_numeric(node, idx.dtype, "input indices");
+                 const Tensor& depth = constant_input(node, 1, "depth");
+                 expect_scalar_like(node, depth, "depth");
+                 if (shape_numel(values.shape) != 2) node_fail(node, "values must have 2 elements");
+                 int64_t axis;
+                 set_output(node, 0, values.dtype,
+                            onehot_shape(node, idx.shape,
+                                         static_cast<int64_t>(depth.get_as_double(0)), &axis));
+               },
+               [onehot_shape](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 3, 3, 1, 1);
+                 const Tensor& idx = kernel_input(node, inputs, 0, "indices");
+                 const Tensor& dt = kernel_input(node, inputs, 1, "depth");
+                 const Tensor& values = kernel_input(node, inputs, 2, "values");
+                 expect_scalar_like(node, dt, "depth");
+                 if (values.numel() != 2) node_fail(node, "values must have 2 elements");
+                 const int64_t depth = static_cast<int64_t>(dt.get_as_double(0));
+                 int64_t axis;
+                 const Shape out_shape = onehot_shape(node, idx.shape(), depth, &axis);
+                 Tensor out(values.dtype(), out_shape);
+                 const int64_t es = dtype_size(values.dtype());
+                 if (es == 0) node_unsupported(node, "dtype is not supported");
+                 int64_t outer = 1, inner = 1;
+                 for (int64_t k = 0; k < axis; ++k) outer *= out_shape[k];
+                 for (int64_t k = axis + 1; k < static_cast<int64_t>(out_shape.size()); ++k)
+                   inner *= out_shape[k];
+                 for (int64_t o = 0; o < outer; ++o)
+                   for (int64_t d = 0; d < depth; ++d)
+                     for (int64_t i = 0; i < inner; ++i) {
+                       int64_t v = static_cast<int64_t>(idx.get_as_double(o * inner + i));
+                       if (v < 0) v += depth;
+                       const int64_t which = v == d ? 1 : 0;
+                       std::memcpy(out.raw() + ((o * depth + d) * inner + i) * es,
+                                   values.raw() + which * es, static_cast<size_t>(es));
+                     }
+                 return std::vector<Tensor>{std::move(out)};
+               }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1185,88 +1189,92 @@ std::string scatter_reduction(const Node& node) {
 }
 
 void register_scatter() {
-  register_op(
-      {"ScatterElements",
-       [](Node& node) {
-         check_arity(node, 3, 3, 1, 1);
-         const Value& data = required_input(node, 0, "data");
-         const Value& idx = required_input(node, 1, "indices");
-         const Value& upd = required_input(node, 2, "updates");
-         scatter_reduction(node);
-         if (idx.shape != upd.shape) node_fail(node, "indices and updates shapes differ");
-         if (idx.shape.size() != data.shape.size()) node_fail(node, "indices rank differs from data");
-         expect_same_dtype(node, 0, 2);
-         set_output(node, 0, data.dtype, data.shape);
-       },
-       [](const Node& node, const std::vector<const Tensor*>& inputs) {
-         const Tensor& data = kernel_input(node, inputs, 0, "data");
-         const Tensor& idx = kernel_input(node, inputs, 1, "indices");
-         const Tensor& upd = kernel_input(node, inputs, 2, "updates");
-         const std::string red = scatter_reduction(node);
-         const int64_t rank = data.rank();
-         const int64_t axis = normalize_axis(node, node.attrs.get_int_or("axis", 0, node.name),
-                                             rank, "attribute axis");
-         if (idx.shape() != upd.shape() || idx.rank() != rank)
-           node_fail(node, "indices/updates shapes are inconsistent with data");
-         const auto st = row_major_strides(data.shape());
-         return dispatch_numeric(node, data.dtype(), [&](auto tag) {
-           using C = decltype(tag);
-           InputView<C> d(data);
-           std::vector<C> acc(d.data(), d.data() + data.numel());
-           InputView<C> u(upd);
-           std::vector<int64_t> pos(rank, 0);
-           for (int64_t i = 0; i < idx.numel(); ++i) {
-             int64_t off = 0;
-             for (int64_t k = 0; k < rank; ++k)
-               off += (k == axis ? checked_index(node, idx, i, data.shape()[axis]) : pos[k]) * st[k];
-             scatter_update(acc[off], u[i], red);
-             for (int64_t k = rank; k-- > 0;) {
-               if (++pos[k] < idx.shape()[k]) break;
-               pos[k] = 0;
-             }
-           }
-           OutputBuffer<C> out(data.dtype(), data.shape());
-           std::copy(acc.begin(), acc.end(), out.data());
-           return std::vector<Tensor>{out.finish()};
-         });
-       }});
-  register_op(
-      {"ScatterND",
-       [](Node& node) {
-         check_arity(node, 3, 3, 1, 1);
-         const Value& data = required_input(node, 0, "data");
-         scatter_reduction(node);
-         expect_same_dtype(node, 0, 2);
-         set_output(node, 0, data.dtype, data.shape);
-       },
-       [](const Node& node, const std::vector<const Tensor*>& inputs) {
-         const Tensor& data = kernel_input(node, inputs, 0, "data");
-         const Tensor& idx = kernel_input(node, inputs, 1, "indices");
-         const Tensor& upd = kernel_input(node, inputs, 2, "updates");
-         const std::string red = scatter_reduction(node);
-         if (idx.rank() < 1) node_fail(node, "indices must have rank >= 1");
-         const int64_t last = idx.shape().back();
-         if (last < 1 || last > data.rank()) node_fail(node, "indices.shape[-1] out of range");
-         const auto st = row_major_strides(data.shape());
-         const int64_t slice = last < data.rank() ? st[last - 1] : 1;
-         const int64_t tuples = idx.numel() / last;
-         if (upd.numel() != tuples * slice) node_fail(node, "updates shape is inconsistent");
-         return dispatch_numeric(node, data.dtype(), [&](auto tag) {
-           using C = decltype(tag);
-           InputView<C> d(data);
-           std::vector<C> acc(d.data(), d.data() + data.numel());
-           InputView<C> u(upd);
-           for (int64_t t = 0; t < tuples; ++t) {
-             int64_t off = 0;
-             for (int64_t k = 0; k < last; ++k)
-               off += checked_index(node, idx, t * last + k, data.shape()[k]) * st[k];
-             for (int64_t j = 0; j < slice; ++j) scatter_update(acc[off + j], u[t * slice + j], red);
-           }
-           OutputBuffer<C> out(data.dtype(), data.shape());
-           std::copy(acc.begin(), acc.end(), out.data());
-           return std::vector<Tensor>{out.finish()};
-         });
-       }});
+  register_op({"ScatterElements",
+               [](Node& node) {
+                 check_arity(node, 3, 3, 1, 1);
+                 const Value& data = required_input(node, 0, "data");
+                 const Value& idx = required_input(node, 1, "indices");
+                 const Value& upd = required_input(node, 2, "updates");
+                 scatter_reduction(node);
+                 if (idx.shape != upd.shape) node_fail(node, "indices and updates shapes differ");
+                 if (idx.shape.size() != data.shape.size())
+                   node_fail(node, "indices rank differs from data");
+                 expect_same_dtype(node, 0, 2);
+                 set_output(node, 0, data.dtype, data.shape);
+               },
+               [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 const Tensor& data = kernel_input(node, inputs, 0, "data");
+                 const Tensor& idx = kernel_input(node, inputs, 1, "indices");
+                 const Tensor& upd = kernel_input(node, inputs, 2, "updates");
+                 const std::string red = scatter_reduction(node);
+                 const int64_t rank = data.rank();
+                 const int64_t axis = normalize_axis(
+                     node, node.attrs.get_int_or("axis", 0, node.name), rank, "attribute axis");
+                 if (idx.shape() != upd.shape() || idx.rank() != rank)
+                   node_fail(node, "indices/updates shapes are inconsistent with data");
+                 const auto st = row_major_strides(data.shape());
+                 return dispatch_numeric(node, data.dtype(), [&](auto tag) {
+                   using C = decltype(tag);
+                   InputView<C> d(data);
+                   std::vector<C> acc(d.data(), d.data() + data.numel());
+                   InputView<C> u(upd);
+                   std::vector<int64_t> pos(rank, 0);
+                   for (int64_t i = 0; i < idx.numel(); ++i) {
+                     int64_t off = 0;
+                     for (int64_t k = 0; k < rank; ++k)
+                       off +=
+                           (k == axis ? checked_index(node, idx, i, data.shape()[axis]) : pos[k]) *
+                           st[k];
+                     scatter_update(acc[off], u[i], red);
+                     for (int64_t k = rank; k-- > 0;) {
+                       if (++pos[k] < idx.shape()[k]) break;
+                       pos[k] = 0;
+                     }
+                   }
+                   OutputBuffer<C> out(data.dtype(), data.shape());
+                   std::copy(acc.begin(), acc.end(), out.data());
+                   return std::vector<Tensor>{out.finish()};
+                 });
+               }});
+  register_op({"ScatterND",
+               [](Node& node) {
+                 check_arity(node, 3, 3, 1, 1);
+                 const Value& data = required_input(node, 0, "data");
+                 scatter_reduction(node);
+                 expect_same_dtype(node, 0, 2);
+                 set_output(node, 0, data.dtype, data.shape);
+               },
+               [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 const Tensor& data = kernel_input(node, inputs, 0, "data");
+                 const Tensor& idx = kernel_input(node, inputs, 1, "indices");
+                 const Tensor& upd = kernel_input(node, inputs, 2, "updates");
+                 const std::string red = scatter_reduction(node);
+                 if (idx.rank() < 1) node_fail(node, "indices must have rank >= 1");
+                 const int64_t last = idx.shape().back();
+                 if (last < 1 || last > data.rank())
+                   node_fail(node, "indices.shape[-1] out of range");
+                 const auto st = row_major_strides(data.shape());
+                 const int64_t slice = last < data.rank() ? st[last - 1] : 1;
+                 const int64_t tuples = idx.numel() / last;
+                 if (upd.numel() != tuples * slice)
+                   node_fail(node, "updates shape is inconsistent");
+                 return dispatch_numeric(node, data.dtype(), [&](auto tag) {
+                   using C = decltype(tag);
+                   InputView<C> d(data);
+                   std::vector<C> acc(d.data(), d.data() + data.numel());
+                   InputView<C> u(upd);
+                   for (int64_t t = 0; t < tuples; ++t) {
+                     int64_t off = 0;
+                     for (int64_t k = 0; k < last; ++k)
+                       off += checked_index(node, idx, t * last + k, data.shape()[k]) * st[k];
+                     for (int64_t j = 0; j < slice; ++j)
+                       scatter_update(acc[off + j], u[t * slice + j], red);
+                   }
+                   OutputBuffer<C> out(data.dtype(), data.shape());
+                   std::copy(acc.begin(), acc.end(), out.data());
+                   return std::vector<Tensor>{out.finish()};
+                 });
+               }});
 }
 
 }  // namespace

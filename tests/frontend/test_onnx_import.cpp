@@ -18,9 +18,9 @@
 namespace tessel {
 namespace {
 
-using frontend::ImportOptions;
 using frontend::import_onnx;
 using frontend::import_onnx_bytes;
+using frontend::ImportOptions;
 using namespace tessel::testing;
 
 constexpr int kF32 = onnx::TensorProto::FLOAT;
@@ -203,7 +203,8 @@ TEST(OnnxImport, MalformedGraphs) {
     add_node(m, "TestAdd", {"x", "q"}, {"p"}, "a");
     add_node(m, "TestAdd", {"x", "p"}, {"q"}, "b");
     add_output(m, "q");
-    EXPECT_CONTAINS(error_of([&] { import_model(m); }), "model.onnx: the graph's nodes form a cycle");
+    EXPECT_CONTAINS(error_of([&] { import_model(m); }),
+                    "model.onnx: the graph's nodes form a cycle");
   }
   {
     auto m = make_model(13);
@@ -349,8 +350,8 @@ TEST(OnnxImport, InitializersOfEveryDtypeRawAndTyped) {
   f64.add_dims(1);
   f64.add_double_data(-2.5);
   add_initializer(m, f64);
-  add_initializer(m, raw_tensor<uint16_t>("f16_raw", onnx::TensorProto::FLOAT16, {2},
-                                          {0x3c00, 0x7bff}));
+  add_initializer(
+      m, raw_tensor<uint16_t>("f16_raw", onnx::TensorProto::FLOAT16, {2}, {0x3c00, 0x7bff}));
   onnx::TensorProto f16;  // f16 in int32_data: one bit pattern per int32
   f16.set_name("f16_typed");
   f16.set_data_type(onnx::TensorProto::FLOAT16);
@@ -747,8 +748,8 @@ TEST(Canonicalise, TopK1KBecomesInput) {
 }
 
 TEST(Canonicalise, Softmax11CoercesTo2D) {
-  const bool values = have_op("Softmax") & have_op("Reshape") & have_op("LogSoftmax") &
-                      have_op("Hardmax");
+  const bool values =
+      have_op("Softmax") & have_op("Reshape") & have_op("LogSoftmax") & have_op("Hardmax");
   auto m = make_model(11);
   add_input(m, "x", kF32, {int64_t{2}, int64_t{3}, int64_t{2}});
   add_node(m, "Softmax", {"x"}, {"y"}, "softmax");  // default axis=1, not the last axis
@@ -792,8 +793,7 @@ TEST(Canonicalise, Softmax11CoercesTo2D) {
       }
     }
     // Hardmax over rows of 6 (the input is increasing): 1 at the last element of each row.
-    EXPECT_EQ(out["h"].to_float_vector(),
-              (std::vector<float>{0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1}));
+    EXPECT_EQ(out["h"].to_float_vector(), (std::vector<float>{0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1}));
   }
 }
 

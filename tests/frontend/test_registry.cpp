@@ -69,7 +69,9 @@ TEST(Registry, BroadcastShapes) {
   EXPECT_EQ(broadcast_shapes({}, {5, 6}, "c"), (Shape{5, 6}));
   EXPECT_EQ(broadcast_shapes({1}, {0}, "c"), (Shape{0}));  // 1 broadcasts to 0
   EXPECT_EQ(broadcast_shapes({8, 1, 6, 1}, {7, 1, 5}, "c"), (Shape{8, 7, 6, 5}));
-  EXPECT_EQ(error_of([] { ops::broadcast_shapes({2, 3}, {4, 3}, "Add 'a'"); }),
+  EXPECT_EQ(error_of([] {
+              ops::broadcast_shapes({2, 3}, {4, 3}, "Add 'a'");
+            }),
             "Add 'a': shapes [2,3] and [4,3] cannot be broadcast (axis 0 of the result: 2 vs 4)");
   EXPECT_THROW(ops::broadcast_shapes({3}, {0}, "c"), Error);
 }
@@ -123,7 +125,8 @@ TEST(Registry, InferGraphPropagatesSmallKnownValues) {
 TEST(Registry, ShapeAndSizeAreKnownFromStaticShapes) {
   // The op library provides Shape/Size; data propagation computes them without running a kernel
   // on the (unknown) input data.
-  if (!ops::find_op("Shape") || !ops::find_op("Size")) GTEST_SKIP() << "op library not registered yet";
+  if (!ops::find_op("Shape") || !ops::find_op("Size"))
+    GTEST_SKIP() << "op library not registered yet";
   Graph g;
   Value* x = g.add_value("x", DType::f32, {1, 3, 48, 192});
   g.inputs.push_back(x);
@@ -214,11 +217,17 @@ TEST(Reference, RunsNodesInOrderAndChecksInputs) {
 
   EXPECT_EQ(error_of([&] { ops::run_reference(s.g, {}); }),
             "reference run of graph 'adds': missing input 'x' (expected f32[2,2])");
-  EXPECT_EQ(error_of([&] { ops::run_reference(s.g, {{"x", Tensor(DType::f32, {4})}}); }),
+  EXPECT_EQ(error_of([&] {
+              ops::run_reference(s.g, {{"x", Tensor(DType::f32, {4})}});
+            }),
             "reference run of graph 'adds': input 'x' is f32[4] but the graph expects f32[2,2]");
-  EXPECT_EQ(error_of([&] { ops::run_reference(s.g, {{"x", Tensor(DType::i64, {2, 2})}}); }),
+  EXPECT_EQ(error_of([&] {
+              ops::run_reference(s.g, {{"x", Tensor(DType::i64, {2, 2})}});
+            }),
             "reference run of graph 'adds': input 'x' is i64[2,2] but the graph expects f32[2,2]");
-  EXPECT_EQ(error_of([&] { ops::run_reference(s.g, {{"x", x}, {"q", x}}); }),
+  EXPECT_EQ(error_of([&] {
+              ops::run_reference(s.g, {{"x", x}, {"q", x}});
+            }),
             "reference run of graph 'adds': 'q' is not a graph input (inputs: x)");
 }
 
@@ -252,7 +261,8 @@ TEST(Reference, OpWithoutKernelNamesTheNode) {
     ops::run_reference(g, {{"x", Tensor(DType::f32, {1})}});
     FAIL();
   } catch (const Unsupported& e) {
-    EXPECT_EQ(std::string(e.what()), "op 'TestNoKernel' (node 'no_kernel_3') has no reference kernel");
+    EXPECT_EQ(std::string(e.what()),
+              "op 'TestNoKernel' (node 'no_kernel_3') has no reference kernel");
   }
 }
 
@@ -275,9 +285,10 @@ TEST(Verifier, UseBeforeDefinition) {
   g.remove_node(add2);
   Value* a3 = g.add_value("a3", DType::f32, {2, 2});
   g.insert_node_before(g.find_node("add1"), "TestAdd", "add2", in, {a3});
-  EXPECT_EQ(error_of([&] { verify_graph(g); }),
-            "verify graph 'adds': TestAdd 'add2' uses %a1 before its producer TestAdd 'add1' (nodes "
-            "are not in topological order)");
+  EXPECT_EQ(
+      error_of([&] { verify_graph(g); }),
+      "verify graph 'adds': TestAdd 'add2' uses %a1 before its producer TestAdd 'add1' (nodes "
+      "are not in topological order)");
   g.topo_sort();
   EXPECT_NO_THROW(verify_graph(g));
 }
@@ -300,12 +311,14 @@ TEST(Verifier, DuplicateNamesAndProducers) {
   {
     AddGraph s;
     s.a2->name = "a1";  // renamed behind the graph's back
-    EXPECT_EQ(error_of([&] { verify_graph(s.g); }), "verify graph 'adds': two values are named %a1");
+    EXPECT_EQ(error_of([&] { verify_graph(s.g); }),
+              "verify graph 'adds': two values are named %a1");
   }
   {
     AddGraph s;
     s.g.find_node("add2")->name = "add1";
-    EXPECT_EQ(error_of([&] { verify_graph(s.g); }), "verify graph 'adds': two nodes are named 'add1'");
+    EXPECT_EQ(error_of([&] { verify_graph(s.g); }),
+              "verify graph 'adds': two nodes are named 'add1'");
   }
   {
     AddGraph s;
@@ -327,8 +340,9 @@ TEST(Verifier, OutputsMustBeProduced) {
   AddGraph s;
   Value* lost = s.g.add_value("lost", DType::f32, {1});
   s.g.outputs.push_back(lost);
-  EXPECT_EQ(error_of([&] { verify_graph(s.g); }),
-            "verify graph 'adds': graph output %lost is not produced by any node, input or constant");
+  EXPECT_EQ(
+      error_of([&] { verify_graph(s.g); }),
+      "verify graph 'adds': graph output %lost is not produced by any node, input or constant");
 }
 
 TEST(Verifier, TypesMustMatchTheShapeRuleAndKnownData) {

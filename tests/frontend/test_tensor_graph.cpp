@@ -58,7 +58,7 @@ TEST(Tensor, GetSetAsDouble) {
   EXPECT_DOUBLE_EQ(h.get_as_double(2), 0.0999755859375);
 
   Tensor i8(DType::i8, {3});
-  i8.set_from_double(0, -3.7);  // truncation toward zero, as ONNX Cast
+  i8.set_from_double(0, -3.7);   // truncation toward zero, as ONNX Cast
   i8.set_from_double(1, 300.0);  // saturates (out of range)
   i8.set_from_double(2, std::nan(""));
   EXPECT_EQ(i8.data<int8_t>()[0], -3);

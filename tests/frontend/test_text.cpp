@@ -75,21 +75,21 @@ TEST(Text, RoundTripsEveryDtypeBitExactly) {
   g.name = "dtypes";
   g.opset = 13;
   const float tiny = std::numeric_limits<float>::denorm_min();
-  g.add_constant("f32", Tensor::from_floats({8}, {0.1f, -0.0f, 1e-38f, tiny, 3.4028235e38f,
-                                                  std::numeric_limits<float>::infinity(),
-                                                  -std::numeric_limits<float>::infinity(),
-                                                  16777217.0f}));
-  g.add_constant("f32_nans", make_tensor<uint32_t>(DType::f32, {3},
-                                                   {0x7fc00000u, 0xffc00000u, 0x7f800001u}));
+  g.add_constant("f32",
+                 Tensor::from_floats({8}, {0.1f, -0.0f, 1e-38f, tiny, 3.4028235e38f,
+                                           std::numeric_limits<float>::infinity(),
+                                           -std::numeric_limits<float>::infinity(), 16777217.0f}));
+  g.add_constant("f32_nans",
+                 make_tensor<uint32_t>(DType::f32, {3}, {0x7fc00000u, 0xffc00000u, 0x7f800001u}));
   g.add_constant("f64", make_tensor<double>(DType::f64, {5},
                                             {0.1, -1e-308, 4.9406564584124654e-324,
                                              1.7976931348623157e308, 1.0 / 3.0}));
   g.add_constant("f64_nan", make_tensor<uint64_t>(DType::f64, {2},
                                                   {0x7ff8000000000000ull, 0x7ff0000000000123ull}));
   // f16: 1.0, the smallest subnormal, max finite, -0, inf, canonical NaN, a payload NaN, 0.1.
-  g.add_constant("f16", make_tensor<uint16_t>(DType::f16, {8},
-                                              {0x3c00, 0x0001, 0x7bff, 0x8000, 0x7c00, 0x7e00,
-                                               0x7c01, 0x2e66}));
+  g.add_constant("f16", make_tensor<uint16_t>(
+                            DType::f16, {8},
+                            {0x3c00, 0x0001, 0x7bff, 0x8000, 0x7c00, 0x7e00, 0x7c01, 0x2e66}));
   g.add_constant("i8", make_tensor<int8_t>(DType::i8, {3}, {-128, 0, 127}));
   g.add_constant("u8", make_tensor<uint8_t>(DType::u8, {2}, {0, 255}));
   g.add_constant("i16", make_tensor<int16_t>(DType::i16, {2}, {-32768, 32767}));
@@ -173,12 +173,14 @@ TEST(Text, RoundTripsEveryAttributeKindAndOddNames) {
   EXPECT_NE(text.find("f=0.1, f_inf=-inf, f_int_valued=2.0, f_nan=nan, f_neg_zero=-0.0"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("ints_empty=ints[], s=\"tab\\there \\\"q\\\" back\\\\slash \\x01 caf\xc3\xa9\""),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("ints_empty=ints[], s=\"tab\\there \\\"q\\\" back\\\\slash \\x01 caf\xc3\xa9\""),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("t=tensor<i64[2,2] [1, 2, 3, 4]>"), std::string::npos) << text;
   EXPECT_NE(text.find("# \"node #1 (x)\""), std::string::npos) << text;
-  EXPECT_NE(text.find("%/block.1/Relu_output_0: f32[1,3] = Relu(%\"out"), std::string::npos) << text;
+  EXPECT_NE(text.find("%/block.1/Relu_output_0: f32[1,3] = Relu(%\"out"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("%w: f32[1,3] = \"const\"(%/block.1/Relu_output_0)"), std::string::npos)
       << text;
 }
@@ -221,8 +223,7 @@ TEST(Text, ElidedConstantsAreShortAndRefuseToParse) {
     parse_graph(text, "elided.tir");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("elided.tir:2: tensor data was elided"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("elided.tir:2: tensor data was elided"), std::string::npos)
         << e.what();
   }
 }
@@ -235,9 +236,11 @@ struct BadText {
 
 TEST(Text, ParseErrorsNameSourceLineAndExpectation) {
   const BadText cases[] = {
-      {"grph g opset 1 () -> () {}", "bad.tir:1: expected 'graph' at the start of the text, got "
-                                     "'grph'"},
-      {"graph g opset x () -> () {}", "bad.tir:1: expected an integer (the opset version), got 'x'"},
+      {"grph g opset 1 () -> () {}",
+       "bad.tir:1: expected 'graph' at the start of the text, got "
+       "'grph'"},
+      {"graph g opset x () -> () {}",
+       "bad.tir:1: expected an integer (the opset version), got 'x'"},
       {"graph g opset 1 (%x: f32[2]) -> (%y) {\n}\n", "bad.tir:1: graph output %y is not defined"},
       {"graph g opset 1 () -> () {\n  %c: f32[2] = const [1, 2, 3]\n}",
        "bad.tir:2: too many elements: f32[2] holds 2"},
@@ -249,8 +252,9 @@ TEST(Text, ParseErrorsNameSourceLineAndExpectation) {
        "bad.tir:2: bad f32 element '1.5.5'"},
       {"graph g opset 1 () -> () {\n  %c: bool[1] = const [1]\n}",
        "bad.tir:2: bad bool element '1' (expected true or false)"},
-      {"graph g opset 1 () -> () {\n  %c: f33[1] = const [1]\n}", "bad.tir:2: unknown element type "
-                                                                  "'f33'"},
+      {"graph g opset 1 () -> () {\n  %c: f33[1] = const [1]\n}",
+       "bad.tir:2: unknown element type "
+       "'f33'"},
       {"graph g opset 1 (%x: f32[1]) -> () {\n  %y: f32[1] = Relu(%z)\n}",
        "bad.tir:2: use of undefined value %z"},
       {"graph g opset 1 (%x: f32[1]) -> () {\n  %y: f32[1] = Relu(%y)\n}",
@@ -274,11 +278,13 @@ TEST(Text, ParseErrorsNameSourceLineAndExpectation) {
        "bad.tir:2: unknown escape '\\q'"},
       {"graph g opset 1 (%x: f32[1]) -> () {\n  %y: f32[1] = Relu(%x) ;\n}",
        "bad.tir:2: unexpected character ';'"},
-      {"graph g opset 1 (%x: f32[1]) -> () {\n  %y: f32[1] = Relu(%x)\n", "bad.tir:3: expected '}' "
-                                                                          "to close the graph body, "
-                                                                          "got end of input"},
-      {"graph g opset 1 () -> () {\n} extra", "bad.tir:2: expected end of input after the closing "
-                                              "'}', got 'extra'"},
+      {"graph g opset 1 (%x: f32[1]) -> () {\n  %y: f32[1] = Relu(%x)\n",
+       "bad.tir:3: expected '}' "
+       "to close the graph body, "
+       "got end of input"},
+      {"graph g opset 1 () -> () {\n} extra",
+       "bad.tir:2: expected end of input after the closing "
+       "'}', got 'extra'"},
       {"graph g opset 1 () -> () {\n  %a: f32[1], %b: f32[1] = const [1]\n}",
        "bad.tir:2: a constant defines exactly one value"},
       {"graph g opset 1 () -> () {\n  %a: f32[-1] = const []\n}",

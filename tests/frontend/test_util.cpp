@@ -25,7 +25,8 @@ void register_test_ops() {
   std::call_once(once, [] {
     ops::register_op({"TestAdd",
                       [](Node& n) {
-                        if (!n.input(0) || !n.input(1)) throw Error(n.describe() + ": needs 2 inputs");
+                        if (!n.input(0) || !n.input(1))
+                          throw Error(n.describe() + ": needs 2 inputs");
                         if (n.input(0)->shape != n.input(1)->shape) {
                           throw Error(n.describe() + ": shapes differ");
                         }
@@ -39,10 +40,10 @@ void register_test_ops() {
                         }
                         return std::vector<Tensor>{out};
                       }});
-    ops::register_op({"TestIdentity", same_as_input0,
-                      [](const Node&, const std::vector<const Tensor*>& in) {
-                        return std::vector<Tensor>{*in[0]};
-                      }});
+    ops::register_op(
+        {"TestIdentity", same_as_input0, [](const Node&, const std::vector<const Tensor*>& in) {
+           return std::vector<Tensor>{*in[0]};
+         }});
     ops::register_op({"TestIota",
                       [](Node& n) {
                         n.outputs[0]->dtype = DType::i64;

@@ -27,7 +27,9 @@ inline Arg cst(Tensor t) { return {std::move(t), true, false}; }
 inline Arg none() { return {Tensor(), false, true}; }
 
 inline Tensor f32(const Shape& s, const std::vector<float>& v) { return Tensor::from_floats(s, v); }
-inline Tensor i64(const Shape& s, const std::vector<int64_t>& v) { return Tensor::from_int64s(s, v); }
+inline Tensor i64(const Shape& s, const std::vector<int64_t>& v) {
+  return Tensor::from_int64s(s, v);
+}
 inline Tensor f64(const Shape& s, const std::vector<double>& v) {
   Tensor t(DType::f64, s);
   std::memcpy(t.raw(), v.data(), v.size() * sizeof(double));

@@ -16,23 +16,26 @@ TEST(Conv, Stride2Pad1OnesKernel) {
   //   (0,0) = 0+1+5+6 = 12            (0,1) = 1+2+3 + 6+7+8 = 27        (0,2) = 3+4+8+9 = 24
   //   (1,0) = 5+6+10+11+15+16 = 63    (1,1) = 21+36+51 = 108             (1,2) = 17+27+37 = 81
   //   (2,0) = 15+16+20+21 = 72        (2,1) = 51+66 = 117                (2,2) = 37+47 = 84
-  Tensor y = run1("Conv", {in(f32({1, 1, 5, 5}, iota_f(25))), cst(f32({1, 1, 3, 3}, std::vector<float>(9, 1)))},
-                  attrs({{"strides", std::vector<int64_t>{2, 2}},
-                         {"pads", std::vector<int64_t>{1, 1, 1, 1}},
-                         {"kernel_shape", std::vector<int64_t>{3, 3}}}));
+  Tensor y = run1(
+      "Conv", {in(f32({1, 1, 5, 5}, iota_f(25))), cst(f32({1, 1, 3, 3}, std::vector<float>(9, 1)))},
+      attrs({{"strides", std::vector<int64_t>{2, 2}},
+             {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+             {"kernel_shape", std::vector<int64_t>{3, 3}}}));
   expect_tensor(y, DType::f32, {1, 1, 3, 3}, {12, 27, 24, 63, 108, 81, 72, 117, 84});
 }
 
 TEST(Conv, DepthwiseAndGroupedWithBias) {
   // Depthwise (group = C = 2), 1x1 weights [2, 3], bias [1, -1]:
   // channel 0 = 2*[1,2] + 1 = [3,5]; channel 1 = 3*[3,4] - 1 = [8,11].
-  Tensor y = run1("Conv", {in(f32({1, 2, 1, 2}, {1, 2, 3, 4})), in(f32({2, 1, 1, 1}, {2, 3})),
-                           in(f32({2}, {1, -1}))},
-                  attrs({{"group", int64_t{2}}}));
+  Tensor y = run1(
+      "Conv",
+      {in(f32({1, 2, 1, 2}, {1, 2, 3, 4})), in(f32({2, 1, 1, 1}, {2, 3})), in(f32({2}, {1, -1}))},
+      attrs({{"group", int64_t{2}}}));
   expect_tensor(y, DType::f32, {1, 2, 1, 2}, {3, 5, 8, 11});
   // group = 2, C = 4, M = 2: out0 = 1*x0 + 2*x1, out1 = 3*x2 + 4*x3 (one pixel each).
-  Tensor g = run1("Conv", {in(f32({1, 4, 1, 1}, {1, 10, 100, 1000})), in(f32({2, 2, 1, 1}, {1, 2, 3, 4}))},
-                  attrs({{"group", int64_t{2}}}));
+  Tensor g =
+      run1("Conv", {in(f32({1, 4, 1, 1}, {1, 10, 100, 1000})), in(f32({2, 2, 1, 1}, {1, 2, 3, 4}))},
+           attrs({{"group", int64_t{2}}}));
   expect_tensor(g, DType::f32, {1, 2, 1, 1}, {21, 4300});
 }
 
@@ -52,13 +55,15 @@ TEST(Conv, DilationAndAutoPad) {
                 DType::f32, {1, 1, 4}, {10, 21, 32, 43});
   // SAME_UPPER, stride 2 on 5: out = ceil(5/2) = 3, total pad = 2*2 + 2 - 5 = 1 at the end:
   // y = [x0 + 10 x1, x2 + 10 x3, x4 + 0] = [21, 43, 5].
-  expect_tensor(run1("Conv", {in(x), in(w)}, attrs({{"auto_pad", std::string("SAME_UPPER")},
-                                                    {"strides", std::vector<int64_t>{2}}})),
-                DType::f32, {1, 1, 3}, {21, 43, 5});
+  expect_tensor(
+      run1("Conv", {in(x), in(w)},
+           attrs({{"auto_pad", std::string("SAME_UPPER")}, {"strides", std::vector<int64_t>{2}}})),
+      DType::f32, {1, 1, 3}, {21, 43, 5});
   // VALID, stride 2: out = floor((5 - 2) / 2) + 1 = 2.
-  expect_tensor(run1("Conv", {in(x), in(w)}, attrs({{"auto_pad", std::string("VALID")},
-                                                    {"strides", std::vector<int64_t>{2}}})),
-                DType::f32, {1, 1, 2}, {21, 43});
+  expect_tensor(
+      run1("Conv", {in(x), in(w)},
+           attrs({{"auto_pad", std::string("VALID")}, {"strides", std::vector<int64_t>{2}}})),
+      DType::f32, {1, 1, 2}, {21, 43});
 }
 
 TEST(Conv, ThreeSpatialDimsAndF64) {
@@ -72,8 +77,9 @@ TEST(Conv, ThreeSpatialDimsAndF64) {
 }
 
 TEST(Conv, ShapeErrorsNameTheNode) {
-  OneNode ch("Conv", {in(f32({1, 2, 4, 4}, std::vector<float>(32))),
-                      in(f32({1, 3, 3, 3}, std::vector<float>(27)))},
+  OneNode ch("Conv",
+             {in(f32({1, 2, 4, 4}, std::vector<float>(32))),
+              in(f32({1, 3, 3, 3}, std::vector<float>(27)))},
              {}, 1, "conv7");
   std::string msg = error_of([&] { ch.infer(); });
   EXPECT_NE(msg.find("Conv 'conv7'"), std::string::npos) << msg;
@@ -110,8 +116,8 @@ TEST(ConvTranspose, ScattersWithStridePadsAndOutputShape) {
                      attrs({{"strides", s2}, {"output_shape", std::vector<int64_t>{4}}})),
                 DType::f32, {1, 1, 4}, {1, 3, 2, 2});
   // Two input channels into one output channel (W [C=2, M=1, 1]) with bias 0.5: x0 + x1 + 0.5.
-  expect_tensor(run1("ConvTranspose", {in(f32({1, 2, 2}, {1, 2, 10, 20})), in(f32({2, 1, 1}, {1, 1})),
-                                       in(f32({1}, {0.5f}))}),
+  expect_tensor(run1("ConvTranspose", {in(f32({1, 2, 2}, {1, 2, 10, 20})),
+                                       in(f32({2, 1, 1}, {1, 1})), in(f32({1}, {0.5f}))}),
                 DType::f32, {1, 1, 2}, {11.5, 22.5});
 }
 
@@ -124,7 +130,8 @@ TEST(Pool, MaxPoolWithIndices) {
   auto outs = n.run();
   expect_tensor(outs[0], DType::f32, {1, 1, 2, 2}, {5, 7, 13, 15});
   expect_tensor(outs[1], DType::i64, {1, 1, 2, 2}, {5, 7, 13, 15});
-  // storage_order=1: column-major index h + w * H: (1,1) -> 5, (1,3) -> 13, (3,1) -> 7, (3,3) -> 15.
+  // storage_order=1: column-major index h + w * H: (1,1) -> 5, (1,3) -> 13, (3,1) -> 7, (3,3)
+  // -> 15.
   OneNode c("MaxPool", {in(f32({1, 1, 4, 4}, iota_f(16)))},
             attrs({{"kernel_shape", std::vector<int64_t>{2, 2}},
                    {"strides", std::vector<int64_t>{2, 2}},
@@ -156,8 +163,8 @@ TEST(Pool, AveragePoolPadCounting) {
   // 3x3 ones, kernel 3, pads 1, stride 1. Excluding the pad every window averages ones -> 1.
   // Including it: corners see 4 of 9 ones (4/9), edges 6/9, the centre 9/9.
   const Tensor x = f32({1, 1, 3, 3}, std::vector<float>(9, 1));
-  const auto a = attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
-                        {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  const auto a = attrs(
+      {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
   expect_tensor(run1("AveragePool", {in(x)}, a), DType::f32, {1, 1, 3, 3},
                 std::vector<double>(9, 1.0));
   Attributes inc = a;
@@ -187,11 +194,13 @@ TEST(Pool, AttributeErrors) {
   EXPECT_NE(msg.find("MaxPool 'mp'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("kernel_shape"), std::string::npos) << msg;
   // AveragePool-11 has no dilations.
-  OneNode dil("AveragePool", {in(x)},
-              attrs({{"kernel_shape", std::vector<int64_t>{2}}, {"dilations", std::vector<int64_t>{2}}}));
+  OneNode dil(
+      "AveragePool", {in(x)},
+      attrs({{"kernel_shape", std::vector<int64_t>{2}}, {"dilations", std::vector<int64_t>{2}}}));
   EXPECT_TRUE(throws_unsupported([&] { dil.infer(); }));
-  OneNode st("MaxPool", {in(x)},
-             attrs({{"kernel_shape", std::vector<int64_t>{2}}, {"strides", std::vector<int64_t>{0}}}));
+  OneNode st(
+      "MaxPool", {in(x)},
+      attrs({{"kernel_shape", std::vector<int64_t>{2}}, {"strides", std::vector<int64_t>{0}}}));
   EXPECT_NE(error_of([&] { st.infer(); }).find("strides"), std::string::npos);
 }
 

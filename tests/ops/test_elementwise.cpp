@@ -23,8 +23,7 @@ TEST(Elementwise, MulBroadcastsBothWays) {
 TEST(Elementwise, SubBroadcastsAScalarAndMiddleDims) {
   // [2,1,2] - [3,1]: out[i,j,k] = a[i,0,k] - b[j,0] -> shape [2,3,2].
   Tensor y = run1("Sub", {in(f32({2, 1, 2}, {1, 2, 3, 4})), in(f32({3, 1}, {0, 10, 100}))});
-  expect_tensor(y, DType::f32, {2, 3, 2},
-                {1, 2, -9, -8, -99, -98, 3, 4, -7, -6, -97, -96});
+  expect_tensor(y, DType::f32, {2, 3, 2}, {1, 2, -9, -8, -99, -98, 3, 4, -7, -6, -97, -96});
   // A rank-0 operand broadcasts everywhere: 5 - [1, 2] = [4, 3].
   expect_tensor(run1("Sub", {in(f32({}, {5})), in(f32({2}, {1, 2}))}), DType::f32, {2}, {4, 3});
 }
@@ -76,7 +75,8 @@ TEST(Elementwise, ModFollowsDivisorSignUnlessFmod) {
 
 TEST(Elementwise, PowMixedTypes) {
   // float base, int exponent: 2^3 = 8, 9^0.5 needs a float exponent -> use int 2: 9^2 = 81.
-  expect_tensor(run1("Pow", {in(f32({2}, {2, 9})), in(i64({2}, {3, 2}))}), DType::f32, {2}, {8, 81});
+  expect_tensor(run1("Pow", {in(f32({2}, {2, 9})), in(i64({2}, {3, 2}))}), DType::f32, {2},
+                {8, 81});
   // int base, int exponent: exact 3^4 = 81, 2^40 = 1099511627776 (beyond float precision).
   expect_tensor(run1("Pow", {in(i64({2}, {3, 2})), in(i64({2}, {4, 40}))}), DType::i64, {2},
                 {81, 1099511627776.0});
@@ -160,8 +160,9 @@ TEST(Elementwise, ClipWithOptionalBounds) {
   // Only max (min omitted).
   expect_tensor(run1("Clip", {in(x), none(), cst(f32({}, {0}))}), DType::f32, {4}, {-3, -1, 0, 0});
   // int8 with only min.
-  expect_tensor(run1("Clip", {in(typed(DType::i8, {3}, {-128, 0, 127})), in(typed(DType::i8, {}, {-5}))}),
-                DType::i8, {3}, {-5, 0, 127});
+  expect_tensor(
+      run1("Clip", {in(typed(DType::i8, {3}, {-128, 0, 127})), in(typed(DType::i8, {}, {-5}))}),
+      DType::i8, {3}, {-5, 0, 127});
   // min > max: every output is max (min applied first, then max).
   expect_tensor(run1("Clip", {in(x), cst(f32({}, {2})), cst(f32({}, {1}))}), DType::f32, {4},
                 {1, 1, 1, 1});
@@ -188,7 +189,8 @@ TEST(Elementwise, VariadicOpsBroadcast) {
   // Min with one input is the identity.
   expect_tensor(run1("Min", {in(b)}), DType::f32, {3}, {2, 4, 5});
   // Mean of [1,6] and [3,2] = [2, 4].
-  expect_tensor(run1("Mean", {in(f32({2}, {1, 6})), in(f32({2}, {3, 2}))}), DType::f32, {2}, {2, 4});
+  expect_tensor(run1("Mean", {in(f32({2}, {1, 6})), in(f32({2}, {3, 2}))}), DType::f32, {2},
+                {2, 4});
   // Max propagates NaN like numpy.maximum.
   Tensor m = run1("Max", {in(f32({2}, {NAN, 1})), in(f32({2}, {1, 2}))});
   EXPECT_TRUE(std::isnan(m.data<float>()[0]));
@@ -197,7 +199,8 @@ TEST(Elementwise, VariadicOpsBroadcast) {
 
 TEST(Elementwise, WhereBroadcastsAllThree) {
   // cond [2,1], X [1,2], Y scalar: row 0 takes X, row 1 takes Y.
-  Tensor y = run1("Where", {in(boolean({2, 1}, {1, 0})), in(i64({1, 2}, {7, 8})), in(i64({}, {-1}))});
+  Tensor y =
+      run1("Where", {in(boolean({2, 1}, {1, 0})), in(i64({1, 2}, {7, 8})), in(i64({}, {-1}))});
   expect_tensor(y, DType::i64, {2, 2}, {7, 8, -1, -1});
 }
 
@@ -210,11 +213,13 @@ TEST(Elementwise, CastSemantics) {
   expect_tensor(run1("Cast", {in(i64({2}, {300, -1}))}, attrs({{"to", int64_t(DType::u8)}})),
                 DType::u8, {2}, {44, 255});
   // float -> bool is (x != 0); bool -> float is 0/1.
-  expect_tensor(run1("Cast", {in(f32({3}, {0, -0.5f, 2}))}, attrs({{"to", int64_t(DType::boolean)}})),
-                DType::boolean, {3}, {0, 1, 1});
+  expect_tensor(
+      run1("Cast", {in(f32({3}, {0, -0.5f, 2}))}, attrs({{"to", int64_t(DType::boolean)}})),
+      DType::boolean, {3}, {0, 1, 1});
   // f32 -> f16 rounds to nearest even: 1 + 2^-11 -> 1.
-  expect_tensor(run1("Cast", {in(f32({1}, {1.00048828125f}))}, attrs({{"to", int64_t(DType::f16)}})),
-                DType::f16, {1}, {1.0}, 0);
+  expect_tensor(
+      run1("Cast", {in(f32({1}, {1.00048828125f}))}, attrs({{"to", int64_t(DType::f16)}})),
+      DType::f16, {1}, {1.0}, 0);
   // CastLike takes the target type from input 1.
   expect_tensor(run1("CastLike", {in(f32({1}, {3.9f})), in(i64({1}, {0}))}), DType::i64, {1}, {3});
   // Strings are not supported.

@@ -459,6 +459,37 @@ TEST(Semantics, ResolveAddsRegisterValues) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// timing formulas (npu_model/timing.h), engine-side numbers
+
+TEST(TimingFormulas, InstructionCost) {
+  const auto hw = test_hw();
+  // GM dma: engine side only: ceil(2048 / 64) = 32 cycles, MTE2 latency 100 (DRAM arbitration and
+  // its 200-cycle latency are added by the simulator).
+  auto c = npu::instruction_cost(hw, dma(DType::f16, ub(0), gm(0), {1024}));
+  EXPECT_EQ(c.occupancy_cycles, 32u);
+  EXPECT_EQ(c.latency_cycles, 100u);
+  EXPECT_EQ(c.bytes_read, 2048u);
+  EXPECT_EQ(c.bytes_written, 2048u);
+  // mmad 2x3x4: 24 cycles, latency 8; reads A 2*3 and B 3*4 fractals of 512 B, writes 8 of 1 KiB.
+  c = npu::instruction_cost(hw, mmad(l0c(0), l0a(0), l0b(0), 2, 3, 4));
+  EXPECT_EQ(c.occupancy_cycles, 24u);
+  EXPECT_EQ(c.latency_cycles, 8u);
+  EXPECT_EQ(c.bytes_read, (6u + 12u) * 512);
+  EXPECT_EQ(c.bytes_written, 8u * 1024);
+  // Scalar instructions cost c_s, sync instructions nothing here.
+  EXPECT_EQ(npu::instruction_cost(hw, li(1, 2)).occupancy_cycles, 1u);
+  EXPECT_EQ(npu::instruction_cost(hw, set_flag(Pipe::mte2, Pipe::vector, 0)).occupancy_cycles, 0u);
+  // An empty dma still occupies its pipe one cycle.
+  EXPECT_EQ(npu::instruction_cost(hw, dma(DType::f16, ub(0), gm(0), {0})).occupancy_cycles, 1u);
+  // vdup uses only dst: elem_stride 1 -> contiguous, ceil(64 * 4 / 256) = 1 per repeat.
+  EXPECT_EQ(npu::instruction_cost(hw, vec(Opcode::vdup, DType::f32, vo(ub(0), 1, 64),
+                                          vo(ub(0), 3, 0), vo(ub(0), 3, 0), 64, 5))
+                .occupancy_cycles,
+            5u);
+  EXPECT_EQ(npu::dram_transfer_cycles(hw, 129), 2u);
+}
+
+// ---------------------------------------------------------------------------------------------
 // interpreter
 
 TEST(Interpreter, LoopComputesAddressesAndMovesData) {

@@ -426,7 +426,9 @@ TEST(Simulator, DeadlockMissingSetFlagNamesTheFlag) {
     o.functional = functional;
     const std::string msg = run_error(p, test_hw(), o);
     ASSERT_FALSE(msg.empty());
-    EXPECT_NE(msg.find("deadlock at cycle"), std::string::npos) << msg;
+    // The dma completed at 333 (see test_timing.cpp, DmaGmToUb): nothing happens after that.
+    EXPECT_NE(msg.find("deadlock (no unit can make progress after cycle 333)"), std::string::npos)
+        << msg;
     EXPECT_NE(msg.find("core 0 pipe vector is blocked at instruction 1 (wait_flag"),
               std::string::npos)
         << msg;
@@ -475,6 +477,9 @@ TEST(Simulator, OutOfBoundsScratchpadAccessIsAnError) {
             std::string::npos);
   EXPECT_NE(run_error(program({set_flag(Pipe::mte2, Pipe::mte2, 0)})).find("two different pipes"),
             std::string::npos);
+  EXPECT_NE(run_error(program({set_flag(Pipe::scalar, Pipe::vector, 0)}))
+                .find("core 0 instruction 0 (set_flag"),
+            std::string::npos);
 }
 
 TEST(Simulator, LimitsAndLoadChecks) {
@@ -499,6 +504,32 @@ TEST(Simulator, LimitsAndLoadChecks) {
   sim::Simulator small(hw);
   EXPECT_THROW(small.load(program({}, 4096)), Error);
   EXPECT_THROW(sim::Simulator(test_hw()).run(), Error);  // nothing loaded
+}
+
+TEST(Simulator, MalformedProgramsAndConfigsAreErrorsAndLaterRunsWork) {
+  // An opcode whose operand struct does not match, a register index >= 32, a branch target past
+  // the end: simulator and interpreter both name the instruction.
+  Instruction bad = li(1, 0);
+  bad.args = isa::VectorArgs{};
+  std::vector<uint8_t> gm;
+  for (const auto& p : {program({li(1, 0), bad}), program({li(40, 1)}), program({jmp(7)})}) {
+    const std::string msg = run_error(p);
+    EXPECT_NE(msg.find("core 0 instruction"), std::string::npos) << msg;
+    EXPECT_THROW(isa::interpret(p, test_hw(), gm), Error);
+  }
+  // Config errors found while the modules are built (inside a fresh SystemC context).
+  auto hw = test_hw();
+  hw.core.scalar.cycles_per_instruction = 0;
+  EXPECT_NE(run_error(program({li(1, 0)}), hw).find("core.scalar.cycles_per_instruction is 0"),
+            std::string::npos);
+  hw = test_hw();
+  hw.dram.bytes_per_cycle = 0;
+  EXPECT_NE(run_error(program({li(1, 0)}), hw).find("memory.dram.bytes_per_cycle is 0"),
+            std::string::npos);
+  // A normal run afterwards still works (the doc example: 6 cycles).
+  sim::Simulator s(test_hw());
+  s.load(program({vec(Opcode::vadd, DType::f16, vo(ub(0)), vo(ub(256)), vo(ub(512)), 128)}));
+  EXPECT_EQ(s.run().total_cycles, 6u);
 }
 
 // ---------------------------------------------------------------------------------------------

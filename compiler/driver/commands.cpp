@@ -1,0 +1,317 @@
+// The CLI's commands (see commands.h).
+#include "compiler/driver/commands.h"
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "compiler/driver/compare.h"
+#include "compiler/driver/experiment.h"
+#include "compiler/driver/report.h"
+#include "compiler/driver/runner.h"
+#include "compiler/frontend/onnx_import.h"
+#include "compiler/loop/loop.h"
+#include "compiler/support/error.h"
+#include "isa/asm.h"
+#include "isa/encoding.h"
+
+namespace tessel::driver {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& specs) {
+  std::map<std::string, Shape> shapes;
+  for (const auto& s : specs) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      fail("--input-shape '{}': expected NAME=D0,D1,... (e.g. x=1,3,48,192)", s);
+    const std::string name = s.substr(0, eq);
+    if (shapes.count(name)) fail("--input-shape: input '{}' given twice", name);
+    shapes[name] = frontend::parse_dims(s.substr(eq + 1), "--input-shape " + s);
+  }
+  return shapes;
+}
+
+npu::HwConfig load_hw(const std::string& path, const std::vector<std::string>& hw_set) {
+  std::vector<npu::HwOverride> ov;
+  for (const auto& s : hw_set) ov.push_back(npu::parse_hw_override(s));
+  return npu::load_hw_config(path, ov);
+}
+
+namespace {
+
+std::string dims_text(const Shape& s) {
+  std::string r;
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+  return r;
+}
+
+std::string hw_line(const npu::HwConfig& hw) {
+  return fmt::format("{} ({} core{}, {}x{}x{} cube, {:g} GHz, {})", hw.name, hw.cores,
+                     hw.cores > 1 ? "s" : "", hw.core.cube.m, hw.core.cube.k, hw.core.cube.n,
+                     hw.clock_ghz, fs::path(hw.source_file).filename().string());
+}
+
+/// Graph input names of an ONNX model in order (initializers excluded), without binding shapes.
+std::vector<std::string> onnx_input_names(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail("{}: cannot open model file", path);
+  onnx::ModelProto m;
+  if (!m.ParseFromIstream(&f)) fail("{}: not a valid ONNX model (protobuf parse failed)", path);
+  std::set<std::string> inits;
+  for (const auto& i : m.graph().initializer()) inits.insert(i.name());
+  std::vector<std::string> names;
+  for (const auto& i : m.graph().input())
+    if (!inits.count(i.name())) names.push_back(i.name());
+  return names;
+}
+
+std::vector<std::string> sorted_files(const fs::path& dir, const std::string& prefix) {
+  std::vector<std::pair<int, std::string>> found;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) == 0 && n.size() > prefix.size() + 3 && n.substr(n.size() - 3) == ".pb") {
+      const std::string num = n.substr(prefix.size(), n.size() - prefix.size() - 3);
+      if (!num.empty() && std::all_of(num.begin(), num.end(), ::isdigit))
+        found.emplace_back(std::stoi(num), e.path().string());
+    }
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (found[i].first != static_cast<int>(i))
+      fail("{}: {}{}.pb is missing (files must be numbered from 0)", dir.string(), prefix, i);
+    out.push_back(found[i].second);
+  }
+  return out;
+}
+
+void write_report(const std::string& path, const json& j) {
+  if (path.empty()) return;
+  write_file_atomically(path, j.dump(2) + "\n");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
+  try {
+    const Experiment ex = load_experiment(args.experiment);
+    // Validate every run's inputs before running anything.
+    json report = {{"tool", "tessel"}, {"command", "run"}, {"experiment", ex.source}, {"name", ex.name}};
+    json runs = json::array();
+    bool all_pass = true;
+    for (size_t ri = 0; ri < ex.runs.size(); ++ri) {
+      const RunSpec& r = ex.runs[ri];
+      std::map<std::string, Shape> shapes;
+      std::map<std::string, Tensor> inputs;
+      for (const auto& [name, spec] : r.inputs) {
+        Tensor t = make_input(spec, fmt::format("{}: inputs.{}", ex.source, name));
+        shapes[name] = t.shape();
+        inputs[name] = std::move(t);
+      }
+      auto graph = load_model(r.model, shapes);
+      for (const Value* v : graph->inputs)
+        if (!inputs.count(v->name))
+          fail("{}: run '{}': no entry under 'inputs' for model input '{}'", ex.source, r.name, v->name);
+      npu::HwConfig hw;
+      if (r.target == Target::npu) hw = npu::load_hw_config(r.hw, r.hw_set);
+      RunOptions opts;
+      opts.timing_only = r.timing_only;
+      if (!args.trace_path.empty()) {
+        fs::path tp(args.trace_path);
+        opts.trace_path = ex.runs.size() == 1
+                              ? args.trace_path
+                              : (tp.parent_path() / (tp.stem().string() + "-" + std::to_string(ri) + tp.extension().string())).string();
+      }
+      std::string in_text;
+      for (const auto& [n, s] : shapes) in_text += fmt::format("{}{}: {}", in_text.empty() ? "" : ", ", n, dims_text(s));
+      out << fmt::format("run {}\n  model      {} ({})\n", r.name, fs::path(r.model).filename().string(), in_text);
+      out << fmt::format("  target     {}{}\n", target_name(r.target),
+                         r.target == Target::npu ? " on " + hw_line(hw) : std::string(" (reference interpreter)"));
+      RunOutput result = run_model(*graph, r.target, r.target == Target::npu ? &hw : nullptr, inputs, opts);
+      json rj = {{"name", r.name}, {"model", r.model}, {"target", target_name(r.target)},
+                 {"seconds", result.seconds}};
+      for (const auto& [n, s] : shapes) rj["inputs"][n] = s;
+      if (result.npu) {
+        rj["hw"] = {{"name", hw.name}, {"file", hw.source_file}, {"cores", hw.cores}, {"clock_ghz", hw.clock_ghz}};
+        json nj = npu_run_json(*result.npu, hw);
+        rj.update(nj);
+        out << npu_run_text(*result.npu, hw, r.report);
+        if (!opts.trace_path.empty()) out << fmt::format("  trace      {}\n", opts.trace_path);
+      } else {
+        out << fmt::format("  ran        in {:.3f} s\n", result.seconds);
+      }
+      if (r.check) {
+        auto ref = run_model(*graph, Target::ref, nullptr, inputs);
+        std::vector<OutputCheck> checks;
+        for (const Value* v : graph->outputs) {
+          const Tensor& want = ref.outputs.at(v->name);
+          const Tolerance tol = r.target == Target::npu ? npu_tolerance(hw, want) : reference_tolerance();
+          checks.push_back(compare_output(v->name, result.outputs.at(v->name), want, tol));
+          all_pass &= checks.back().pass;
+        }
+        rj["outputs"] = checks_json(checks);
+        rj["reference_seconds"] = ref.seconds;
+        if (std::find(r.report.begin(), r.report.end(), "check") != r.report.end())
+          out << fmt::format("\n  check against the reference interpreter ({:.2f} s):\n", ref.seconds)
+              << checks_text(checks) << fmt::format("  tolerance: {}\n", checks.front().tolerance.basis);
+      } else {
+        json outs = json::array();
+        for (const auto& [n, t] : result.outputs) outs.push_back({{"name", n}, {"shape", t.shape()}});
+        rj["outputs"] = outs;
+      }
+      runs.push_back(rj);
+      out << "\n";
+    }
+    report["runs"] = runs;
+    report["pass"] = all_pass;
+    write_report(args.report_path, report);
+    if (!args.report_path.empty()) out << "report written to " << args.report_path << "\n";
+    return all_pass ? 0 : 1;
+  } catch (const Error& e) {
+    err << "error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
+  try {
+    const Target target = parse_target(args.target, "--target");
+    npu::HwConfig hw;
+    if (target == Target::npu) {
+      if (args.hw.empty()) fail("--target npu needs --hw FILE (e.g. hw_configs/npu_4core.yaml)");
+      hw = load_hw(args.hw, args.hw_set);
+    }
+    if (args.case_dirs.empty()) fail("no case directory given");
+    json report = {{"tool", "tessel"}, {"command", "check"}, {"target", target_name(target)}};
+    if (target == Target::npu) report["hw"] = {{"name", hw.name}, {"file", hw.source_file}};
+    json cases = json::array();
+    bool all_pass = true;
+    int errors = 0;
+    for (const auto& dir_s : args.case_dirs) {
+      const fs::path dir(dir_s);
+      json cj = {{"dir", dir_s}};
+      try {
+        if (!fs::is_directory(dir)) fail("{}: not a directory", dir_s);
+        const fs::path model = dir / "model.onnx";
+        if (!fs::exists(model)) fail("{}: no model.onnx in the case directory", dir_s);
+        std::vector<fs::path> sets;
+        for (const auto& e : fs::directory_iterator(dir))
+          if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+            sets.push_back(e.path());
+        std::sort(sets.begin(), sets.end());
+        if (sets.empty()) fail("{}: no test_data_set_N directory", dir_s);
+        const auto names = onnx_input_names(model.string());
+        out << fmt::format("case {} ({} on {})\n", dir_s, target_name(target),
+                           target == Target::npu ? hw.name : std::string("reference interpreter"));
+        json sj = json::array();
+        for (const auto& set : sets) {
+          const auto in_files = sorted_files(set, "input_");
+          const auto out_files = sorted_files(set, "output_");
+          if (out_files.empty())
+            fail("{}: no expected outputs (output_0.pb, ...) to compare against", set.string());
+          if (in_files.size() != names.size())
+            fail("{}: {} input files for {} model inputs", set.string(), in_files.size(), names.size());
+          std::map<std::string, Tensor> inputs;
+          std::map<std::string, Shape> shapes;
+          for (size_t i = 0; i < names.size(); ++i) {
+            Tensor t = frontend::load_tensor_pb(in_files[i]);
+            shapes[names[i]] = t.shape();
+            inputs[names[i]] = std::move(t);
+          }
+          auto graph = load_model(model.string(), shapes);
+          if (out_files.size() != graph->outputs.size())
+            fail("{}: {} expected outputs for {} model outputs", set.string(), out_files.size(),
+                 graph->outputs.size());
+          RunOutput result = run_model(*graph, target, target == Target::npu ? &hw : nullptr, inputs);
+          std::vector<OutputCheck> checks;
+          bool pass = true;
+          for (size_t k = 0; k < out_files.size(); ++k) {
+            Tensor want = frontend::load_tensor_pb(out_files[k]);
+            const std::string& name = graph->outputs[k]->name;
+            const Tolerance tol = target == Target::npu ? npu_tolerance(hw, want) : reference_tolerance();
+            checks.push_back(compare_output(name, result.outputs.at(name), want, tol));
+            pass &= checks.back().pass;
+          }
+          all_pass &= pass;
+          out << fmt::format("  {}\n", set.filename().string()) << checks_text(checks);
+          json setj = {{"data_set", set.filename().string()}, {"outputs", checks_json(checks)},
+                       {"status", pass ? "pass" : "fail"}, {"seconds", result.seconds}};
+          if (result.npu) setj.update(npu_run_json(*result.npu, hw));
+          sj.push_back(setj);
+        }
+        cj["data_sets"] = sj;
+        bool case_pass = true;
+        for (const auto& s : sj) case_pass &= s["status"] == "pass";
+        cj["status"] = case_pass ? "pass" : "fail";
+      } catch (const Error& e) {
+        ++errors;
+        cj["status"] = dynamic_cast<const Unsupported*>(&e) ? "unsupported" : "error";
+        cj["error"] = e.what();
+        err << "error: " << e.what() << "\n";
+      }
+      cases.push_back(cj);
+    }
+    report["cases"] = cases;
+    report["pass"] = all_pass && errors == 0;
+    write_report(args.report_path, report);
+    if (errors) return 2;
+    out << (all_pass ? "all outputs within tolerance\n" : "MISMATCH: some outputs exceed the tolerance\n");
+    return all_pass ? 0 : 1;
+  } catch (const Error& e) {
+    err << "error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
+  try {
+    const std::set<std::string> emits = {"graph", "loop", "asm", "bin"};
+    if (!emits.count(args.emit)) fail("--emit '{}': expected graph, loop, asm or bin", args.emit);
+    if (args.emit == "bin" && args.output.empty()) fail("--emit bin writes binary: give -o FILE");
+    auto graph = load_model(args.model, parse_input_shapes(args.input_shapes));
+    std::string text;
+    if (args.emit == "graph") {
+      text = graph_to_string(*graph, PrintOptions{true});
+    } else {
+      if (args.hw.empty()) fail("--emit {} needs --hw FILE", args.emit);
+      const npu::HwConfig hw = load_hw(args.hw, args.hw_set);
+      npu_backend::NpuCompileOptions opts;
+      opts.keep_loop_ir = args.emit == "loop";
+      auto mod = npu_backend::compile_npu(*graph, hw, opts);
+      if (args.emit == "loop") {
+        for (const auto& k : mod.kernels)
+          if (!k.loop_ir.empty()) text += fmt::format("# {} ({})\n{}\n", k.node, k.op_type, k.loop_ir);
+      } else if (args.emit == "asm") {
+        text = isa::disassemble(mod.program);
+      } else {
+        const auto bytes = isa::encode(mod.program);
+        text.assign(bytes.begin(), bytes.end());
+      }
+    }
+    if (args.output.empty()) {
+      out << text;
+    } else {
+      write_file_atomically(args.output, text);
+    }
+    return 0;
+  } catch (const Error& e) {
+    err << "error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace tessel::driver

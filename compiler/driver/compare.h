@@ -1,0 +1,45 @@
+// Comparing a target's outputs with expected values, and the tolerances used.
+#pragma once
+
+#include <string>
+
+#include "compiler/ir/tensor.h"
+#include "npu_model/hw_config.h"
+
+namespace tessel::driver {
+
+/// Pass when |actual - expected| <= atol + rtol * |expected| for every element (numpy.allclose).
+struct Tolerance {
+  double atol = 0, rtol = 0;
+  std::string basis;  // one line saying where the numbers come from
+};
+
+/// Tolerance for the fp32 reference interpreter against independent expected values (ONNX test
+/// data, ONNX Runtime): rtol 1e-3 as the ONNX backend tests use, atol 1e-5 for float
+/// summation-order differences near zero.
+Tolerance reference_tolerance();
+
+/// Tolerance for the NPU against the fp32 reference. The NPU stores activations and weights in
+/// `cube.input_dtype`: for fp16 the unit roundoff is u = 2^-11. Every layer rounds its output
+/// once (relative error u) and sees inputs already off by the previous layers' error; errors
+/// grow roughly linearly in depth for the small networks checked here. The bound allows 64 u
+/// relative to each element and 64 u of the output's largest magnitude (so values that cancel to
+/// near zero are judged on the scale of the output): rtol = atol / scale = 64 u = 0.03125 for
+/// fp16; for fp32 storage (u = 2^-24) 64 u = 3.8e-6.
+Tolerance npu_tolerance(const npu::HwConfig& hw, const Tensor& expected);
+
+struct OutputCheck {
+  std::string name;
+  bool shape_ok = true;
+  double max_abs_error = 0;
+  double max_rel_error = 0;  // over elements with |expected| >= 1e-3 * max|expected|
+  double max_expected = 0;   // max |expected|
+  Tolerance tolerance;
+  bool pass = false;
+};
+
+/// Compares one output. NaN in either (where the other is not NaN) fails.
+OutputCheck compare_output(const std::string& name, const Tensor& actual, const Tensor& expected,
+                           const Tolerance& tolerance);
+
+}  // namespace tessel::driver

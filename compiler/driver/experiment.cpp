@@ -1,0 +1,250 @@
+// Experiment file loading (see experiment.h).
+#include "compiler/driver/experiment.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "compiler/frontend/onnx_import.h"
+#include "compiler/support/error.h"
+
+namespace tessel::driver {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class Parser {
+ public:
+  explicit Parser(std::string file) : file_(std::move(file)) {
+    dir_ = fs::path(file_).parent_path();
+  }
+
+  [[noreturn]] void error(const YAML::Node& n, const std::string& key, const std::string& what) const {
+    const auto m = n.Mark();
+    if (m.line >= 0)
+      fail("{}:{}:{}: {}: {}", file_, m.line + 1, m.column + 1, key, what);
+    fail("{}: {}: {}", file_, key, what);
+  }
+
+  void check_keys(const YAML::Node& map, const std::string& where, const std::set<std::string>& allowed) const {
+    if (!map.IsMap()) error(map, where, "expected a mapping");
+    for (const auto& kv : map) {
+      const std::string k = kv.first.as<std::string>();
+      if (!allowed.count(k)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        error(kv.first, where.empty() ? k : where + "." + k,
+              fmt::format("unknown key (allowed: {})", list));
+      }
+    }
+  }
+
+  std::string str(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar()) error(n, key, "expected a string");
+    return n.as<std::string>();
+  }
+
+  double num(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar()) error(n, key, "expected a number");
+    try {
+      return n.as<double>();
+    } catch (const YAML::Exception&) {
+      error(n, key, fmt::format("expected a number, got '{}'", n.as<std::string>()));
+    }
+  }
+
+  int64_t integer(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar()) error(n, key, "expected an integer");
+    try {
+      return n.as<int64_t>();
+    } catch (const YAML::Exception&) {
+      error(n, key, fmt::format("expected an integer, got '{}'", n.as<std::string>()));
+    }
+  }
+
+  bool boolean(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar()) error(n, key, "expected true or false");
+    try {
+      return n.as<bool>();
+    } catch (const YAML::Exception&) {
+      error(n, key, fmt::format("expected true or false, got '{}'", n.as<std::string>()));
+    }
+  }
+
+  std::string path(const YAML::Node& n, const std::string& key, bool must_exist) const {
+    std::string p = str(n, key);
+    fs::path fp(p);
+    if (fp.is_relative()) fp = dir_ / fp;
+    fp = fp.lexically_normal();
+    if (must_exist && !fs::exists(fp))
+      error(n, key, fmt::format("file '{}' does not exist", fp.string()));
+    return fp.string();
+  }
+
+  InputSpec input(const YAML::Node& n, const std::string& key, InputSpec spec) const {
+    check_keys(n, key, {"shape", "fill", "low", "high", "seed", "file"});
+    if (n["shape"]) {
+      const YAML::Node s = n["shape"];
+      if (!s.IsSequence() || s.size() == 0) error(s, key + ".shape", "expected a list of dims, e.g. [1, 3, 48, 192]");
+      spec.shape.clear();
+      for (const auto& d : s) {
+        const int64_t v = integer(d, key + ".shape");
+        if (v <= 0) error(d, key + ".shape", fmt::format("dims must be positive, got {}", v));
+        spec.shape.push_back(v);
+      }
+    }
+    if (n["fill"]) {
+      spec.fill = str(n["fill"], key + ".fill");
+      if (spec.fill != "uniform" && spec.fill != "zeros" && spec.fill != "file")
+        error(n["fill"], key + ".fill", fmt::format("'{}' is not one of uniform, zeros, file", spec.fill));
+    }
+    if (n["low"]) spec.low = num(n["low"], key + ".low");
+    if (n["high"]) spec.high = num(n["high"], key + ".high");
+    if (n["seed"]) {
+      const int64_t s = integer(n["seed"], key + ".seed");
+      if (s < 0) error(n["seed"], key + ".seed", "expected a non-negative integer");
+      spec.seed = static_cast<uint64_t>(s);
+    }
+    if (n["file"]) spec.file = path(n["file"], key + ".file", true);
+    if (spec.fill == "uniform" && !(spec.low < spec.high))
+      error(n, key, fmt::format("low ({}) must be below high ({})", spec.low, spec.high));
+    if (spec.fill == "file" && spec.file.empty()) error(n, key, "fill: file needs a 'file' key");
+    if (spec.fill != "file" && spec.shape.empty()) error(n, key, "missing 'shape'");
+    return spec;
+  }
+
+  /// Applies the run-level keys of `n` onto `run`.
+  void run_keys(const YAML::Node& n, const std::string& where, RunSpec& run, bool top) const {
+    std::set<std::string> allowed = {"name", "model", "inputs", "hw", "hw_set", "target",
+                                     "check", "timing_only", "report"};
+    if (top) {
+      allowed.insert("description");
+      allowed.insert("runs");
+    }
+    check_keys(n, where, allowed);
+    auto key = [&](const char* k) { return where.empty() ? std::string(k) : where + "." + k; };
+    if (n["name"]) run.name = str(n["name"], key("name"));
+    if (n["model"]) run.model = path(n["model"], key("model"), true);
+    if (n["inputs"]) {
+      const YAML::Node ins = n["inputs"];
+      if (!ins.IsMap()) error(ins, key("inputs"), "expected a mapping input name -> {shape: [...]}");
+      for (const auto& kv : ins) {
+        const std::string name = kv.first.as<std::string>();
+        const std::string k = key("inputs") + "." + name;
+        if (!kv.second.IsMap()) error(kv.second, k, "expected a mapping such as {shape: [1, 3, 48, 192]}");
+        InputSpec base = run.inputs.count(name) ? run.inputs.at(name) : InputSpec{};
+        run.inputs[name] = input(kv.second, k, base);
+      }
+    }
+    if (n["hw"]) run.hw = path(n["hw"], key("hw"), true);
+    if (n["hw_set"]) {
+      const YAML::Node hs = n["hw_set"];
+      if (!hs.IsMap()) error(hs, key("hw_set"), "expected a mapping of dotted config keys to values");
+      for (const auto& kv : hs) run.hw_set.push_back({kv.first.as<std::string>(), str(kv.second, key("hw_set") + "." + kv.first.as<std::string>())});
+    }
+    if (n["target"]) {
+      const std::string t = str(n["target"], key("target"));
+      if (t != "ref" && t != "npu") error(n["target"], key("target"), fmt::format("'{}' is not one of ref, npu", t));
+      run.target = parse_target(t, key("target"));
+    }
+    if (n["check"]) {
+      const std::string c = str(n["check"], key("check"));
+      if (c != "reference" && c != "none")
+        error(n["check"], key("check"), fmt::format("'{}' is not one of reference, none", c));
+      run.check = c == "reference";
+    }
+    if (n["timing_only"]) run.timing_only = boolean(n["timing_only"], key("timing_only"));
+    if (n["report"]) {
+      const YAML::Node r = n["report"];
+      if (!r.IsSequence()) error(r, key("report"), "expected a list of sections");
+      run.report.clear();
+      for (const auto& s : r) {
+        const std::string v = str(s, key("report"));
+        if (std::find(kReportSections.begin(), kReportSections.end(), v) == kReportSections.end())
+          error(s, key("report"), fmt::format("'{}' is not a report section (summary, pipes, memory, ops, check)", v));
+        run.report.push_back(v);
+      }
+    }
+  }
+
+  void finish(const YAML::Node& n, const std::string& where, RunSpec& run) const {
+    if (run.model.empty()) error(n, where.empty() ? "model" : where, "missing 'model'");
+    if (run.target == Target::npu && run.hw.empty())
+      error(n, where.empty() ? "hw" : where, "target npu needs 'hw' (a hardware config file)");
+    if (run.timing_only && run.check)
+      error(n, where.empty() ? "timing_only" : where,
+            "timing_only computes no values: set check: none");
+  }
+
+  Experiment parse(const std::string& text) const {
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+      fail("{}:{}:{}: YAML syntax error: {}", file_, e.mark.line + 1, e.mark.column + 1, e.msg);
+    }
+    if (!root.IsMap()) fail("{}: expected a YAML mapping at the top level", file_);
+    Experiment ex;
+    ex.source = file_;
+    RunSpec base;
+    run_keys(root, "", base, true);
+    ex.name = base.name.empty() ? fs::path(file_).stem().string() : base.name;
+    if (root["description"]) ex.description = str(root["description"], "description");
+    if (root["runs"]) {
+      const YAML::Node runs = root["runs"];
+      if (!runs.IsSequence() || runs.size() == 0) error(runs, "runs", "expected a non-empty list of runs");
+      for (size_t i = 0; i < runs.size(); ++i) {
+        RunSpec r = base;
+        const std::string where = fmt::format("runs[{}]", i);
+        run_keys(runs[i], where, r, false);
+        if (r.name.empty() || r.name == base.name) r.name = fmt::format("{}#{}", ex.name, i);
+        finish(runs[i], where, r);
+        ex.runs.push_back(r);
+      }
+    } else {
+      if (base.name.empty()) base.name = ex.name;
+      finish(root, "", base);
+      ex.runs.push_back(base);
+    }
+    return ex;
+  }
+
+ private:
+  std::string file_;
+  fs::path dir_;
+};
+
+}  // namespace
+
+Experiment load_experiment(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) fail("{}: cannot open experiment file", path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return Parser(path).parse(ss.str());
+}
+
+Tensor make_input(const InputSpec& spec, const std::string& context) {
+  if (spec.fill == "file") {
+    Tensor t = frontend::load_tensor_pb(spec.file);
+    if (!spec.shape.empty() && t.shape() != spec.shape)
+      fail("{}: file {} holds shape {}, not {}", context, spec.file, shape_to_string(t.shape()),
+           shape_to_string(spec.shape));
+    return t.dtype() == DType::f32 ? t : t.cast(DType::f32);
+  }
+  std::vector<float> v(shape_numel(spec.shape), 0.0f);
+  if (spec.fill == "uniform") {
+    std::mt19937_64 rng(spec.seed);
+    std::uniform_real_distribution<double> dist(spec.low, spec.high);
+    for (auto& x : v) x = static_cast<float>(dist(rng));
+  }
+  return Tensor::from_floats(spec.shape, v);
+}
+
+}  // namespace tessel::driver

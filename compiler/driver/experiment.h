@@ -1,0 +1,65 @@
+// Experiment files: YAML describing one or more runs (model, input shapes and data, hardware
+// config, target, what to report). docs/experiments.md documents every key.
+//
+//   name: quickstart
+//   model: ../models/ch_ppocr_mobile_v2.0_cls_infer.onnx     # relative to this file
+//   inputs:
+//     x: {shape: [1, 3, 48, 192], fill: uniform, low: -1.0, high: 1.0, seed: 1}
+//   hw: ../hw_configs/npu_4core.yaml
+//   target: npu
+//   check: reference
+//   report: [summary, pipes, memory, ops, check]
+//   runs:                         # optional: each entry overrides the keys above
+//     - {name: batch4, inputs: {x: {shape: [4, 3, 48, 192]}}}
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/driver/runner.h"
+#include "npu_model/hw_config.h"
+
+namespace tessel::driver {
+
+/// How one model input is filled.
+struct InputSpec {
+  Shape shape;
+  std::string fill = "uniform";  // uniform | zeros | file
+  double low = -1.0, high = 1.0;
+  uint64_t seed = 0;
+  std::string file;  // TensorProto .pb, for fill: file
+};
+
+/// Sections a run may report.
+inline const std::vector<std::string> kReportSections = {"summary", "pipes", "memory", "ops",
+                                                         "check"};
+
+struct RunSpec {
+  std::string name;
+  std::string model;  // resolved path
+  std::map<std::string, InputSpec> inputs;
+  std::string hw;     // resolved path ("" for target ref)
+  std::vector<npu::HwOverride> hw_set;
+  Target target = Target::npu;
+  bool check = true;  // compare with the reference interpreter
+  bool timing_only = false;
+  std::vector<std::string> report = kReportSections;
+};
+
+struct Experiment {
+  std::string name;
+  std::string description;
+  std::string source;  // the file
+  std::vector<RunSpec> runs;
+};
+
+/// Parses and validates an experiment file. Relative paths are resolved against the file's
+/// directory. Throws tessel::Error naming the file, line and key on unknown keys, missing keys,
+/// wrong types and invalid values (and a missing model / hw file).
+Experiment load_experiment(const std::string& path);
+
+/// The tensor an InputSpec describes (deterministic for a given seed).
+Tensor make_input(const InputSpec& spec, const std::string& context);
+
+}  // namespace tessel::driver

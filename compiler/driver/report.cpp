@@ -1,0 +1,210 @@
+// JSON reports and text tables (see report.h).
+#include "compiler/driver/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+namespace tessel::driver {
+
+namespace {
+
+bool numeric_cell(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == ',' || c == '.' || c == '%' ||
+          c == '-' || c == 'e' || c == '+'))
+      return false;
+  return std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-';
+}
+
+constexpr isa::Pipe kPipes[] = {isa::Pipe::scalar, isa::Pipe::mte2, isa::Pipe::mte1, isa::Pipe::cube,
+                                isa::Pipe::fix,    isa::Pipe::vector, isa::Pipe::mte3};
+
+}  // namespace
+
+std::string with_commas(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+std::string Table::str(const std::string& indent) const {
+  std::vector<size_t> width(headers_.size(), 0);
+  for (size_t c = 0; c < headers_.size(); ++c) width[c] = headers_[c].size();
+  for (const auto& r : rows_)
+    for (size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  auto line = [&](const std::vector<std::string>& cells, bool header) {
+    std::string s = indent;
+    for (size_t c = 0; c < width.size(); ++c) {
+      const std::string cell = c < cells.size() ? cells[c] : "";
+      const bool right = !header && numeric_cell(cell);
+      const std::string pad(width[c] - cell.size(), ' ');
+      s += right ? pad + cell : cell + pad;
+      if (c + 1 < width.size()) s += "  ";
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  };
+  std::string out = line(headers_, true);
+  std::string rule = indent;
+  for (size_t c = 0; c < width.size(); ++c) rule += std::string(width[c], '-') + (c + 1 < width.size() ? "  " : "");
+  out += rule + "\n";
+  for (const auto& r : rows_) out += line(r, false);
+  return out;
+}
+
+nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
+  using nlohmann::json;
+  const auto& s = run.sim;
+  json j;
+  j["total_cycles"] = s.total_cycles;
+  j["time_us"] = static_cast<double>(s.total_cycles) / (hw.clock_ghz * 1e3);
+  uint64_t static_instr = 0;
+  for (const auto& c : run.module.program.cores) static_instr += c.size();
+  j["instructions"] = {{"static", static_instr}, {"dynamic", s.instructions}};
+  json busy = json::object(), util = json::object(), per_core = json::array();
+  for (isa::Pipe p : kPipes) {
+    uint64_t b = 0;
+    for (const auto& c : s.cores) b += c.pipes[static_cast<int>(p)].busy_cycles;
+    busy[isa::pipe_name(p)] = b;
+    const double denom = static_cast<double>(s.total_cycles) * static_cast<double>(std::max<size_t>(s.cores.size(), 1));
+    util[isa::pipe_name(p)] = denom > 0 ? static_cast<double>(b) / denom : 0.0;
+  }
+  for (const auto& c : s.cores) {
+    json cj;
+    for (isa::Pipe p : kPipes)
+      cj["busy_cycles"][isa::pipe_name(p)] = c.pipes[static_cast<int>(p)].busy_cycles;
+    cj["finish_cycle"] = c.finish_cycle;
+    per_core.push_back(cj);
+  }
+  j["per_pipe_busy_cycles"] = busy;
+  j["per_pipe_utilization"] = util;
+  j["per_core"] = per_core;
+  json bytes = json::object();
+  for (int sc = 0; sc < isa::kNumScopes; ++sc) {
+    uint64_t r = 0, w = 0;
+    for (const auto& c : s.cores) {
+      r += c.bytes_read[sc];
+      w += c.bytes_written[sc];
+    }
+    bytes[isa::scope_name(static_cast<isa::Scope>(sc))] = {{"read", r}, {"written", w}};
+  }
+  j["bytes"] = bytes;
+  j["dram_bytes"] = {{"read", s.dram_read_bytes}, {"written", s.dram_write_bytes},
+                     {"total", s.dram_read_bytes + s.dram_write_bytes}};
+  json ops = json::array();
+  for (const auto& k : run.module.kernels) {
+    json o = {{"name", k.node}, {"op_type", k.op_type}, {"kind", k.kind}, {"instructions", k.instructions}};
+    if (k.op_index >= 0 && static_cast<size_t>(k.op_index) < s.op_cycles.size())
+      o["cycles"] = s.op_cycles[k.op_index];
+    else
+      o["cycles"] = 0;
+    ops.push_back(o);
+  }
+  j["ops"] = ops;
+  j["compile_seconds"] = run.compile_seconds;
+  j["simulate_seconds"] = s.host_seconds;
+  return j;
+}
+
+std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
+                         const std::vector<std::string>& sections) {
+  const auto& s = run.sim;
+  auto has = [&](const char* k) { return std::find(sections.begin(), sections.end(), k) != sections.end(); };
+  std::string out;
+  uint64_t static_instr = 0;
+  for (const auto& c : run.module.program.cores) static_instr += c.size();
+  size_t kernels = 0;
+  for (const auto& k : run.module.kernels) kernels += k.op_index >= 0;
+  if (has("summary")) {
+    out += fmt::format("  compiled   {} kernels, {} instructions in {:.2f} s\n", kernels,
+                       with_commas(static_instr), run.compile_seconds);
+    out += fmt::format("  simulated  {} cycles = {:.1f} us at {:g} GHz ({} instructions executed, {:.2f} s host)\n",
+                       with_commas(s.total_cycles), static_cast<double>(s.total_cycles) / (hw.clock_ghz * 1e3),
+                       hw.clock_ghz, with_commas(s.instructions), s.host_seconds);
+    out += fmt::format("  DRAM       {} bytes read, {} bytes written\n", with_commas(s.dram_read_bytes),
+                       with_commas(s.dram_write_bytes));
+  }
+  if (has("pipes")) {
+    Table t({"pipe", "busy cycles", "utilisation", "instructions"});
+    for (isa::Pipe p : kPipes) {
+      uint64_t b = 0, n = 0;
+      for (const auto& c : s.cores) {
+        b += c.pipes[static_cast<int>(p)].busy_cycles;
+        n += c.pipes[static_cast<int>(p)].instructions;
+      }
+      const double denom = static_cast<double>(s.total_cycles) * static_cast<double>(std::max<size_t>(s.cores.size(), 1));
+      t.add({isa::pipe_name(p), with_commas(b), fmt::format("{:.1f}%", denom > 0 ? 100.0 * static_cast<double>(b) / denom : 0.0),
+             with_commas(n)});
+    }
+    out += "\n" + t.str();
+  }
+  if (has("memory")) {
+    Table t({"memory", "bytes read", "bytes written"});
+    for (int sc = 0; sc < isa::kNumScopes; ++sc) {
+      uint64_t r = 0, w = 0;
+      for (const auto& c : s.cores) {
+        r += c.bytes_read[sc];
+        w += c.bytes_written[sc];
+      }
+      t.add({isa::scope_name(static_cast<isa::Scope>(sc)), with_commas(r), with_commas(w)});
+    }
+    out += "\n" + t.str();
+  }
+  if (has("ops")) {
+    std::vector<const npu_backend::KernelInfo*> ks;
+    for (const auto& k : run.module.kernels)
+      if (k.op_index >= 0) ks.push_back(&k);
+    auto cycles = [&](const npu_backend::KernelInfo* k) {
+      return static_cast<size_t>(k->op_index) < s.op_cycles.size() ? s.op_cycles[k->op_index] : 0;
+    };
+    std::stable_sort(ks.begin(), ks.end(), [&](auto* a, auto* b) { return cycles(a) > cycles(b); });
+    const size_t shown = std::min<size_t>(ks.size(), 12);
+    Table t({"op", "type", "unit", "cycles", "share", "instructions"});
+    for (size_t i = 0; i < shown; ++i) {
+      const auto* k = ks[i];
+      t.add({k->node, k->op_type, k->kind, with_commas(cycles(k)),
+             fmt::format("{:.1f}%", s.total_cycles ? 100.0 * static_cast<double>(cycles(k)) / static_cast<double>(s.total_cycles) : 0.0),
+             with_commas(k->instructions)});
+    }
+    out += "\n" + t.str();
+    if (ks.size() > shown)
+      out += fmt::format("  ... {} more ops (all of them in --report)\n", ks.size() - shown);
+  }
+  return out;
+}
+
+nlohmann::json checks_json(const std::vector<OutputCheck>& checks) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& c : checks) {
+    a.push_back({{"name", c.name},
+                 {"shape_ok", c.shape_ok},
+                 {"max_abs_error", std::isfinite(c.max_abs_error) ? nlohmann::json(c.max_abs_error) : nlohmann::json("inf")},
+                 {"max_rel_error", c.max_rel_error},
+                 {"max_expected", c.max_expected},
+                 {"atol", c.tolerance.atol},
+                 {"rtol", c.tolerance.rtol},
+                 {"tolerance_basis", c.tolerance.basis},
+                 {"pass", c.pass}});
+  }
+  return a;
+}
+
+std::string checks_text(const std::vector<OutputCheck>& checks) {
+  Table t({"output", "max abs error", "max rel error", "atol", "rtol", "result"});
+  for (const auto& c : checks) {
+    if (!c.shape_ok) {
+      t.add({c.name, "shape mismatch", "", "", "", "FAIL"});
+      continue;
+    }
+    t.add({c.name, fmt::format("{:.3e}", c.max_abs_error), fmt::format("{:.3e}", c.max_rel_error),
+           fmt::format("{:.2e}", c.tolerance.atol), fmt::format("{:.2e}", c.tolerance.rtol),
+           c.pass ? "PASS" : "FAIL"});
+  }
+  return t.str();
+}
+
+}  // namespace tessel::driver

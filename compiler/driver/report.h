@@ -1,0 +1,42 @@
+// Reports: machine-readable JSON (--report FILE.json) and the tables a person reads.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "compiler/driver/compare.h"
+#include "compiler/driver/runner.h"
+
+namespace tessel::driver {
+
+/// A plain text table: headers, then rows; numeric-looking cells are right-aligned.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string str(const std::string& indent = "  ") const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+/// 1234567 -> "1,234,567".
+std::string with_commas(uint64_t v);
+
+/// JSON of an NPU run: total_cycles, time_us, instructions, per_pipe_busy_cycles,
+/// per_pipe_utilization, bytes per scope, dram_bytes, per-op rows, compile/simulate seconds.
+nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw);
+
+/// The requested sections ("summary", "pipes", "memory", "ops") of an NPU run as text.
+std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
+                         const std::vector<std::string>& sections);
+
+/// JSON rows of output checks: name, shape_ok, max_abs_error, max_rel_error, atol, rtol, pass.
+nlohmann::json checks_json(const std::vector<OutputCheck>& checks);
+/// One line per output: max abs/rel error, tolerance, PASS/FAIL.
+std::string checks_text(const std::vector<OutputCheck>& checks);
+
+}  // namespace tessel::driver

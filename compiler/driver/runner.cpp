@@ -1,0 +1,131 @@
+// Model loading and execution on the reference interpreter or the simulated NPU.
+#include "compiler/driver/runner.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "compiler/frontend/onnx_import.h"
+#include "compiler/ops/reference.h"
+#include "compiler/support/error.h"
+#include "compiler/support/fp16.h"
+
+namespace tessel::driver {
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+Target parse_target(const std::string& name, const std::string& context) {
+  if (name == "ref") return Target::ref;
+  if (name == "npu") return Target::npu;
+  fail("{}: unknown target '{}' (expected ref or npu)", context, name);
+}
+
+const char* target_name(Target t) { return t == Target::ref ? "ref" : "npu"; }
+
+std::unique_ptr<Graph> load_model(const std::string& path,
+                                  const std::map<std::string, Shape>& input_shapes) {
+  frontend::ImportOptions opts;
+  opts.input_shapes = input_shapes;
+  return frontend::import_onnx(path, opts);
+}
+
+RunOutput run_model(const Graph& graph, Target target, const npu::HwConfig* hw,
+                    const std::map<std::string, Tensor>& inputs, const RunOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RunOutput out;
+  if (target == Target::ref) {
+    out.outputs = ops::run_reference(graph, inputs);
+    out.seconds = seconds_since(t0);
+    return out;
+  }
+  TESSEL_CHECK(hw != nullptr, "npu run without a hardware config");
+  for (const Value* v : graph.inputs) {
+    auto it = inputs.find(v->name);
+    if (it == inputs.end()) fail("no data for graph input '{}'", v->name);
+    if (it->second.shape() != v->shape)
+      fail("input '{}' has shape {}, the model was bound to {}", v->name,
+           shape_to_string(it->second.shape()), shape_to_string(v->shape));
+  }
+  NpuRun run;
+  const auto tc = std::chrono::steady_clock::now();
+  run.module = npu_backend::compile_npu(graph, *hw, options.compile);
+  run.compile_seconds = seconds_since(tc);
+  sim::SimOptions so;
+  so.functional = !options.timing_only;
+  so.trace_path = options.trace_path;
+  sim::Simulator simulator(*hw, so);
+  simulator.load(run.module.program);
+  const bool f16 = run.module.act_dtype == DType::f16;
+  const int esize = f16 ? 2 : 4;
+  std::vector<uint8_t> bytes;
+  for (const auto& in : run.module.inputs) {
+    const Tensor& t = inputs.at(in.value);
+    bytes.resize(static_cast<size_t>(t.numel()) * esize);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const float f = static_cast<float>(t.get_as_double(i));
+      if (f16) {
+        const uint16_t h = f32_to_f16_bits(f);
+        std::memcpy(bytes.data() + 2 * i, &h, 2);
+      } else {
+        std::memcpy(bytes.data() + 4 * i, &f, 4);
+      }
+    }
+    simulator.write_gm(in.address, bytes.data(), bytes.size());
+  }
+  run.sim = simulator.run();
+  if (!options.timing_only) {
+    for (const auto& o : run.module.outputs) {
+      Tensor t(DType::f32, o.shape);
+      bytes.resize(static_cast<size_t>(t.numel()) * esize);
+      simulator.read_gm(o.address, bytes.data(), bytes.size());
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        float f;
+        if (f16) {
+          uint16_t h;
+          std::memcpy(&h, bytes.data() + 2 * i, 2);
+          f = f16_bits_to_f32(h);
+        } else {
+          std::memcpy(&f, bytes.data() + 4 * i, 4);
+        }
+        t.data<float>()[i] = f;
+      }
+      out.outputs[o.value] = std::move(t);
+    }
+  }
+  out.npu = std::move(run);
+  out.seconds = seconds_since(t0);
+  return out;
+}
+
+void write_file_atomically(const std::string& path, const std::string& bytes) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir)) fail("cannot write '{}': directory '{}' does not exist", path, dir.string());
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) fail("cannot write '{}': {}", tmp, std::strerror(errno));
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!f) {
+      std::remove(tmp.c_str());
+      fail("cannot write '{}': {}", tmp, std::strerror(errno));
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, p, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    fail("cannot write '{}': {}", path, ec.message());
+  }
+}
+
+}  // namespace tessel::driver
