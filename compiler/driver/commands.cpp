@@ -93,6 +93,36 @@ std::vector<std::string> sorted_files(const fs::path& dir, const std::string& pr
   return out;
 }
 
+/// Compares every value the NPU computed with the reference and prints the mismatching nodes in
+/// topological order (the first one is where the error enters).
+void per_node_report(Graph& graph, const std::map<std::string, Tensor>& inputs,
+                     const RunOutput& npu_run, const npu::HwConfig& hw, std::ostream& out) {
+  const auto saved = graph.outputs;
+  for (const auto& n : graph.nodes())
+    for (Value* v : n->outputs)
+      if (v && npu_run.outputs.count(v->name) &&
+          std::find(graph.outputs.begin(), graph.outputs.end(), v) == graph.outputs.end())
+        graph.outputs.push_back(v);
+  auto ref = run_model(graph, Target::ref, nullptr, inputs);
+  graph.outputs = saved;
+  Table t({"node", "op", "value", "max abs error", "max |expected|", "result"});
+  int shown = 0, failing = 0;
+  for (const auto& n : graph.nodes()) {
+    for (Value* v : n->outputs) {
+      if (!v || !npu_run.outputs.count(v->name) || !ref.outputs.count(v->name)) continue;
+      const Tensor& want = ref.outputs.at(v->name);
+      auto c = compare_output(v->name, npu_run.outputs.at(v->name), want, npu_tolerance(hw, want));
+      if (c.pass) continue;
+      ++failing;
+      if (shown++ < 20)
+        t.add({n->name, n->op_type, v->name, fmt::format("{:.3e}", c.max_abs_error),
+               fmt::format("{:.3e}", c.max_expected), "FAIL"});
+    }
+  }
+  out << fmt::format("  per-node comparison: {} values outside the NPU tolerance\n", failing);
+  if (failing) out << t.str();
+}
+
 void write_report(const std::string& path, const json& j) {
   if (path.empty()) return;
   write_file_atomically(path, j.dump(2) + "\n");
@@ -234,7 +264,10 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
           if (out_files.size() != graph->outputs.size())
             fail("{}: {} expected outputs for {} model outputs", set.string(), out_files.size(),
                  graph->outputs.size());
-          RunOutput result = run_model(*graph, target, target == Target::npu ? &hw : nullptr, inputs);
+          RunOptions ropts;
+          ropts.read_all_values = args.per_node && target == Target::npu;
+          RunOutput result = run_model(*graph, target, target == Target::npu ? &hw : nullptr, inputs, ropts);
+          if (ropts.read_all_values) per_node_report(*graph, inputs, result, hw, out);
           std::vector<OutputCheck> checks;
           bool pass = true;
           for (size_t k = 0; k < out_files.size(); ++k) {

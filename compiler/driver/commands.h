@@ -27,6 +27,7 @@ struct CheckArgs {
   std::string hw;  // required for npu
   std::vector<std::string> hw_set;
   std::string report_path;
+  bool per_node = false;  // compare every intermediate value with the reference and list mismatches
 };
 /// `tessel check CASE_DIR... --target ref|npu [--hw FILE]`: runs ONNX backend-test layout cases.
 int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err);

@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--hw", check.hw, "hardware config YAML (required for --target npu)");
   check_cmd->add_option("--hw-set", check.hw_set, "override a config key: KEY=VALUE (repeatable)");
   check_cmd->add_option("--report", check.report_path, "write a JSON report to FILE");
+  check_cmd->add_flag("--per-node", check.per_node,
+                      "npu: compare every intermediate value with the reference, list mismatches");
 
   CompileArgs comp;
   auto* comp_cmd = app.add_subcommand("compile", "compile a model and print its graph, loop IR or NPU assembly");

@@ -82,7 +82,10 @@ RunOutput run_model(const Graph& graph, Target target, const npu::HwConfig* hw,
   }
   run.sim = simulator.run();
   if (!options.timing_only) {
-    for (const auto& o : run.module.outputs) {
+    std::vector<npu_backend::GmBinding> reads = run.module.outputs;
+    if (options.read_all_values)
+      reads.insert(reads.end(), run.module.values.begin(), run.module.values.end());
+    for (const auto& o : reads) {
       Tensor t(DType::f32, o.shape);
       bytes.resize(static_cast<size_t>(t.numel()) * esize);
       simulator.read_gm(o.address, bytes.data(), bytes.size());

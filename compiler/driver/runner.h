@@ -26,6 +26,7 @@ std::unique_ptr<Graph> load_model(const std::string& path,
 struct RunOptions {
   bool timing_only = false;    // NPU: simulate timing only (outputs are not computed)
   std::string trace_path;      // NPU: Chrome/Perfetto trace of the pipes
+  bool read_all_values = false;  // NPU: also return every value computed on the NPU (debugging)
   npu_backend::NpuCompileOptions compile;
 };
 

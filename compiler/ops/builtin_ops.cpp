@@ -14,6 +14,10 @@ void register_builtin_ops() {
   register_norm_ops();         // norm.cpp
   register_reduce_ops();       // reduce.cpp
   register_resize_ops();       // resize.cpp
+  register_loss_ops();         // loss.cpp
+  register_quant_ops();        // quant.cpp
+  register_misc_ops();         // misc.cpp
+  register_rnn_ops();          // rnn.cpp
 }
 
 }  // namespace tessel::ops

@@ -212,11 +212,24 @@ void register_maxunpool() {
          const Tensor& idx = kernel_input(node, inputs, 1, "I");
          const Tensor* os = inputs.size() > 2 ? inputs[2] : nullptr;
          Tensor out(x.dtype(), maxunpool_shape(node, x.shape(), os));
+         // Indices are flat offsets in the unpadded shape (the MaxPool input); with a larger
+         // output_shape each element keeps its coordinates.
+         const Shape base = maxunpool_shape(node, x.shape(), nullptr);
+         const auto base_strides = row_major_strides(base);
+         const auto out_strides = row_major_strides(out.shape());
          const int64_t es = dtype_size(x.dtype());
          for (int64_t i = 0; i < x.numel(); ++i) {
-           const int64_t at = idx.data<int64_t>()[i];
-           if (at < 0 || at >= out.numel())
-             node_fail(node, "index {} is outside the output ({} elements)", at, out.numel());
+           const int64_t flat = idx.data<int64_t>()[i];
+           if (flat < 0 || flat >= shape_numel(base))
+             node_fail(node, "index {} is outside the unpooled shape {}", flat, shape_to_string(base));
+           int64_t at = 0;
+           for (size_t k = 0; k < base.size(); ++k) {
+             const int64_t coord = (flat / base_strides[k]) % base[k];
+             if (coord >= out.shape()[k])
+               node_fail(node, "output_shape {} is smaller than the unpooled shape {}",
+                         shape_to_string(out.shape()), shape_to_string(base));
+             at += coord * out_strides[k];
+           }
            std::memcpy(out.raw() + at * es, x.raw() + i * es, static_cast<size_t>(es));
          }
          return std::vector<Tensor>{std::move(out)};

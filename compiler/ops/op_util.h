@@ -468,5 +468,6 @@ void register_resize_ops();
 void register_loss_ops();
 void register_quant_ops();
 void register_misc_ops();
+void register_rnn_ops();
 
 }  // namespace tessel::ops

@@ -1189,7 +1189,9 @@ std::string scatter_reduction(const Node& node) {
 }
 
 void register_scatter() {
-  register_op({"ScatterElements",
+  // Scatter (opset 9-10, deprecated) is ScatterElements without the reduction attribute.
+  for (const char* name : {"ScatterElements", "Scatter"})
+  register_op({name,
                [](Node& node) {
                  check_arity(node, 3, 3, 1, 1);
                  const Value& data = required_input(node, 0, "data");

@@ -57,7 +57,12 @@ const std::map<std::string, std::vector<int>> kCompileTimeSlots = {
     {"ConstantOfShape", {0}}, {"Range", {0, 1, 2}},    {"Pad", {1}},    {"Resize", {1, 2, 3}},
     {"Upsample", {1}},        {"TopK", {1}},           {"Split", {1}},  {"Squeeze", {1}},
     {"Unsqueeze", {1}},       {"ReduceSum", {1}},      {"OneHot", {1}}, {"NonZero", {0}},
+    {"HannWindow", {0}},      {"HammingWindow", {0}},  {"BlackmanWindow", {0}},
+    {"MaxUnpool", {2}},
 };
+
+/// Ops the frontend rewrites into registered ones (Upsample-7/9 -> Resize).
+const std::set<std::string> kRewrittenByFrontend = {"Upsample"};
 
 /// Ops whose opset-1/6 definition has the same semantics as their opset-7..17 one.
 const std::set<std::string> kSameSinceOpset1 = {

@@ -210,6 +210,27 @@ class Codegen {
     if (m.size() > static_cast<size_t>(isa::kMaxDmaDims))
       internal_fail("codegen: copy {} <- {} needs {} dims after merging (max {})", dst.buffer->name,
                     src.buffer->name, m.size(), isa::kMaxDmaDims);
+    // Every element the copy touches must lie inside its allocations (catches schedule bugs
+    // before they corrupt other tensors).
+    auto check_inside = [&](const L::Region& r, bool is_src) {
+      const L::BufferNode* st = r.buffer->storage();
+      const int64_t esz = dtype_size(r.buffer->dtype);
+      const L::Interval base = L::bound_of(region_offset(r), bounds_);
+      int64_t lo = base.lo, hi = base.hi;
+      for (size_t d = 0; d < m.size(); ++d) {
+        const int64_t stride = is_src ? m[d].src_stride : m[d].dst_stride;
+        const int64_t first = is_src ? m[d].valid_lo : 0;
+        const int64_t last = (is_src ? m[d].valid_hi : m[d].extent) - 1;
+        if (last < first) return;  // nothing read along this dim
+        lo += std::min(first * stride, last * stride);
+        hi += std::max(first * stride, last * stride);
+      }
+      if (lo < 0 || (hi + 1) * esz > st->alloc_bytes)
+        internal_fail("codegen: copy {} <- {} touches elements [{}, {}] of {} ({} bytes)",
+                      dst.buffer->name, src.buffer->name, lo, hi, st->name, st->alloc_bytes);
+    };
+    check_inside(dst, false);
+    check_inside(src, true);
     isa::DmaArgs a;
     a.dtype = isa_dtype(dst.buffer->dtype);
     a.ndims = static_cast<uint8_t>(m.size());

@@ -164,6 +164,12 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw, const NpuComp
     if (options.keep_loop_ir) info.loop_ir += L::to_string(body);
     const size_t before = code.size();
     emit_kernel(body, target, info.op_index, code);
+    // Kernels reuse scratchpad addresses: drain every pipe before the next one starts.
+    isa::Instruction bar;
+    bar.op = isa::Opcode::barrier;
+    bar.args = isa::ScalarArgs{};
+    bar.op_index = info.op_index;
+    code.push_back(bar);
     info.instructions += code.size() - before;
   };
 
@@ -237,12 +243,13 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw, const NpuComp
         run_passes(info, spec, passes::tile_vector(spec, target, &info.vector_knobs));
       }
     }
-    isa::Instruction bar;
-    bar.op = isa::Opcode::barrier;
-    bar.args = isa::ScalarArgs{};
-    bar.op_index = info.op_index;
-    code.push_back(bar);
-    ++info.instructions;
+    {
+      const L::BufferNode* st = out_gm->storage();
+      mod.values.push_back({out->name,
+                            static_cast<uint64_t>(st->address_bytes +
+                                                  out_gm->elem_offset * dtype_size(mod.act_dtype)),
+                            out->shape});
+    }
     mod.kernels.push_back(std::move(info));
   }
 

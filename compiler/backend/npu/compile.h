@@ -49,6 +49,7 @@ struct NpuModule {
   isa::Program program;
   std::vector<KernelInfo> kernels;
   std::vector<GmBinding> inputs, outputs;
+  std::vector<GmBinding> values;  // every value computed on the NPU (for per-node debugging)
   DType act_dtype = DType::f16;
 };
 
