@@ -251,6 +251,10 @@ void print(const Stmt& s, int indent, std::string& out) {
       out += fmt::format("{}{} {} in 0..{} {{\n", pad, for_kind_name(s->for_kind), s->var->name,
                          s->extent);
       print(s->body, indent + 1, out);
+      if (s->else_body) {  // a core-bound loop's tail iteration
+        out += pad + "} tail {\n";
+        print(s->else_body, indent + 1, out);
+      }
       out += pad + "}\n";
       break;
     case StmtKind::Store: {

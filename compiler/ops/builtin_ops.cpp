@@ -18,6 +18,9 @@ void register_builtin_ops() {
   register_quant_ops();        // quant.cpp
   register_misc_ops();         // misc.cpp
   register_rnn_ops();          // rnn.cpp
+  register_sample_ops();       // sample.cpp
+  register_signal_ops();       // signal.cpp
+  register_data_dependent_ops();  // data_dependent.cpp
 }
 
 }  // namespace tessel::ops

@@ -236,9 +236,98 @@ void register_maxunpool() {
        }});
 }
 
+// ---------------------------------------------------------------------------------------------
+// TfIdfVectorizer (opset 9, integer inputs): counts the n-grams of pool_int64s (grouped by length,
+// ngram_counts[k] = start of the (k+1)-grams) in each row of X, for lengths min..max_gram_length
+// and element gaps 0..max_skip_count (1-grams counted once); output index ngram_indexes[p] for
+// pool n-gram p. mode TF: counts; IDF: weight if count > 0; TFIDF: count * weight.
+// ---------------------------------------------------------------------------------------------
+
+struct TfIdf {
+  int64_t min_n, max_n, max_skip, out_size;
+  std::string mode;
+  std::vector<int64_t> counts, indexes, pool;
+  std::vector<float> weights;
+};
+
+TfIdf tfidf_params(const Node& node) {
+  TfIdf p;
+  const std::string& nn = node.name;
+  p.min_n = node.attrs.get_int("min_gram_length", nn);
+  p.max_n = node.attrs.get_int("max_gram_length", nn);
+  p.max_skip = node.attrs.get_int("max_skip_count", nn);
+  p.mode = node.attrs.get_string_or("mode", "", nn);
+  p.counts = node.attrs.get_ints_or("ngram_counts", {}, nn);
+  p.indexes = node.attrs.get_ints_or("ngram_indexes", {}, nn);
+  p.pool = node.attrs.get_ints_or("pool_int64s", {}, nn);
+  p.weights = node.attrs.get_floats_or("weights", {}, nn);
+  if (node.attrs.has("pool_strings")) node_unsupported(node, "string pools are not supported");
+  if (p.mode != "TF" && p.mode != "IDF" && p.mode != "TFIDF")
+    node_fail(node, "mode '{}', expected TF, IDF or TFIDF", p.mode);
+  if (p.min_n < 1 || p.max_n < p.min_n || p.max_skip < 0)
+    node_fail(node, "gram lengths [{}, {}] / max_skip_count {} are invalid", p.min_n, p.max_n, p.max_skip);
+  if (static_cast<int64_t>(p.counts.size()) < p.max_n)
+    node_fail(node, "ngram_counts has {} entries for max_gram_length {}", p.counts.size(), p.max_n);
+  p.out_size = 0;
+  for (int64_t i : p.indexes) p.out_size = std::max(p.out_size, i + 1);
+  return p;
+}
+
+Shape tfidf_shape(const Node& node, const Shape& x, const TfIdf& p) {
+  if (x.size() == 1) return {p.out_size};
+  if (x.size() == 2) return {x[0], p.out_size};
+  node_fail(node, "X must be [N] or [B, N], got {}", shape_to_string(x));
+}
+
+std::vector<Tensor> tfidf_kernel(const Node& node, const std::vector<const Tensor*>& inputs) {
+  const Tensor& x = kernel_input(node, inputs, 0, "X");
+  const TfIdf p = tfidf_params(node);
+  const Shape os = tfidf_shape(node, x.shape(), p);
+  const int64_t rows = x.rank() == 2 ? x.shape()[0] : 1, len = x.shape().back();
+  const auto xs = tensor_to_int64s(node, x.rank() == 2 ? copy_reshaped(x, {x.numel()}) : x, "X");
+  std::vector<double> y(static_cast<size_t>(rows * p.out_size), 0.0);
+  int64_t pool_index = 0;  // index of the first n-gram of length n in pool order
+  for (int64_t n = 1; n <= p.max_n; ++n) {
+    const int64_t start = p.counts[n - 1];
+    const int64_t end = n < static_cast<int64_t>(p.counts.size()) ? p.counts[n] : static_cast<int64_t>(p.pool.size());
+    const int64_t grams = (end - start) / n;
+    if (n >= p.min_n) {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t skip = 0; skip <= (n == 1 ? 0 : p.max_skip); ++skip)
+          for (int64_t s = 0; s + (n - 1) * (skip + 1) < len; ++s)
+            for (int64_t g = 0; g < grams; ++g) {
+              bool match = true;
+              for (int64_t k = 0; k < n && match; ++k)
+                match = xs[r * len + s + k * (skip + 1)] == p.pool[start + g * n + k];
+              if (match) y[r * p.out_size + p.indexes[pool_index + g]] += 1;
+            }
+    }
+    pool_index += grams;
+  }
+  Tensor out(DType::f32, os);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t g = 0; g < static_cast<int64_t>(p.indexes.size()); ++g) {
+      const int64_t o = p.indexes[g];
+      double& v = y[r * p.out_size + o];
+      const double w = g < static_cast<int64_t>(p.weights.size()) ? p.weights[g] : 1.0;
+      if (p.mode == "IDF") v = v > 0 ? w : 0;
+      if (p.mode == "TFIDF") v = v * w;
+    }
+  for (int64_t i = 0; i < out.numel(); ++i) out.data<float>()[i] = static_cast<float>(y[i]);
+  return {std::move(out)};
+}
+
 }  // namespace
 
 void register_misc_ops() {
+  register_op({"TfIdfVectorizer",
+               [](Node& node) {
+                 check_arity(node, 1, 1, 1, 1);
+                 const Value& x = required_input(node, 0, "X");
+                 expect_dtype(node, x.dtype, {DType::i32, DType::i64}, "input X");
+                 set_output(node, 0, DType::f32, tfidf_shape(node, x.shape, tfidf_params(node)));
+               },
+               tfidf_kernel});
   register_window("HannWindow", Window::hann);
   register_window("HammingWindow", Window::hamming);
   register_window("BlackmanWindow", Window::blackman);

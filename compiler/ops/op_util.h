@@ -469,5 +469,8 @@ void register_loss_ops();
 void register_quant_ops();
 void register_misc_ops();
 void register_rnn_ops();
+void register_sample_ops();
+void register_signal_ops();
+void register_data_dependent_ops();
 
 }  // namespace tessel::ops

@@ -1,6 +1,7 @@
 // The NPU loop passes and the schedule knobs they read. The NPU backend runs them as a script
 // (compiler/backend/npu/compile.cpp):
 //   tile_vector | tile_cube   kernel TE -> tiled loop IR (copies into scratchpads, stage nests)
+//   split_cores               per core: its share of the kernel's core-bound loop
 //   partition_loops           peel tile iterations so every DMA's padding is static
 //   tensorize_vector          scalar stage nests on UB -> vector instructions
 //   plan_memory               scratchpad addresses for every allocation (capacity checked)
@@ -62,6 +63,10 @@ loop::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKn
 /// when one K chunk holds them.
 loop::Stmt tile_cube(const KernelSpec& spec, const te::Tensor& contraction, const NpuTarget& target,
                      CubeKnobs* knobs);
+
+/// Multicore: keeps core `core`'s share of the kernel's core-bound loop (marked by the tiling
+/// passes; `else_body` of that loop is its tail iteration). See split_cores.cpp.
+loop::Stmt split_cores(const loop::Stmt& body, int core, int cores);
 
 /// Loop partitioning: splits loops so that, inside every resulting loop, each GM->scratchpad copy
 /// is either wholly inside its source or has padding at static positions (the ISA's dma takes a

@@ -66,8 +66,16 @@ L::Affine aff_scale(L::Affine a, int64_t k) {
 /// Emits `fn(start, extent)` for tiles of `t` over [0, extent): a loop over the full tiles and a
 /// static tail. `fn` receives the affine start of the tile.
 L::Stmt for_tiles(TileEmitter& em, const std::string& name, int64_t extent, int64_t t,
-                  const std::function<L::Stmt(const L::Affine&, int64_t)>& fn) {
+                  const std::function<L::Stmt(const L::Affine&, int64_t)>& fn,
+                  bool core_bound = false) {
   const int64_t n_full = extent / t, rem = extent % t;
+  if (core_bound) {  // full tiles in a core-bound loop, the tail as its extra iteration
+    L::Var v = L::make_var(name);
+    em.register_var(v);
+    L::Stmt loop = L::for_loop(v, n_full, fn(aff_var(v, t), t), L::ForKind::core_bound);
+    if (rem > 0) loop->else_body = fn(aff_const(n_full * t), rem);
+    return loop;
+  }
   std::vector<L::Stmt> parts;
   if (n_full == 1) {
     parts.push_back(fn(aff_const(0), t));
@@ -78,6 +86,16 @@ L::Stmt for_tiles(TileEmitter& em, const std::string& name, int64_t extent, int6
   }
   if (rem > 0) parts.push_back(fn(aff_const(n_full * t), rem));
   return L::seq(parts);
+}
+
+/// Index of the loop to distribute over `cores` (the one with the most iterations, outermost on
+/// ties), or -1 when no loop has two iterations.
+int pick_split(const std::vector<int64_t>& counts, int cores) {
+  int best = -1;
+  for (size_t i = 0; i < counts.size(); ++i)
+    if (counts[i] >= 2 && (best < 0 || std::min<int64_t>(counts[i], cores) > std::min<int64_t>(counts[best], cores)))
+      best = static_cast<int>(i);
+  return cores > 1 ? best : -1;
 }
 
 /// Like for_tiles but the first tile is emitted separately (first = true) -- for the K loop,
@@ -248,6 +266,25 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
     if (best.mt == 0)
       fail("kernel {}: no convolution tile fits the scratchpads (core.buffers_bytes)", spec.name);
   }
+  // Multicore: when the layer has fewer tiles than cores, split the output rows (else the
+  // output channels) finer so every core gets work.
+  const int cores = hw.cores;
+  if (cores > 1 && !(knobs && knobs->mt > 0)) {
+    auto n_tiles = [&](const Choice& c) {
+      return g.n * g.groups * ceil_div(g.cout_g, c.mt) * ceil_div(g.oh, c.ht) * ceil_div(g.ow, c.wt);
+    };
+    if (n_tiles(best) < cores && g.oh >= 2) {
+      Choice c = best;
+      c.ht = std::min(c.ht, ceil_div(g.oh, std::min<int64_t>(g.oh, cores)));
+      if (fits(c)) best = c;
+    }
+    if (n_tiles(best) < cores && g.cout_g > m0) {
+      Choice c = best;
+      c.mt = std::min(c.mt, round_up(ceil_div(g.cout_g, cores), m0));
+      if (fits(c)) best = c;
+    }
+  }
+  const int split = pick_split({g.n, g.groups, ceil_div(g.cout_g, best.mt), ceil_div(g.oh, best.ht)}, cores);
   if (knobs) *knobs = CubeKnobs{best.mt, best.kc, best.ht, best.wt, 0, 0};
   em.allocate({1, best.mt, best.ht, best.wt});
 
@@ -352,12 +389,12 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
         tile.push_back(em.emit_tile(box, {{conv.get(), cv}}));
         return L::seq(tile);
       });
-    }));
+    }, split == 3));
     return L::seq(co_body);
-  });
+  }, split == 2);
   L::Stmt body = co_loop;
-  if (g.groups > 1) body = L::for_loop(vg, g.groups, body);
-  if (g.n > 1) body = L::for_loop(vn, g.n, body);
+  if (g.groups > 1) body = L::for_loop(vg, g.groups, body, split == 1 ? L::ForKind::core_bound : L::ForKind::serial);
+  if (g.n > 1) body = L::for_loop(vn, g.n, body, split == 0 ? L::ForKind::core_bound : L::ForKind::serial);
   body = L::seq({body});
   body->comment = fmt::format("kernel {} (cube conv, mt={} kc={} ht={} wt={})", spec.name, best.mt,
                               best.kc, best.ht, best.wt);
@@ -456,6 +493,26 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
     if (best.mt == 0)
       fail("kernel {}: no matmul tile fits the scratchpads (core.buffers_bytes)", spec.name);
   }
+  const int cores = hw.cores;
+  if (cores > 1 && !(knobs && knobs->mt > 0)) {
+    auto n_tiles = [&](const Choice& c) { return batches * ceil_div(M, c.mt) * ceil_div(N, c.nt); };
+    if (n_tiles(best) < cores && M > m0) {
+      Choice c = best;
+      c.mt = std::min(c.mt, round_up(ceil_div(M, cores), m0));
+      if (fits(c)) best = c;
+    }
+    if (n_tiles(best) < cores && N > n0) {
+      Choice c = best;
+      c.nt = std::min(c.nt, round_up(ceil_div(N, cores), n0));
+      if (fits(c)) best = c;
+    }
+  }
+  std::vector<int64_t> loop_counts;
+  for (size_t d = 0; d + 2 < rank; ++d) loop_counts.push_back(os[d]);
+  loop_counts.push_back(ceil_div(N, best.nt));
+  loop_counts.push_back(ceil_div(M, best.mt));
+  const int split = pick_split(loop_counts, cores);
+  const int split_n = static_cast<int>(rank) - 2, split_m = split_n + 1;
   if (knobs) *knobs = CubeKnobs{best.mt, 0, 0, 0, best.nt, best.kt};
   em.allocate(out_ext(best.mt, best.nt));
 
@@ -549,12 +606,13 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
       box.extent = out_ext(mt, nt);
       tile.push_back(em.emit_tile(box, {{mmt.get(), cv}}));
       return L::seq(tile);
-    }));
+    }, split == split_m));
     return L::seq(nb);
-  });
+  }, split == split_n);
   L::Stmt body = n_loop;
   for (int d = static_cast<int>(bvars.size()) - 1; d >= 0; --d)
-    if (os[d] > 1) body = L::for_loop(bvars[d], os[d], body);
+    if (os[d] > 1)
+      body = L::for_loop(bvars[d], os[d], body, split == d ? L::ForKind::core_bound : L::ForKind::serial);
   body = L::seq({body});
   body->comment = fmt::format("kernel {} (cube matmul, mt={} nt={} kt={})", spec.name, best.mt,
                               best.nt, best.kt);

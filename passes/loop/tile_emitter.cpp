@@ -168,6 +168,20 @@ int64_t TileEmitter::footprint_bytes(const std::vector<int64_t>& extents) const 
   return total + max_temps * align32(max_stage * esize);
 }
 
+bool TileEmitter::can_tile_axis(size_t axis, const std::vector<int64_t>& extents) const {
+  const L::Var probe = L::make_var("probe");
+  TileBox box;
+  box.start.assign(extents.size(), Affine{});
+  box.start[axis].coeffs[probe.get()] = extents[axis];
+  box.extent = extents;
+  try {
+    infer(box);
+  } catch (const Unsupported&) {
+    return false;
+  }
+  return true;
+}
+
 void TileEmitter::allocate(const std::vector<int64_t>& extents) {
   TileBox box;
   box.start.assign(extents.size(), Affine{});

@@ -36,6 +36,10 @@ class TileEmitter {
   /// tensorizer's temporaries).
   int64_t footprint_bytes(const std::vector<int64_t>& extents) const;
 
+  /// False when tiling `axis` of the output (tiles of `extents`) gives some tensor reads that move
+  /// differently with the tile (e.g. the axis a softmax reduces over): then it must stay whole.
+  bool can_tile_axis(size_t axis, const std::vector<int64_t>& extents) const;
+
   /// Creates the UB allocation of every tensor for the full tile `extents`.
   void allocate(const std::vector<int64_t>& extents);
 

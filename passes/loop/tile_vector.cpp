@@ -32,6 +32,10 @@ std::vector<int64_t> choose_tile(const TileEmitter& em, const Shape& shape, int6
   for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
     tile[d] = shape[d];
     if (em.footprint_bytes(tile) <= budget) continue;
+    if (!em.can_tile_axis(d, tile))
+      fail("kernel {}: axis {} (extent {}) must stay whole in one tile (a stage reduces over it) but "
+           "does not fit the {} bytes of UB (core.buffers_bytes.ub)",
+           name, d, shape[d], budget);
     int64_t lo = 1, hi = shape[d];  // lo fits, hi does not
     while (hi - lo > 1) {
       const int64_t mid = (lo + hi) / 2;
@@ -65,6 +69,38 @@ L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs
   } else {
     tile = choose_tile(em, shape, budget, spec.name);
   }
+  // Multicore: the tiles of one axis are distributed over the cores. When the tile leaves fewer
+  // tiles than cores, the outermost axis with at least as many elements as cores (else the
+  // longest axis) is split finer.
+  const int cores = target.hw->cores;
+  auto tiles_of = [&](size_t d) { return (shape[d] + tile[d] - 1) / tile[d]; };
+  int64_t total = 1;
+  for (size_t d = 0; d < shape.size(); ++d) total *= tiles_of(d);
+  if (cores > 1 && total < cores && !(knobs && !knobs->tile.empty())) {
+    int best = -1;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] >= cores) {
+        best = static_cast<int>(d);
+        break;
+      }
+    if (best < 0)
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (best < 0 || shape[d] > shape[best]) best = static_cast<int>(d);
+    const int64_t want = std::min<int64_t>(shape[best], cores);
+    std::vector<int64_t> finer = tile;
+    finer[best] = std::min(tile[best], (shape[best] + want - 1) / want);
+    // A finer split of an axis some stage reduces over has no common region: keep the tile.
+    if (em.can_tile_axis(best, finer) && em.footprint_bytes(finer) <= budget) tile = finer;
+  }
+  int split_axis = -1;
+  if (cores > 1) {
+    int64_t best_tiles = 1;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (std::min<int64_t>(tiles_of(d), cores) > std::min<int64_t>(best_tiles, cores)) {
+        best_tiles = tiles_of(d);
+        split_axis = static_cast<int>(d);
+      }
+  }
   if (knobs) knobs->tile = tile;
   em.allocate(tile);
 
@@ -77,6 +113,24 @@ L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs
     if (d == rank) return em.emit_tile(box, {});
     const int64_t t = tile[d], n_full = shape[d] / t, rem = shape[d] % t;
     std::vector<L::Stmt> parts;
+    if (static_cast<int>(d) == split_axis) {
+      // Core-bound loop over the full tiles, the tail as its extra iteration (split_cores).
+      L::Var v = L::make_var(fmt::format("c{}", d));
+      em.register_var(v);
+      L::Affine a;
+      a.coeffs[v.get()] = t;
+      box.start[d] = a;
+      box.extent[d] = t;
+      L::Stmt loop = L::for_loop(v, n_full, emit(d + 1), L::ForKind::core_bound);
+      if (rem > 0) {
+        L::Affine b;
+        b.constant = n_full * t;
+        box.start[d] = b;
+        box.extent[d] = rem;
+        loop->else_body = emit(d + 1);
+      }
+      return loop;
+    }
     if (n_full == 1) {
       box.start[d] = L::Affine{};
       box.extent[d] = t;

@@ -58,7 +58,10 @@ const std::map<std::string, std::vector<int>> kCompileTimeSlots = {
     {"Upsample", {1}},        {"TopK", {1}},           {"Split", {1}},  {"Squeeze", {1}},
     {"Unsqueeze", {1}},       {"ReduceSum", {1}},      {"OneHot", {1}}, {"NonZero", {0}},
     {"HannWindow", {0}},      {"HammingWindow", {0}},  {"BlackmanWindow", {0}},
-    {"MaxUnpool", {2}},
+    {"MaxUnpool", {2}},       {"DFT", {1}},            {"STFT", {1, 3}},
+    {"MelWeightMatrix", {0, 1, 2, 3, 4}},
+    // Data-dependent output shapes: the values themselves must be known at compile time.
+    {"Compress", {1}},        {"Unique", {0}},         {"NonMaxSuppression", {0, 1, 2, 3, 4}},
 };
 
 /// Ops the frontend rewrites into registered ones (Upsample-7/9 -> Resize).

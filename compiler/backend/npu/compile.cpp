@@ -145,7 +145,6 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw, const NpuComp
   isa::Program& prog = mod.program;
   prog.name = graph.name;
   prog.cores.resize(hw.cores);
-  std::vector<isa::Instruction>& code = prog.cores[0];
   GmPlanner gm(prog, mod.act_dtype);
 
   for (const Value* v : graph.inputs) {
@@ -156,21 +155,28 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw, const NpuComp
     mod.inputs.push_back({v->name, static_cast<uint64_t>(b->address_bytes), v->shape});
   }
 
+  // The pass script of one kernel: tensorize, then per core its share of the core-bound loop,
+  // loop partitioning, memory planning, sync insertion and code generation, and a barrier
+  // (core_barrier with several cores: kernels reuse scratchpad addresses and read each other's
+  // results from GM).
   auto run_passes = [&](KernelInfo& info, const passes::KernelSpec& spec, L::Stmt body) {
     body = passes::tensorize_vector(body, target);
-    body = passes::partition_loops(body);
-    passes::plan_memory(body, target, spec.name);
-    body = passes::insert_sync(body, target);
-    if (options.keep_loop_ir) info.loop_ir += L::to_string(body);
-    const size_t before = code.size();
-    emit_kernel(body, target, info.op_index, code);
-    // Kernels reuse scratchpad addresses: drain every pipe before the next one starts.
-    isa::Instruction bar;
-    bar.op = isa::Opcode::barrier;
-    bar.args = isa::ScalarArgs{};
-    bar.op_index = info.op_index;
-    code.push_back(bar);
-    info.instructions += code.size() - before;
+    for (int core = 0; core < hw.cores; ++core) {
+      L::Stmt b = passes::split_cores(body, core, hw.cores);
+      b = passes::partition_loops(b);
+      passes::plan_memory(b, target, spec.name);
+      b = passes::insert_sync(b, target);
+      if (options.keep_loop_ir && core == 0) info.loop_ir += L::to_string(b);
+      std::vector<isa::Instruction>& code = prog.cores[core];
+      const size_t before = code.size();
+      emit_kernel(b, target, info.op_index, code);
+      isa::Instruction bar;
+      bar.op = hw.cores > 1 ? isa::Opcode::core_barrier : isa::Opcode::barrier;
+      bar.args = isa::ScalarArgs{};
+      bar.op_index = info.op_index;
+      code.push_back(bar);
+      info.instructions += code.size() - before;
+    }
   };
 
   for (const auto& nptr : graph.nodes()) {
