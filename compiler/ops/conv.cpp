@@ -167,7 +167,7 @@ std::vector<Tensor> conv_kernel(const Node& node, const std::vector<const Tensor
     if (b) vb = std::make_unique<InputView<C>>(*b);
     OutputBuffer<C> out(x.dtype(), cs.out);
     conv_compute<C>(cs, vx.data(), vw.data(), vb ? vb->data() : nullptr, out.data());
-    return std::vector<Tensor>{out.finish()};
+    return one_output(out.finish());
   });
 }
 
@@ -339,7 +339,7 @@ std::vector<Tensor> convt_kernel(const Node& node, const std::vector<const Tenso
     if (b) vb = std::make_unique<InputView<C>>(*b);
     OutputBuffer<C> out(x.dtype(), cs.out);
     convt_compute<C>(cs, vx.data(), vw.data(), vb ? vb->data() : nullptr, out.data());
-    return std::vector<Tensor>{out.finish()};
+    return one_output(out.finish());
   });
 }
 
@@ -375,7 +375,8 @@ std::vector<int64_t> integer_conv(const ConvShapes& cs, const Tensor& x, const T
   std::vector<int64_t> vb;
   if (bias) {
     vb.resize(static_cast<size_t>(bias->numel()));
-    for (int64_t i = 0; i < bias->numel(); ++i) vb[i] = load_as<int64_t>(bias->raw(), bias->dtype(), i);
+    for (int64_t i = 0; i < bias->numel(); ++i)
+      vb[i] = load_as<int64_t>(bias->raw(), bias->dtype(), i);
   }
   std::vector<int64_t> acc(static_cast<size_t>(shape_numel(cs.out)));
   conv_compute<int64_t>(cs, vx.data(), vw.data(), bias ? vb.data() : nullptr, acc.data());
@@ -394,7 +395,8 @@ void conv_integer_infer(Node& node) {
   set_output(node, 0, DType::i32, cs.out);
 }
 
-std::vector<Tensor> conv_integer_kernel(const Node& node, const std::vector<const Tensor*>& inputs) {
+std::vector<Tensor> conv_integer_kernel(const Node& node,
+                                        const std::vector<const Tensor*>& inputs) {
   const Tensor& x = kernel_input(node, inputs, 0, "x");
   const Tensor& w = kernel_input(node, inputs, 1, "w");
   const Tensor* xzp = inputs.size() > 2 ? inputs[2] : nullptr;
@@ -403,7 +405,7 @@ std::vector<Tensor> conv_integer_kernel(const Node& node, const std::vector<cons
   const auto acc = integer_conv(cs, x, xzp, w, wzp, nullptr);
   Tensor y(DType::i32, cs.out);
   for (size_t i = 0; i < acc.size(); ++i) y.data<int32_t>()[i] = static_cast<int32_t>(acc[i]);
-  return {std::move(y)};
+  return one_output(std::move(y));
 }
 
 // QLinearConv: y = saturate(round((conv(x - x_zp, w - w_zp) + B) * x_scale * w_scale[m] /
@@ -416,7 +418,8 @@ void qlinear_conv_infer(Node& node) {
   expect_dtype(node, x.dtype, {DType::u8, DType::i8}, "input x");
   expect_dtype(node, w.dtype, {DType::u8, DType::i8}, "input w");
   expect_dtype(node, yzp.dtype, {DType::u8, DType::i8}, "input y_zero_point");
-  for (size_t i : {1, 4, 6}) expect_dtype(node, required_input(node, i, "scale").dtype, {DType::f32}, "scale");
+  for (size_t i : {1, 4, 6})
+    expect_dtype(node, required_input(node, i, "scale").dtype, {DType::f32}, "scale");
   const Value* b = node.input(8);
   if (b) expect_dtype(node, b->dtype, {DType::i32}, "input B");
   const ConvShapes cs = conv_shapes(node, x.shape, w.shape, b ? &b->shape : nullptr);
@@ -426,7 +429,8 @@ void qlinear_conv_infer(Node& node) {
   set_output(node, 0, yzp.dtype, cs.out);
 }
 
-std::vector<Tensor> qlinear_conv_kernel(const Node& node, const std::vector<const Tensor*>& inputs) {
+std::vector<Tensor> qlinear_conv_kernel(const Node& node,
+                                        const std::vector<const Tensor*>& inputs) {
   const Tensor& x = kernel_input(node, inputs, 0, "x");
   const Tensor& xs = kernel_input(node, inputs, 1, "x_scale");
   const Tensor& w = kernel_input(node, inputs, 3, "w");
@@ -444,10 +448,11 @@ std::vector<Tensor> qlinear_conv_kernel(const Node& node, const std::vector<cons
     const int64_t m = (i / plane) % cs.M;
     const double wsv = ws.get_as_double(ws.numel() == 1 ? 0 : m);
     const double scale = xs.get_as_double(0) * wsv / ys.get_as_double(0);
-    store_as<int64_t>(y.raw(), y.dtype(), i,
-                      round_half_even_saturate(static_cast<double>(acc[i]) * scale, lo - z, hi - z) + z);
+    store_as<int64_t>(
+        y.raw(), y.dtype(), i,
+        round_half_even_saturate(static_cast<double>(acc[i]) * scale, lo - z, hi - z) + z);
   }
-  return {std::move(y)};
+  return one_output(std::move(y));
 }
 
 }  // namespace

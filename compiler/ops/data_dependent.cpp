@@ -61,9 +61,9 @@ std::vector<Tensor> compress_kernel(const Node& node, const std::vector<const Te
   const int64_t n = static_cast<int64_t>(keep.size());
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < n; ++j)
-      std::memcpy(out.raw() + ((o * n + j) * inner) * es, x.raw() + ((o * dim + keep[j]) * inner) * es,
-                  static_cast<size_t>(inner * es));
-  return {std::move(out)};
+      std::memcpy(out.raw() + ((o * n + j) * inner) * es,
+                  x.raw() + ((o * dim + keep[j]) * inner) * es, static_cast<size_t>(inner * es));
+  return one_output(std::move(out));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -148,12 +148,14 @@ std::vector<Tensor> unique_kernel(const Node& node, const std::vector<const Tens
   for (int64_t o = 0; o < r.outer; ++o)
     for (int64_t k = 0; k < n; ++k)
       std::memcpy(y.raw() + ((o * n + k) * r.inner) * es,
-                  x.raw() + ((o * r.dim + r.first[k]) * r.inner) * es, static_cast<size_t>(r.inner * es));
+                  x.raw() + ((o * r.dim + r.first[k]) * r.inner) * es,
+                  static_cast<size_t>(r.inner * es));
   std::vector<Tensor> outs;
   outs.push_back(std::move(y));
   const std::vector<int64_t>* lists[3] = {&r.first, &r.inverse, &r.counts};
   for (size_t k = 1; k < node.outputs.size(); ++k)
-    outs.push_back(Tensor::from_int64s({static_cast<int64_t>(lists[k - 1]->size())}, *lists[k - 1]));
+    outs.push_back(
+        Tensor::from_int64s({static_cast<int64_t>(lists[k - 1]->size())}, *lists[k - 1]));
   return outs;
 }
 
@@ -173,7 +175,9 @@ std::vector<int64_t> nms_select(const Node& node, const std::vector<const Tensor
       scores.shape()[0] != boxes.shape()[0] || scores.shape()[2] != boxes.shape()[1])
     node_fail(node, "expected boxes [B, N, 4] and scores [B, C, N], got {} and {}",
               shape_to_string(boxes.shape()), shape_to_string(scores.shape()));
-  const int64_t max_out = opt(2) && opt(2)->numel() > 0 ? tensor_to_int64s(node, *opt(2), "max_output_boxes_per_class")[0] : 0;
+  const int64_t max_out = opt(2) && opt(2)->numel() > 0
+                              ? tensor_to_int64s(node, *opt(2), "max_output_boxes_per_class")[0]
+                              : 0;
   const double iou_thr = opt(3) && opt(3)->numel() > 0 ? opt(3)->get_as_double(0) : 0.0;
   const bool has_score_thr = opt(4) && opt(4)->numel() > 0;
   const double score_thr = has_score_thr ? opt(4)->get_as_double(0) : 0.0;
@@ -202,9 +206,11 @@ std::vector<int64_t> nms_select(const Node& node, const std::vector<const Tensor
     for (int64_t c = 0; c < C; ++c) {
       std::vector<int64_t> cand;
       for (int64_t i = 0; i < N; ++i)
-        if (!has_score_thr || scores.get_as_double((b * C + c) * N + i) > score_thr) cand.push_back(i);
+        if (!has_score_thr || scores.get_as_double((b * C + c) * N + i) > score_thr)
+          cand.push_back(i);
       std::stable_sort(cand.begin(), cand.end(), [&](int64_t p, int64_t q) {
-        return scores.get_as_double((b * C + c) * N + p) > scores.get_as_double((b * C + c) * N + q);
+        return scores.get_as_double((b * C + c) * N + p) >
+               scores.get_as_double((b * C + c) * N + q);
       });
       std::vector<int64_t> sel;
       for (int64_t i : cand) {
@@ -244,23 +250,23 @@ void register_data_dependent_ops() {
                  set_output(node, 3, DType::i64, {n});
                },
                unique_kernel});
-  register_op({"NonMaxSuppression",
-               [](Node& node) {
-                 check_arity(node, 2, 5, 1, 1);
-                 expect_float(node, required_input(node, 0, "boxes").dtype, "input boxes");
-                 const char* roles[5] = {"boxes", "scores", "max_output_boxes_per_class",
-                                         "iou_threshold", "score_threshold"};
-                 std::vector<const Tensor*> values;
-                 for (size_t i = 0; i < node.inputs.size(); ++i)
-                   values.push_back(node.input(i) ? &constant_input(node, i, roles[i]) : nullptr);
-                 const int64_t n = static_cast<int64_t>(nms_select(node, values).size() / 3);
-                 set_output(node, 0, DType::i64, {n, 3});
-               },
-               [](const Node& node, const std::vector<const Tensor*>& inputs) {
-                 const auto sel = nms_select(node, inputs);
-                 return std::vector<Tensor>{
-                     Tensor::from_int64s({static_cast<int64_t>(sel.size() / 3), 3}, sel)};
-               }});
+  register_op(
+      {"NonMaxSuppression",
+       [](Node& node) {
+         check_arity(node, 2, 5, 1, 1);
+         expect_float(node, required_input(node, 0, "boxes").dtype, "input boxes");
+         const char* roles[5] = {"boxes", "scores", "max_output_boxes_per_class", "iou_threshold",
+                                 "score_threshold"};
+         std::vector<const Tensor*> values;
+         for (size_t i = 0; i < node.inputs.size(); ++i)
+           values.push_back(node.input(i) ? &constant_input(node, i, roles[i]) : nullptr);
+         const int64_t n = static_cast<int64_t>(nms_select(node, values).size() / 3);
+         set_output(node, 0, DType::i64, {n, 3});
+       },
+       [](const Node& node, const std::vector<const Tensor*>& inputs) {
+         const auto sel = nms_select(node, inputs);
+         return one_output(Tensor::from_int64s({static_cast<int64_t>(sel.size() / 3), 3}, sel));
+       }});
 }
 
 }  // namespace tessel::ops

@@ -73,8 +73,8 @@ void register_unary(const char* name, Op op) {
   register_op(
       {name, unary_infer(Dom), [op](const Node& node, const std::vector<const Tensor*>& inputs) {
          check_arity(node, 1, 1, 1, 1);
-         return std::vector<Tensor>{
-             unary_apply<Dom>(node, kernel_input(node, inputs, 0, "X"), [&](auto) { return op; })};
+         return one_output(
+             unary_apply<Dom>(node, kernel_input(node, inputs, 0, "X"), [&](auto) { return op; }));
        }});
 }
 
@@ -84,9 +84,9 @@ void register_unary_attr(const char* name, Make make) {
   register_op({name, unary_infer(UnaryDomain::floats),
                [make](const Node& node, const std::vector<const Tensor*>& inputs) {
                  check_arity(node, 1, 1, 1, 1);
-                 return std::vector<Tensor>{
+                 return one_output(
                      unary_apply<UnaryDomain::floats>(node, kernel_input(node, inputs, 0, "X"),
-                                                      [&](auto tag) { return make(node, tag); })};
+                                                      [&](auto tag) { return make(node, tag); }));
                }});
 }
 
@@ -217,7 +217,7 @@ void register_unary_ops() {
                  check_arity(node, 1, 1, 1, 1);
                  const double bias = node.attrs.get_float_or("bias", 0.0f, node.name);
                  const double lambd = node.attrs.get_float_or("lambd", 0.5f, node.name);
-                 return std::vector<Tensor>{unary_apply<D::numeric>(
+                 return one_output(unary_apply<D::numeric>(
                      node, kernel_input(node, inputs, 0, "input"), [&](auto tag) {
                        using C = decltype(tag);
                        return [bias, lambd](C x) {
@@ -226,7 +226,7 @@ void register_unary_ops() {
                          if (v > lambd) return static_cast<C>(v - bias);
                          return C(0);
                        };
-                     })};
+                     }));
                }});
 
   // IsNaN / IsInf: float in, bool out.
@@ -240,7 +240,7 @@ void register_unary_ops() {
                    Tensor out(DType::boolean, x.shape());
                    uint8_t* o = out.data<uint8_t>();
                    for (int64_t i = 0; i < x.numel(); ++i) o[i] = std::isnan(in[i]) ? 1 : 0;
-                   return std::vector<Tensor>{std::move(out)};
+                   return one_output(std::move(out));
                  });
                }});
   register_op({"IsInf", unary_infer(D::floats, true),
@@ -258,7 +258,7 @@ void register_unary_ops() {
                      const C v = in[i];
                      o[i] = std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg)) ? 1 : 0;
                    }
-                   return std::vector<Tensor>{std::move(out)};
+                   return one_output(std::move(out));
                  });
                }});
 }
@@ -314,8 +314,8 @@ void register_arith(const char* name, Make make) {
                  const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), node.describe());
                  return dispatch_numeric(node, a.dtype(), [&](auto tag) {
                    using C = decltype(tag);
-                   return std::vector<Tensor>{
-                       binary_compute<C, C>(a, b, a.dtype(), out_shape, make(node, tag))};
+                   return one_output(
+                       binary_compute<C, C>(a, b, a.dtype(), out_shape, make(node, tag)));
                  });
                }});
 }
@@ -381,13 +381,13 @@ void register_binary_ops() {
                  const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), node.describe());
                  return dispatch_numeric(node, a.dtype(), [&](auto tag) {
                    using C = decltype(tag);
-                   return std::vector<Tensor>{
+                   return one_output(
                        binary_compute<C, C>(a, b, a.dtype(), out_shape, [&node, c_fmod](C x, C y) {
                          if constexpr (std::is_integral_v<C>) {
                            if (y == 0) node_fail(node, "integer modulo by zero");
                          }
                          return mod_value(x, y, c_fmod);
-                       })};
+                       }));
                  });
                }});
 
@@ -408,13 +408,13 @@ void register_binary_ops() {
          if (dtype_is_float(a.dtype())) {
            return dispatch_float(node, a.dtype(), [&](auto tag) {
              using C = decltype(tag);
-             return std::vector<Tensor>{binary_compute<C, C>(
-                 a, b, a.dtype(), out_shape, [](C x, C y) { return std::pow(x, y); })};
+             return one_output(binary_compute<C, C>(a, b, a.dtype(), out_shape,
+                                                    [](C x, C y) { return std::pow(x, y); }));
            });
          }
          expect_numeric(node, a.dtype(), "input X");
          if (dtype_is_integer(b.dtype())) {
-           return std::vector<Tensor>{binary_compute<int64_t, int64_t>(
+           return one_output(binary_compute<int64_t, int64_t>(
                a, b, a.dtype(), out_shape, [](int64_t x, int64_t y) {
                  if (y < 0) {  // integer result of x^y for negative y: only |x| == 1 is non-zero
                    if (x == 1) return int64_t{1};
@@ -427,11 +427,11 @@ void register_binary_ops() {
                    base *= base;
                  }
                  return static_cast<int64_t>(result);
-               })};
+               }));
          }
-         return std::vector<Tensor>{binary_compute<double, double>(
+         return one_output(binary_compute<double, double>(
              a, b, a.dtype(), out_shape,
-             [](double x, double y) { return std::trunc(std::pow(x, y)); })};
+             [](double x, double y) { return std::trunc(std::pow(x, y)); }));
        }});
 
   // Comparisons: numeric (and bool for Equal) inputs of one dtype, bool output.
@@ -451,9 +451,9 @@ void register_binary_ops() {
                    const DType dt = a.dtype() == DType::boolean ? DType::u8 : a.dtype();
                    return dispatch_numeric(node, dt, [&](auto tag) {
                      using C = decltype(tag);
-                     return std::vector<Tensor>{binary_compute<C, uint8_t>(
+                     return one_output(binary_compute<C, uint8_t>(
                          a, b, DType::boolean, out_shape,
-                         [cmp](C x, C y) { return cmp(x, y) ? uint8_t{1} : uint8_t{0}; })};
+                         [cmp](C x, C y) { return cmp(x, y) ? uint8_t{1} : uint8_t{0}; }));
                    });
                  }});
   };
@@ -477,9 +477,9 @@ void register_binary_ops() {
                    if (a.dtype() != DType::boolean || b.dtype() != DType::boolean)
                      node_fail(node, "inputs must be bool");
                    const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), node.describe());
-                   return std::vector<Tensor>{binary_compute<uint8_t, uint8_t>(
+                   return one_output(binary_compute<uint8_t, uint8_t>(
                        a, b, DType::boolean, out_shape,
-                       [fn](uint8_t x, uint8_t y) { return fn(x != 0, y != 0) ? 1 : 0; })};
+                       [fn](uint8_t x, uint8_t y) { return fn(x != 0, y != 0) ? 1 : 0; }));
                  }});
   };
   register_logic("And", [](bool x, bool y) { return x && y; });
@@ -499,7 +499,7 @@ void register_binary_ops() {
                  Tensor out(DType::boolean, x.shape());
                  for (int64_t i = 0; i < x.numel(); ++i)
                    out.data<uint8_t>()[i] = x.data<uint8_t>()[i] ? 0 : 1;
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
 
   // BitShift on unsigned integers (direction LEFT/RIGHT).
@@ -519,11 +519,11 @@ void register_binary_ops() {
                  const bool left = node.attrs.get_string_or("direction", "", node.name) == "LEFT";
                  const int bits = dtype_size(a.dtype()) * 8;
                  const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), node.describe());
-                 return std::vector<Tensor>{binary_compute<uint64_t, uint64_t>(
+                 return one_output(binary_compute<uint64_t, uint64_t>(
                      a, b, a.dtype(), out_shape, [left, bits](uint64_t x, uint64_t s) -> uint64_t {
                        if (s >= static_cast<uint64_t>(bits)) return 0;
                        return left ? (x << s) : (x >> s);
-                     })};
+                     }));
                }});
 
   // PRelu: y = x < 0 ? slope * x : x, slope unidirectionally broadcast to X.
@@ -548,9 +548,9 @@ void register_binary_ops() {
                              shape_to_string(slope.shape()), shape_to_string(x.shape()));
                  return dispatch_numeric(node, x.dtype(), [&](auto tag) {
                    using C = decltype(tag);
-                   return std::vector<Tensor>{
+                   return one_output(
                        binary_compute<C, C>(x, slope, x.dtype(), x.shape(),
-                                            [](C v, C s) { return v < C(0) ? s * v : v; })};
+                                            [](C v, C s) { return v < C(0) ? s * v : v; }));
                  });
                }});
 }
@@ -621,7 +621,7 @@ ReferenceFn variadic_kernel(Variadic kind) {
       OutputBuffer<C> out(first.dtype(), shape);
       const C count = static_cast<C>(inputs.size());
       for (int64_t i = 0; i < n; ++i) out[i] = kind == Variadic::mean ? acc[i] / count : acc[i];
-      return std::vector<Tensor>{out.finish()};
+      return one_output(out.finish());
     });
   };
 }
@@ -684,7 +684,7 @@ void register_where_clip() {
                      node_unsupported(node, "dtype {} is not supported",
                                       dtype_to_string(x.dtype()));
                  }
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
 
   // Clip (opset 13): min and max are optional scalar inputs of the input's dtype.
@@ -729,7 +729,7 @@ void register_where_clip() {
                      o[i] = v < lo ? lo : v;
                      o[i] = o[i] > hi ? hi : o[i];
                    }
-                   return std::vector<Tensor>{out.finish()};
+                   return one_output(out.finish());
                  });
                }});
 }
@@ -798,8 +798,8 @@ void register_cast_identity() {
                },
                [](const Node& node, const std::vector<const Tensor*>& inputs) {
                  check_arity(node, 1, 1, 1, 1);
-                 return std::vector<Tensor>{
-                     cast_tensor(node, kernel_input(node, inputs, 0, "input"), cast_target(node))};
+                 return one_output(
+                     cast_tensor(node, kernel_input(node, inputs, 0, "input"), cast_target(node)));
                }});
   register_op({"CastLike",
                [](Node& node) {
@@ -813,9 +813,9 @@ void register_cast_identity() {
                },
                [](const Node& node, const std::vector<const Tensor*>& inputs) {
                  check_arity(node, 2, 2, 1, 1);
-                 return std::vector<Tensor>{
+                 return one_output(
                      cast_tensor(node, kernel_input(node, inputs, 0, "input"),
-                                 kernel_input(node, inputs, 1, "target_type").dtype())};
+                                 kernel_input(node, inputs, 1, "target_type").dtype()));
                }});
   register_op({"Identity",
                [](Node& node) {
@@ -826,7 +826,7 @@ void register_cast_identity() {
                [](const Node& node, const std::vector<const Tensor*>& inputs) {
                  check_arity(node, 1, 1, 1, 1);
                  const Tensor& x = kernel_input(node, inputs, 0, "input");
-                 return std::vector<Tensor>{copy_reshaped(x, x.shape())};
+                 return one_output(copy_reshaped(x, x.shape()));
                }});
 
   // Dropout (opset 13) in inference: output = input, optional mask all true. Training mode

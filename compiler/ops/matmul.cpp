@@ -95,7 +95,7 @@ std::vector<Tensor> matmul_kernel(const Node& node, const std::vector<const Tens
     });
     OutputBuffer<C> out(a.dtype(), s.out);
     std::copy(acc.begin(), acc.end(), out.data());
-    return std::vector<Tensor>{out.finish()};
+    return one_output(out.finish());
   });
 }
 
@@ -166,7 +166,7 @@ std::vector<Tensor> gemm_kernel(const Node& node, const std::vector<const Tensor
         po[i] += cbeta * pc[o[0]];
       });
     }
-    return std::vector<Tensor>{out.finish()};
+    return one_output(out.finish());
   });
 }
 
@@ -365,7 +365,7 @@ std::vector<Tensor> einsum_kernel(const Node& node, const std::vector<const Tens
       }
       out[o] = sum;
     }
-    return std::vector<Tensor>{out.finish()};
+    return one_output(out.finish());
   });
 }
 
@@ -420,15 +420,17 @@ void matmul_integer_infer(Node& node) {
   set_output(node, 0, DType::i32, matmul_shapes(node, a.shape, b.shape).out);
 }
 
-std::vector<Tensor> matmul_integer_kernel(const Node& node, const std::vector<const Tensor*>& inputs) {
+std::vector<Tensor> matmul_integer_kernel(const Node& node,
+                                          const std::vector<const Tensor*>& inputs) {
   const Tensor& a = kernel_input(node, inputs, 0, "A");
   const Tensor& b = kernel_input(node, inputs, 1, "B");
   const MatMulShapes s = matmul_shapes(node, a.shape(), b.shape());
-  const auto acc = integer_matmul(node, s, a, scalar_param(node, inputs.size() > 2 ? inputs[2] : nullptr, "a_zero_point"),
-                                  b, scalar_param(node, inputs.size() > 3 ? inputs[3] : nullptr, "b_zero_point"));
+  const auto acc = integer_matmul(
+      node, s, a, scalar_param(node, inputs.size() > 2 ? inputs[2] : nullptr, "a_zero_point"), b,
+      scalar_param(node, inputs.size() > 3 ? inputs[3] : nullptr, "b_zero_point"));
   Tensor y(DType::i32, s.out);
   for (size_t i = 0; i < acc.size(); ++i) y.data<int32_t>()[i] = static_cast<int32_t>(acc[i]);
-  return {std::move(y)};
+  return one_output(std::move(y));
 }
 
 // QLinearMatMul: y = saturate(round((A - a_zp) @ (B - b_zp) * a_scale * b_scale / y_scale) + y_zp).
@@ -440,13 +442,14 @@ void qlinear_matmul_infer(Node& node) {
   expect_dtype(node, a.dtype, {DType::u8, DType::i8}, "input a");
   expect_dtype(node, b.dtype, {DType::u8, DType::i8}, "input b");
   expect_dtype(node, yzp.dtype, {DType::u8, DType::i8}, "input y_zero_point");
-  const char* roles[] = {"", "a_scale", "a_zero_point", "", "b_scale", "b_zero_point", "y_scale",
-                         "y_zero_point"};
+  const char* roles[] = {"",        "a_scale",      "a_zero_point", "",
+                         "b_scale", "b_zero_point", "y_scale",      "y_zero_point"};
   for (size_t i : {1, 2, 4, 5, 6, 7}) expect_scalar_param(node, i, roles[i]);
   set_output(node, 0, yzp.dtype, matmul_shapes(node, a.shape, b.shape).out);
 }
 
-std::vector<Tensor> qlinear_matmul_kernel(const Node& node, const std::vector<const Tensor*>& inputs) {
+std::vector<Tensor> qlinear_matmul_kernel(const Node& node,
+                                          const std::vector<const Tensor*>& inputs) {
   const Tensor& a = kernel_input(node, inputs, 0, "a");
   const Tensor& b = kernel_input(node, inputs, 3, "b");
   const Tensor& yzp = kernel_input(node, inputs, 7, "y_zero_point");
@@ -460,9 +463,10 @@ std::vector<Tensor> qlinear_matmul_kernel(const Node& node, const std::vector<co
   const auto [lo, hi] = quantized_range(node, yzp.dtype());
   Tensor y(yzp.dtype(), s.out);
   for (size_t i = 0; i < acc.size(); ++i)
-    store_as<int64_t>(y.raw(), y.dtype(), static_cast<int64_t>(i),
-                      round_half_even_saturate(static_cast<double>(acc[i]) * scale, lo - z, hi - z) + z);
-  return {std::move(y)};
+    store_as<int64_t>(
+        y.raw(), y.dtype(), static_cast<int64_t>(i),
+        round_half_even_saturate(static_cast<double>(acc[i]) * scale, lo - z, hi - z) + z);
+  return one_output(std::move(y));
 }
 
 }  // namespace

@@ -32,40 +32,40 @@ int64_t window_size(const Node& node, const Tensor& t) {
 }
 
 void register_window(const char* name, Window kind) {
-  register_op(
-      {name,
-       [](Node& node) {
-         check_arity(node, 1, 1, 1, 1);
-         expect_dtype(node, required_input(node, 0, "size").dtype, {DType::i32, DType::i64},
-                      "input size");
-         set_output(node, 0, window_dtype(node),
-                    {window_size(node, constant_input(node, 0, "size"))});
-       },
-       [kind](const Node& node, const std::vector<const Tensor*>& inputs) {
-         const int64_t n = window_size(node, kernel_input(node, inputs, 0, "size"));
-         const bool periodic = node.attrs.get_int_or("periodic", 1, node.name) != 0;
-         const double denom = static_cast<double>(periodic ? n : n - 1);
-         Tensor out(window_dtype(node), {n});
-         const double pi = 3.14159265358979323846;
-         for (int64_t i = 0; i < n; ++i) {
-           const double a = denom > 0 ? 2 * pi * static_cast<double>(i) / denom : 0.0;
-           double v = 0;
-           switch (kind) {
-             case Window::hann:
-               v = 0.5 - 0.5 * std::cos(a);
-               break;
-             case Window::hamming:
-               v = 25.0 / 46.0 - (21.0 / 46.0) * std::cos(a);
-               break;
-             case Window::blackman:
-               v = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);
-               break;
-           }
-           // Computed in double and stored as fp32 first, like the ONNX reference.
-           store_as<double>(out.raw(), out.dtype(), i, static_cast<double>(static_cast<float>(v)));
-         }
-         return std::vector<Tensor>{std::move(out)};
-       }});
+  register_op({name,
+               [](Node& node) {
+                 check_arity(node, 1, 1, 1, 1);
+                 expect_dtype(node, required_input(node, 0, "size").dtype, {DType::i32, DType::i64},
+                              "input size");
+                 set_output(node, 0, window_dtype(node),
+                            {window_size(node, constant_input(node, 0, "size"))});
+               },
+               [kind](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 const int64_t n = window_size(node, kernel_input(node, inputs, 0, "size"));
+                 const bool periodic = node.attrs.get_int_or("periodic", 1, node.name) != 0;
+                 const double denom = static_cast<double>(periodic ? n : n - 1);
+                 Tensor out(window_dtype(node), {n});
+                 const double pi = 3.14159265358979323846;
+                 for (int64_t i = 0; i < n; ++i) {
+                   const double a = denom > 0 ? 2 * pi * static_cast<double>(i) / denom : 0.0;
+                   double v = 0;
+                   switch (kind) {
+                     case Window::hann:
+                       v = 0.5 - 0.5 * std::cos(a);
+                       break;
+                     case Window::hamming:
+                       v = 25.0 / 46.0 - (21.0 / 46.0) * std::cos(a);
+                       break;
+                     case Window::blackman:
+                       v = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);
+                       break;
+                   }
+                   // Computed in double and stored as fp32 first, like the ONNX reference.
+                   store_as<double>(out.raw(), out.dtype(), i,
+                                    static_cast<double>(static_cast<float>(v)));
+                 }
+                 return one_output(std::move(out));
+               }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -116,7 +116,7 @@ void register_det() {
                    }
                    out.set_from_double(b, det);
                  }
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
 }
 
@@ -136,38 +136,39 @@ void register_reverse_sequence() {
       node_fail(node, "sequence_lens has shape {}, expected [{}]", shape_to_string(lens), x[b]);
     return std::make_pair(t, b);
   };
-  register_op(
-      {"ReverseSequence",
-       [axes](Node& node) {
-         check_arity(node, 2, 2, 1, 1);
-         const Value& x = required_input(node, 0, "input");
-         const Value& lens = required_input(node, 1, "sequence_lens");
-         expect_dtype(node, lens.dtype, {DType::i64}, "input sequence_lens");
-         axes(node, x.shape, lens.shape);
-         set_output(node, 0, x.dtype, x.shape);
-       },
-       [axes](const Node& node, const std::vector<const Tensor*>& inputs) {
-         const Tensor& x = kernel_input(node, inputs, 0, "input");
-         const Tensor& lens = kernel_input(node, inputs, 1, "sequence_lens");
-         auto [ta, ba] = axes(node, x.shape(), lens.shape());
-         const auto st = row_major_strides(x.shape());
-         const int64_t T = x.shape()[ta], B = x.shape()[ba];
-         const int64_t inner = x.rank() > 2 ? st[1] : 1;
-         const int64_t es = dtype_size(x.dtype());
-         if (es == 0) node_unsupported(node, "dtype is not supported");
-         Tensor out(x.dtype(), x.shape());
-         for (int64_t b = 0; b < B; ++b) {
-           const int64_t len = lens.data<int64_t>()[b];
-           if (len < 0 || len > T) node_fail(node, "sequence_lens[{}] = {} is out of [0, {}]", b, len, T);
-           for (int64_t t = 0; t < T; ++t) {
-             const int64_t src_t = t < len ? len - 1 - t : t;
-             const int64_t dst = t * st[ta] + b * st[ba];
-             const int64_t src = src_t * st[ta] + b * st[ba];
-             std::memcpy(out.raw() + dst * es, x.raw() + src * es, static_cast<size_t>(inner * es));
-           }
-         }
-         return std::vector<Tensor>{std::move(out)};
-       }});
+  register_op({"ReverseSequence",
+               [axes](Node& node) {
+                 check_arity(node, 2, 2, 1, 1);
+                 const Value& x = required_input(node, 0, "input");
+                 const Value& lens = required_input(node, 1, "sequence_lens");
+                 expect_dtype(node, lens.dtype, {DType::i64}, "input sequence_lens");
+                 axes(node, x.shape, lens.shape);
+                 set_output(node, 0, x.dtype, x.shape);
+               },
+               [axes](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 const Tensor& x = kernel_input(node, inputs, 0, "input");
+                 const Tensor& lens = kernel_input(node, inputs, 1, "sequence_lens");
+                 auto [ta, ba] = axes(node, x.shape(), lens.shape());
+                 const auto st = row_major_strides(x.shape());
+                 const int64_t T = x.shape()[ta], B = x.shape()[ba];
+                 const int64_t inner = x.rank() > 2 ? st[1] : 1;
+                 const int64_t es = dtype_size(x.dtype());
+                 if (es == 0) node_unsupported(node, "dtype is not supported");
+                 Tensor out(x.dtype(), x.shape());
+                 for (int64_t b = 0; b < B; ++b) {
+                   const int64_t len = lens.data<int64_t>()[b];
+                   if (len < 0 || len > T)
+                     node_fail(node, "sequence_lens[{}] = {} is out of [0, {}]", b, len, T);
+                   for (int64_t t = 0; t < T; ++t) {
+                     const int64_t src_t = t < len ? len - 1 - t : t;
+                     const int64_t dst = t * st[ta] + b * st[ba];
+                     const int64_t src = src_t * st[ta] + b * st[ba];
+                     std::memcpy(out.raw() + dst * es, x.raw() + src * es,
+                                 static_cast<size_t>(inner * es));
+                   }
+                 }
+                 return one_output(std::move(out));
+               }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -195,45 +196,46 @@ Shape maxunpool_shape(const Node& node, const Shape& x, const Tensor* output_sha
 }
 
 void register_maxunpool() {
-  register_op(
-      {"MaxUnpool",
-       [](Node& node) {
-         check_arity(node, 2, 3, 1, 1);
-         const Value& x = required_input(node, 0, "X");
-         const Value& idx = required_input(node, 1, "I");
-         expect_float(node, x.dtype, "input X");
-         expect_dtype(node, idx.dtype, {DType::i64}, "input I");
-         if (idx.shape != x.shape) node_fail(node, "I must have X's shape");
-         const Tensor* os = node.input(2) ? &constant_input(node, 2, "output_shape") : nullptr;
-         set_output(node, 0, x.dtype, maxunpool_shape(node, x.shape, os));
-       },
-       [](const Node& node, const std::vector<const Tensor*>& inputs) {
-         const Tensor& x = kernel_input(node, inputs, 0, "X");
-         const Tensor& idx = kernel_input(node, inputs, 1, "I");
-         const Tensor* os = inputs.size() > 2 ? inputs[2] : nullptr;
-         Tensor out(x.dtype(), maxunpool_shape(node, x.shape(), os));
-         // Indices are flat offsets in the unpadded shape (the MaxPool input); with a larger
-         // output_shape each element keeps its coordinates.
-         const Shape base = maxunpool_shape(node, x.shape(), nullptr);
-         const auto base_strides = row_major_strides(base);
-         const auto out_strides = row_major_strides(out.shape());
-         const int64_t es = dtype_size(x.dtype());
-         for (int64_t i = 0; i < x.numel(); ++i) {
-           const int64_t flat = idx.data<int64_t>()[i];
-           if (flat < 0 || flat >= shape_numel(base))
-             node_fail(node, "index {} is outside the unpooled shape {}", flat, shape_to_string(base));
-           int64_t at = 0;
-           for (size_t k = 0; k < base.size(); ++k) {
-             const int64_t coord = (flat / base_strides[k]) % base[k];
-             if (coord >= out.shape()[k])
-               node_fail(node, "output_shape {} is smaller than the unpooled shape {}",
-                         shape_to_string(out.shape()), shape_to_string(base));
-             at += coord * out_strides[k];
-           }
-           std::memcpy(out.raw() + at * es, x.raw() + i * es, static_cast<size_t>(es));
-         }
-         return std::vector<Tensor>{std::move(out)};
-       }});
+  register_op({"MaxUnpool",
+               [](Node& node) {
+                 check_arity(node, 2, 3, 1, 1);
+                 const Value& x = required_input(node, 0, "X");
+                 const Value& idx = required_input(node, 1, "I");
+                 expect_float(node, x.dtype, "input X");
+                 expect_dtype(node, idx.dtype, {DType::i64}, "input I");
+                 if (idx.shape != x.shape) node_fail(node, "I must have X's shape");
+                 const Tensor* os =
+                     node.input(2) ? &constant_input(node, 2, "output_shape") : nullptr;
+                 set_output(node, 0, x.dtype, maxunpool_shape(node, x.shape, os));
+               },
+               [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 const Tensor& x = kernel_input(node, inputs, 0, "X");
+                 const Tensor& idx = kernel_input(node, inputs, 1, "I");
+                 const Tensor* os = inputs.size() > 2 ? inputs[2] : nullptr;
+                 Tensor out(x.dtype(), maxunpool_shape(node, x.shape(), os));
+                 // Indices are flat offsets in the unpadded shape (the MaxPool input); with a
+                 // larger output_shape each element keeps its coordinates.
+                 const Shape base = maxunpool_shape(node, x.shape(), nullptr);
+                 const auto base_strides = row_major_strides(base);
+                 const auto out_strides = row_major_strides(out.shape());
+                 const int64_t es = dtype_size(x.dtype());
+                 for (int64_t i = 0; i < x.numel(); ++i) {
+                   const int64_t flat = idx.data<int64_t>()[i];
+                   if (flat < 0 || flat >= shape_numel(base))
+                     node_fail(node, "index {} is outside the unpooled shape {}", flat,
+                               shape_to_string(base));
+                   int64_t at = 0;
+                   for (size_t k = 0; k < base.size(); ++k) {
+                     const int64_t coord = (flat / base_strides[k]) % base[k];
+                     if (coord >= out.shape()[k])
+                       node_fail(node, "output_shape {} is smaller than the unpooled shape {}",
+                                 shape_to_string(out.shape()), shape_to_string(base));
+                     at += coord * out_strides[k];
+                   }
+                   std::memcpy(out.raw() + at * es, x.raw() + i * es, static_cast<size_t>(es));
+                 }
+                 return one_output(std::move(out));
+               }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -265,7 +267,8 @@ TfIdf tfidf_params(const Node& node) {
   if (p.mode != "TF" && p.mode != "IDF" && p.mode != "TFIDF")
     node_fail(node, "mode '{}', expected TF, IDF or TFIDF", p.mode);
   if (p.min_n < 1 || p.max_n < p.min_n || p.max_skip < 0)
-    node_fail(node, "gram lengths [{}, {}] / max_skip_count {} are invalid", p.min_n, p.max_n, p.max_skip);
+    node_fail(node, "gram lengths [{}, {}] / max_skip_count {} are invalid", p.min_n, p.max_n,
+              p.max_skip);
   if (static_cast<int64_t>(p.counts.size()) < p.max_n)
     node_fail(node, "ngram_counts has {} entries for max_gram_length {}", p.counts.size(), p.max_n);
   p.out_size = 0;
@@ -289,7 +292,9 @@ std::vector<Tensor> tfidf_kernel(const Node& node, const std::vector<const Tenso
   int64_t pool_index = 0;  // index of the first n-gram of length n in pool order
   for (int64_t n = 1; n <= p.max_n; ++n) {
     const int64_t start = p.counts[n - 1];
-    const int64_t end = n < static_cast<int64_t>(p.counts.size()) ? p.counts[n] : static_cast<int64_t>(p.pool.size());
+    const int64_t end = n < static_cast<int64_t>(p.counts.size())
+                            ? p.counts[n]
+                            : static_cast<int64_t>(p.pool.size());
     const int64_t grams = (end - start) / n;
     if (n >= p.min_n) {
       for (int64_t r = 0; r < rows; ++r)
@@ -314,7 +319,7 @@ std::vector<Tensor> tfidf_kernel(const Node& node, const std::vector<const Tenso
       if (p.mode == "TFIDF") v = v * w;
     }
   for (int64_t i = 0; i < out.numel(); ++i) out.data<float>()[i] = static_cast<float>(y[i]);
-  return {std::move(out)};
+  return one_output(std::move(out));
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ std::vector<Tensor> bn_kernel(const Node& node, const std::vector<const Tensor*>
         for (int64_t i = 0; i < plane; ++i) yp[i] = (xp[i] - m) * inv_std * s + b;
       }
     }
-    return std::vector<Tensor>{y.finish()};
+    return one_output(y.finish());
   });
 }
 
@@ -117,7 +117,7 @@ std::vector<Tensor> in_kernel(const Node& node, const std::vector<const Tensor*>
         const C inv_std = C(1) / std::sqrt(var + static_cast<C>(eps));
         for (int64_t i = 0; i < plane; ++i) yp[i] = scale[c] * (xp[i] - mean) * inv_std + bias[c];
       }
-    return std::vector<Tensor>{y.finish()};
+    return one_output(y.finish());
   });
 }
 
@@ -256,7 +256,7 @@ std::vector<Tensor> lrn_kernel(const Node& node, const std::vector<const Tensor*
                   static_cast<C>(std::pow(static_cast<C>(bias) + static_cast<C>(alpha / size) * sq,
                                           static_cast<C>(beta)));
         }
-    return std::vector<Tensor>{y.finish()};
+    return one_output(y.finish());
   });
 }
 
@@ -288,7 +288,7 @@ std::vector<Tensor> mvn_kernel(const Node& node, const std::vector<const Tensor*
     loop.run([&](int64_t i, const std::array<int64_t, 1>& o) {
       y[i] = (vx[i] - mean[o[0]]) / (std::sqrt(var[o[0]]) + static_cast<C>(1e-9));
     });
-    return std::vector<Tensor>{y.finish()};
+    return one_output(y.finish());
   });
 }
 

@@ -199,7 +199,8 @@ std::pair<int64_t, int64_t> quantized_range(const Node& node, DType dtype) {
     case DType::i32:
       return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
     default:
-      node_fail(node, "quantized dtype {} is not one of u8, i8, u16, i16, i32", dtype_to_string(dtype));
+      node_fail(node, "quantized dtype {} is not one of u8, i8, u16, i16, i32",
+                dtype_to_string(dtype));
   }
 }
 

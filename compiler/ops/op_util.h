@@ -324,6 +324,13 @@ decltype(auto) dispatch_float(const Node& node, DType dtype, F&& f) {
   }
 }
 
+/// A kernel result holding one output, moved in (a braced std::vector<Tensor>{t} would copy it).
+inline std::vector<Tensor> one_output(Tensor t) {
+  std::vector<Tensor> v;
+  v.push_back(std::move(t));
+  return v;
+}
+
 /// Copies a tensor's bytes into a new tensor of the same dtype and the given shape.
 Tensor copy_reshaped(const Tensor& t, Shape shape);
 

@@ -249,7 +249,7 @@ void register_global_pool(const char* name, PoolKind kind) {
                        acc = static_cast<C>(std::pow(acc, C(1) / static_cast<C>(p)));
                      y[i] = acc;
                    }
-                   return std::vector<Tensor>{y.finish()};
+                   return one_output(y.finish());
                  });
                }});
 }

@@ -67,7 +67,7 @@ std::vector<Tensor> quantize_kernel(const Node& node, const std::vector<const Te
     const float q = vx[i] / vs[c];  // fp32 division, as the ONNX reference
     store_as<int64_t>(y.raw(), out_dtype, i, round_half_even_saturate(q, lo - z, hi - z) + z);
   }
-  return {std::move(y)};
+  return one_output(std::move(y));
 }
 
 void dequantize_infer(Node& node) {
@@ -97,7 +97,7 @@ std::vector<Tensor> dequantize_kernel(const Node& node, const std::vector<const 
     const float z = zp ? load_as<float>(zp->raw(), zp->dtype(), c) : 0.0f;
     y.data<float>()[i] = (load_as<float>(x.raw(), x.dtype(), i) - z) * vs[c];
   }
-  return {std::move(y)};
+  return one_output(std::move(y));
 }
 
 std::vector<Tensor> dynamic_quantize_kernel(const Node& node,

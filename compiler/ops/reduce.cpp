@@ -184,10 +184,10 @@ void register_reduce(const char* name, Reduce kind, bool axes_as_input) {
                    axes = reduce_axes_attr(node);
                  }
                  const ReduceShapes rs = reduce_shapes(node, x.shape(), axes);
-                 if (rs.noop) return std::vector<Tensor>{copy_reshaped(x, x.shape())};
+                 if (rs.noop) return one_output(copy_reshaped(x, x.shape()));
                  return dispatch_numeric(node, x.dtype(), [&](auto tag) {
                    using C = decltype(tag);
-                   return std::vector<Tensor>{reduce_compute<C>(x, rs, kind)};
+                   return one_output(reduce_compute<C>(x, rs, kind));
                  });
                }});
 }
@@ -257,7 +257,7 @@ void register_arg(const char* name, bool is_max) {
                      }
                    return 0;
                  });
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
 }
 
@@ -313,7 +313,7 @@ void register_axis_op(const char* name, AxisOp op) {
                            q[k * v.inner] = p[k * v.inner] - mx - lse;
                        }
                      }
-                   return std::vector<Tensor>{y.finish()};
+                   return one_output(y.finish());
                  });
                }});
 }
@@ -358,7 +358,7 @@ void register_cumsum() {
                          }
                        }
                      }
-                   return std::vector<Tensor>{y.finish()};
+                   return one_output(y.finish());
                  });
                }});
 }

@@ -262,7 +262,7 @@ std::vector<Tensor> resize_kernel(const Node& node, const std::vector<const Tens
         pos[d] = 0;
       }
     }
-    return std::vector<Tensor>{y.finish()};
+    return one_output(y.finish());
   });
 }
 

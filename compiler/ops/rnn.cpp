@@ -28,7 +28,8 @@ struct Activation {
   template <class C>
   C operator()(C x) const {
     const C a = static_cast<C>(alpha), b = static_cast<C>(beta);
-    if (name == "Sigmoid") return x >= C(0) ? C(1) / (C(1) + std::exp(-x)) : std::exp(x) / (C(1) + std::exp(x));
+    if (name == "Sigmoid")
+      return x >= C(0) ? C(1) / (C(1) + std::exp(-x)) : std::exp(x) / (C(1) + std::exp(x));
     if (name == "Tanh") return std::tanh(x);
     if (name == "Relu") return x > C(0) ? x : C(0);
     if (name == "Affine") return a * x + b;
@@ -148,9 +149,8 @@ void rnn_infer(Node& node, Cell cell) {
   expect_float(node, x.dtype, "input X");
   expect_same_dtype(node, 0, 1);
   expect_same_dtype(node, 0, 2);
-  const RnnConfig c =
-      rnn_config(node, cell, x.shape, required_input(node, 1, "W").shape,
-                 required_input(node, 2, "R").shape);
+  const RnnConfig c = rnn_config(node, cell, x.shape, required_input(node, 1, "W").shape,
+                                 required_input(node, 2, "R").shape);
   const int64_t G = gate_count(cell);
   if (const Value* b = node.input(3))
     if (b->shape != Shape{c.dirs, 2 * G * c.hidden})
@@ -220,7 +220,8 @@ std::vector<Tensor> rnn_compute(const Node& node, Cell cell, const std::vector<c
     return vx.data() + (c.batch_first ? (b * c.seq + t) : (t * c.batch + b)) * I;
   };
   auto y_at = [&](int64_t t, int64_t d, int64_t b) {
-    return y.data() + (c.batch_first ? ((b * c.seq + t) * c.dirs + d) : ((t * c.dirs + d) * c.batch + b)) * H;
+    return y.data() +
+           (c.batch_first ? ((b * c.seq + t) * c.dirs + d) : ((t * c.dirs + d) * c.batch + b)) * H;
   };
   auto state_at = [&](int64_t d, int64_t b) {
     return c.batch_first ? (b * c.dirs + d) * H : (d * c.batch + b) * H;

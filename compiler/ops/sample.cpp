@@ -117,7 +117,8 @@ std::vector<Tensor> grid_sample_kernel(const Node& node, const std::vector<const
               ix = pad_coord(ix, W, p);
               iy = pad_coord(iy, H, p);
               if (p.mode == "nearest") {
-                v = at(static_cast<int64_t>(std::nearbyint(iy)), static_cast<int64_t>(std::nearbyint(ix)));
+                v = at(static_cast<int64_t>(std::nearbyint(iy)),
+                       static_cast<int64_t>(std::nearbyint(ix)));
               } else {
                 const double x0 = std::floor(ix), y0 = std::floor(iy);
                 const double tx = ix - x0, ty = iy - y0;
@@ -129,7 +130,7 @@ std::vector<Tensor> grid_sample_kernel(const Node& node, const std::vector<const
             y[((n * C + c) * Ho + i) * Wo + j] = static_cast<T>(v);
           }
       }
-    return std::vector<Tensor>{y.finish()};
+    return one_output(y.finish());
   });
 }
 
@@ -211,9 +212,12 @@ std::vector<Tensor> roi_align_kernel(const Node& node, const std::vector<const T
                     xhi = xlo + 1;
                   }
                   const double ly = yy - ylo, lx = xx - xlo, hy = 1 - ly, hx = 1 - lx;
-                  const double c1 = hy * hx * plane[ylo * W + xlo], c2 = hy * lx * plane[ylo * W + xhi];
-                  const double c3 = ly * hx * plane[yhi * W + xlo], c4 = ly * lx * plane[yhi * W + xhi];
-                  v = mode == "avg" ? c1 + c2 + c3 + c4 : std::max(std::max(c1, c2), std::max(c3, c4));
+                  const double c1 = hy * hx * plane[ylo * W + xlo],
+                               c2 = hy * lx * plane[ylo * W + xhi];
+                  const double c3 = ly * hx * plane[yhi * W + xlo],
+                               c4 = ly * lx * plane[yhi * W + xhi];
+                  v = mode == "avg" ? c1 + c2 + c3 + c4
+                                    : std::max(std::max(c1, c2), std::max(c3, c4));
                 }
                 if (mode == "avg")
                   acc += v;
@@ -221,11 +225,12 @@ std::vector<Tensor> roi_align_kernel(const Node& node, const std::vector<const T
                   acc = first ? v : std::max(acc, v);
                 first = false;
               }
-            y[((r * C + c) * OH + ph) * OW + pw] = static_cast<T>(mode == "avg" ? acc / count : acc);
+            y[((r * C + c) * OH + ph) * OW + pw] =
+                static_cast<T>(mode == "avg" ? acc / count : acc);
           }
       }
     }
-    return std::vector<Tensor>{y.finish()};
+    return one_output(y.finish());
   });
 }
 
@@ -252,7 +257,8 @@ void register_sample_ops() {
                  expect_float(node, x.dtype, "input X");
                  expect_same_dtype(node, 0, 1);
                  expect_integer(node, idx.dtype, "input batch_indices");
-                 set_output(node, 0, x.dtype, roi_align_shape(node, x.shape, rois.shape, idx.shape));
+                 set_output(node, 0, x.dtype,
+                            roi_align_shape(node, x.shape, rois.shape, idx.shape));
                },
                roi_align_kernel});
 }

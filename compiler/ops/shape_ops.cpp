@@ -89,7 +89,7 @@ void register_shape_size() {
                  const Tensor& x = kernel_input(node, inputs, 0, "data");
                  auto [s, e] = shape_range(node, x.rank());
                  std::vector<int64_t> dims(x.shape().begin() + s, x.shape().begin() + e);
-                 return std::vector<Tensor>{Tensor::from_int64s({e - s}, dims)};
+                 return one_output(Tensor::from_int64s({e - s}, dims));
                }});
   register_op({"Size",
                [](Node& node) {
@@ -99,8 +99,8 @@ void register_shape_size() {
                },
                [](const Node& node, const std::vector<const Tensor*>& inputs) {
                  check_arity(node, 1, 1, 1, 1);
-                 return std::vector<Tensor>{
-                     Tensor::from_int64s({}, {kernel_input(node, inputs, 0, "data").numel()})};
+                 return one_output(
+                     Tensor::from_int64s({}, {kernel_input(node, inputs, 0, "data").numel()}));
                }});
 }
 
@@ -201,8 +201,8 @@ void register_reshape_family() {
                  check_arity(node, 2, 2, 1, 1);
                  const Tensor& x = kernel_input(node, inputs, 0, "data");
                  const Tensor& s = kernel_input(node, inputs, 1, "shape");
-                 return std::vector<Tensor>{copy_reshaped(
-                     x, reshape_shape(node, x.shape(), tensor_to_int64s(node, s, "shape")))};
+                 return one_output(copy_reshaped(
+                     x, reshape_shape(node, x.shape(), tensor_to_int64s(node, s, "shape"))));
                }});
   register_op({"Flatten",
                [](Node& node) {
@@ -213,7 +213,7 @@ void register_reshape_family() {
                [](const Node& node, const std::vector<const Tensor*>& inputs) {
                  check_arity(node, 1, 1, 1, 1);
                  const Tensor& x = kernel_input(node, inputs, 0, "input");
-                 return std::vector<Tensor>{copy_reshaped(x, flatten_shape(node, x.shape()))};
+                 return one_output(copy_reshaped(x, flatten_shape(node, x.shape())));
                }});
   register_op({"Squeeze",
                [](Node& node) {
@@ -232,23 +232,23 @@ void register_reshape_family() {
                  std::vector<int64_t> axes;
                  const bool has_axes = inputs.size() > 1 && inputs[1] != nullptr;
                  if (has_axes) axes = tensor_to_int64s(node, *inputs[1], "axes");
-                 return std::vector<Tensor>{
-                     copy_reshaped(x, squeeze_shape(node, x.shape(), has_axes ? &axes : nullptr))};
+                 return one_output(
+                     copy_reshaped(x, squeeze_shape(node, x.shape(), has_axes ? &axes : nullptr)));
                }});
-  register_op(
-      {"Unsqueeze",
-       [](Node& node) {
-         check_arity(node, 2, 2, 1, 1);
-         const Value& x = required_input(node, 0, "data");
-         const auto axes = tensor_to_int64s(node, constant_input(node, 1, "axes"), "axes");
-         set_output(node, 0, x.dtype, unsqueeze_shape(node, x.shape, axes));
-       },
-       [](const Node& node, const std::vector<const Tensor*>& inputs) {
-         check_arity(node, 2, 2, 1, 1);
-         const Tensor& x = kernel_input(node, inputs, 0, "data");
-         const auto axes = tensor_to_int64s(node, kernel_input(node, inputs, 1, "axes"), "axes");
-         return std::vector<Tensor>{copy_reshaped(x, unsqueeze_shape(node, x.shape(), axes))};
-       }});
+  register_op({"Unsqueeze",
+               [](Node& node) {
+                 check_arity(node, 2, 2, 1, 1);
+                 const Value& x = required_input(node, 0, "data");
+                 const auto axes = tensor_to_int64s(node, constant_input(node, 1, "axes"), "axes");
+                 set_output(node, 0, x.dtype, unsqueeze_shape(node, x.shape, axes));
+               },
+               [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                 check_arity(node, 2, 2, 1, 1);
+                 const Tensor& x = kernel_input(node, inputs, 0, "data");
+                 const auto axes =
+                     tensor_to_int64s(node, kernel_input(node, inputs, 1, "axes"), "axes");
+                 return one_output(copy_reshaped(x, unsqueeze_shape(node, x.shape(), axes)));
+               }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -291,7 +291,7 @@ void register_transpose() {
                    out[i] = x.shape()[perm[i]];
                    strides[i] = in_strides[perm[i]];
                  }
-                 return std::vector<Tensor>{strided_copy(node, x, out, strides, 0)};
+                 return one_output(strided_copy(node, x, out, strides, 0));
                }});
 }
 
@@ -383,7 +383,7 @@ void register_concat_split() {
                                  static_cast<size_t>(row));
                    col += row;
                  }
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
   register_op({"Split",
                [](Node& node) {
@@ -520,8 +520,8 @@ void register_slice() {
            strides[k] = in_strides[k] * spec.step[k];
            if (spec.out[k] > 0) base += in_strides[k] * spec.start[k];
          }
-         if (shape_numel(spec.out) == 0) return std::vector<Tensor>{Tensor(x.dtype(), spec.out)};
-         return std::vector<Tensor>{strided_copy(node, x, spec.out, strides, base)};
+         if (shape_numel(spec.out) == 0) return one_output(Tensor(x.dtype(), spec.out));
+         return one_output(strided_copy(node, x, spec.out, strides, base));
        }});
 }
 
@@ -582,7 +582,7 @@ void register_gather() {
                      std::memcpy(out.raw() + ((o * n_idx + j) * inner) * esize,
                                  data.raw() + ((o * dim + src) * inner) * esize, block);
                    }
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
 
   // GatherElements: out[i0..] = data[..., indices[i0..], ...] along axis; out shape = indices.
@@ -631,7 +631,7 @@ void register_gather() {
                      }
                    }
                  });
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
 
   // GatherND (opset 13) with batch_dims.
@@ -683,7 +683,7 @@ void register_gather() {
                      std::memcpy(out.raw() + tuple * slice * esize, data.raw() + off * esize,
                                  static_cast<size_t>(slice * esize));
                    }
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
 }
 
@@ -692,23 +692,21 @@ void register_gather() {
 // ---------------------------------------------------------------------------------------------
 
 void register_expand_tile_pad() {
-  register_op({"Expand",
-               [](Node& node) {
-                 check_arity(node, 2, 2, 1, 1);
-                 const Value& x = required_input(node, 0, "input");
-                 const auto shape =
-                     tensor_to_int64s(node, constant_input(node, 1, "shape"), "shape");
-                 set_output(node, 0, x.dtype, broadcast_shapes(x.shape, shape, node.describe()));
-               },
-               [](const Node& node, const std::vector<const Tensor*>& inputs) {
-                 check_arity(node, 2, 2, 1, 1);
-                 const Tensor& x = kernel_input(node, inputs, 0, "input");
-                 const auto shape =
-                     tensor_to_int64s(node, kernel_input(node, inputs, 1, "shape"), "shape");
-                 const Shape out = broadcast_shapes(x.shape(), shape, node.describe());
-                 return std::vector<Tensor>{
-                     strided_copy(node, x, out, broadcast_strides(x.shape(), out), 0)};
-               }});
+  register_op(
+      {"Expand",
+       [](Node& node) {
+         check_arity(node, 2, 2, 1, 1);
+         const Value& x = required_input(node, 0, "input");
+         const auto shape = tensor_to_int64s(node, constant_input(node, 1, "shape"), "shape");
+         set_output(node, 0, x.dtype, broadcast_shapes(x.shape, shape, node.describe()));
+       },
+       [](const Node& node, const std::vector<const Tensor*>& inputs) {
+         check_arity(node, 2, 2, 1, 1);
+         const Tensor& x = kernel_input(node, inputs, 0, "input");
+         const auto shape = tensor_to_int64s(node, kernel_input(node, inputs, 1, "shape"), "shape");
+         const Shape out = broadcast_shapes(x.shape(), shape, node.describe());
+         return one_output(strided_copy(node, x, out, broadcast_strides(x.shape(), out), 0));
+       }});
 
   auto tile_shape = [](const Node& node, const Shape& in, const std::vector<int64_t>& repeats) {
     if (repeats.size() != in.size())
@@ -753,7 +751,7 @@ void register_expand_tile_pad() {
                      }
                    }
                  });
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
 
   // Pad (opset 13): pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (negative = crop),
@@ -792,7 +790,7 @@ void register_expand_tile_pad() {
                  const Shape out_shape = pad_shape(node, x.shape(), pads);
                  const int64_t rank = x.rank();
                  Tensor out(x.dtype(), out_shape);
-                 if (out.numel() == 0) return std::vector<Tensor>{std::move(out)};
+                 if (out.numel() == 0) return one_output(std::move(out));
                  if (mode != "constant")
                    for (int64_t k = 0; k < rank; ++k)
                      if (x.shape()[k] == 0 && out_shape[k] > 0)
@@ -842,7 +840,7 @@ void register_expand_tile_pad() {
                      }
                    }
                  });
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
 }
 
@@ -906,7 +904,7 @@ void register_generators() {
                  const size_t es = static_cast<size_t>(dtype_size(value.dtype()));
                  for (int64_t i = 0; i < out.numel(); ++i)
                    std::memcpy(out.raw() + i * es, value.raw(), es);
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
 
   // Range: start, limit, delta scalars; n = max(ceil((limit - start) / delta), 0).
@@ -946,7 +944,7 @@ void register_generators() {
            // within rounding).
            for (int64_t i = 0; i < n; ++i)
              out[i] = static_cast<C>(start + static_cast<C>(i) * delta);
-           return std::vector<Tensor>{out.finish()};
+           return one_output(out.finish());
          });
        }});
 
@@ -958,7 +956,7 @@ void register_generators() {
                  set_output(node, 0, t.dtype(), t.shape());
                },
                [](const Node& node, const std::vector<const Tensor*>&) {
-                 return std::vector<Tensor>{constant_value(node)};
+                 return one_output(constant_value(node));
                }});
 
   // EyeLike: 2-D, ones on diagonal k, dtype attribute or the input's.
@@ -986,7 +984,7 @@ void register_generators() {
                    if (j >= 0 && j < x.shape()[1])
                      store_as<int64_t>(out.raw(), out.dtype(), i * x.shape()[1] + j, 1);
                  }
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
 
   // OneHot: indices, depth (scalar, compile-time), values [off, on]; axis (default -1) is where
@@ -1041,7 +1039,7 @@ void register_generators() {
                        std::memcpy(out.raw() + ((o * depth + d) * inner + i) * es,
                                    values.raw() + which * es, static_cast<size_t>(es));
                      }
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
 }
 
@@ -1082,7 +1080,7 @@ void register_rearrange() {
                      dcr ? std::vector<int64_t>{is[0], cs, is[2], b * C * cs, is[3], C * cs}
                          : std::vector<int64_t>{is[0], b * b * cs, is[2], b * cs, is[3], cs};
                  Tensor out = strided_copy(node, x, view, st, 0);
-                 return std::vector<Tensor>{copy_reshaped(out, {s[0], C, H * b, W * b})};
+                 return one_output(copy_reshaped(out, {s[0], C, H * b, W * b}));
                }});
   register_op({"SpaceToDepth",
                [](Node& node) {
@@ -1107,7 +1105,7 @@ void register_rearrange() {
                  const Shape view = {s[0], b, b, C, H, W};
                  const std::vector<int64_t> st = {is[0], is[2], is[3], is[1], b * is[2], b * is[3]};
                  Tensor out = strided_copy(node, x, view, st, 0);
-                 return std::vector<Tensor>{copy_reshaped(out, {s[0], C * b * b, H, W})};
+                 return one_output(copy_reshaped(out, {s[0], C * b * b, H, W}));
                }});
 
   // Trilu: keeps the upper (upper=1) or lower triangle of the last two dims, diagonal offset k.
@@ -1138,7 +1136,7 @@ void register_rearrange() {
                          std::memset(out.raw() + ((m * R + i) * Cc + j) * es, 0,
                                      static_cast<size_t>(es));
                      }
-                 return std::vector<Tensor>{std::move(out)};
+                 return one_output(std::move(out));
                }});
 
   // NonZero: [rank, nnz] int64 indices of non-zero elements in row-major order. The output shape
@@ -1162,7 +1160,7 @@ void register_rearrange() {
                  set_output(node, 0, DType::i64, nonzero(node, x).shape());
                },
                [nonzero](const Node& node, const std::vector<const Tensor*>& inputs) {
-                 return std::vector<Tensor>{nonzero(node, kernel_input(node, inputs, 0, "X"))};
+                 return one_output(nonzero(node, kernel_input(node, inputs, 0, "X")));
                }});
 }
 
@@ -1191,53 +1189,53 @@ std::string scatter_reduction(const Node& node) {
 void register_scatter() {
   // Scatter (opset 9-10, deprecated) is ScatterElements without the reduction attribute.
   for (const char* name : {"ScatterElements", "Scatter"})
-  register_op({name,
-               [](Node& node) {
-                 check_arity(node, 3, 3, 1, 1);
-                 const Value& data = required_input(node, 0, "data");
-                 const Value& idx = required_input(node, 1, "indices");
-                 const Value& upd = required_input(node, 2, "updates");
-                 scatter_reduction(node);
-                 if (idx.shape != upd.shape) node_fail(node, "indices and updates shapes differ");
-                 if (idx.shape.size() != data.shape.size())
-                   node_fail(node, "indices rank differs from data");
-                 expect_same_dtype(node, 0, 2);
-                 set_output(node, 0, data.dtype, data.shape);
-               },
-               [](const Node& node, const std::vector<const Tensor*>& inputs) {
-                 const Tensor& data = kernel_input(node, inputs, 0, "data");
-                 const Tensor& idx = kernel_input(node, inputs, 1, "indices");
-                 const Tensor& upd = kernel_input(node, inputs, 2, "updates");
-                 const std::string red = scatter_reduction(node);
-                 const int64_t rank = data.rank();
-                 const int64_t axis = normalize_axis(
-                     node, node.attrs.get_int_or("axis", 0, node.name), rank, "attribute axis");
-                 if (idx.shape() != upd.shape() || idx.rank() != rank)
-                   node_fail(node, "indices/updates shapes are inconsistent with data");
-                 const auto st = row_major_strides(data.shape());
-                 return dispatch_numeric(node, data.dtype(), [&](auto tag) {
-                   using C = decltype(tag);
-                   InputView<C> d(data);
-                   std::vector<C> acc(d.data(), d.data() + data.numel());
-                   InputView<C> u(upd);
-                   std::vector<int64_t> pos(rank, 0);
-                   for (int64_t i = 0; i < idx.numel(); ++i) {
-                     int64_t off = 0;
-                     for (int64_t k = 0; k < rank; ++k)
-                       off +=
-                           (k == axis ? checked_index(node, idx, i, data.shape()[axis]) : pos[k]) *
-                           st[k];
-                     scatter_update(acc[off], u[i], red);
-                     for (int64_t k = rank; k-- > 0;) {
-                       if (++pos[k] < idx.shape()[k]) break;
-                       pos[k] = 0;
+    register_op({name,
+                 [](Node& node) {
+                   check_arity(node, 3, 3, 1, 1);
+                   const Value& data = required_input(node, 0, "data");
+                   const Value& idx = required_input(node, 1, "indices");
+                   const Value& upd = required_input(node, 2, "updates");
+                   scatter_reduction(node);
+                   if (idx.shape != upd.shape) node_fail(node, "indices and updates shapes differ");
+                   if (idx.shape.size() != data.shape.size())
+                     node_fail(node, "indices rank differs from data");
+                   expect_same_dtype(node, 0, 2);
+                   set_output(node, 0, data.dtype, data.shape);
+                 },
+                 [](const Node& node, const std::vector<const Tensor*>& inputs) {
+                   const Tensor& data = kernel_input(node, inputs, 0, "data");
+                   const Tensor& idx = kernel_input(node, inputs, 1, "indices");
+                   const Tensor& upd = kernel_input(node, inputs, 2, "updates");
+                   const std::string red = scatter_reduction(node);
+                   const int64_t rank = data.rank();
+                   const int64_t axis = normalize_axis(
+                       node, node.attrs.get_int_or("axis", 0, node.name), rank, "attribute axis");
+                   if (idx.shape() != upd.shape() || idx.rank() != rank)
+                     node_fail(node, "indices/updates shapes are inconsistent with data");
+                   const auto st = row_major_strides(data.shape());
+                   return dispatch_numeric(node, data.dtype(), [&](auto tag) {
+                     using C = decltype(tag);
+                     InputView<C> d(data);
+                     std::vector<C> acc(d.data(), d.data() + data.numel());
+                     InputView<C> u(upd);
+                     std::vector<int64_t> pos(rank, 0);
+                     for (int64_t i = 0; i < idx.numel(); ++i) {
+                       int64_t off = 0;
+                       for (int64_t k = 0; k < rank; ++k)
+                         off += (k == axis ? checked_index(node, idx, i, data.shape()[axis])
+                                           : pos[k]) *
+                                st[k];
+                       scatter_update(acc[off], u[i], red);
+                       for (int64_t k = rank; k-- > 0;) {
+                         if (++pos[k] < idx.shape()[k]) break;
+                         pos[k] = 0;
+                       }
                      }
-                   }
-                   OutputBuffer<C> out(data.dtype(), data.shape());
-                   std::copy(acc.begin(), acc.end(), out.data());
-                   return std::vector<Tensor>{out.finish()};
-                 });
-               }});
+                     OutputBuffer<C> out(data.dtype(), data.shape());
+                     std::copy(acc.begin(), acc.end(), out.data());
+                     return one_output(out.finish());
+                   });
+                 }});
   register_op({"ScatterND",
                [](Node& node) {
                  check_arity(node, 3, 3, 1, 1);
@@ -1274,7 +1272,7 @@ void register_scatter() {
                    }
                    OutputBuffer<C> out(data.dtype(), data.shape());
                    std::copy(acc.begin(), acc.end(), out.data());
-                   return std::vector<Tensor>{out.finish()};
+                   return one_output(out.finish());
                  });
                }});
 }

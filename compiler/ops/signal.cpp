@@ -32,8 +32,8 @@ DftShape dft_shape(const Node& node, const Shape& x, const Tensor* length) {
   if (rank < 3 || (x.back() != 1 && x.back() != 2))
     node_fail(node, "input must be [batch, ..., 1 or 2], got {}", shape_to_string(x));
   DftShape d;
-  d.axis = normalize_axis(node, node.attrs.get_int_or("axis", 1, node.name), rank - 1,
-                          "attribute axis");
+  d.axis =
+      normalize_axis(node, node.attrs.get_int_or("axis", 1, node.name), rank - 1, "attribute axis");
   if (d.axis == 0) node_fail(node, "axis 0 is the batch axis");
   d.n_in = x[d.axis];
   d.n = length ? scalar_int(node, *length, "dft_length") : d.n_in;
@@ -96,7 +96,7 @@ std::vector<Tensor> dft_kernel(const Node& node, const std::vector<const Tensor*
         out.set_from_double(at + 1, oim[k]);
       }
     }
-  return {std::move(out)};
+  return one_output(std::move(out));
 }
 
 struct StftShape {
@@ -104,8 +104,8 @@ struct StftShape {
   Shape out;
 };
 
-StftShape stft_shape(const Node& node, const Shape& signal, const Tensor& step,
-                     const Shape* window, const Tensor* frame_length) {
+StftShape stft_shape(const Node& node, const Shape& signal, const Tensor& step, const Shape* window,
+                     const Tensor* frame_length) {
   if (signal.size() != 3 || (signal[2] != 1 && signal[2] != 2))
     node_fail(node, "signal must be [batch, length, 1 or 2], got {}", shape_to_string(signal));
   StftShape s;
@@ -136,7 +136,8 @@ std::vector<Tensor> stft_kernel(const Node& node, const std::vector<const Tensor
   const Tensor& step = kernel_input(node, inputs, 1, "frame_step");
   const Tensor* window = inputs.size() > 2 ? inputs[2] : nullptr;
   const Tensor* flen = inputs.size() > 3 ? inputs[3] : nullptr;
-  const StftShape s = stft_shape(node, sig.shape(), step, window ? &window->shape() : nullptr, flen);
+  const StftShape s =
+      stft_shape(node, sig.shape(), step, window ? &window->shape() : nullptr, flen);
   const bool complex_in = sig.shape()[2] == 2;
   const int64_t len = sig.shape()[1], comps = sig.shape()[2];
   Tensor out(sig.dtype(), s.out);
@@ -157,7 +158,7 @@ std::vector<Tensor> stft_kernel(const Node& node, const std::vector<const Tensor
         out.set_from_double(at + 1, oim[k]);
       }
     }
-  return {std::move(out)};
+  return one_output(std::move(out));
 }
 
 // MelWeightMatrix (opset 17), as the ONNX reference computes it: with n = num_mel_bins,
@@ -184,11 +185,13 @@ Tensor mel_weight_matrix(const Node& node, const std::vector<const Tensor*>& v) 
   for (int64_t i = 0; i < n + 2; ++i) {
     const double mel = static_cast<double>(i) * step + mel_lo;
     const double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
-    bins[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate)));
+    bins[i] = static_cast<int64_t>(
+        std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate)));
   }
   std::vector<double> w(static_cast<size_t>(spec_bins * n), 0.0);
   auto set = [&](int64_t row, int64_t col, double val) {
-    if (row < 0 || row >= spec_bins) node_fail(node, "mel filter bin {} is outside [0, {})", row, spec_bins);
+    if (row < 0 || row >= spec_bins)
+      node_fail(node, "mel filter bin {} is outside [0, {})", row, spec_bins);
     w[row * n + col] = val;
   };
   for (int64_t i = 0; i < n; ++i) {
@@ -196,9 +199,11 @@ Tensor mel_weight_matrix(const Node& node, const std::vector<const Tensor*>& v) 
     if (c == l) {
       set(c, i, 1.0);
     } else {
-      for (int64_t j = l; j <= c; ++j) set(j, i, static_cast<double>(j - l) / static_cast<double>(c - l));
+      for (int64_t j = l; j <= c; ++j)
+        set(j, i, static_cast<double>(j - l) / static_cast<double>(c - l));
     }
-    for (int64_t j = c; j < h; ++j) set(j, i, static_cast<double>(h - j) / static_cast<double>(h - c));
+    for (int64_t j = c; j < h; ++j)
+      set(j, i, static_cast<double>(h - j) / static_cast<double>(h - c));
   }
   Tensor out(static_cast<DType>(dt), {spec_bins, n});
   for (int64_t i = 0; i < spec_bins * n; ++i) out.set_from_double(i, w[i]);
@@ -220,31 +225,32 @@ void register_signal_ops() {
                },
                [](const Node& node, const std::vector<const Tensor*>& inputs) {
                  for (size_t i = 0; i < 5; ++i) kernel_input(node, inputs, i, "input");
-                 return std::vector<Tensor>{mel_weight_matrix(node, inputs)};
+                 return one_output(mel_weight_matrix(node, inputs));
                }});
   register_op({"DFT",
                [](Node& node) {
                  check_arity(node, 1, 2, 1, 1);
                  const Value& x = required_input(node, 0, "input");
                  expect_float(node, x.dtype, "input");
-                 const Tensor* len = node.input(1) ? &constant_input(node, 1, "dft_length") : nullptr;
+                 const Tensor* len =
+                     node.input(1) ? &constant_input(node, 1, "dft_length") : nullptr;
                  set_output(node, 0, x.dtype, dft_shape(node, x.shape, len).out);
                },
                dft_kernel});
-  register_op({"STFT",
-               [](Node& node) {
-                 check_arity(node, 2, 4, 1, 1);
-                 const Value& sig = required_input(node, 0, "signal");
-                 expect_float(node, sig.dtype, "input signal");
-                 const Tensor& step = constant_input(node, 1, "frame_step");
-                 const Value* window = node.input(2);
-                 if (window) expect_same_dtype(node, 0, 2);
-                 const Tensor* flen =
-                     node.input(3) ? &constant_input(node, 3, "frame_length") : nullptr;
-                 set_output(node, 0, sig.dtype,
-                            stft_shape(node, sig.shape, step, window ? &window->shape : nullptr, flen).out);
-               },
-               stft_kernel});
+  register_op(
+      {"STFT",
+       [](Node& node) {
+         check_arity(node, 2, 4, 1, 1);
+         const Value& sig = required_input(node, 0, "signal");
+         expect_float(node, sig.dtype, "input signal");
+         const Tensor& step = constant_input(node, 1, "frame_step");
+         const Value* window = node.input(2);
+         if (window) expect_same_dtype(node, 0, 2);
+         const Tensor* flen = node.input(3) ? &constant_input(node, 3, "frame_length") : nullptr;
+         set_output(node, 0, sig.dtype,
+                    stft_shape(node, sig.shape, step, window ? &window->shape : nullptr, flen).out);
+       },
+       stft_kernel});
 }
 
 }  // namespace tessel::ops

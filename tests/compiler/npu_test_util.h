@@ -14,6 +14,7 @@
 #include "compiler/support/fp16.h"
 #include "isa/interpreter.h"
 #include "npu_model/hw_config.h"
+#include "simulator/simulator.h"
 
 namespace tessel::testing {
 
@@ -56,10 +57,9 @@ struct GraphBuilder {
   }
 };
 
-/// Runs `mod` on the functional interpreter with `inputs` and returns the outputs (as f32).
-inline std::map<std::string, Tensor> run_interpreter(const npu_backend::NpuModule& mod,
-                                                     const npu::HwConfig& hw,
-                                                     const std::map<std::string, Tensor>& inputs) {
+/// The GM image holding `mod`'s constants and `inputs` (converted to the activation dtype).
+inline std::vector<uint8_t> initial_gm(const npu_backend::NpuModule& mod,
+                                       const std::map<std::string, Tensor>& inputs) {
   std::vector<uint8_t> gm(mod.program.gm_bytes, 0);
   for (const auto& b : mod.program.buffers)
     if (!b.init.empty()) std::memcpy(gm.data() + b.address, b.init.data(), b.init.size());
@@ -76,7 +76,13 @@ inline std::map<std::string, Tensor> run_interpreter(const npu_backend::NpuModul
       }
     }
   }
-  isa::interpret(mod.program, hw, gm);
+  return gm;
+}
+
+/// Reads every graph output of `mod` from a GM image (as f32).
+inline std::map<std::string, Tensor> read_outputs(const npu_backend::NpuModule& mod,
+                                                  const std::vector<uint8_t>& gm) {
+  const bool f16 = mod.act_dtype == DType::f16;
   std::map<std::string, Tensor> out;
   for (const auto& o : mod.outputs) {
     Tensor t(DType::f32, o.shape);
@@ -94,6 +100,37 @@ inline std::map<std::string, Tensor> run_interpreter(const npu_backend::NpuModul
     out[o.value] = std::move(t);
   }
   return out;
+}
+
+/// Runs `mod` on the functional interpreter with `inputs` and returns the outputs (as f32).
+inline std::map<std::string, Tensor> run_interpreter(const npu_backend::NpuModule& mod,
+                                                     const npu::HwConfig& hw,
+                                                     const std::map<std::string, Tensor>& inputs) {
+  std::vector<uint8_t> gm = initial_gm(mod, inputs);
+  isa::interpret(mod.program, hw, gm);
+  return read_outputs(mod, gm);
+}
+
+/// Runs `mod` on the SystemC cycle model (functional) and returns the outputs and the result.
+inline std::map<std::string, Tensor> run_simulator(const npu_backend::NpuModule& mod,
+                                                   const npu::HwConfig& hw,
+                                                   const std::map<std::string, Tensor>& inputs,
+                                                   sim::SimResult* result = nullptr) {
+  std::vector<uint8_t> gm = initial_gm(mod, inputs);
+  sim::Simulator s(hw);
+  s.load(mod.program);
+  s.write_gm(0, gm.data(), gm.size());
+  sim::SimResult r = s.run();
+  if (result) *result = r;
+  std::vector<uint8_t> after(gm.size());
+  s.read_gm(0, after.data(), after.size());
+  return read_outputs(mod, after);
+}
+
+/// True when the two tensors hold the same bits.
+inline bool bit_equal(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.nbytes() == b.nbytes() &&
+         std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
 
 /// Max |a - b| and the largest |b|.

@@ -1,4 +1,6 @@
 // Unit tests of Conv, ConvTranspose and the pooling ops with hand-computed values.
+#include <cmath>
+
 #include "tests/ops/op_test_util.h"
 
 namespace tessel::testing_ops {
@@ -185,6 +187,16 @@ TEST(Pool, GlobalPools) {
   const Tensor x = f32({1, 2, 2, 2}, iota_f(8, 1));
   expect_tensor(run1("GlobalAveragePool", {in(x)}), DType::f32, {1, 2, 1, 1}, {2.5, 6.5});
   expect_tensor(run1("GlobalMaxPool", {in(x)}), DType::f32, {1, 2, 1, 1}, {4, 8});
+}
+
+TEST(Pool, LpPools) {
+  // p = 2 over windows of 2: sqrt(3^2 + 4^2) = 5, sqrt(0 + 1) = 1; global: sqrt(9+16+0+1).
+  const Tensor x = f32({1, 1, 4}, {3, 4, 0, 1});
+  expect_tensor(run1("LpPool", {in(x)},
+                     attrs({{"kernel_shape", std::vector<int64_t>{2}},
+                            {"strides", std::vector<int64_t>{2}}})),
+                DType::f32, {1, 1, 2}, {5, 1});
+  expect_tensor(run1("GlobalLpPool", {in(x)}), DType::f32, {1, 1, 1}, {std::sqrt(26.0)}, 1e-5);
 }
 
 TEST(Pool, AttributeErrors) {

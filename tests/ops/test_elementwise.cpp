@@ -134,6 +134,9 @@ TEST(Elementwise, Activations) {
   expect_tensor(run1("Gelu", {in(f32({1}, {1}))}), DType::f32, {1}, {0.84134475});
   expect_tensor(run1("Gelu", {in(f32({1}, {1}))}, attrs({{"approximate", std::string("tanh")}})),
                 DType::f32, {1}, {0.84119199});
+  // Mish(1) = tanh(ln(1 + e)) = tanh(1.31326169) = 0.86509839; Celu(-1) (alpha 1) = e^-1 - 1.
+  expect_tensor(run1("Mish", {in(f32({1}, {1}))}), DType::f32, {1}, {0.86509839});
+  expect_tensor(run1("Celu", {in(f32({2}, {-1, 2}))}), DType::f32, {2}, {std::exp(-1.0) - 1, 2});
   // Sigmoid of a large negative number stays finite and positive.
   Tensor s = run1("Sigmoid", {in(f32({1}, {-100}))});
   EXPECT_GE(s.data<float>()[0], 0.0f);

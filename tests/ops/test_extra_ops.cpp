@@ -19,8 +19,8 @@ TEST(Loss, NegativeLogLikelihoodReductions) {
                 DType::f32, {2}, {6, 4});
   expect_tensor(run1("NegativeLogLikelihoodLoss", {in(logp), in(target), in(weight)}, red("sum")),
                 DType::f32, {}, {10});
-  expect_tensor(run1("NegativeLogLikelihoodLoss", {in(logp), in(target), in(weight)}), DType::f32, {},
-                {10.0 / 3});
+  expect_tensor(run1("NegativeLogLikelihoodLoss", {in(logp), in(target), in(weight)}), DType::f32,
+                {}, {10.0 / 3});
   // ignore_index 2 drops sample 0 from the loss and from the weight sum: 4 / 1.
   expect_tensor(run1("NegativeLogLikelihoodLoss", {in(logp), in(target), in(weight)},
                      attrs({{"ignore_index", int64_t{2}}})),
@@ -41,7 +41,8 @@ TEST(Loss, SoftmaxCrossEntropy) {
 TEST(Quant, QuantizeDequantize) {
   // round half to even then saturate: 1.5 -> 2, 2.5 -> 2, -1 -> 0 (u8), 300 -> 255.
   const Tensor x = f32({5}, {0, 1.5f, 2.5f, -1, 300});
-  expect_tensor(run1("QuantizeLinear", {in(x), in(f32({}, {1}))}), DType::u8, {5}, {0, 2, 2, 0, 255});
+  expect_tensor(run1("QuantizeLinear", {in(x), in(f32({}, {1}))}), DType::u8, {5},
+                {0, 2, 2, 0, 255});
   // int8 zero point 1: round(x) + 1 saturated to [-128, 127]: 1, 3, 3, 0, 127.
   expect_tensor(run1("QuantizeLinear", {in(x), in(f32({}, {1})), in(typed(DType::i8, {}, {1}))}),
                 DType::i8, {5}, {1, 3, 3, 0, 127});
@@ -49,8 +50,8 @@ TEST(Quant, QuantizeDequantize) {
   expect_tensor(run1("QuantizeLinear", {in(f32({1, 2, 2}, {4, 6, 4, 6})), in(f32({2}, {1, 2}))}),
                 DType::u8, {1, 2, 2}, {4, 6, 2, 3});
   // (x - 10) * 0.5.
-  expect_tensor(run1("DequantizeLinear", {in(typed(DType::u8, {3}, {0, 10, 255})), in(f32({}, {0.5f})),
-                                          in(typed(DType::u8, {}, {10}))}),
+  expect_tensor(run1("DequantizeLinear", {in(typed(DType::u8, {3}, {0, 10, 255})),
+                                          in(f32({}, {0.5f})), in(typed(DType::u8, {}, {10}))}),
                 DType::f32, {3}, {-5, 0, 122.5});
   // Dynamic: range [-1, 2] -> scale 3/255, zero point round(1 / scale) = 85; y = round(x/scale)+85.
   OneNode d("DynamicQuantizeLinear", {in(f32({4}, {0, 2, -1, 1}))}, {}, 3);
@@ -62,13 +63,15 @@ TEST(Quant, QuantizeDequantize) {
 
 TEST(Quant, IntegerMatMulAndConv) {
   // (A - 1) @ B = [0, 1] @ [3; 4] = 4.
-  expect_tensor(run1("MatMulInteger", {in(typed(DType::u8, {1, 2}, {1, 2})),
-                                       in(typed(DType::u8, {2, 1}, {3, 4})), in(typed(DType::u8, {}, {1}))}),
-                DType::i32, {1, 1}, {4});
+  expect_tensor(
+      run1("MatMulInteger", {in(typed(DType::u8, {1, 2}, {1, 2})),
+                             in(typed(DType::u8, {2, 1}, {3, 4})), in(typed(DType::u8, {}, {1}))}),
+      DType::i32, {1, 1}, {4});
   // 1x1 conv of (x - 1) with weight 2: [0, 2, 4, 6].
-  expect_tensor(run1("ConvInteger", {in(typed(DType::u8, {1, 1, 2, 2}, {1, 2, 3, 4})),
-                                     in(typed(DType::u8, {1, 1, 1, 1}, {2})), in(typed(DType::u8, {}, {1}))}),
-                DType::i32, {1, 1, 2, 2}, {0, 2, 4, 6});
+  expect_tensor(
+      run1("ConvInteger", {in(typed(DType::u8, {1, 1, 2, 2}, {1, 2, 3, 4})),
+                           in(typed(DType::u8, {1, 1, 1, 1}, {2})), in(typed(DType::u8, {}, {1}))}),
+      DType::i32, {1, 1, 2, 2}, {0, 2, 4, 6});
 }
 
 TEST(Recurrent, RnnForwardReverseAndSequenceLens) {
@@ -86,8 +89,10 @@ TEST(Recurrent, RnnForwardReverseAndSequenceLens) {
              attrs({{"hidden_size", int64_t{1}}, {"direction", std::string("reverse")}}), 2);
   expect_tensor(rv.run()[0], DType::f32, {2, 1, 1, 1}, {r0, r1});
   // Two batch rows with sequence_lens [2, 1]: row 1 stops after one step (y zero at step 2).
-  OneNode sl("RNN", {in(f32({2, 2, 1}, {1, 1, 2, 2})), in(w), in(r), none(), in(typed(DType::i32, {2}, {2, 1}))},
-             attrs({{"hidden_size", int64_t{1}}}), 2);
+  OneNode sl(
+      "RNN",
+      {in(f32({2, 2, 1}, {1, 1, 2, 2})), in(w), in(r), none(), in(typed(DType::i32, {2}, {2, 1}))},
+      attrs({{"hidden_size", int64_t{1}}}), 2);
   auto so = sl.run();
   expect_tensor(so[0], DType::f32, {2, 1, 2, 1}, {h1, h1, h2, 0});
   expect_tensor(so[1], DType::f32, {1, 2, 1}, {h2, h1});
@@ -97,17 +102,22 @@ TEST(Recurrent, LstmAndGruSingleStep) {
   // LSTM gates (i, o, f, c) weights [0, 0, 0, 1], x = 1, zero state: i = o = f = 1/2,
   // c~ = tanh(1), C = c~ / 2, H = tanh(C) / 2.
   const double C = std::tanh(1.0) / 2, H = std::tanh(C) / 2;
-  OneNode l("LSTM", {in(f32({1, 1, 1}, {1})), in(f32({1, 4, 1}, {0, 0, 0, 1})), in(f32({1, 4, 1}, {0, 0, 0, 0}))},
-            attrs({{"hidden_size", int64_t{1}}}), 3);
+  OneNode l(
+      "LSTM",
+      {in(f32({1, 1, 1}, {1})), in(f32({1, 4, 1}, {0, 0, 0, 1})), in(f32({1, 4, 1}, {0, 0, 0, 0}))},
+      attrs({{"hidden_size", int64_t{1}}}), 3);
   auto lo = l.run();
   expect_tensor(lo[0], DType::f32, {1, 1, 1, 1}, {H});
   expect_tensor(lo[2], DType::f32, {1, 1, 1}, {C});
   // GRU gates (z, r, h) weights [0, 0, 1]: z = 1/2, h~ = tanh(1), H = (1 - z) h~ + z * 0.
-  OneNode g("GRU", {in(f32({1, 1, 1}, {1})), in(f32({1, 3, 1}, {0, 0, 1})), in(f32({1, 3, 1}, {0, 0, 0}))},
+  OneNode g("GRU",
+            {in(f32({1, 1, 1}, {1})), in(f32({1, 3, 1}, {0, 0, 1})), in(f32({1, 3, 1}, {0, 0, 0}))},
             attrs({{"hidden_size", int64_t{1}}}), 2);
   expect_tensor(g.run()[1], DType::f32, {1, 1, 1}, {std::tanh(1.0) / 2});
-  OneNode bad("LSTM", {in(f32({1, 1, 1}, {1})), in(f32({1, 3, 1}, {0, 0, 1})), in(f32({1, 3, 1}, {0, 0, 0}))},
-              attrs({{"hidden_size", int64_t{1}}}));
+  OneNode bad(
+      "LSTM",
+      {in(f32({1, 1, 1}, {1})), in(f32({1, 3, 1}, {0, 0, 1})), in(f32({1, 3, 1}, {0, 0, 0}))},
+      attrs({{"hidden_size", int64_t{1}}}));
   EXPECT_NE(error_of([&] { bad.infer(); }).find("W has shape"), std::string::npos);
 }
 
@@ -120,8 +130,9 @@ TEST(Sampling, GridSampleModesAndPadding) {
   // Far outside: zeros padding reads 0, border clamps to the corner pixel 1.
   const Tensor far = f32({1, 1, 1, 2}, {-3, -3});
   expect_tensor(run1("GridSample", {in(x), in(far)}), DType::f32, {1, 1, 1, 1}, {0});
-  expect_tensor(run1("GridSample", {in(x), in(far)}, attrs({{"padding_mode", std::string("border")}})),
-                DType::f32, {1, 1, 1, 1}, {1});
+  expect_tensor(
+      run1("GridSample", {in(x), in(far)}, attrs({{"padding_mode", std::string("border")}})),
+      DType::f32, {1, 1, 1, 1}, {1});
   // Nearest, align_corners=0: (0,0) -> pixel (0.5, 0.5), rounded half to even -> (0,0) = 1.
   expect_tensor(run1("GridSample", {in(x), in(f32({1, 1, 1, 2}, {0, 0}))},
                      attrs({{"mode", std::string("nearest")}})),
@@ -141,18 +152,19 @@ TEST(Signal, DftStftAndWindows) {
   expect_tensor(run1("DFT", {in(d)}, attrs({{"inverse", int64_t{1}}})), DType::f32, {1, 4, 2},
                 {0, 0, 1, 0, 0, 0, 0, 0});
   // STFT, frame length 2, step 2, onesided: frames [1,2], [3,5] -> bins (a + b, a - b).
-  expect_tensor(run1("STFT", {in(f32({1, 4, 1}, {1, 2, 3, 5})), cst(i64({}, {2})), none(), cst(i64({}, {2}))}),
+  expect_tensor(run1("STFT", {in(f32({1, 4, 1}, {1, 2, 3, 5})), cst(i64({}, {2})), none(),
+                              cst(i64({}, {2}))}),
                 DType::f32, {1, 2, 2, 2}, {3, 0, -1, 0, 8, 0, -2, 0});
   // Hann, N = 4: periodic 0.5 - 0.5 cos(2 pi n / 4) = [0, .5, 1, .5]; symmetric (N' = 3):
   // [0, .75, .75, 0].
   expect_tensor(run1("HannWindow", {cst(i64({}, {4}))}), DType::f32, {4}, {0, 0.5, 1, 0.5});
-  expect_tensor(run1("HannWindow", {cst(i64({}, {4}))}, attrs({{"periodic", int64_t{0}}})), DType::f32,
-                {4}, {0, 0.75, 0.75, 0});
+  expect_tensor(run1("HannWindow", {cst(i64({}, {4}))}, attrs({{"periodic", int64_t{0}}})),
+                DType::f32, {4}, {0, 0.75, 0.75, 0});
   // MelWeightMatrix, the ONNX doc example (8 bins, dft 16, 8192 Hz, 0..4096 Hz): row 0 is
   // [1, 1, 0, ...], row 1 [0, 0, 1, 1, 0, ...], row 5 ends with 1, rows 6..8 are zero.
-  Tensor m = run1("MelWeightMatrix", {cst(typed(DType::i32, {}, {8})), cst(typed(DType::i32, {}, {16})),
-                                      cst(typed(DType::i32, {}, {8192})), cst(f32({}, {0})),
-                                      cst(f32({}, {4096}))});
+  Tensor m = run1("MelWeightMatrix",
+                  {cst(typed(DType::i32, {}, {8})), cst(typed(DType::i32, {}, {16})),
+                   cst(typed(DType::i32, {}, {8192})), cst(f32({}, {0})), cst(f32({}, {4096}))});
   ASSERT_EQ(m.shape(), (Shape{9, 8}));
   const auto v = values(m);
   EXPECT_EQ(v[0], 1);
@@ -168,7 +180,8 @@ TEST(Signal, DftStftAndWindows) {
 
 TEST(Misc, DetReverseSequenceMaxUnpoolTfIdf) {
   // det [[1,2],[3,4]] = -2; a row swap of the identity has det -1 (needs pivoting).
-  expect_tensor(run1("Det", {in(f32({2, 2, 2}, {1, 2, 3, 4, 0, 1, 1, 0}))}), DType::f32, {2}, {-2, -1});
+  expect_tensor(run1("Det", {in(f32({2, 2, 2}, {1, 2, 3, 4, 0, 1, 1, 0}))}), DType::f32, {2},
+                {-2, -1});
   // batch_axis 0, time_axis 1, lens [2, 3]: [1,2,3] -> [2,1,3]; [4,5,6] -> [6,5,4].
   expect_tensor(run1("ReverseSequence", {in(f32({2, 3}, {1, 2, 3, 4, 5, 6})), in(i64({2}, {2, 3}))},
                      attrs({{"batch_axis", int64_t{0}}, {"time_axis", int64_t{1}}})),
@@ -180,8 +193,10 @@ TEST(Misc, DetReverseSequenceMaxUnpoolTfIdf) {
                 DType::f32, {1, 1, 1, 4}, {0, 7, 9, 0});
   // TF counts of the unigrams [1, 2] in [1, 2, 1, 2].
   expect_tensor(run1("TfIdfVectorizer", {in(i64({4}, {1, 2, 1, 2}))},
-                     attrs({{"mode", std::string("TF")}, {"min_gram_length", int64_t{1}},
-                            {"max_gram_length", int64_t{1}}, {"max_skip_count", int64_t{0}},
+                     attrs({{"mode", std::string("TF")},
+                            {"min_gram_length", int64_t{1}},
+                            {"max_gram_length", int64_t{1}},
+                            {"max_skip_count", int64_t{0}},
                             {"ngram_counts", std::vector<int64_t>{0}},
                             {"ngram_indexes", std::vector<int64_t>{0, 1}},
                             {"pool_int64s", std::vector<int64_t>{1, 2}}})),
@@ -190,9 +205,11 @@ TEST(Misc, DetReverseSequenceMaxUnpoolTfIdf) {
 
 TEST(DataDependent, NeedCompileTimeValues) {
   const Tensor x = f32({3, 2}, {1, 2, 3, 4, 5, 6});
-  expect_tensor(run1("Compress", {in(x), cst(boolean({3}, {0, 1, 1}))}, attrs({{"axis", int64_t{0}}})),
-                DType::f32, {2, 2}, {3, 4, 5, 6});
-  expect_tensor(run1("Compress", {in(x), cst(boolean({4}, {0, 1, 0, 1}))}), DType::f32, {2}, {2, 4});
+  expect_tensor(
+      run1("Compress", {in(x), cst(boolean({3}, {0, 1, 1}))}, attrs({{"axis", int64_t{0}}})),
+      DType::f32, {2, 2}, {3, 4, 5, 6});
+  expect_tensor(run1("Compress", {in(x), cst(boolean({4}, {0, 1, 0, 1}))}), DType::f32, {2},
+                {2, 4});
   OneNode rt("Compress", {in(x), in(boolean({3}, {0, 1, 1}))}, {}, 1, "cp");
   EXPECT_TRUE(throws_unsupported([&] { rt.infer(); }));
   // Unique of [2, 1, 1, 3], sorted: Y [1,2,3], first indices [1,0,3], inverse [1,0,0,2],
@@ -206,9 +223,10 @@ TEST(DataDependent, NeedCompileTimeValues) {
   OneNode un("Unique", {cst(f32({4}, {2, 1, 1, 3}))}, attrs({{"sorted", int64_t{0}}}), 1);
   expect_tensor(un.run()[0], DType::f32, {3}, {2, 1, 3});
   // NMS: box 1 overlaps box 0 with IoU 0.9 / 1.1 > 0.5 and is suppressed; boxes 0 and 2 remain.
-  Tensor sel = run1("NonMaxSuppression",
-                    {cst(f32({1, 3, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 10, 1, 11})),
-                     cst(f32({1, 1, 3}, {0.9f, 0.8f, 0.7f})), cst(i64({1}, {3})), cst(f32({1}, {0.5f}))});
+  Tensor sel =
+      run1("NonMaxSuppression",
+           {cst(f32({1, 3, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 10, 1, 11})),
+            cst(f32({1, 1, 3}, {0.9f, 0.8f, 0.7f})), cst(i64({1}, {3})), cst(f32({1}, {0.5f}))});
   expect_tensor(sel, DType::i64, {2, 3}, {0, 0, 0, 0, 0, 2});
 }
 

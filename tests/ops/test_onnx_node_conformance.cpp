@@ -53,15 +53,33 @@ constexpr double kAtol = 1e-7;
 /// Input slots whose value determines an output shape: bound to the test data when they are fed
 /// directly by a graph input.
 const std::map<std::string, std::vector<int>> kCompileTimeSlots = {
-    {"Reshape", {1}},         {"Slice", {1, 2, 3, 4}}, {"Expand", {1}}, {"Tile", {1}},
-    {"ConstantOfShape", {0}}, {"Range", {0, 1, 2}},    {"Pad", {1}},    {"Resize", {1, 2, 3}},
-    {"Upsample", {1}},        {"TopK", {1}},           {"Split", {1}},  {"Squeeze", {1}},
-    {"Unsqueeze", {1}},       {"ReduceSum", {1}},      {"OneHot", {1}}, {"NonZero", {0}},
-    {"HannWindow", {0}},      {"HammingWindow", {0}},  {"BlackmanWindow", {0}},
-    {"MaxUnpool", {2}},       {"DFT", {1}},            {"STFT", {1, 3}},
+    {"Reshape", {1}},
+    {"Slice", {1, 2, 3, 4}},
+    {"Expand", {1}},
+    {"Tile", {1}},
+    {"ConstantOfShape", {0}},
+    {"Range", {0, 1, 2}},
+    {"Pad", {1}},
+    {"Resize", {1, 2, 3}},
+    {"Upsample", {1}},
+    {"TopK", {1}},
+    {"Split", {1}},
+    {"Squeeze", {1}},
+    {"Unsqueeze", {1}},
+    {"ReduceSum", {1}},
+    {"OneHot", {1}},
+    {"NonZero", {0}},
+    {"HannWindow", {0}},
+    {"HammingWindow", {0}},
+    {"BlackmanWindow", {0}},
+    {"MaxUnpool", {2}},
+    {"DFT", {1}},
+    {"STFT", {1, 3}},
     {"MelWeightMatrix", {0, 1, 2, 3, 4}},
     // Data-dependent output shapes: the values themselves must be known at compile time.
-    {"Compress", {1}},        {"Unique", {0}},         {"NonMaxSuppression", {0, 1, 2, 3, 4}},
+    {"Compress", {1}},
+    {"Unique", {0}},
+    {"NonMaxSuppression", {0, 1, 2, 3, 4}},
 };
 
 /// Ops the frontend rewrites into registered ones (Upsample-7/9 -> Resize).
@@ -69,10 +87,8 @@ const std::set<std::string> kRewrittenByFrontend = {"Upsample"};
 
 /// Ops whose opset-1/6 definition has the same semantics as their opset-7..17 one.
 const std::set<std::string> kSameSinceOpset1 = {
-    "Elu",           "Selu",         "HardSigmoid", "InstanceNormalization",
-    "Not",           "Softplus",     "Softsign",    "GlobalAveragePool",
-    "GlobalMaxPool", "ReduceLogSum", "Abs",         "Neg",
-    "Sigmoid",       "Relu",         "LeakyRelu",
+    "Elu",      "Selu",     "HardSigmoid",       "InstanceNormalization", "Not",
+    "Softplus", "Softsign", "GlobalAveragePool", "GlobalMaxPool",         "ReduceLogSum",
 };
 
 /// Cases whose ops are registered but which tessel does not support, with the reason. Each must
