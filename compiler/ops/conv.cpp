@@ -363,9 +363,18 @@ void expect_zero_point(const Node& node, size_t i, int64_t channels, const char*
                      shape_to_string(v->shape));
 }
 
+/// Throws unless `t` (when given) holds 1 or `channels` elements.
+void check_per_channel(const Node& node, const Tensor* t, int64_t channels, const char* role) {
+  if (t && t->numel() != 1 && t->numel() != channels)
+    node_unsupported(node, "{} has {} elements (expected 1 or {})", role, t->numel(), channels);
+}
+
 /// Integer convolution of (x - x_zero_point) and (w - w_zero_point[m]) accumulated in int64.
-std::vector<int64_t> integer_conv(const ConvShapes& cs, const Tensor& x, const Tensor* xzp,
-                                  const Tensor& w, const Tensor* wzp, const Tensor* bias) {
+std::vector<int64_t> integer_conv(const Node& node, const ConvShapes& cs, const Tensor& x,
+                                  const Tensor* xzp, const Tensor& w, const Tensor* wzp,
+                                  const Tensor* bias) {
+  check_per_channel(node, xzp, 1, "x_zero_point");
+  check_per_channel(node, wzp, cs.M, "w_zero_point");
   std::vector<int64_t> vx(static_cast<size_t>(x.numel())), vw(static_cast<size_t>(w.numel()));
   const int64_t x0 = zero_point(xzp, 0);
   for (int64_t i = 0; i < x.numel(); ++i) vx[i] = load_as<int64_t>(x.raw(), x.dtype(), i) - x0;
@@ -402,7 +411,7 @@ std::vector<Tensor> conv_integer_kernel(const Node& node,
   const Tensor* xzp = inputs.size() > 2 ? inputs[2] : nullptr;
   const Tensor* wzp = inputs.size() > 3 ? inputs[3] : nullptr;
   const ConvShapes cs = conv_shapes(node, x.shape(), w.shape(), nullptr);
-  const auto acc = integer_conv(cs, x, xzp, w, wzp, nullptr);
+  const auto acc = integer_conv(node, cs, x, xzp, w, wzp, nullptr);
   Tensor y(DType::i32, cs.out);
   for (size_t i = 0; i < acc.size(); ++i) y.data<int32_t>()[i] = static_cast<int32_t>(acc[i]);
   return one_output(std::move(y));
@@ -439,7 +448,9 @@ std::vector<Tensor> qlinear_conv_kernel(const Node& node,
   const Tensor& yzp = kernel_input(node, inputs, 7, "y_zero_point");
   const Tensor* bias = inputs.size() > 8 ? inputs[8] : nullptr;
   const ConvShapes cs = conv_shapes(node, x.shape(), w.shape(), bias ? &bias->shape() : nullptr);
-  const auto acc = integer_conv(cs, x, inputs[2], w, inputs[5], bias);
+  const auto acc = integer_conv(node, cs, x, inputs[2], w, inputs[5], bias);
+  check_per_channel(node, &ws, cs.M, "w_scale");
+  check_per_channel(node, &yzp, 1, "y_zero_point");
   const auto [lo, hi] = quantized_range(node, yzp.dtype());
   const int64_t z = zero_point(&yzp, 0);
   const int64_t plane = shape_numel(cs.out) / std::max<int64_t>(cs.N * cs.M, 1);

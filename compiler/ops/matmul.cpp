@@ -273,6 +273,10 @@ EinsumPlan einsum_plan(const Node& node, const std::vector<const Shape*>& shapes
   }
   if (arrow != std::string::npos) {
     p.out_labels = parse_term(node, eq.substr(arrow + 2), -1, ellipsis_rank, nullptr);
+    std::vector<int> sorted_labels = p.out_labels;
+    std::sort(sorted_labels.begin(), sorted_labels.end());
+    if (std::adjacent_find(sorted_labels.begin(), sorted_labels.end()) != sorted_labels.end())
+      node_fail(node, "equation '{}' repeats a label in the output", eq);
     for (int l : p.out_labels)
       if (p.label_size[l] < 0) node_fail(node, "output label not present in any input of '{}'", eq);
   } else {

@@ -57,6 +57,7 @@ std::vector<Tensor> quantize_kernel(const Node& node, const std::vector<const Te
   const Tensor& s = kernel_input(node, inputs, 1, "y_scale");
   const Tensor* zp = inputs.size() > 2 ? inputs[2] : nullptr;
   const AxisParam ap = axis_param(node, x.shape(), s.shape(), "y_scale");
+  if (zp && zp->shape() != s.shape()) node_fail(node, "y_zero_point and y_scale shapes differ");
   const DType out_dtype = zp ? zp->dtype() : DType::u8;
   const auto [lo, hi] = quantized_range(node, out_dtype);
   InputView<float> vx(x), vs(s);
@@ -90,6 +91,7 @@ std::vector<Tensor> dequantize_kernel(const Node& node, const std::vector<const 
   const Tensor& s = kernel_input(node, inputs, 1, "x_scale");
   const Tensor* zp = inputs.size() > 2 ? inputs[2] : nullptr;
   const AxisParam ap = axis_param(node, x.shape(), s.shape(), "x_scale");
+  if (zp && zp->shape() != s.shape()) node_fail(node, "x_zero_point and x_scale shapes differ");
   InputView<float> vs(s);
   Tensor y(DType::f32, x.shape());
   for (int64_t i = 0; i < x.numel(); ++i) {

@@ -186,34 +186,31 @@ std::vector<Tensor> rnn_compute(const Node& node, Cell cell, const std::vector<c
   const int64_t G = gate_count(cell), H = c.hidden, I = c.input;
   InputView<C> vx(x), vw(w), vr(r);
   std::vector<C> bias(static_cast<size_t>(c.dirs * 2 * G * H), C(0));
-  if (const Tensor* b = opt(3)) {
-    InputView<C> vb(*b);
-    std::copy(vb.data(), vb.data() + b->numel(), bias.begin());
-  }
+  // Copies optional input i (which must hold exactly dst.size() elements) into dst.
+  auto load_opt = [&](size_t i, std::vector<C>& dst, const char* role) {
+    const Tensor* t = opt(i);
+    if (t == nullptr) return;
+    if (t->numel() != static_cast<int64_t>(dst.size()))
+      node_fail(node, "{} has {} elements, expected {}", role, t->numel(), dst.size());
+    InputView<C> v(*t);
+    std::copy(v.data(), v.data() + t->numel(), dst.begin());
+  };
+  load_opt(3, bias, "B");
   std::vector<C> peep(static_cast<size_t>(c.dirs * 3 * H), C(0));
-  if (cell == Cell::lstm)
-    if (const Tensor* p = opt(7)) {
-      InputView<C> vp(*p);
-      std::copy(vp.data(), vp.data() + p->numel(), peep.begin());
-    }
+  if (cell == Cell::lstm) load_opt(7, peep, "P");
   const Shape ss = state_shape(c);
   std::vector<C> h0(static_cast<size_t>(shape_numel(ss)), C(0)), c0(h0.size(), C(0));
-  if (const Tensor* t = opt(5)) {
-    InputView<C> v(*t);
-    std::copy(v.data(), v.data() + t->numel(), h0.begin());
-  }
-  if (cell == Cell::lstm)
-    if (const Tensor* t = opt(6)) {
-      InputView<C> v(*t);
-      std::copy(v.data(), v.data() + t->numel(), c0.begin());
-    }
+  load_opt(5, h0, "initial_h");
+  if (cell == Cell::lstm) load_opt(6, c0, "initial_c");
   std::vector<int64_t> lens(static_cast<size_t>(c.batch), c.seq);
-  if (const Tensor* sl = opt(4))
+  if (const Tensor* sl = opt(4)) {
+    if (sl->numel() != c.batch) node_fail(node, "sequence_lens must have {} entries", c.batch);
     for (int64_t b = 0; b < c.batch; ++b) {
       lens[b] = load_as<int64_t>(sl->raw(), sl->dtype(), b);
       if (lens[b] < 0 || lens[b] > c.seq)
         node_fail(node, "sequence_lens[{}] = {} is out of [0, {}]", b, lens[b], c.seq);
     }
+  }
   OutputBuffer<C> y(x.dtype(), y_shape(c));
   OutputBuffer<C> yh(x.dtype(), ss), yc(x.dtype(), ss);
   auto x_at = [&](int64_t t, int64_t b) {

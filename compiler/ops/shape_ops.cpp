@@ -1212,6 +1212,10 @@ void register_scatter() {
                        node, node.attrs.get_int_or("axis", 0, node.name), rank, "attribute axis");
                    if (idx.shape() != upd.shape() || idx.rank() != rank)
                      node_fail(node, "indices/updates shapes are inconsistent with data");
+                   for (int64_t k = 0; k < rank; ++k)
+                     if (k != axis && idx.shape()[k] > data.shape()[k])
+                       node_fail(node, "indices shape {} exceeds data shape {} on axis {}",
+                                 shape_to_string(idx.shape()), shape_to_string(data.shape()), k);
                    const auto st = row_major_strides(data.shape());
                    return dispatch_numeric(node, data.dtype(), [&](auto tag) {
                      using C = decltype(tag);

@@ -198,7 +198,13 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
 
   std::vector<Dim> par, red;
   for (const auto& d : dims) (d.reduce ? red : par).push_back(d);
-  const bool row_reduce = update && red.size() == 1 && !dims.empty() && dims.back().reduce;
+  // A reduction along the innermost (fused) reduced axis uses vrsum/vrmax/vrmin when every operand
+  // of the source is contiguous or broadcast along it (a computed source is then materialised
+  // row by row); otherwise each reduction step is an elementwise accumulation.
+  bool row_reduce = update && red.size() == 1 && !dims.empty() && dims.back().reduce;
+  if (row_reduce)
+    for (size_t k = 1; k < ops.size(); ++k)
+      if (dims.back().coeff[k] != 0 && dims.back().coeff[k] != 1) row_reduce = false;
 
   // Instruction dims: count (innermost) and repeat; the rest become loops around.
   std::optional<Dim> count_dim, repeat_dim;

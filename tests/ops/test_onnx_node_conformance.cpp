@@ -8,13 +8,15 @@
 // only where NaN is expected; integer and bool outputs must be equal; dtype and shape must match.
 //
 // Harness adaptations (each keeps the op's semantics unchanged):
-//  * Inputs an op needs at compile time (Reshape's shape, Slice's starts/ends/axes/steps, ...; see
-//    kCompileTimeSlots) are graph inputs in many cases. tessel compiles static shapes, so when such
-//    a graph input feeds one of those slots directly, the harness turns it into an initializer
-//    holding the test data set's value (what a deployment does after binding shapes).
+//  * Inputs an op needs at compile time (Reshape's shape, Slice's starts/ends/axes/steps, the
+//    values of data-dependent ops such as NonZero's input; see kCompileTimeSlots) are graph inputs
+//    in many cases. tessel compiles static shapes, so a graph input that such a slot depends on
+//    (directly or through other nodes, e.g. Size -> Cast -> Range) is turned into an initializer
+//    holding the test data set's value, as a deployment does when it binds shapes.
 //  * The frontend accepts default-domain opsets >= 7. Models declaring opset 1..6 whose ops all
 //    have the same semantics in opset 7..17 (kSameSinceOpset1: only type constraints changed) are
 //    imported with the declared opset raised to 7.
+//  * Upsample counts as supported: the frontend rewrites it into Resize.
 //
 // Expectations: a case whose ops are all registered must pass, unless it is listed in
 // kExpectedUnsupported with the reason; such a case must fail with tessel::Unsupported (so the

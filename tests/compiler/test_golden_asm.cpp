@@ -1,0 +1,82 @@
+// Golden files of emitted NPU assembly for a small convolution and a small matmul.
+//
+// The compiler is deterministic: the same graph and config give the same program. A change to
+// tiling, tensorization, sync insertion or code generation shows up here as a diff of readable
+// assembly. To accept an intended change, rerun with TESSEL_UPDATE_GOLDEN=1 and review the diff
+// of tests/compiler/golden/*.s in git.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "isa/asm.h"
+#include "tests/compiler/npu_test_util.h"
+
+namespace tessel::testing {
+namespace {
+
+void expect_golden(const npu_backend::NpuModule& mod, const std::string& name) {
+  const std::string text = isa::disassemble(mod.program);
+  const std::string path = std::string(TESSEL_SOURCE_DIR) + "/tests/compiler/golden/" + name;
+  if (std::getenv("TESSEL_UPDATE_GOLDEN")) {
+    std::ofstream(path) << text;
+    GTEST_SKIP() << "updated " << path;
+  }
+  std::ifstream f(path);
+  ASSERT_TRUE(f) << "missing golden file " << path << " (run with TESSEL_UPDATE_GOLDEN=1)";
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_EQ(text, ss.str()) << "emitted assembly differs from " << path;
+  // The golden text is also a valid program: it assembles back to the same instructions.
+  isa::Program back = isa::assemble(ss.str(), path);
+  ASSERT_EQ(back.cores.size(), mod.program.cores.size());
+  for (size_t c = 0; c < back.cores.size(); ++c) EXPECT_EQ(back.cores[c], mod.program.cores[c]);
+}
+
+Attributes conv_attrs() {
+  Attributes a;
+  a.set("kernel_shape", std::vector<int64_t>{3, 3});
+  a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  return a;
+}
+
+TEST(GoldenAsm, Conv3x3WithBias) {
+  // 1x8x10x12 input, 16 filters 3x3, pad 1, + bias, on one npu_4core core.
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 8, 10, 12});
+  Value* w = b.constant("w", random_tensor({16, 8, 3, 3}, 1));
+  Value* bias = b.constant("b", random_tensor({16}, 2));
+  Value* y = b.node("Conv", {x, w, bias}, conv_attrs());
+  auto g = b.finish({y});
+  npu::HwConfig hw = npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml",
+                                         {{"cores", "1"}});
+  auto mod = npu_backend::compile_npu(*g, hw);
+  expect_golden(mod, "conv3x3_bias.s");
+  // And it computes the right values (the golden file is not just frozen output).
+  std::map<std::string, Tensor> in{{"x", random_tensor({1, 8, 10, 12}, 3)}};
+  auto got = run_simulator(mod, hw, in);
+  EXPECT_LE(max_abs_diff(got.begin()->second, ops::run_reference(*g, in).begin()->second), 1e-2);
+}
+
+TEST(GoldenAsm, GemmWithBias) {
+  // y = x * W^T + c with x 4x40, W 24x40.
+  GraphBuilder b;
+  Value* x = b.input("x", {4, 40});
+  Value* w = b.constant("w", random_tensor({24, 40}, 4));
+  Value* c = b.constant("c", random_tensor({24}, 5));
+  Attributes a;
+  a.set("transB", int64_t{1});
+  Value* y = b.node("Gemm", {x, w, c}, a);
+  auto g = b.finish({y});
+  npu::HwConfig hw = npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml",
+                                         {{"cores", "1"}});
+  auto mod = npu_backend::compile_npu(*g, hw);
+  expect_golden(mod, "gemm_bias.s");
+  std::map<std::string, Tensor> in{{"x", random_tensor({4, 40}, 6)}};
+  auto got = run_simulator(mod, hw, in);
+  EXPECT_LE(max_abs_diff(got.begin()->second, ops::run_reference(*g, in).begin()->second), 1e-2);
+}
+
+}  // namespace
+}  // namespace tessel::testing

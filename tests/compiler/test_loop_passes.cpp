@@ -1,0 +1,283 @@
+// Unit tests of the NPU loop passes on small hand-built loop IR (before/after).
+#include <gtest/gtest.h>
+
+#include "compiler/backend/npu/compile.h"
+#include "compiler/loop/loop.h"
+#include "compiler/te/te.h"
+#include "passes/loop/npu_passes.h"
+#include "passes/loop/tile_emitter.h"
+#include "tests/compiler/npu_test_util.h"
+
+namespace tessel::testing {
+namespace {
+
+namespace L = tessel::loop;
+using isa::Opcode;
+
+std::vector<const L::StmtNode*> leaves(const L::Stmt& s) {
+  std::vector<const L::StmtNode*> out;
+  L::visit_stmt(s, [&](const L::Stmt& n) {
+    if (n->kind == L::StmtKind::Intrin || n->kind == L::StmtKind::Copy || n->kind == L::StmtKind::Sync)
+      out.push_back(n.get());
+  });
+  return out;
+}
+
+const isa::VectorArgs& vargs(const L::StmtNode* n) { return std::get<isa::VectorArgs>(n->instr.args); }
+
+struct Fixture : ::testing::Test {
+  npu::HwConfig hw = preset("npu_4core");
+  passes::NpuTarget target{&hw, DType::f16};
+};
+
+using TensorizeVector = Fixture;
+
+TEST_F(TensorizeVector, BroadcastOperandGetsZeroElementStride) {
+  // for i < 4, j < 64: y[i,j] = x[i,j] * 2 + b[i,0]
+  auto x = L::make_buffer("x", L::MemScope::ub, DType::f16, {4, 64});
+  auto b = L::make_buffer("b", L::MemScope::ub, DType::f16, {4, 1});
+  auto y = L::make_buffer("y", L::MemScope::ub, DType::f16, {4, 64});
+  auto i = L::make_var("i"), j = L::make_var("j");
+  auto I = L::var_ref(i), J = L::var_ref(j);
+  auto body = L::for_loop(
+      i, 4,
+      L::for_loop(j, 64,
+                  L::store(y, {I, J},
+                           L::add(L::mul(L::load(x, {I, J}), L::float_imm(2.0)),
+                                  L::load(b, {I, L::int_imm(0)})))));
+  auto out = passes::tensorize_vector(body, target);
+  auto ls = leaves(out);
+  // b's stride along j is 0, so (i, j) cannot fuse: count = 64 (j), repeat = 4 (i).
+  ASSERT_EQ(ls.size(), 2u);
+  EXPECT_EQ(ls[0]->instr.op, Opcode::vmuls);  // x * 2 into a temporary
+  EXPECT_EQ(vargs(ls[0]).scalar, 2.0f);
+  EXPECT_EQ(ls[1]->instr.op, Opcode::vadd);  // + b into y
+  const auto& v = vargs(ls[1]);
+  EXPECT_EQ(v.count, 64u);
+  EXPECT_EQ(v.repeat, 4u);
+  EXPECT_EQ(v.dst.elem_stride, 1);
+  EXPECT_EQ(v.dst.repeat_stride, 64);
+  EXPECT_EQ(v.src1.elem_stride, 0);  // b broadcast along j
+  EXPECT_EQ(v.src1.repeat_stride, 1);
+  EXPECT_EQ(ls[1]->operands[0].buffer, y);
+  EXPECT_EQ(ls[1]->operands[2].buffer, b);
+}
+
+TEST_F(TensorizeVector, ContiguousLoopsFuseIntoOneCount) {
+  // y[i,j] = relu(x[i,j]) over 8 x 32: both operands dense, so the loops fuse: count 256.
+  auto x = L::make_buffer("x", L::MemScope::ub, DType::f16, {8, 32});
+  auto y = L::make_buffer("y", L::MemScope::ub, DType::f16, {8, 32});
+  auto i = L::make_var("i"), j = L::make_var("j");
+  auto body = L::for_loop(
+      i, 8, L::for_loop(j, 32, L::store(y, {L::var_ref(i), L::var_ref(j)},
+                                        L::max(L::load(x, {L::var_ref(i), L::var_ref(j)}),
+                                               L::float_imm(0.0)))));
+  auto ls = leaves(passes::tensorize_vector(body, target));
+  ASSERT_EQ(ls.size(), 1u);
+  EXPECT_EQ(ls[0]->instr.op, Opcode::vmaxs);
+  EXPECT_EQ(vargs(ls[0]).count, 256u);
+  EXPECT_EQ(vargs(ls[0]).repeat, 1u);
+}
+
+TEST_F(TensorizeVector, RowReductionBecomesVrmax) {
+  // s[i] = max_k x[i,k] over 8 x 32.
+  auto x = L::make_buffer("x", L::MemScope::ub, DType::f16, {8, 32});
+  auto s = L::make_buffer("s", L::MemScope::ub, DType::f16, {8});
+  auto i = L::make_var("i"), k = L::make_var("k");
+  auto I = L::var_ref(i);
+  auto body = L::seq({L::for_loop(i, 8, L::store(s, {I}, L::float_imm(-INFINITY))),
+                      L::for_loop(i, 8, L::for_loop(k, 32, L::store(s, {I}, L::max(L::load(s, {I}), L::load(x, {I, L::var_ref(k)})))))});
+  auto ls = leaves(passes::tensorize_vector(body, target));
+  ASSERT_EQ(ls.size(), 2u);
+  EXPECT_EQ(ls[0]->instr.op, Opcode::vdup);
+  EXPECT_EQ(ls[1]->instr.op, Opcode::vrmax);
+  const auto& v = vargs(ls[1]);
+  EXPECT_EQ(v.count, 32u);   // reduced axis
+  EXPECT_EQ(v.repeat, 8u);   // one result per row
+  EXPECT_EQ(v.src0.elem_stride, 1);
+  EXPECT_EQ(v.src0.repeat_stride, 32);
+  EXPECT_EQ(v.dst.repeat_stride, 1);
+}
+
+TEST_F(TensorizeVector, WindowSumAccumulatesWithVmla) {
+  // Depthwise-style: s[h,w] += x[h+r, w] * k[r] for r < 3: x is not contiguous along r (stride
+  // 16), so each step is one vmla over (h, w) and r stays a loop. s and x both have row stride 16
+  // = 16 * 1, so h and w fuse: count = 64, repeat = 1.
+  auto x = L::make_buffer("x", L::MemScope::ub, DType::f16, {6, 16});
+  auto kk = L::make_buffer("k", L::MemScope::ub, DType::f16, {3});
+  auto s = L::make_buffer("s", L::MemScope::ub, DType::f16, {4, 16});
+  auto h = L::make_var("h"), w = L::make_var("w"), r = L::make_var("r");
+  auto H = L::var_ref(h), W = L::var_ref(w), R = L::var_ref(r);
+  auto upd = L::for_loop(h, 4, L::for_loop(w, 16, L::for_loop(r, 3, L::store(s, {H, W}, L::add(L::load(s, {H, W}), L::mul(L::load(x, {L::add(H, R), W}), L::load(kk, {R})))))));
+  auto out = passes::tensorize_vector(upd, target);
+  auto ls = leaves(out);
+  ASSERT_EQ(ls.size(), 1u) << L::to_string(out);
+  EXPECT_EQ(ls[0]->instr.op, Opcode::vmla);
+  const auto& v = vargs(ls[0]);
+  EXPECT_EQ(v.count, 64u);
+  EXPECT_EQ(v.repeat, 1u);
+  EXPECT_EQ(v.src1.elem_stride, 0);  // k[r] is a scalar per step
+  EXPECT_EQ(v.src1.repeat_stride, 0);
+  EXPECT_EQ(out->kind, L::StmtKind::For);  // the r loop around the instruction
+  EXPECT_EQ(out->extent, 3);
+}
+
+TEST(PartitionLoops, PeelsTheBorderIterationsOfAPaddedCopy) {
+  // for t < 4: copy ub[0:10] <- gm[8t - 1 : +10] over gm of 32 elements. t = 0 starts at -1 and
+  // t = 3 ends at 33 > 32: both are peeled; t = 1, 2 stay a loop with in-bounds copies.
+  auto gm = L::make_buffer("g", L::MemScope::gm, DType::f16, {32});
+  auto ub = L::make_buffer("u", L::MemScope::ub, DType::f16, {10});
+  auto t = L::make_var("t");
+  auto body = L::for_loop(
+      t, 4,
+      L::copy(L::Region{ub, {L::int_imm(0)}, {10}},
+              L::Region{gm, {L::sub(L::mul(L::var_ref(t), L::int_imm(8)), L::int_imm(1))}, {10}}));
+  auto out = passes::partition_loops(body);
+  ASSERT_EQ(out->kind, L::StmtKind::Seq);
+  ASSERT_EQ(out->seq.size(), 3u);
+  EXPECT_EQ(L::to_string(out->seq[0]->src.starts[0]), "-1");
+  EXPECT_EQ(out->seq[1]->kind, L::StmtKind::For);
+  EXPECT_EQ(out->seq[1]->extent, 2);
+  EXPECT_EQ(L::to_string(out->seq[2]->src.starts[0]), "23");
+}
+
+TEST(SplitCores, GivesEachCoreAContiguousShareIncludingTheTail) {
+  // 5 full tiles + 1 tail = 6 iterations over 4 cores: [0,1) [1,3) [3,4) [4,6).
+  auto gm = L::make_buffer("g", L::MemScope::gm, DType::f16, {64});
+  auto ub = L::make_buffer("u", L::MemScope::ub, DType::f16, {10});
+  auto t = L::make_var("t");
+  auto loop = L::for_loop(t, 5,
+                          L::copy(L::Region{ub, {L::int_imm(0)}, {10}},
+                                  L::Region{gm, {L::mul(L::var_ref(t), L::int_imm(10))}, {10}}),
+                          L::ForKind::core_bound);
+  loop->else_body = L::copy(L::Region{ub, {L::int_imm(0)}, {4}}, L::Region{gm, {L::int_imm(50)}, {4}});
+  std::vector<int> copies(4);
+  for (int c = 0; c < 4; ++c) copies[c] = static_cast<int>(leaves(passes::split_cores(loop, c, 4)).size());
+  auto c3 = passes::split_cores(loop, 3, 4);
+  EXPECT_NE(L::to_string(c3).find("g[((t + 4) * 10):+10]"), std::string::npos) << L::to_string(c3);
+  EXPECT_NE(L::to_string(c3).find("g[50:+4]"), std::string::npos);
+  EXPECT_EQ(copies, (std::vector<int>{1, 1, 1, 2}));  // static copies per core (loops count once)
+}
+
+using InsertSync = Fixture;
+
+TEST_F(InsertSync, TileLoopGetsForwardAndLoopCarriedFlagsOnly) {
+  // for t < 3: copy in (mte2) -> vadds (vector) -> copy out (mte3).
+  auto gx = L::make_buffer("gx", L::MemScope::gm, DType::f16, {3, 64});
+  auto gy = L::make_buffer("gy", L::MemScope::gm, DType::f16, {3, 64});
+  auto ux = L::make_buffer("ux", L::MemScope::ub, DType::f16, {64});
+  auto uy = L::make_buffer("uy", L::MemScope::ub, DType::f16, {64});
+  auto t = L::make_var("t");
+  auto T = L::var_ref(t);
+  auto in = L::copy(L::Region{L::make_view(ux, "ux", {1, 64}, {64, 1}, 0), {L::int_imm(0), L::int_imm(0)}, {1, 64}},
+                    L::Region{gx, {T, L::int_imm(0)}, {1, 64}});
+  isa::Instruction add;
+  add.op = Opcode::vadds;
+  isa::VectorArgs va;
+  va.count = 64;
+  va.scalar = 1.0f;
+  add.args = va;
+  auto op = L::intrin(add, {{uy, L::int_imm(0)}, {ux, L::int_imm(0)}});
+  auto out = L::copy(L::Region{gy, {T, L::int_imm(0)}, {1, 64}},
+                     L::Region{L::make_view(uy, "uy", {1, 64}, {64, 1}, 0), {L::int_imm(0), L::int_imm(0)}, {1, 64}});
+  auto body = L::for_loop(t, 3, L::seq({in, op, out}));
+  passes::plan_memory(body, target, "k");
+  auto synced = passes::insert_sync(body, target);
+  // Forward: mte2 -> vector (ux written then read) and vector -> mte3 (uy). Carried by t: the next
+  // copy-in overwrites ux after this iteration's vadds read it (vector -> mte2), and the next vadds
+  // overwrites uy after this iteration's copy-out read it (mte3 -> vector): each pre-set before the
+  // loop and drained after it. Nothing else.
+  EXPECT_EQ(L::to_string(synced),
+            "set_flag mte3->vector ev0\n"
+            "set_flag vector->mte2 ev0\n"
+            "for t in 0..3 {\n"
+            "  wait_flag vector->mte2 ev0\n"
+            "  copy.mte2 ux[0:+1, 0:+64] <- gx[t:+1, 0:+64]\n"
+            "  set_flag mte2->vector ev0\n"
+            "  wait_flag mte3->vector ev0\n"
+            "  wait_flag mte2->vector ev0\n"
+            "  vadds.vector uy[0], ux[0] count=64 repeat=1 strides=(1,0)(1,0)(1,0) scalar=1\n"
+            "  set_flag vector->mte2 ev0\n"
+            "  set_flag vector->mte3 ev0\n"
+            "  wait_flag vector->mte3 ev0\n"
+            "  copy.mte3 gy[t:+1, 0:+64] <- uy[0:+1, 0:+64]\n"
+            "  set_flag mte3->vector ev0\n"
+            "}\n"
+            "wait_flag vector->mte2 ev0\n"
+            "wait_flag mte3->vector ev0\n");
+}
+
+TEST(PlanMemory, OverflowNamesKernelScopeAndBuffers) {
+  npu::HwConfig hw = preset("edge_1core");
+  passes::NpuTarget target{&hw, DType::f16};
+  auto a = L::make_buffer("big", L::MemScope::ub, DType::f16, {40000});  // 80000 bytes
+  auto b = L::make_buffer("bigger", L::MemScope::ub, DType::f16, {40000});
+  isa::Instruction in;
+  in.op = Opcode::vcopy;
+  in.args = isa::VectorArgs{};
+  auto body = L::intrin(in, {{a, L::int_imm(0)}, {b, L::int_imm(0)}});
+  try {
+    passes::plan_memory(body, target, "kern");
+    FAIL() << "expected an overflow error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel kern: ub needs 160000 bytes but core.buffers_bytes.ub is 131072"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("big=80000B"), std::string::npos);
+  }
+}
+
+TEST(TileVector, TileIsTheLargestThatFitsUb) {
+  // Relu over [3,1000,37] fp16 on edge_1core (UB 131072 bytes): input and output tiles of
+  // [1, t, 37] need 2 * align32(74 t) bytes. t = 885: 2 * 65504 = 131008 fits; t = 886:
+  // 2 * 65568 = 131136 does not. So the tile is [1, 885, 37] (tail 115 rows).
+  npu::HwConfig hw = preset("edge_1core");
+  passes::NpuTarget target{&hw, DType::f16};
+  te::Tensor x = te::placeholder("x", {3, 1000, 37});
+  te::Tensor y = te::compute("y", {3, 1000, 37}, [&](const std::vector<L::Expr>& i) {
+    return L::max(te::read(x, i), L::float_imm(0.0));
+  });
+  passes::KernelSpec spec{"relu", y, {}};
+  spec.gm[x.get()] = L::make_buffer("gx", L::MemScope::gm, DType::f16, {3, 1000, 37});
+  spec.gm[y.get()] = L::make_buffer("gy", L::MemScope::gm, DType::f16, {3, 1000, 37});
+  passes::VectorKnobs knobs;
+  passes::tile_vector(spec, target, &knobs);
+  EXPECT_EQ(knobs.tile, (std::vector<int64_t>{1, 885, 37}));
+}
+
+TEST(TileVector, ReducedAxisThatDoesNotFitIsAClearError) {
+  // Softmax over a 100000-element axis cannot keep the axis in one 128 KiB UB tile.
+  npu::HwConfig hw = preset("edge_1core");
+  passes::NpuTarget target{&hw, DType::f16};
+  GraphBuilder b;
+  Value* xv = b.input("x", {2, 100000});
+  Attributes a;
+  a.set("axis", int64_t{1});
+  Value* y = b.node("Softmax", {xv}, a);
+  auto g = b.finish({y});
+  try {
+    npu_backend::compile_npu(*g, hw);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    // The reduced axis alone (100000 fp16 = 200000 bytes per buffer) exceeds the UB.
+    EXPECT_NE(std::string(e.what()).find("kernel Softmax_0: even a 1-element tile needs"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a reduction axis is too long for one tile"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CompileNpu, OpWithoutLoweringNamesOpAndNode) {
+  GraphBuilder b;
+  Value* xv = b.input("x", {4, 8});
+  Value* y = b.node("Erf", {xv});
+  auto g = b.finish({y});
+  try {
+    npu_backend::compile_npu(*g, preset("npu_4core"));
+    FAIL() << "expected Unsupported";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("Erf 'Erf_0'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no compute definition"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessel::testing
