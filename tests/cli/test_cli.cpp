@@ -1,0 +1,244 @@
+// The command-line interface as a user runs it: exit codes (0 pass, 1 mismatch, 2 error), messages
+// that name the file/line/key/node, and no half-written output files on errors.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/frontend/onnx_import.h"
+#include "isa/asm.h"
+
+namespace tessel::testing {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kSrc = TESSEL_SOURCE_DIR;
+const std::string kModels = TESSEL_MODELS_DIR;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+/// Runs `tessel ARGS` from the repository root.
+Result tessel(const std::string& args) {
+  static int counter = 0;
+  const fs::path dir = fs::path(::testing::TempDir()) / "tessel_cli";
+  fs::create_directories(dir);
+  const fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
+  const fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
+  const std::string cmd = "cd '" + kSrc + "' && '" + std::string(TESSEL_BINARY) + "' " + args + " > '" +
+                          out.string() + "' 2> '" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+#define EXPECT_CONTAINS(haystack, needle) \
+  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing \"" << (needle) << "\" in:\n" << (haystack)
+
+TEST(Cli, HelpListsTheCommands) {
+  Result r = tessel("--help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* c : {"run", "check", "compile"}) EXPECT_CONTAINS(r.out, c);
+}
+
+TEST(Cli, NoCommandIsAnError) { EXPECT_EQ(tessel("").code, 2); }
+
+TEST(Cli, CheckRefPassesOnARealModel) {
+  Result r = tessel("check tests/data/cases/hello_deepa --target ref");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_CONTAINS(r.out, "PASS");
+  EXPECT_CONTAINS(r.out, "max abs error");
+}
+
+TEST(Cli, MismatchExitsWithOne) {
+  // A copy of the hello_deepa case whose expected output is off by 0.5.
+  fs::path d = temp_dir("mismatch_case");
+  fs::create_symlink(fs::absolute(kModels + "/hello_deepa.onnx"), d / "model.onnx");
+  fs::create_directories(d / "test_data_set_0");
+  const fs::path src = kSrc + "/tests/data/cases/hello_deepa/test_data_set_0";
+  fs::copy_file(src / "input_0.pb", d / "test_data_set_0/input_0.pb");
+  onnx::TensorProto t;
+  std::ifstream in(src / "output_0.pb", std::ios::binary);
+  ASSERT_TRUE(t.ParseFromIstream(&in));
+  std::string raw = t.raw_data();
+  float v;
+  std::memcpy(&v, raw.data(), 4);
+  v += 0.5f;
+  std::memcpy(raw.data(), &v, 4);
+  t.set_raw_data(raw);
+  std::ofstream o(d / "test_data_set_0/output_0.pb", std::ios::binary);
+  ASSERT_TRUE(t.SerializeToOstream(&o));
+  o.close();
+  Result r = tessel("check '" + d.string() + "' --target ref");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_CONTAINS(r.out, "FAIL");
+  EXPECT_CONTAINS(r.out, "MISMATCH");
+}
+
+TEST(Cli, CaseDirectoryWithoutOutputs) {
+  fs::path d = temp_dir("no_outputs_case");
+  fs::create_symlink(fs::absolute(kModels + "/hello_deepa.onnx"), d / "model.onnx");
+  fs::create_directories(d / "test_data_set_0");
+  fs::copy_file(kSrc + "/tests/data/cases/hello_deepa/test_data_set_0/input_0.pb",
+                d / "test_data_set_0/input_0.pb");
+  Result r = tessel("check '" + d.string() + "' --target ref");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "no expected outputs");
+  EXPECT_CONTAINS(r.err, "test_data_set_0");
+}
+
+TEST(Cli, CaseDirectoryWithoutModel) {
+  fs::path d = temp_dir("no_model_case");
+  Result r = tessel("check '" + d.string() + "' --target ref");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "no model.onnx");
+}
+
+TEST(Cli, OpWithoutNpuLoweringNamesOpAndNode) {
+  // Erf has a reference kernel but no NPU lowering.
+  Result r = tessel("check /usr/share/libonnx-testdata/data/node/test_erf --target npu --hw hw_configs/npu_4core.yaml");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_CONTAINS(r.err, "Erf");
+  EXPECT_CONTAINS(r.err, "no compute definition");
+}
+
+TEST(Cli, NpuTargetNeedsAHardwareConfig) {
+  Result r = tessel("check tests/data/cases/hello_deepa --target npu");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "--hw");
+}
+
+TEST(Cli, UnknownTarget) {
+  Result r = tessel("check tests/data/cases/hello_deepa --target gpu");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "unknown target 'gpu'");
+}
+
+TEST(Cli, BufferSizeZeroIsRejected) {
+  Result r = tessel("check tests/data/cases/hello_deepa --target npu --hw hw_configs/npu_4core.yaml "
+                    "--hw-set core.buffers_bytes.ub=0");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "core.buffers_bytes.ub");
+  EXPECT_CONTAINS(r.err, "npu_4core.yaml");
+}
+
+TEST(Cli, BufferTooSmallForTheMinimumTile) {
+  Result r = tessel("check tests/data/cases/hello_deepa --target npu --hw hw_configs/npu_4core.yaml "
+                    "--hw-set core.buffers_bytes.l0a=256");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "core.buffers_bytes.l0a");
+  EXPECT_CONTAINS(r.err, "fractal");
+}
+
+TEST(Cli, UnknownKeyInHardwareConfig) {
+  fs::path d = temp_dir("bad_hw");
+  std::string y = slurp(kSrc + "/hw_configs/npu_4core.yaml");
+  const auto pos = y.find("clock_ghz:");
+  ASSERT_NE(pos, std::string::npos);
+  y.replace(pos, 10, "clock_ghx:");
+  write(d / "hw.yaml", y);
+  Result r = tessel("check tests/data/cases/hello_deepa --target npu --hw '" + (d / "hw.yaml").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "hw.yaml:");
+  EXPECT_CONTAINS(r.err, "clock_ghx");
+}
+
+TEST(Cli, MissingOnnxFile) {
+  Result r = tessel("compile no/such/model.onnx --emit graph");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "no/such/model.onnx");
+}
+
+TEST(Cli, CorruptOnnxFile) {
+  fs::path d = temp_dir("corrupt_onnx");
+  write(d / "model.onnx", std::string("\x08\x07\x12\xff\xff\xff this is not a model", 30));
+  Result r = tessel("compile '" + (d / "model.onnx").string() + "' --emit graph");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "model.onnx");
+}
+
+TEST(Cli, UnboundDynamicDimensionSaysHowToBindIt) {
+  Result r = tessel("compile models/ch_ppocr_mobile_v2.0_cls_infer.onnx --emit graph");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "'x'");
+  EXPECT_CONTAINS(r.err, "--input-shape");
+}
+
+TEST(Cli, ExperimentWithUnknownKey) {
+  fs::path d = temp_dir("bad_experiment");
+  write(d / "e.yaml",
+        "name: bad\n"
+        "model: " + kModels + "/hello_deepa.onnx\n"
+        "targt: npu\n");
+  const fs::path report = d / "report.json";
+  Result r = tessel("run '" + (d / "e.yaml").string() + "' --report '" + report.string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "e.yaml:3:1: targt: unknown key");
+  EXPECT_FALSE(fs::exists(report)) << "a report was written although the run failed";
+}
+
+TEST(Cli, ExperimentWithYamlSyntaxError) {
+  fs::path d = temp_dir("bad_yaml");
+  write(d / "e.yaml", "name: [unclosed\nmodel: x\n");
+  Result r = tessel("run '" + (d / "e.yaml").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "YAML syntax error");
+  EXPECT_CONTAINS(r.err, "e.yaml:");
+}
+
+TEST(Cli, ExperimentWithNonPositiveShape) {
+  fs::path d = temp_dir("bad_shape");
+  write(d / "e.yaml",
+        "model: " + kModels + "/hello_deepa.onnx\n"
+        "inputs:\n"
+        "  onnx::Flatten_0: {shape: [1, 0, 96]}\n"
+        "target: ref\n");
+  Result r = tessel("run '" + (d / "e.yaml").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "e.yaml:3:");
+  EXPECT_CONTAINS(r.err, "dims must be positive");
+}
+
+TEST(Cli, OutputIntoAMissingDirectoryWritesNothing) {
+  Result r = tessel("compile models/hello_deepa.onnx --emit graph -o no/such/dir/out.txt");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "no/such/dir");
+  EXPECT_FALSE(fs::exists(kSrc + "/no/such/dir/out.txt"));
+}
+
+TEST(Cli, CompiledAssemblyRoundTrips) {
+  fs::path d = temp_dir("asm_out");
+  Result r = tessel("compile models/hello_deepa.onnx --hw hw_configs/npu_4core.yaml --emit asm -o '" +
+                    (d / "wake.s").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string text = slurp(d / "wake.s");
+  EXPECT_CONTAINS(text, "mmad");
+  EXPECT_EQ(isa::disassemble(isa::assemble(text, "wake.s")), text);
+}
+
+}  // namespace
+}  // namespace tessel::testing
