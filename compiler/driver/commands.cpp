@@ -77,7 +77,8 @@ std::vector<std::string> sorted_files(const fs::path& dir, const std::string& pr
   std::vector<std::pair<int, std::string>> found;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string n = e.path().filename().string();
-    if (n.rfind(prefix, 0) == 0 && n.size() > prefix.size() + 3 && n.substr(n.size() - 3) == ".pb") {
+    if (n.rfind(prefix, 0) == 0 && n.size() > prefix.size() + 3 &&
+        n.substr(n.size() - 3) == ".pb") {
       const std::string num = n.substr(prefix.size(), n.size() - prefix.size() - 3);
       if (!num.empty() && std::all_of(num.begin(), num.end(), ::isdigit))
         found.emplace_back(std::stoi(num), e.path().string());
@@ -136,7 +137,8 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   try {
     const Experiment ex = load_experiment(args.experiment);
     // Validate every run's inputs before running anything.
-    json report = {{"tool", "tessel"}, {"command", "run"}, {"experiment", ex.source}, {"name", ex.name}};
+    json report = {
+        {"tool", "tessel"}, {"command", "run"}, {"experiment", ex.source}, {"name", ex.name}};
     json runs = json::array();
     bool all_pass = true;
     for (size_t ri = 0; ri < ex.runs.size(); ++ri) {
@@ -151,7 +153,8 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
       auto graph = load_model(r.model, shapes);
       for (const Value* v : graph->inputs)
         if (!inputs.count(v->name))
-          fail("{}: run '{}': no entry under 'inputs' for model input '{}'", ex.source, r.name, v->name);
+          fail("{}: run '{}': no entry under 'inputs' for model input '{}'", ex.source, r.name,
+               v->name);
       npu::HwConfig hw;
       if (r.target == Target::npu) hw = npu::load_hw_config(r.hw, r.hw_set);
       RunOptions opts;
@@ -160,19 +163,30 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
         fs::path tp(args.trace_path);
         opts.trace_path = ex.runs.size() == 1
                               ? args.trace_path
-                              : (tp.parent_path() / (tp.stem().string() + "-" + std::to_string(ri) + tp.extension().string())).string();
+                              : (tp.parent_path() / (tp.stem().string() + "-" + std::to_string(ri) +
+                                                     tp.extension().string()))
+                                    .string();
       }
       std::string in_text;
-      for (const auto& [n, s] : shapes) in_text += fmt::format("{}{}: {}", in_text.empty() ? "" : ", ", n, dims_text(s));
-      out << fmt::format("run {}\n  model      {} ({})\n", r.name, fs::path(r.model).filename().string(), in_text);
-      out << fmt::format("  target     {}{}\n", target_name(r.target),
-                         r.target == Target::npu ? " on " + hw_line(hw) : std::string(" (reference interpreter)"));
-      RunOutput result = run_model(*graph, r.target, r.target == Target::npu ? &hw : nullptr, inputs, opts);
-      json rj = {{"name", r.name}, {"model", r.model}, {"target", target_name(r.target)},
+      for (const auto& [n, s] : shapes)
+        in_text += fmt::format("{}{}: {}", in_text.empty() ? "" : ", ", n, dims_text(s));
+      out << fmt::format("run {}\n  model      {} ({})\n", r.name,
+                         fs::path(r.model).filename().string(), in_text);
+      out << fmt::format(
+          "  target     {}{}\n", target_name(r.target),
+          r.target == Target::npu ? " on " + hw_line(hw) : std::string(" (reference interpreter)"));
+      RunOutput result =
+          run_model(*graph, r.target, r.target == Target::npu ? &hw : nullptr, inputs, opts);
+      json rj = {{"name", r.name},
+                 {"model", r.model},
+                 {"target", target_name(r.target)},
                  {"seconds", result.seconds}};
       for (const auto& [n, s] : shapes) rj["inputs"][n] = s;
       if (result.npu) {
-        rj["hw"] = {{"name", hw.name}, {"file", hw.source_file}, {"cores", hw.cores}, {"clock_ghz", hw.clock_ghz}};
+        rj["hw"] = {{"name", hw.name},
+                    {"file", hw.source_file},
+                    {"cores", hw.cores},
+                    {"clock_ghz", hw.clock_ghz}};
         json nj = npu_run_json(*result.npu, hw);
         rj.update(nj);
         out << npu_run_text(*result.npu, hw, r.report);
@@ -185,18 +199,22 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
         std::vector<OutputCheck> checks;
         for (const Value* v : graph->outputs) {
           const Tensor& want = ref.outputs.at(v->name);
-          const Tolerance tol = r.target == Target::npu ? npu_tolerance(hw, want) : reference_tolerance();
+          const Tolerance tol =
+              r.target == Target::npu ? npu_tolerance(hw, want) : reference_tolerance();
           checks.push_back(compare_output(v->name, result.outputs.at(v->name), want, tol));
           all_pass &= checks.back().pass;
         }
         rj["outputs"] = checks_json(checks);
         rj["reference_seconds"] = ref.seconds;
         if (std::find(r.report.begin(), r.report.end(), "check") != r.report.end())
-          out << fmt::format("\n  check against the reference interpreter ({:.2f} s):\n", ref.seconds)
-              << checks_text(checks) << fmt::format("  tolerance: {}\n", checks.front().tolerance.basis);
+          out << fmt::format("\n  check against the reference interpreter ({:.2f} s):\n",
+                             ref.seconds)
+              << checks_text(checks)
+              << fmt::format("  tolerance: {}\n", checks.front().tolerance.basis);
       } else {
         json outs = json::array();
-        for (const auto& [n, t] : result.outputs) outs.push_back({{"name", n}, {"shape", t.shape()}});
+        for (const auto& [n, t] : result.outputs)
+          outs.push_back({{"name", n}, {"shape", t.shape()}});
         rj["outputs"] = outs;
       }
       runs.push_back(rj);
@@ -252,7 +270,8 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
           if (out_files.empty())
             fail("{}: no expected outputs (output_0.pb, ...) to compare against", set.string());
           if (in_files.size() != names.size())
-            fail("{}: {} input files for {} model inputs", set.string(), in_files.size(), names.size());
+            fail("{}: {} input files for {} model inputs", set.string(), in_files.size(),
+                 names.size());
           std::map<std::string, Tensor> inputs;
           std::map<std::string, Shape> shapes;
           for (size_t i = 0; i < names.size(); ++i) {
@@ -266,21 +285,25 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
                  graph->outputs.size());
           RunOptions ropts;
           ropts.read_all_values = args.per_node && target == Target::npu;
-          RunOutput result = run_model(*graph, target, target == Target::npu ? &hw : nullptr, inputs, ropts);
+          RunOutput result =
+              run_model(*graph, target, target == Target::npu ? &hw : nullptr, inputs, ropts);
           if (ropts.read_all_values) per_node_report(*graph, inputs, result, hw, out);
           std::vector<OutputCheck> checks;
           bool pass = true;
           for (size_t k = 0; k < out_files.size(); ++k) {
             Tensor want = frontend::load_tensor_pb(out_files[k]);
             const std::string& name = graph->outputs[k]->name;
-            const Tolerance tol = target == Target::npu ? npu_tolerance(hw, want) : reference_tolerance();
+            const Tolerance tol =
+                target == Target::npu ? npu_tolerance(hw, want) : reference_tolerance();
             checks.push_back(compare_output(name, result.outputs.at(name), want, tol));
             pass &= checks.back().pass;
           }
           all_pass &= pass;
           out << fmt::format("  {}\n", set.filename().string()) << checks_text(checks);
-          json setj = {{"data_set", set.filename().string()}, {"outputs", checks_json(checks)},
-                       {"status", pass ? "pass" : "fail"}, {"seconds", result.seconds}};
+          json setj = {{"data_set", set.filename().string()},
+                       {"outputs", checks_json(checks)},
+                       {"status", pass ? "pass" : "fail"},
+                       {"seconds", result.seconds}};
           if (result.npu) setj.update(npu_run_json(*result.npu, hw));
           sj.push_back(setj);
         }
@@ -300,7 +323,8 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
     report["pass"] = all_pass && errors == 0;
     write_report(args.report_path, report);
     if (errors) return 2;
-    out << (all_pass ? "all outputs within tolerance\n" : "MISMATCH: some outputs exceed the tolerance\n");
+    out << (all_pass ? "all outputs within tolerance\n"
+                     : "MISMATCH: some outputs exceed the tolerance\n");
     return all_pass ? 0 : 1;
   } catch (const Error& e) {
     err << "error: " << e.what() << "\n";
@@ -327,7 +351,8 @@ int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
       auto mod = npu_backend::compile_npu(*graph, hw, opts);
       if (args.emit == "loop") {
         for (const auto& k : mod.kernels)
-          if (!k.loop_ir.empty()) text += fmt::format("# {} ({})\n{}\n", k.node, k.op_type, k.loop_ir);
+          if (!k.loop_ir.empty())
+            text += fmt::format("# {} ({})\n{}\n", k.node, k.op_type, k.loop_ir);
       } else if (args.emit == "asm") {
         text = isa::disassemble(mod.program);
       } else {

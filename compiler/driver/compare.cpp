@@ -8,7 +8,8 @@
 namespace tessel::driver {
 
 Tolerance reference_tolerance() {
-  return {1e-5, 1e-3, "fp32 reference vs independent data: rtol 1e-3 (ONNX backend tests), atol 1e-5"};
+  return {1e-5, 1e-3,
+          "fp32 reference vs independent data: rtol 1e-3 (ONNX backend tests), atol 1e-5"};
 }
 
 Tolerance npu_tolerance(const npu::HwConfig& hw, const Tensor& expected) {
@@ -18,9 +19,10 @@ Tolerance npu_tolerance(const npu::HwConfig& hw, const Tensor& expected) {
   for (int64_t i = 0; i < expected.numel(); ++i)
     scale = std::max(scale, std::abs(expected.get_as_double(i)));
   const double k = 64 * u;
-  return {k * scale, k,
-          fmt::format("{} storage: 64 u = {:.3g} relative, and 64 u x max|expected| = {:.3g} absolute",
-                      f16 ? "fp16" : "fp32", k, k * scale)};
+  return {
+      k * scale, k,
+      fmt::format("{} storage: 64 u = {:.3g} relative, and 64 u x max|expected| = {:.3g} absolute",
+                  f16 ? "fp16" : "fp32", k, k * scale)};
 }
 
 OutputCheck compare_output(const std::string& name, const Tensor& actual, const Tensor& expected,
@@ -34,7 +36,8 @@ OutputCheck compare_output(const std::string& name, const Tensor& actual, const 
     return c;
   }
   const int64_t n = expected.numel();
-  for (int64_t i = 0; i < n; ++i) c.max_expected = std::max(c.max_expected, std::abs(expected.get_as_double(i)));
+  for (int64_t i = 0; i < n; ++i)
+    c.max_expected = std::max(c.max_expected, std::abs(expected.get_as_double(i)));
   bool pass = true;
   for (int64_t i = 0; i < n; ++i) {
     const double a = actual.get_as_double(i), e = expected.get_as_double(i);

@@ -25,14 +25,15 @@ class Parser {
     dir_ = fs::path(file_).parent_path();
   }
 
-  [[noreturn]] void error(const YAML::Node& n, const std::string& key, const std::string& what) const {
+  [[noreturn]] void error(const YAML::Node& n, const std::string& key,
+                          const std::string& what) const {
     const auto m = n.Mark();
-    if (m.line >= 0)
-      fail("{}:{}:{}: {}: {}", file_, m.line + 1, m.column + 1, key, what);
+    if (m.line >= 0) fail("{}:{}:{}: {}: {}", file_, m.line + 1, m.column + 1, key, what);
     fail("{}: {}: {}", file_, key, what);
   }
 
-  void check_keys(const YAML::Node& map, const std::string& where, const std::set<std::string>& allowed) const {
+  void check_keys(const YAML::Node& map, const std::string& where,
+                  const std::set<std::string>& allowed) const {
     if (!map.IsMap()) error(map, where, "expected a mapping");
     for (const auto& kv : map) {
       const std::string k = kv.first.as<std::string>();
@@ -91,7 +92,8 @@ class Parser {
     check_keys(n, key, {"shape", "fill", "low", "high", "seed", "file"});
     if (n["shape"]) {
       const YAML::Node s = n["shape"];
-      if (!s.IsSequence() || s.size() == 0) error(s, key + ".shape", "expected a list of dims, e.g. [1, 3, 48, 192]");
+      if (!s.IsSequence() || s.size() == 0)
+        error(s, key + ".shape", "expected a list of dims, e.g. [1, 3, 48, 192]");
       spec.shape.clear();
       for (const auto& d : s) {
         const int64_t v = integer(d, key + ".shape");
@@ -102,7 +104,8 @@ class Parser {
     if (n["fill"]) {
       spec.fill = str(n["fill"], key + ".fill");
       if (spec.fill != "uniform" && spec.fill != "zeros" && spec.fill != "file")
-        error(n["fill"], key + ".fill", fmt::format("'{}' is not one of uniform, zeros, file", spec.fill));
+        error(n["fill"], key + ".fill",
+              fmt::format("'{}' is not one of uniform, zeros, file", spec.fill));
     }
     if (n["low"]) spec.low = num(n["low"], key + ".low");
     if (n["high"]) spec.high = num(n["high"], key + ".high");
@@ -121,8 +124,8 @@ class Parser {
 
   /// Applies the run-level keys of `n` onto `run`.
   void run_keys(const YAML::Node& n, const std::string& where, RunSpec& run, bool top) const {
-    std::set<std::string> allowed = {"name", "model", "inputs", "hw", "hw_set", "target",
-                                     "check", "timing_only", "report"};
+    std::set<std::string> allowed = {"name",   "model", "inputs",      "hw",    "hw_set",
+                                     "target", "check", "timing_only", "report"};
     if (top) {
       allowed.insert("description");
       allowed.insert("runs");
@@ -133,11 +136,13 @@ class Parser {
     if (n["model"]) run.model = path(n["model"], key("model"), true);
     if (n["inputs"]) {
       const YAML::Node ins = n["inputs"];
-      if (!ins.IsMap()) error(ins, key("inputs"), "expected a mapping input name -> {shape: [...]}");
+      if (!ins.IsMap())
+        error(ins, key("inputs"), "expected a mapping input name -> {shape: [...]}");
       for (const auto& kv : ins) {
         const std::string name = kv.first.as<std::string>();
         const std::string k = key("inputs") + "." + name;
-        if (!kv.second.IsMap()) error(kv.second, k, "expected a mapping such as {shape: [1, 3, 48, 192]}");
+        if (!kv.second.IsMap())
+          error(kv.second, k, "expected a mapping such as {shape: [1, 3, 48, 192]}");
         InputSpec base = run.inputs.count(name) ? run.inputs.at(name) : InputSpec{};
         run.inputs[name] = input(kv.second, k, base);
       }
@@ -145,12 +150,16 @@ class Parser {
     if (n["hw"]) run.hw = path(n["hw"], key("hw"), true);
     if (n["hw_set"]) {
       const YAML::Node hs = n["hw_set"];
-      if (!hs.IsMap()) error(hs, key("hw_set"), "expected a mapping of dotted config keys to values");
-      for (const auto& kv : hs) run.hw_set.push_back({kv.first.as<std::string>(), str(kv.second, key("hw_set") + "." + kv.first.as<std::string>())});
+      if (!hs.IsMap())
+        error(hs, key("hw_set"), "expected a mapping of dotted config keys to values");
+      for (const auto& kv : hs)
+        run.hw_set.push_back({kv.first.as<std::string>(),
+                              str(kv.second, key("hw_set") + "." + kv.first.as<std::string>())});
     }
     if (n["target"]) {
       const std::string t = str(n["target"], key("target"));
-      if (t != "ref" && t != "npu") error(n["target"], key("target"), fmt::format("'{}' is not one of ref, npu", t));
+      if (t != "ref" && t != "npu")
+        error(n["target"], key("target"), fmt::format("'{}' is not one of ref, npu", t));
       run.target = parse_target(t, key("target"));
     }
     if (n["check"]) {
@@ -167,7 +176,9 @@ class Parser {
       for (const auto& s : r) {
         const std::string v = str(s, key("report"));
         if (std::find(kReportSections.begin(), kReportSections.end(), v) == kReportSections.end())
-          error(s, key("report"), fmt::format("'{}' is not a report section (summary, pipes, memory, ops, check)", v));
+          error(
+              s, key("report"),
+              fmt::format("'{}' is not a report section (summary, pipes, memory, ops, check)", v));
         run.report.push_back(v);
       }
     }
@@ -198,7 +209,8 @@ class Parser {
     if (root["description"]) ex.description = str(root["description"], "description");
     if (root["runs"]) {
       const YAML::Node runs = root["runs"];
-      if (!runs.IsSequence() || runs.size() == 0) error(runs, "runs", "expected a non-empty list of runs");
+      if (!runs.IsSequence() || runs.size() == 0)
+        error(runs, "runs", "expected a non-empty list of runs");
       for (size_t i = 0; i < runs.size(); ++i) {
         RunSpec r = base;
         const std::string where = fmt::format("runs[{}]", i);

@@ -39,7 +39,7 @@ struct RunSpec {
   std::string name;
   std::string model;  // resolved path
   std::map<std::string, InputSpec> inputs;
-  std::string hw;     // resolved path ("" for target ref)
+  std::string hw;  // resolved path ("" for target ref)
   std::vector<npu::HwOverride> hw_set;
   Target target = Target::npu;
   bool check = true;  // compare with the reference interpreter

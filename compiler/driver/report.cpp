@@ -20,8 +20,9 @@ bool numeric_cell(const std::string& s) {
   return std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-';
 }
 
-constexpr isa::Pipe kPipes[] = {isa::Pipe::scalar, isa::Pipe::mte2, isa::Pipe::mte1, isa::Pipe::cube,
-                                isa::Pipe::fix,    isa::Pipe::vector, isa::Pipe::mte3};
+constexpr isa::Pipe kPipes[] = {isa::Pipe::scalar, isa::Pipe::mte2, isa::Pipe::mte1,
+                                isa::Pipe::cube,   isa::Pipe::fix,  isa::Pipe::vector,
+                                isa::Pipe::mte3};
 
 }  // namespace
 
@@ -35,7 +36,8 @@ std::string Table::str(const std::string& indent) const {
   std::vector<size_t> width(headers_.size(), 0);
   for (size_t c = 0; c < headers_.size(); ++c) width[c] = headers_[c].size();
   for (const auto& r : rows_)
-    for (size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    for (size_t c = 0; c < r.size() && c < width.size(); ++c)
+      width[c] = std::max(width[c], r[c].size());
   auto line = [&](const std::vector<std::string>& cells, bool header) {
     std::string s = indent;
     for (size_t c = 0; c < width.size(); ++c) {
@@ -50,7 +52,8 @@ std::string Table::str(const std::string& indent) const {
   };
   std::string out = line(headers_, true);
   std::string rule = indent;
-  for (size_t c = 0; c < width.size(); ++c) rule += std::string(width[c], '-') + (c + 1 < width.size() ? "  " : "");
+  for (size_t c = 0; c < width.size(); ++c)
+    rule += std::string(width[c], '-') + (c + 1 < width.size() ? "  " : "");
   out += rule + "\n";
   for (const auto& r : rows_) out += line(r, false);
   return out;
@@ -70,7 +73,8 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
     uint64_t b = 0;
     for (const auto& c : s.cores) b += c.pipes[static_cast<int>(p)].busy_cycles;
     busy[isa::pipe_name(p)] = b;
-    const double denom = static_cast<double>(s.total_cycles) * static_cast<double>(std::max<size_t>(s.cores.size(), 1));
+    const double denom = static_cast<double>(s.total_cycles) *
+                         static_cast<double>(std::max<size_t>(s.cores.size(), 1));
     util[isa::pipe_name(p)] = denom > 0 ? static_cast<double>(b) / denom : 0.0;
   }
   for (const auto& c : s.cores) {
@@ -93,11 +97,15 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
     bytes[isa::scope_name(static_cast<isa::Scope>(sc))] = {{"read", r}, {"written", w}};
   }
   j["bytes"] = bytes;
-  j["dram_bytes"] = {{"read", s.dram_read_bytes}, {"written", s.dram_write_bytes},
+  j["dram_bytes"] = {{"read", s.dram_read_bytes},
+                     {"written", s.dram_write_bytes},
                      {"total", s.dram_read_bytes + s.dram_write_bytes}};
   json ops = json::array();
   for (const auto& k : run.module.kernels) {
-    json o = {{"name", k.node}, {"op_type", k.op_type}, {"kind", k.kind}, {"instructions", k.instructions}};
+    json o = {{"name", k.node},
+              {"op_type", k.op_type},
+              {"kind", k.kind},
+              {"instructions", k.instructions}};
     if (k.op_index >= 0 && static_cast<size_t>(k.op_index) < s.op_cycles.size())
       o["cycles"] = s.op_cycles[k.op_index];
     else
@@ -113,7 +121,9 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
 std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
                          const std::vector<std::string>& sections) {
   const auto& s = run.sim;
-  auto has = [&](const char* k) { return std::find(sections.begin(), sections.end(), k) != sections.end(); };
+  auto has = [&](const char* k) {
+    return std::find(sections.begin(), sections.end(), k) != sections.end();
+  };
   std::string out;
   uint64_t static_instr = 0;
   for (const auto& c : run.module.program.cores) static_instr += c.size();
@@ -122,11 +132,13 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
   if (has("summary")) {
     out += fmt::format("  compiled   {} kernels, {} instructions in {:.2f} s\n", kernels,
                        with_commas(static_instr), run.compile_seconds);
-    out += fmt::format("  simulated  {} cycles = {:.1f} us at {:g} GHz ({} instructions executed, {:.2f} s host)\n",
-                       with_commas(s.total_cycles), static_cast<double>(s.total_cycles) / (hw.clock_ghz * 1e3),
-                       hw.clock_ghz, with_commas(s.instructions), s.host_seconds);
-    out += fmt::format("  DRAM       {} bytes read, {} bytes written\n", with_commas(s.dram_read_bytes),
-                       with_commas(s.dram_write_bytes));
+    out += fmt::format(
+        "  simulated  {} cycles = {:.1f} us at {:g} GHz ({} instructions executed, {:.2f} s "
+        "host)\n",
+        with_commas(s.total_cycles), static_cast<double>(s.total_cycles) / (hw.clock_ghz * 1e3),
+        hw.clock_ghz, with_commas(s.instructions), s.host_seconds);
+    out += fmt::format("  DRAM       {} bytes read, {} bytes written\n",
+                       with_commas(s.dram_read_bytes), with_commas(s.dram_write_bytes));
   }
   if (has("pipes")) {
     Table t({"pipe", "busy cycles", "utilisation", "instructions"});
@@ -136,8 +148,10 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
         b += c.pipes[static_cast<int>(p)].busy_cycles;
         n += c.pipes[static_cast<int>(p)].instructions;
       }
-      const double denom = static_cast<double>(s.total_cycles) * static_cast<double>(std::max<size_t>(s.cores.size(), 1));
-      t.add({isa::pipe_name(p), with_commas(b), fmt::format("{:.1f}%", denom > 0 ? 100.0 * static_cast<double>(b) / denom : 0.0),
+      const double denom = static_cast<double>(s.total_cycles) *
+                           static_cast<double>(std::max<size_t>(s.cores.size(), 1));
+      t.add({isa::pipe_name(p), with_commas(b),
+             fmt::format("{:.1f}%", denom > 0 ? 100.0 * static_cast<double>(b) / denom : 0.0),
              with_commas(n)});
     }
     out += "\n" + t.str();
@@ -167,7 +181,9 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
     for (size_t i = 0; i < shown; ++i) {
       const auto* k = ks[i];
       t.add({k->node, k->op_type, k->kind, with_commas(cycles(k)),
-             fmt::format("{:.1f}%", s.total_cycles ? 100.0 * static_cast<double>(cycles(k)) / static_cast<double>(s.total_cycles) : 0.0),
+             fmt::format("{:.1f}%", s.total_cycles ? 100.0 * static_cast<double>(cycles(k)) /
+                                                         static_cast<double>(s.total_cycles)
+                                                   : 0.0),
              with_commas(k->instructions)});
     }
     out += "\n" + t.str();
@@ -182,7 +198,8 @@ nlohmann::json checks_json(const std::vector<OutputCheck>& checks) {
   for (const auto& c : checks) {
     a.push_back({{"name", c.name},
                  {"shape_ok", c.shape_ok},
-                 {"max_abs_error", std::isfinite(c.max_abs_error) ? nlohmann::json(c.max_abs_error) : nlohmann::json("inf")},
+                 {"max_abs_error", std::isfinite(c.max_abs_error) ? nlohmann::json(c.max_abs_error)
+                                                                  : nlohmann::json("inf")},
                  {"max_rel_error", c.max_rel_error},
                  {"max_expected", c.max_expected},
                  {"atol", c.tolerance.atol},

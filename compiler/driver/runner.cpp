@@ -112,7 +112,8 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
   namespace fs = std::filesystem;
   const fs::path p(path);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir)) fail("cannot write '{}': directory '{}' does not exist", path, dir.string());
+  if (!fs::is_directory(dir))
+    fail("cannot write '{}': directory '{}' does not exist", path, dir.string());
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);

@@ -24,8 +24,8 @@ std::unique_ptr<Graph> load_model(const std::string& path,
                                   const std::map<std::string, Shape>& input_shapes);
 
 struct RunOptions {
-  bool timing_only = false;    // NPU: simulate timing only (outputs are not computed)
-  std::string trace_path;      // NPU: Chrome/Perfetto trace of the pipes
+  bool timing_only = false;      // NPU: simulate timing only (outputs are not computed)
+  std::string trace_path;        // NPU: Chrome/Perfetto trace of the pipes
   bool read_all_values = false;  // NPU: also return every value computed on the NPU (debugging)
   npu_backend::NpuCompileOptions compile;
 };

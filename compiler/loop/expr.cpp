@@ -193,35 +193,52 @@ Expr reduce(ReduceOp op, Expr source, std::vector<IterVar> axes) {
 
 double reduce_identity(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return 0.0;
-    case ReduceOp::max: return -std::numeric_limits<double>::infinity();
-    case ReduceOp::min: return std::numeric_limits<double>::infinity();
+    case ReduceOp::sum:
+      return 0.0;
+    case ReduceOp::max:
+      return -std::numeric_limits<double>::infinity();
+    case ReduceOp::min:
+      return std::numeric_limits<double>::infinity();
   }
   return 0.0;
 }
 
 const char* call_name(CallOp op) {
   switch (op) {
-    case CallOp::exp: return "exp";
-    case CallOp::log: return "log";
-    case CallOp::sqrt: return "sqrt";
-    case CallOp::rsqrt: return "rsqrt";
-    case CallOp::recip: return "recip";
-    case CallOp::abs: return "abs";
-    case CallOp::neg: return "neg";
-    case CallOp::relu: return "relu";
-    case CallOp::sigmoid: return "sigmoid";
-    case CallOp::tanh: return "tanh";
-    case CallOp::erf: return "erf";
+    case CallOp::exp:
+      return "exp";
+    case CallOp::log:
+      return "log";
+    case CallOp::sqrt:
+      return "sqrt";
+    case CallOp::rsqrt:
+      return "rsqrt";
+    case CallOp::recip:
+      return "recip";
+    case CallOp::abs:
+      return "abs";
+    case CallOp::neg:
+      return "neg";
+    case CallOp::relu:
+      return "relu";
+    case CallOp::sigmoid:
+      return "sigmoid";
+    case CallOp::tanh:
+      return "tanh";
+    case CallOp::erf:
+      return "erf";
   }
   return "?";
 }
 
 const char* reduce_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return "sum";
-    case ReduceOp::max: return "max";
-    case ReduceOp::min: return "min";
+    case ReduceOp::sum:
+      return "sum";
+    case ReduceOp::max:
+      return "max";
+    case ReduceOp::min:
+      return "min";
   }
   return "?";
 }
@@ -240,19 +257,32 @@ std::string float_text(double v) {
 
 const char* binary_symbol(ExprKind k) {
   switch (k) {
-    case ExprKind::Add: return "+";
-    case ExprKind::Sub: return "-";
-    case ExprKind::Mul: return "*";
-    case ExprKind::FloorDiv: return "//";
-    case ExprKind::FloorMod: return "%";
-    case ExprKind::Div: return "/";
-    case ExprKind::Lt: return "<";
-    case ExprKind::Le: return "<=";
-    case ExprKind::Eq: return "==";
-    case ExprKind::Ne: return "!=";
-    case ExprKind::And: return "&&";
-    case ExprKind::Or: return "||";
-    default: return nullptr;
+    case ExprKind::Add:
+      return "+";
+    case ExprKind::Sub:
+      return "-";
+    case ExprKind::Mul:
+      return "*";
+    case ExprKind::FloorDiv:
+      return "//";
+    case ExprKind::FloorMod:
+      return "%";
+    case ExprKind::Div:
+      return "/";
+    case ExprKind::Lt:
+      return "<";
+    case ExprKind::Le:
+      return "<=";
+    case ExprKind::Eq:
+      return "==";
+    case ExprKind::Ne:
+      return "!=";
+    case ExprKind::And:
+      return "&&";
+    case ExprKind::Or:
+      return "||";
+    default:
+      return nullptr;
   }
 }
 
@@ -267,15 +297,21 @@ namespace tessel::loop {
 std::string to_string(const Expr& e) {
   if (!e) return "<null>";
   switch (e->kind) {
-    case ExprKind::Int: return std::to_string(e->int_value);
-    case ExprKind::Float: return float_text(e->float_value);
-    case ExprKind::VarRef: return e->var->name;
-    case ExprKind::Min: return fmt::format("min({}, {})", to_string(e->args[0]), to_string(e->args[1]));
-    case ExprKind::Max: return fmt::format("max({}, {})", to_string(e->args[0]), to_string(e->args[1]));
+    case ExprKind::Int:
+      return std::to_string(e->int_value);
+    case ExprKind::Float:
+      return float_text(e->float_value);
+    case ExprKind::VarRef:
+      return e->var->name;
+    case ExprKind::Min:
+      return fmt::format("min({}, {})", to_string(e->args[0]), to_string(e->args[1]));
+    case ExprKind::Max:
+      return fmt::format("max({}, {})", to_string(e->args[0]), to_string(e->args[1]));
     case ExprKind::Select:
       return fmt::format("select({}, {}, {})", to_string(e->args[0]), to_string(e->args[1]),
                          to_string(e->args[2]));
-    case ExprKind::Call: return fmt::format("{}({})", call_name(e->call), to_string(e->args[0]));
+    case ExprKind::Call:
+      return fmt::format("{}({})", call_name(e->call), to_string(e->args[0]));
     case ExprKind::Load:
     case ExprKind::TensorRead: {
       std::string s = e->kind == ExprKind::Load ? e->buffer->name : e->tensor->name;
@@ -376,17 +412,28 @@ Expr substitute(const Expr& e, const std::map<const VarNode*, Expr>& subst) {
   if (!changed) return e;
   // Rebuild through the folding constructors where possible.
   switch (e->kind) {
-    case ExprKind::Add: return add(args[0], args[1]);
-    case ExprKind::Sub: return sub(args[0], args[1]);
-    case ExprKind::Mul: return mul(args[0], args[1]);
-    case ExprKind::Min: return min(args[0], args[1]);
-    case ExprKind::Max: return max(args[0], args[1]);
-    case ExprKind::FloorDiv: return floordiv(args[0], args[1]->int_value);
-    case ExprKind::FloorMod: return floormod(args[0], args[1]->int_value);
-    case ExprKind::Lt: return lt(args[0], args[1]);
-    case ExprKind::Le: return le(args[0], args[1]);
-    case ExprKind::And: return logical_and(args[0], args[1]);
-    case ExprKind::Select: return select(args[0], args[1], args[2]);
+    case ExprKind::Add:
+      return add(args[0], args[1]);
+    case ExprKind::Sub:
+      return sub(args[0], args[1]);
+    case ExprKind::Mul:
+      return mul(args[0], args[1]);
+    case ExprKind::Min:
+      return min(args[0], args[1]);
+    case ExprKind::Max:
+      return max(args[0], args[1]);
+    case ExprKind::FloorDiv:
+      return floordiv(args[0], args[1]->int_value);
+    case ExprKind::FloorMod:
+      return floormod(args[0], args[1]->int_value);
+    case ExprKind::Lt:
+      return lt(args[0], args[1]);
+    case ExprKind::Le:
+      return le(args[0], args[1]);
+    case ExprKind::And:
+      return logical_and(args[0], args[1]);
+    case ExprKind::Select:
+      return select(args[0], args[1], args[2]);
     default: {
       auto n = std::make_shared<ExprNode>(*e);
       n->args = std::move(args);
@@ -398,34 +445,51 @@ Expr substitute(const Expr& e, const std::map<const VarNode*, Expr>& subst) {
 int64_t eval_int(const Expr& e, const std::map<const VarNode*, int64_t>& values) {
   auto a = [&](int i) { return eval_int(e->args[i], values); };
   switch (e->kind) {
-    case ExprKind::Int: return e->int_value;
+    case ExprKind::Int:
+      return e->int_value;
     case ExprKind::VarRef: {
       auto it = values.find(e->var.get());
       TESSEL_CHECK(it != values.end(), "eval_int: variable {} has no value", e->var->name);
       return it->second;
     }
-    case ExprKind::Add: return a(0) + a(1);
-    case ExprKind::Sub: return a(0) - a(1);
-    case ExprKind::Mul: return a(0) * a(1);
-    case ExprKind::Min: return std::min(a(0), a(1));
-    case ExprKind::Max: return std::max(a(0), a(1));
-    case ExprKind::FloorDiv: return floordiv_i(a(0), a(1));
-    case ExprKind::FloorMod: return floormod_i(a(0), a(1));
-    case ExprKind::Lt: return a(0) < a(1);
-    case ExprKind::Le: return a(0) <= a(1);
-    case ExprKind::Eq: return a(0) == a(1);
-    case ExprKind::Ne: return a(0) != a(1);
-    case ExprKind::And: return a(0) && a(1);
-    case ExprKind::Or: return a(0) || a(1);
-    case ExprKind::Select: return a(0) ? a(1) : a(2);
-    default: internal_fail("eval_int: not an integer expression: {}", to_string(e));
+    case ExprKind::Add:
+      return a(0) + a(1);
+    case ExprKind::Sub:
+      return a(0) - a(1);
+    case ExprKind::Mul:
+      return a(0) * a(1);
+    case ExprKind::Min:
+      return std::min(a(0), a(1));
+    case ExprKind::Max:
+      return std::max(a(0), a(1));
+    case ExprKind::FloorDiv:
+      return floordiv_i(a(0), a(1));
+    case ExprKind::FloorMod:
+      return floormod_i(a(0), a(1));
+    case ExprKind::Lt:
+      return a(0) < a(1);
+    case ExprKind::Le:
+      return a(0) <= a(1);
+    case ExprKind::Eq:
+      return a(0) == a(1);
+    case ExprKind::Ne:
+      return a(0) != a(1);
+    case ExprKind::And:
+      return a(0) && a(1);
+    case ExprKind::Or:
+      return a(0) || a(1);
+    case ExprKind::Select:
+      return a(0) ? a(1) : a(2);
+    default:
+      internal_fail("eval_int: not an integer expression: {}", to_string(e));
   }
 }
 
 Interval bound_of(const Expr& e, const std::map<const VarNode*, Interval>& var_bounds) {
   auto b = [&](int i) { return bound_of(e->args[i], var_bounds); };
   switch (e->kind) {
-    case ExprKind::Int: return {e->int_value, e->int_value};
+    case ExprKind::Int:
+      return {e->int_value, e->int_value};
     case ExprKind::VarRef: {
       auto it = var_bounds.find(e->var.get());
       TESSEL_CHECK(it != var_bounds.end(), "bound_of: variable {} is unbounded", e->var->name);
@@ -460,7 +524,8 @@ Interval bound_of(const Expr& e, const std::map<const VarNode*, Interval>& var_b
     case ExprKind::FloorMod: {
       auto x = b(0);
       const int64_t d = e->args[1]->int_value;
-      if (floordiv_i(x.lo, d) == floordiv_i(x.hi, d)) return {floormod_i(x.lo, d), floormod_i(x.hi, d)};
+      if (floordiv_i(x.lo, d) == floordiv_i(x.hi, d))
+        return {floormod_i(x.lo, d), floormod_i(x.hi, d)};
       return {0, d - 1};
     }
     case ExprKind::Select: {
@@ -474,7 +539,8 @@ Interval bound_of(const Expr& e, const std::map<const VarNode*, Interval>& var_b
     case ExprKind::And:
     case ExprKind::Or:
       return {0, 1};
-    default: internal_fail("bound_of: not an integer expression: {}", to_string(e));
+    default:
+      internal_fail("bound_of: not an integer expression: {}", to_string(e));
   }
 }
 

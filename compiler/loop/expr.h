@@ -1,6 +1,6 @@
 // Expressions shared by the tensor-expression language (compiler/te) and the loop IR
-// (compiler/loop/loop.h): integer index arithmetic over loop variables and fp32 value arithmetic over
-// buffer/tensor reads.
+// (compiler/loop/loop.h): integer index arithmetic over loop variables and fp32 value arithmetic
+// over buffer/tensor reads.
 //
 // Nodes are immutable and shared (Expr = shared_ptr<const ExprNode>). Integer expressions
 // (is_float == false) compute indices and conditions; float expressions compute tensor values in
@@ -35,18 +35,28 @@ using Var = std::shared_ptr<const VarNode>;
 Var make_var(const std::string& name);
 
 enum class ExprKind : uint8_t {
-  Int,         // integer constant
-  Float,       // fp32 constant
-  VarRef,      // a loop variable (integer)
-  Add, Sub, Mul, Min, Max,  // int or float by operands
-  FloorDiv, FloorMod,       // integer, divisor a positive constant
-  Div,                      // float division
-  Lt, Le, Eq, Ne, And, Or,  // integer 0/1 conditions
-  Select,                   // args: cond, then, else
-  Call,                     // unary math on float: args[0]
-  Load,                     // buffer element: buffer + args = indices
-  TensorRead,               // te tensor element: tensor + args = indices
-  Reduce,                   // te only: combiner over reduce_axes of args[0]
+  Int,     // integer constant
+  Float,   // fp32 constant
+  VarRef,  // a loop variable (integer)
+  Add,
+  Sub,
+  Mul,
+  Min,
+  Max,  // int or float by operands
+  FloorDiv,
+  FloorMod,  // integer, divisor a positive constant
+  Div,       // float division
+  Lt,
+  Le,
+  Eq,
+  Ne,
+  And,
+  Or,          // integer 0/1 conditions
+  Select,      // args: cond, then, else
+  Call,        // unary math on float: args[0]
+  Load,        // buffer element: buffer + args = indices
+  TensorRead,  // te tensor element: tensor + args = indices
+  Reduce,      // te only: combiner over reduce_axes of args[0]
 };
 
 /// Unary math functions (fp32).
@@ -69,15 +79,15 @@ struct ExprNode {
   bool is_float = false;
   int64_t int_value = 0;
   double float_value = 0;
-  Var var;                                          // VarRef
-  CallOp call = CallOp::exp;                        // Call
-  std::vector<Expr> args;                           // operands / indices
-  Buffer buffer;                                    // Load
-  std::shared_ptr<const te::TensorNode> tensor;     // TensorRead
-  bool padded = false;                              // Load/TensorRead: out-of-range reads give pad_value
+  Var var;                                       // VarRef
+  CallOp call = CallOp::exp;                     // Call
+  std::vector<Expr> args;                        // operands / indices
+  Buffer buffer;                                 // Load
+  std::shared_ptr<const te::TensorNode> tensor;  // TensorRead
+  bool padded = false;  // Load/TensorRead: out-of-range reads give pad_value
   double pad_value = 0;
-  ReduceOp reduce_op = ReduceOp::sum;               // Reduce
-  std::vector<IterVar> reduce_axes;                 // Reduce
+  ReduceOp reduce_op = ReduceOp::sum;  // Reduce
+  std::vector<IterVar> reduce_axes;    // Reduce
 };
 
 // ---- constructors (with light constant folding of integer arithmetic) ----

@@ -9,38 +9,58 @@ namespace tessel::loop {
 
 const char* scope_name(MemScope s) {
   switch (s) {
-    case MemScope::host: return "host";
-    case MemScope::gm: return "gm";
-    case MemScope::l1: return "l1";
-    case MemScope::l0a: return "l0a";
-    case MemScope::l0b: return "l0b";
-    case MemScope::l0c: return "l0c";
-    case MemScope::ub: return "ub";
+    case MemScope::host:
+      return "host";
+    case MemScope::gm:
+      return "gm";
+    case MemScope::l1:
+      return "l1";
+    case MemScope::l0a:
+      return "l0a";
+    case MemScope::l0b:
+      return "l0b";
+    case MemScope::l0c:
+      return "l0c";
+    case MemScope::ub:
+      return "ub";
   }
   return "?";
 }
 
 isa::Scope to_isa_scope(MemScope s) {
   switch (s) {
-    case MemScope::gm: return isa::Scope::gm;
-    case MemScope::l1: return isa::Scope::l1;
-    case MemScope::l0a: return isa::Scope::l0a;
-    case MemScope::l0b: return isa::Scope::l0b;
-    case MemScope::l0c: return isa::Scope::l0c;
-    case MemScope::ub: return isa::Scope::ub;
-    case MemScope::host: break;
+    case MemScope::gm:
+      return isa::Scope::gm;
+    case MemScope::l1:
+      return isa::Scope::l1;
+    case MemScope::l0a:
+      return isa::Scope::l0a;
+    case MemScope::l0b:
+      return isa::Scope::l0b;
+    case MemScope::l0c:
+      return isa::Scope::l0c;
+    case MemScope::ub:
+      return isa::Scope::ub;
+    case MemScope::host:
+      break;
   }
   internal_fail("host memory has no ISA scope");
 }
 
 const char* for_kind_name(ForKind k) {
   switch (k) {
-    case ForKind::serial: return "for";
-    case ForKind::parallel: return "parallel";
-    case ForKind::core_bound: return "cores";
-    case ForKind::pipelined: return "pipelined";
-    case ForKind::unrolled: return "unrolled";
-    case ForKind::vectorized: return "vectorized";
+    case ForKind::serial:
+      return "for";
+    case ForKind::parallel:
+      return "parallel";
+    case ForKind::core_bound:
+      return "cores";
+    case ForKind::pipelined:
+      return "pipelined";
+    case ForKind::unrolled:
+      return "unrolled";
+    case ForKind::vectorized:
+      return "vectorized";
   }
   return "?";
 }
@@ -215,23 +235,24 @@ std::string intrin_text(const StmtNode& s) {
   std::string ops;
   for (const auto& o : s.operands) {
     if (!o.buffer) continue;
-    ops += fmt::format("{}{}[{}]", ops.empty() ? "" : ", ", o.buffer->name, to_string(o.elem_offset));
+    ops +=
+        fmt::format("{}{}[{}]", ops.empty() ? "" : ", ", o.buffer->name, to_string(o.elem_offset));
   }
   std::string extra;
   const auto& in = s.instr;
   if (const auto* v = std::get_if<isa::VectorArgs>(&in.args)) {
-    extra = fmt::format(" count={} repeat={} strides=({},{})({},{})({},{}) scalar={}", v->count,
-                        v->repeat, v->dst.elem_stride, v->dst.repeat_stride, v->src0.elem_stride,
-                        v->src0.repeat_stride, v->src1.elem_stride, v->src1.repeat_stride,
-                        v->scalar);
+    extra =
+        fmt::format(" count={} repeat={} strides=({},{})({},{})({},{}) scalar={}", v->count,
+                    v->repeat, v->dst.elem_stride, v->dst.repeat_stride, v->src0.elem_stride,
+                    v->src0.repeat_stride, v->src1.elem_stride, v->src1.repeat_stride, v->scalar);
   } else if (const auto* m = std::get_if<isa::MmadArgs>(&in.args)) {
     extra = fmt::format(" m1={} k1={} n1={} acc={}", m->m1, m->k1, m->n1, m->accumulate);
   } else if (const auto* l = std::get_if<isa::Load2dArgs>(&in.args)) {
     extra = fmt::format(" rows={} cols={} stride={} t={}", l->rows, l->cols, l->src_row_stride,
                         l->transpose);
   } else if (const auto* c = std::get_if<isa::Img2colArgs>(&in.args)) {
-    extra = fmt::format(" chw=({},{},{}) k=({},{}) s=({},{}) d=({},{}) pad=({},{}) out=({},{})", c->c,
-                        c->h, c->w, c->kh, c->kw, c->stride_h, c->stride_w, c->dilation_h,
+    extra = fmt::format(" chw=({},{},{}) k=({},{}) s=({},{}) d=({},{}) pad=({},{}) out=({},{})",
+                        c->c, c->h, c->w, c->kh, c->kw, c->stride_h, c->stride_w, c->dilation_h,
                         c->dilation_w, c->pad_top, c->pad_left, c->oh, c->ow);
   } else if (const auto* f = std::get_if<isa::FixArgs>(&in.args)) {
     extra = fmt::format(" m={} n={} stride={} relu={}", f->m, f->n, f->dst_row_stride, f->relu);
@@ -265,8 +286,9 @@ void print(const Stmt& s, int indent, std::string& out) {
       break;
     }
     case StmtKind::Allocate:
-      out += fmt::format("{}alloc {}: {} {}{}\n", pad, s->buffer->name, scope_name(s->buffer->scope),
-                         dtype_to_string(s->buffer->dtype), shape_to_string(s->buffer->shape));
+      out +=
+          fmt::format("{}alloc {}: {} {}{}\n", pad, s->buffer->name, scope_name(s->buffer->scope),
+                      dtype_to_string(s->buffer->dtype), shape_to_string(s->buffer->shape));
       print(s->body, indent, out);
       break;
     case StmtKind::If:

@@ -1,10 +1,11 @@
 // Loop IR: a kernel as a structured program over buffers in memory scopes.
 //
-// Statements: seq, for (serial / parallel / core-bound / pipelined / unrolled / vectorized), allocate,
-// store (scalar compute, before tensorization), if, copy (a DMA of a rectangular region, with padding
-// for reads outside the source), intrin (one NPU instruction with symbolic buffer addresses, after
-// tensorization), sync (set_flag / wait_flag / barrier). Passes are small classes deriving from
-// StmtMutator / StmtVisitor. Printing: print_stmt (text form, one statement per line).
+// Statements: seq, for (serial / parallel / core-bound / pipelined / unrolled / vectorized),
+// allocate, store (scalar compute, before tensorization), if, copy (a DMA of a rectangular region,
+// with padding for reads outside the source), intrin (one NPU instruction with symbolic buffer
+// addresses, after tensorization), sync (set_flag / wait_flag / barrier). Passes are small classes
+// deriving from StmtMutator / StmtVisitor. Printing: print_stmt (text form, one statement per
+// line).
 #pragma once
 
 #include <cstdint>
@@ -38,9 +39,9 @@ struct BufferNode {
   Shape shape;
   std::vector<int64_t> strides;  // elements; dense row-major when built by make_buffer
   int64_t elem_offset = 0;
-  Buffer base;                   // the allocation this buffer views; null for an allocation
-  int64_t address_bytes = -1;    // allocations only
-  int64_t alloc_bytes = 0;       // allocations only: bytes reserved (>= span_bytes of every view)
+  Buffer base;                 // the allocation this buffer views; null for an allocation
+  int64_t address_bytes = -1;  // allocations only
+  int64_t alloc_bytes = 0;     // allocations only: bytes reserved (>= span_bytes of every view)
 
   int64_t numel() const { return shape_numel(shape); }
   /// Bytes spanned from element 0 to the last element, inclusive (0 for an empty shape).

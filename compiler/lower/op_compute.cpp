@@ -3,9 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
-#include <algorithm>
 #include <map>
 #include <set>
 
@@ -79,7 +79,8 @@ te::Tensor binary(const Node& node, ComputeContext& ctx, const std::function<Exp
   return elementwise(node, ctx, [&](const std::vector<Expr>& i) { return f(a.at(i), b.at(i)); });
 }
 
-te::Tensor variadic(const Node& node, ComputeContext& ctx, const std::function<Expr(Expr, Expr)>& f) {
+te::Tensor variadic(const Node& node, ComputeContext& ctx,
+                    const std::function<Expr(Expr, Expr)>& f) {
   std::vector<Operand> ops;
   for (const Value* v : node.inputs)
     if (v) ops.push_back(operand(v, ctx));
@@ -96,7 +97,8 @@ Expr sigmoid(Expr x) { return L::call(CallOp::sigmoid, x); }
 // x^y for a constant exponent, as products where exact (ONNX Pow).
 te::Tensor pow_compute(const Node& node, ComputeContext& ctx) {
   double y;
-  if (!scalar_constant(node.input(1), &y)) unsupported(node, "Pow needs a scalar constant exponent");
+  if (!scalar_constant(node.input(1), &y))
+    unsupported(node, "Pow needs a scalar constant exponent");
   Operand x = operand(node.input(0), ctx);
   return elementwise(node, ctx, [&](const std::vector<Expr>& i) -> Expr {
     Expr v = x.at(i);
@@ -210,18 +212,23 @@ te::Tensor conv_compute(const Node& node, ComputeContext& ctx) {
         Expr cin = depthwise ? co
                              : L::add(L::mul(L::floordiv(co, cout_g), L::int_imm(cin_g)),
                                       L::var_ref(ci.var));
-        Expr ih = L::add(L::mul(i[2], L::int_imm(strides[0])),
-                         L::sub(L::mul(L::var_ref(kh.var), L::int_imm(dil[0])), L::int_imm(pads[0])));
-        Expr iw = L::add(L::mul(i[3], L::int_imm(strides[1])),
-                         L::sub(L::mul(L::var_ref(kw.var), L::int_imm(dil[1])), L::int_imm(pads[1])));
+        Expr ih =
+            L::add(L::mul(i[2], L::int_imm(strides[0])),
+                   L::sub(L::mul(L::var_ref(kh.var), L::int_imm(dil[0])), L::int_imm(pads[0])));
+        Expr iw =
+            L::add(L::mul(i[3], L::int_imm(strides[1])),
+                   L::sub(L::mul(L::var_ref(kw.var), L::int_imm(dil[1])), L::int_imm(pads[1])));
         Expr xr = te::read_padded(x, {i[0], cin, ih, iw}, 0.0);
-        Expr wr = te::read(w, {co, depthwise ? L::int_imm(0) : L::var_ref(ci.var), L::var_ref(kh.var),
-                               L::var_ref(kw.var)});
+        Expr wr = te::read(w, {co, depthwise ? L::int_imm(0) : L::var_ref(ci.var),
+                               L::var_ref(kh.var), L::var_ref(kw.var)});
         if (depthwise) return te::sum(L::mul(xr, wr), {kh, kw});
         return te::sum(L::mul(xr, wr), {ci, kh, kw});
       },
       depthwise ? "depthwise_conv2d" : "conv2d"));
-  conv->attrs = {{"strides", strides}, {"dilations", dil}, {"pads", pads}, {"groups", {groups}},
+  conv->attrs = {{"strides", strides},
+                 {"dilations", dil},
+                 {"pads", pads},
+                 {"groups", {groups}},
                  {"kernel", k}};
   conv->extra_inputs = {x, w};
   if (!node.input(2)) return conv;
@@ -338,7 +345,8 @@ te::Tensor reduce_compute(const Node& node, ComputeContext& ctx, L::ReduceOp op,
     axes = node.input(1)->constant->to_int64_vector();
   }
   if (axes.empty()) {
-    if (node.attrs.get_int_or("noop_with_empty_axes", 0, node.name)) unsupported(node, "noop reduce");
+    if (node.attrs.get_int_or("noop_with_empty_axes", 0, node.name))
+      unsupported(node, "noop reduce");
     for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
   }
   axes = normalized_axes(node, axes, rank);
@@ -351,21 +359,22 @@ te::Tensor reduce_compute(const Node& node, ComputeContext& ctx, L::ReduceOp op,
     count *= xv->shape[a];
   }
   const Shape& out_shape = out0(node)->shape;
-  te::Tensor red = te::compute(node.name + (mean ? ".sum" : ""), out_shape, [&](const std::vector<Expr>& i) {
-    std::vector<Expr> xi;
-    size_t oi = 0, ri = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      const bool reduced = ri < axes.size() && axes[ri] == static_cast<int64_t>(d);
-      if (reduced) {
-        xi.push_back(L::var_ref(raxes[ri].var));
-        ++ri;
-        if (keep) ++oi;
-      } else {
-        xi.push_back(i[oi++]);
-      }
-    }
-    return L::reduce(op, te::read(x, xi), raxes);
-  });
+  te::Tensor red =
+      te::compute(node.name + (mean ? ".sum" : ""), out_shape, [&](const std::vector<Expr>& i) {
+        std::vector<Expr> xi;
+        size_t oi = 0, ri = 0;
+        for (size_t d = 0; d < rank; ++d) {
+          const bool reduced = ri < axes.size() && axes[ri] == static_cast<int64_t>(d);
+          if (reduced) {
+            xi.push_back(L::var_ref(raxes[ri].var));
+            ++ri;
+            if (keep) ++oi;
+          } else {
+            xi.push_back(i[oi++]);
+          }
+        }
+        return L::reduce(op, te::read(x, xi), raxes);
+      });
   if (!mean) return red;
   return te::compute(node.name, out_shape, [&](const std::vector<Expr>& i) {
     return L::mul(te::read(red, i), L::float_imm(1.0 / static_cast<double>(count)));
@@ -382,13 +391,12 @@ te::Tensor global_pool_compute(const Node& node, ComputeContext& ctx, bool avera
     count *= xv->shape[d];
   }
   const Shape& out_shape = out0(node)->shape;
-  te::Tensor red = te::compute(node.name + (average ? ".sum" : ""), out_shape,
-                               [&](const std::vector<Expr>& i) {
-                                 std::vector<Expr> xi = {i[0], i[1]};
-                                 for (const auto& r : raxes) xi.push_back(L::var_ref(r.var));
-                                 return L::reduce(average ? L::ReduceOp::sum : L::ReduceOp::max,
-                                                  te::read(x, xi), raxes);
-                               });
+  te::Tensor red =
+      te::compute(node.name + (average ? ".sum" : ""), out_shape, [&](const std::vector<Expr>& i) {
+        std::vector<Expr> xi = {i[0], i[1]};
+        for (const auto& r : raxes) xi.push_back(L::var_ref(r.var));
+        return L::reduce(average ? L::ReduceOp::sum : L::ReduceOp::max, te::read(x, xi), raxes);
+      });
   if (!average) return red;
   return te::compute(node.name, out_shape, [&](const std::vector<Expr>& i) {
     return L::mul(te::read(red, i), L::float_imm(1.0 / static_cast<double>(count)));
@@ -404,18 +412,21 @@ te::Tensor pool_compute(const Node& node, ComputeContext& ctx, bool average) {
   const auto dil = ints_or(node, "dilations", {1, 1});
   const auto pads = window_pads(node, xv->shape, k, strides, dil);
   if (node.outputs.size() > 1 && node.outputs[1]) unsupported(node, "MaxPool Indices output");
-  if (node.attrs.get_int_or("storage_order", 0, node.name) != 0) unsupported(node, "storage_order=1");
+  if (node.attrs.get_int_or("storage_order", 0, node.name) != 0)
+    unsupported(node, "storage_order=1");
   te::Tensor x = ctx.input(xv);
   auto kh = te::reduce_axis(k[0], "rh");
   auto kw = te::reduce_axis(k[1], "rw");
   const Shape& out_shape = out0(node)->shape;
   const double pad_value = average ? 0.0 : -INFINITY;
-  te::Tensor red = te::compute(
-      node.name + (average ? ".sum" : ""), out_shape, [&](const std::vector<Expr>& i) {
-        Expr ih = L::add(L::mul(i[2], L::int_imm(strides[0])),
-                         L::sub(L::mul(L::var_ref(kh.var), L::int_imm(dil[0])), L::int_imm(pads[0])));
-        Expr iw = L::add(L::mul(i[3], L::int_imm(strides[1])),
-                         L::sub(L::mul(L::var_ref(kw.var), L::int_imm(dil[1])), L::int_imm(pads[1])));
+  te::Tensor red =
+      te::compute(node.name + (average ? ".sum" : ""), out_shape, [&](const std::vector<Expr>& i) {
+        Expr ih =
+            L::add(L::mul(i[2], L::int_imm(strides[0])),
+                   L::sub(L::mul(L::var_ref(kh.var), L::int_imm(dil[0])), L::int_imm(pads[0])));
+        Expr iw =
+            L::add(L::mul(i[3], L::int_imm(strides[1])),
+                   L::sub(L::mul(L::var_ref(kw.var), L::int_imm(dil[1])), L::int_imm(pads[1])));
         return L::reduce(average ? L::ReduceOp::sum : L::ReduceOp::max,
                          te::read_padded(x, {i[0], i[1], ih, iw}, pad_value), {kh, kw});
       });
@@ -434,7 +445,8 @@ te::Tensor pool_compute(const Node& node, ComputeContext& ctx, bool average) {
           const int64_t c = xq * strides[1] + b * dil[1] - pads[1];
           const bool inside = r >= 0 && r < ih && c >= 0 && c < iw;
           // count_include_pad counts explicit pads, not positions past the padded border.
-          const bool in_padded = r >= -pads[0] && r < ih + pads[2] && c >= -pads[1] && c < iw + pads[3];
+          const bool in_padded =
+              r >= -pads[0] && r < ih + pads[2] && c >= -pads[1] && c < iw + pads[3];
           n += include_pad ? in_padded : inside;
         }
       inv[y * ow + xq] = 1.0f / static_cast<float>(n);
@@ -447,7 +459,8 @@ te::Tensor pool_compute(const Node& node, ComputeContext& ctx, bool average) {
       return L::mul(te::read(red, i), L::float_imm(s));
     });
   }
-  te::Tensor tinv = ctx.derived_constant(node.name + ".inv_count", Tensor::from_floats({oh, ow}, inv));
+  te::Tensor tinv =
+      ctx.derived_constant(node.name + ".inv_count", Tensor::from_floats({oh, ow}, inv));
   return te::compute(node.name, out_shape, [&](const std::vector<Expr>& i) {
     return L::mul(te::read(red, i), te::read(tinv, {i[2], i[3]}));
   });
@@ -549,8 +562,9 @@ te::Tensor concat_compute(const Node& node, ComputeContext& ctx) {
     offsets.push_back(off);
     off += v->shape[axis];
   }
-  auto t = std::const_pointer_cast<te::TensorNode>(
-      te::compute(node.name, out0(node)->shape, [&](const std::vector<Expr>& i) {
+  auto t = std::const_pointer_cast<te::TensorNode>(te::compute(
+      node.name, out0(node)->shape,
+      [&](const std::vector<Expr>& i) {
         Expr r;
         for (int k = static_cast<int>(ins.size()) - 1; k >= 0; --k) {
           std::vector<Expr> xi = i;
@@ -559,7 +573,8 @@ te::Tensor concat_compute(const Node& node, ComputeContext& ctx) {
           r = r ? L::select(L::lt(i[axis], L::int_imm(offsets[k] + ins[k]->shape[axis])), v, r) : v;
         }
         return r;
-      }, "concat"));
+      },
+      "concat"));
   t->attrs = {{"axis", {axis}}, {"offsets", offsets}};
   t->extra_inputs = ins;
   return t;
@@ -595,7 +610,8 @@ const std::map<std::string, ComputeFn>& computes() {
       const double alpha = n.attrs.get_float_or("alpha", 0.01f, n.name);
       return unary(n, c, [alpha](Expr x) {
         // max(x,0) + alpha*min(x,0)
-        return L::add(L::max(x, L::float_imm(0.0)), L::mul(L::min(x, L::float_imm(0.0)), L::float_imm(alpha)));
+        return L::add(L::max(x, L::float_imm(0.0)),
+                      L::mul(L::min(x, L::float_imm(0.0)), L::float_imm(alpha)));
       });
     };
     bin("Add", [](Expr a, Expr b) { return L::add(a, b); });
@@ -651,8 +667,8 @@ const std::map<std::string, ComputeFn>& computes() {
 }  // namespace
 
 bool is_alias_op(const Node& node) {
-  static const std::set<std::string> alias = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                              "Identity", "Dropout"};
+  static const std::set<std::string> alias = {"Reshape",   "Flatten",  "Squeeze",
+                                              "Unsqueeze", "Identity", "Dropout"};
   if (alias.count(node.op_type)) return true;
   if (node.op_type == "Cast") {
     const Value* in = node.input(0);
@@ -666,9 +682,10 @@ te::Tensor op_compute(const Node& node, ComputeContext& ctx) {
   const auto& table = computes();
   auto it = table.find(node.op_type);
   if (it == table.end())
-    throw Unsupported(fmt::format("{}: op '{}' has no compute definition (no lowering for compiled "
-                                  "targets)",
-                                  node.describe(), node.op_type));
+    throw Unsupported(
+        fmt::format("{}: op '{}' has no compute definition (no lowering for compiled "
+                    "targets)",
+                    node.describe(), node.op_type));
   for (const Value* v : node.inputs)
     if (v && !dtype_is_float(v->dtype) && !v->constant)
       unsupported(node, fmt::format("input '{}' has dtype {}; compiled targets take float tensors",

@@ -1,6 +1,7 @@
 // Tensor expressions (after TVM's TE and Halide, Ragan-Kelley et al. PLDI'13; Chen et al. OSDI'18):
-// every op is defined once as a compute in index notation -- output index -> expression over reads of
-// other tensors, with named reduction axes. The loop nests of every target are generated from it.
+// every op is defined once as a compute in index notation -- output index -> expression over reads
+// of other tensors, with named reduction axes. The loop nests of every target are generated from
+// it.
 //
 // A compute body is either an element expression or a Reduce at its top level (as in TVM, a
 // reduction is one stage; arithmetic on a reduced value is a following stage). `tag` names the
@@ -34,7 +35,8 @@ struct TensorNode {
   Expr body;              // float expression over axes (a Reduce at top level for reductions)
   std::string tag;        // schedule pattern, "" for generic
   std::map<std::string, std::vector<int64_t>> attrs;  // pattern parameters (e.g. conv strides)
-  std::vector<std::shared_ptr<const TensorNode>> extra_inputs;  // inputs the tag needs besides reads
+  std::vector<std::shared_ptr<const TensorNode>>
+      extra_inputs;  // inputs the tag needs besides reads
 
   bool is_placeholder() const { return kind == Kind::placeholder; }
   bool is_reduce() const { return body && body->kind == loop::ExprKind::Reduce; }
@@ -47,7 +49,8 @@ Tensor placeholder(const std::string& name, const Shape& shape, DType dtype = DT
 
 /// A computed tensor: `fn` receives one index expression per output dim.
 Tensor compute(const std::string& name, const Shape& shape,
-               const std::function<Expr(const std::vector<Expr>&)>& fn, const std::string& tag = "");
+               const std::function<Expr(const std::vector<Expr>&)>& fn,
+               const std::string& tag = "");
 
 /// A fresh reduction axis of `extent`.
 IterVar reduce_axis(int64_t extent, const std::string& name);

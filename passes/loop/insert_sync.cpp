@@ -3,12 +3,12 @@
 // What it does: every leaf (copy or intrin) runs on one pipe and reads/writes scratchpad or GM
 // allocations. For each pair of leaves on different pipes that touch one allocation (at least one
 // writing), it finds their lowest common sequence S. If the source comes first in S, the pair is a
-// forward dependence: set_flag(src pipe -> dst pipe) after the source's child of S, wait_flag before
-// the sink's child. If the sink comes first, the dependence is carried by the loop whose body is S
-// (the sink of the next iteration waits for the source of this one): the same set/wait in S, plus a
-// set_flag before the loop (so the first iteration does not wait) and a wait_flag after it (so the
-// flag counts balance). A pair already covered by a placed pair of the same pipes in the same
-// sequence (set no earlier, wait no later) is dropped. Event ids are assigned per pipe pair by
+// forward dependence: set_flag(src pipe -> dst pipe) after the source's child of S, wait_flag
+// before the sink's child. If the sink comes first, the dependence is carried by the loop whose
+// body is S (the sink of the next iteration waits for the source of this one): the same set/wait in
+// S, plus a set_flag before the loop (so the first iteration does not wait) and a wait_flag after
+// it (so the flag counts balance). A pair already covered by a placed pair of the same pipes in the
+// same sequence (set no earlier, wait no later) is dropped. Event ids are assigned per pipe pair by
 // interval colouring of the pairs' lifetimes.
 // Runs after plan_memory (allocations never alias within a kernel). Guarantees: every cross-pipe
 // dependence is ordered by a flag; same-pipe order is left to the in-order pipes.
@@ -36,9 +36,9 @@ struct Leaf {
 };
 
 struct SeqInfo {
-  L::StmtNode* owner_for = nullptr;    // the For whose body this seq is (null at top level)
-  L::StmtNode* parent_seq = nullptr;   // the seq holding owner_for
-  int index_in_parent = -1;            // owner_for's index in parent_seq
+  L::StmtNode* owner_for = nullptr;   // the For whose body this seq is (null at top level)
+  L::StmtNode* parent_seq = nullptr;  // the seq holding owner_for
+  int index_in_parent = -1;           // owner_for's index in parent_seq
 };
 
 struct Pair {

@@ -22,7 +22,8 @@ namespace tessel::passes {
 /// What the NPU loop passes need to know about the target.
 struct NpuTarget {
   const npu::HwConfig* hw = nullptr;
-  DType act_dtype = DType::f16;  // storage dtype of activations in GM and on chip (cube input dtype)
+  DType act_dtype =
+      DType::f16;  // storage dtype of activations in GM and on chip (cube input dtype)
   int act_bytes() const { return dtype_size(act_dtype); }
 };
 

@@ -108,7 +108,8 @@ L::Stmt partition(const L::Stmt& s, Bounds bounds) {
     }
     std::vector<L::Stmt> parts;
     auto peel = [&](int64_t i) {
-      parts.push_back(partition(L::substitute_stmt(s->body, {{s->var.get(), L::int_imm(i)}}), bounds));
+      parts.push_back(
+          partition(L::substitute_stmt(s->body, {{s->var.get(), L::int_imm(i)}}), bounds));
     };
     for (int64_t i = 0; i < lo; ++i) peel(i);
     if (hi >= lo) {
@@ -117,9 +118,10 @@ L::Stmt partition(const L::Stmt& s, Bounds bounds) {
         peel(lo);
       } else {
         L::Var v = L::make_var(s->var->name);
-        L::Stmt body = lo == 0 ? s->body
-                               : L::substitute_stmt(s->body, {{s->var.get(),
-                                                               L::add(L::var_ref(v), L::int_imm(lo))}});
+        L::Stmt body = lo == 0
+                           ? s->body
+                           : L::substitute_stmt(
+                                 s->body, {{s->var.get(), L::add(L::var_ref(v), L::int_imm(lo))}});
         if (lo == 0) v = s->var;
         Bounds inner = bounds;
         inner[v.get()] = {0, n - 1};

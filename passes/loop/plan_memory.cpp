@@ -1,8 +1,8 @@
 // Pass: plan_memory -- scratchpad addresses.
 //
 // What it does: gives every scratchpad allocation used by a kernel its own 32-byte aligned region
-// in its scope (L1, L0A, L0B, L0C, UB), in first-use order. Allocations of one kernel never overlap,
-// so dependence analysis by allocation (insert_sync) is exact. Runs after tiling and
+// in its scope (L1, L0A, L0B, L0C, UB), in first-use order. Allocations of one kernel never
+// overlap, so dependence analysis by allocation (insert_sync) is exact. Runs after tiling and
 // tensorization, before sync insertion and code generation. Guarantees: address_bytes is set on
 // every allocation and every allocation fits its scratchpad; otherwise tessel::Error names the
 // kernel, the scope, the bytes needed and the capacity.
@@ -40,12 +40,18 @@ void plan_memory(const L::Stmt& body, const NpuTarget& target, const std::string
   const auto& cap = target.hw->core.buffers_bytes;
   auto capacity = [&](L::MemScope sc) -> int64_t {
     switch (sc) {
-      case L::MemScope::l1: return cap.l1;
-      case L::MemScope::l0a: return cap.l0a;
-      case L::MemScope::l0b: return cap.l0b;
-      case L::MemScope::l0c: return cap.l0c;
-      case L::MemScope::ub: return cap.ub;
-      default: return 0;
+      case L::MemScope::l1:
+        return cap.l1;
+      case L::MemScope::l0a:
+        return cap.l0a;
+      case L::MemScope::l0b:
+        return cap.l0b;
+      case L::MemScope::l0c:
+        return cap.l0c;
+      case L::MemScope::ub:
+        return cap.ub;
+      default:
+        return 0;
     }
   };
   std::array<int64_t, 7> next{};

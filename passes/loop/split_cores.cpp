@@ -1,12 +1,12 @@
 // Pass: split_cores -- multicore distribution of a kernel's core-bound loop.
 //
-// What it does: a tiling pass marks at most one loop of a kernel as core-bound (ForKind::core_bound):
-// iterations 0..extent-1 are full tiles and, when present, `else_body` is one more iteration (the
-// tail tile). For core k of n, the pass keeps iterations [k*T/n, (k+1)*T/n) of the T = extent +
-// (tail ? 1 : 0) iterations: the loop variable is rebased onto the core's first iteration and the
-// tail is kept only by the core whose range includes it. Runs after tensorize_vector, before
-// partition_loops, once per core. Guarantees: no core-bound loop remains; the cores' programs
-// together execute every iteration exactly once.
+// What it does: a tiling pass marks at most one loop of a kernel as core-bound
+// (ForKind::core_bound): iterations 0..extent-1 are full tiles and, when present, `else_body` is
+// one more iteration (the tail tile). For core k of n, the pass keeps iterations [k*T/n, (k+1)*T/n)
+// of the T = extent + (tail ? 1 : 0) iterations: the loop variable is rebased onto the core's first
+// iteration and the tail is kept only by the core whose range includes it. Runs after
+// tensorize_vector, before partition_loops, once per core. Guarantees: no core-bound loop remains;
+// the cores' programs together execute every iteration exactly once.
 #include <fmt/format.h>
 
 #include "compiler/support/error.h"
@@ -27,7 +27,8 @@ L::Stmt split_cores(const L::Stmt& body, int core, int cores) {
     const int64_t n = std::min(hi, full) - lo;
     if (n > 0) {
       L::Var v = L::make_var(s->var->name);
-      L::Stmt b = L::substitute_stmt(s->body, {{s->var.get(), L::add(L::var_ref(v), L::int_imm(lo))}});
+      L::Stmt b =
+          L::substitute_stmt(s->body, {{s->var.get(), L::add(L::var_ref(v), L::int_imm(lo))}});
       parts.push_back(L::for_loop(v, n, b));
     }
     if (s->else_body && hi > full && lo <= full) parts.push_back(s->else_body);

@@ -276,8 +276,8 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
     o.repeat_stride = static_cast<int32_t>(l.repeat_stride);
     return o;
   };
-  auto emit = [&](Opcode op, const Loc& dst, const Loc* a, const Loc* b, double scalar,
-                  int64_t cnt, int64_t rep) {
+  auto emit = [&](Opcode op, const Loc& dst, const Loc* a, const Loc* b, double scalar, int64_t cnt,
+                  int64_t rep) {
     isa::VectorArgs v;
     v.dtype = dt;
     v.count = static_cast<uint32_t>(cnt);
@@ -347,13 +347,27 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
       TESSEL_CHECK(!a.is_imm, "call on an immediate should have been folded");
       Loc d = pick_dst(a, nullptr);
       switch (e->call) {
-        case L::CallOp::exp: emit(Opcode::vexp, d, &a, nullptr, 0, count, repeat); break;
-        case L::CallOp::log: emit(Opcode::vln, d, &a, nullptr, 0, count, repeat); break;
-        case L::CallOp::sqrt: emit(Opcode::vsqrt, d, &a, nullptr, 0, count, repeat); break;
-        case L::CallOp::recip: emit(Opcode::vrec, d, &a, nullptr, 0, count, repeat); break;
-        case L::CallOp::abs: emit(Opcode::vabs, d, &a, nullptr, 0, count, repeat); break;
-        case L::CallOp::neg: emit(Opcode::vneg, d, &a, nullptr, 0, count, repeat); break;
-        case L::CallOp::relu: emit(Opcode::vrelu, d, &a, nullptr, 0, count, repeat); break;
+        case L::CallOp::exp:
+          emit(Opcode::vexp, d, &a, nullptr, 0, count, repeat);
+          break;
+        case L::CallOp::log:
+          emit(Opcode::vln, d, &a, nullptr, 0, count, repeat);
+          break;
+        case L::CallOp::sqrt:
+          emit(Opcode::vsqrt, d, &a, nullptr, 0, count, repeat);
+          break;
+        case L::CallOp::recip:
+          emit(Opcode::vrec, d, &a, nullptr, 0, count, repeat);
+          break;
+        case L::CallOp::abs:
+          emit(Opcode::vabs, d, &a, nullptr, 0, count, repeat);
+          break;
+        case L::CallOp::neg:
+          emit(Opcode::vneg, d, &a, nullptr, 0, count, repeat);
+          break;
+        case L::CallOp::relu:
+          emit(Opcode::vrelu, d, &a, nullptr, 0, count, repeat);
+          break;
         case L::CallOp::rsqrt:
           emit(Opcode::vsqrt, d, &a, nullptr, 0, count, repeat);
           emit(Opcode::vrec, d, &d, nullptr, 0, count, repeat);
@@ -389,10 +403,18 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
       const double c = imm_first ? a.imm : b.imm;
       Loc d = pick_dst(v, nullptr);
       switch (k) {
-        case ExprKind::Add: emit(Opcode::vadds, d, &v, nullptr, c, count, repeat); break;
-        case ExprKind::Mul: emit(Opcode::vmuls, d, &v, nullptr, c, count, repeat); break;
-        case ExprKind::Max: emit(Opcode::vmaxs, d, &v, nullptr, c, count, repeat); break;
-        case ExprKind::Min: emit(Opcode::vmins, d, &v, nullptr, c, count, repeat); break;
+        case ExprKind::Add:
+          emit(Opcode::vadds, d, &v, nullptr, c, count, repeat);
+          break;
+        case ExprKind::Mul:
+          emit(Opcode::vmuls, d, &v, nullptr, c, count, repeat);
+          break;
+        case ExprKind::Max:
+          emit(Opcode::vmaxs, d, &v, nullptr, c, count, repeat);
+          break;
+        case ExprKind::Min:
+          emit(Opcode::vmins, d, &v, nullptr, c, count, repeat);
+          break;
         case ExprKind::Sub:
           if (imm_first) {  // c - v
             emit(Opcode::vmuls, d, &v, nullptr, -1.0, count, repeat);
@@ -410,8 +432,8 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
           }
           break;
         default:
-          throw Unsupported(fmt::format("vector tensorizer: no instruction for '{}'",
-                                        L::to_string(e)));
+          throw Unsupported(
+              fmt::format("vector tensorizer: no instruction for '{}'", L::to_string(e)));
       }
       if (dst) release(v);
       return d;
@@ -419,14 +441,27 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
     Loc d = pick_dst(a, &b);
     Opcode op;
     switch (k) {
-      case ExprKind::Add: op = Opcode::vadd; break;
-      case ExprKind::Sub: op = Opcode::vsub; break;
-      case ExprKind::Mul: op = Opcode::vmul; break;
-      case ExprKind::Div: op = Opcode::vdiv; break;
-      case ExprKind::Max: op = Opcode::vmax; break;
-      case ExprKind::Min: op = Opcode::vmin; break;
+      case ExprKind::Add:
+        op = Opcode::vadd;
+        break;
+      case ExprKind::Sub:
+        op = Opcode::vsub;
+        break;
+      case ExprKind::Mul:
+        op = Opcode::vmul;
+        break;
+      case ExprKind::Div:
+        op = Opcode::vdiv;
+        break;
+      case ExprKind::Max:
+        op = Opcode::vmax;
+        break;
+      case ExprKind::Min:
+        op = Opcode::vmin;
+        break;
       default:
-        throw Unsupported(fmt::format("vector tensorizer: no instruction for '{}'", L::to_string(e)));
+        throw Unsupported(
+            fmt::format("vector tensorizer: no instruction for '{}'", L::to_string(e)));
     }
     emit(op, d, &a, &b, 0, count, repeat);
     if (!dst && d.temp != a.temp) release(a);

@@ -93,7 +93,8 @@ L::Stmt for_tiles(TileEmitter& em, const std::string& name, int64_t extent, int6
 int pick_split(const std::vector<int64_t>& counts, int cores) {
   int best = -1;
   for (size_t i = 0; i < counts.size(); ++i)
-    if (counts[i] >= 2 && (best < 0 || std::min<int64_t>(counts[i], cores) > std::min<int64_t>(counts[best], cores)))
+    if (counts[i] >= 2 &&
+        (best < 0 || std::min<int64_t>(counts[i], cores) > std::min<int64_t>(counts[best], cores)))
       best = static_cast<int>(i);
   return cores > 1 ? best : -1;
 }
@@ -127,7 +128,9 @@ L::Stmt mk(Opcode op, Args args, std::vector<L::IntrinOperand> operands) {
   return L::intrin(in, std::move(operands));
 }
 
-L::IntrinOperand at0(const L::Buffer& b) { return {b->base ? b->base : b, L::int_imm(b->elem_offset)}; }
+L::IntrinOperand at0(const L::Buffer& b) {
+  return {b->base ? b->base : b, L::int_imm(b->elem_offset)};
+}
 
 /// Analytical cycle estimate of one transfer or instruction (occupancy + latency).
 struct CostModel {
@@ -140,7 +143,9 @@ struct CostModel {
     return hw.core.mte1.latency_cycles + bytes / hw.core.mte1.bytes_per_cycle;
   }
   double cube(double fractals) const { return hw.core.cube.pipeline_latency_cycles + fractals; }
-  double fix(double bytes) const { return hw.core.fix.latency_cycles + bytes / hw.core.fix.bytes_per_cycle; }
+  double fix(double bytes) const {
+    return hw.core.fix.latency_cycles + bytes / hw.core.fix.bytes_per_cycle;
+  }
   double vec(double bytes) const {
     return hw.core.vector.pipeline_latency_cycles + bytes / hw.core.vector.width_bytes;
   }
@@ -189,7 +194,8 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   TileEmitter em(spec, target, {conv.get()});
   for (const auto& s : em.stages())
     if (s->is_reduce())
-      throw Unsupported(fmt::format("kernel {}: epilogue stage {} is a reduction", spec.name, s->name));
+      throw Unsupported(
+          fmt::format("kernel {}: epilogue stage {} is a reduction", spec.name, s->name));
 
   struct Choice {
     int64_t mt, kc, ht, wt;
@@ -213,7 +219,8 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
     double per_chunk = cm.dma(c.kc * g.in_h(c.ht) * g.in_w(c.wt) * es) +
                        cm.mte1(round_up(kk, k0) * round_up(p, n0) * es) +
                        cm.cube(ceil_div(c.mt, m0) * ceil_div(kk, k0) * ceil_div(p, n0));
-    const double weights = cm.dma(c.mt * kk * es) + cm.mte1(round_up(c.mt, m0) * round_up(kk, k0) * es);
+    const double weights =
+        cm.dma(c.mt * kk * es) + cm.mte1(round_up(c.mt, m0) * round_up(kk, k0) * es);
     double per_tile = n_kc * per_chunk + cm.fix(round_up(c.mt, m0) * round_up(p, n0) * acc_bytes) +
                       (1 + em.stages().size()) * cm.vec(c.mt * p * es) + cm.dma(c.mt * p * es);
     if (n_kc > 1) per_tile += n_kc * weights;
@@ -271,7 +278,8 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   const int cores = hw.cores;
   if (cores > 1 && !(knobs && knobs->mt > 0)) {
     auto n_tiles = [&](const Choice& c) {
-      return g.n * g.groups * ceil_div(g.cout_g, c.mt) * ceil_div(g.oh, c.ht) * ceil_div(g.ow, c.wt);
+      return g.n * g.groups * ceil_div(g.cout_g, c.mt) * ceil_div(g.oh, c.ht) *
+             ceil_div(g.ow, c.wt);
     };
     if (n_tiles(best) < cores && g.oh >= 2) {
       Choice c = best;
@@ -284,7 +292,8 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
       if (fits(c)) best = c;
     }
   }
-  const int split = pick_split({g.n, g.groups, ceil_div(g.cout_g, best.mt), ceil_div(g.oh, best.ht)}, cores);
+  const int split =
+      pick_split({g.n, g.groups, ceil_div(g.cout_g, best.mt), ceil_div(g.oh, best.ht)}, cores);
   if (knobs) *knobs = CubeKnobs{best.mt, best.kc, best.ht, best.wt, 0, 0};
   em.allocate({1, best.mt, best.ht, best.wt});
 
@@ -300,8 +309,9 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   L::Buffer l0c = L::make_buffer("l0c", L::MemScope::l0c, acc_dtype(target),
                                  {round_up(best.mt, m0) * round_up(p_full, n0)});
   const L::Buffer gx = spec.gm.at(x.get());
-  const L::Buffer gw = L::make_view(spec.gm.at(w.get()), spec.gm.at(w.get())->name + "_2d",
-                                    {g.cout, g.cg * khw}, {g.cg * khw, 1}, spec.gm.at(w.get())->elem_offset);
+  const L::Buffer gw =
+      L::make_view(spec.gm.at(w.get()), spec.gm.at(w.get())->name + "_2d", {g.cout, g.cg * khw},
+                   {g.cg * khw, 1}, spec.gm.at(w.get())->elem_offset);
   const int64_t n_kc = ceil_div(g.cg, best.kc);
   const bool hoist_weights = n_kc == 1;
 
@@ -312,9 +322,9 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
     const int64_t kk = kc * khw;
     L::Buffer wv = dense_view(l1_w, {mt, kk});
     std::vector<L::Stmt> s;
-    s.push_back(L::copy(L::Region{wv, {L::int_imm(0), L::int_imm(0)}, {mt, kk}},
-                        L::Region{gw, {em.start_expr(co_abs), em.start_expr(aff_scale(kc0, khw))},
-                                  {mt, kk}}));
+    s.push_back(L::copy(
+        L::Region{wv, {L::int_imm(0), L::int_imm(0)}, {mt, kk}},
+        L::Region{gw, {em.start_expr(co_abs), em.start_expr(aff_scale(kc0, khw))}, {mt, kk}}));
     isa::Load2dArgs a;
     a.dtype = isa_dtype(target.act_dtype);
     a.rows = static_cast<uint32_t>(mt);
@@ -330,71 +340,82 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   const L::Affine n_idx = g.n > 1 ? aff_var(vn, 1) : aff_const(0);
   const L::Affine g_idx = g.groups > 1 ? aff_var(vg, 1) : aff_const(0);
 
-  L::Stmt co_loop = for_tiles(em, "tco", g.cout_g, best.mt, [&](const L::Affine& co0, int64_t mt) {
-    const L::Affine co_abs = aff_add(aff_scale(g_idx, g.cout_g), co0);
-    std::vector<L::Stmt> co_body;
-    if (hoist_weights) co_body.push_back(weights(co_abs, mt, aff_const(0), g.cg));
-    co_body.push_back(for_tiles(em, "toh", g.oh, best.ht, [&](const L::Affine& oh0, int64_t ht) {
-      return for_tiles(em, "tow", g.ow, best.wt, [&](const L::Affine& ow0, int64_t wt) {
-        const int64_t ih = g.in_h(ht), iw = g.in_w(wt), p = ht * wt;
-        std::vector<L::Stmt> tile;
-        tile.push_back(for_tiles_first(
-            em, "tkc", g.cg, best.kc, [&](const L::Affine& kc0, int64_t kc, bool first) {
-              std::vector<L::Stmt> s;
-              L::Buffer xv = dense_view(l1_x, {1, kc, ih, iw});
-              const L::Affine c_abs = aff_add(aff_scale(g_idx, g.cg), kc0);
-              s.push_back(L::copy(
-                  L::Region{xv, {L::int_imm(0), L::int_imm(0), L::int_imm(0), L::int_imm(0)},
-                            {1, kc, ih, iw}},
-                  L::Region{gx,
-                            {em.start_expr(n_idx), em.start_expr(c_abs),
-                             em.start_expr(aff_add(aff_scale(oh0, g.sh), aff_const(-g.pt))),
-                             em.start_expr(aff_add(aff_scale(ow0, g.sw), aff_const(-g.pl)))},
-                            {1, kc, ih, iw}},
-                  0.0));
-              if (!hoist_weights) s.push_back(weights(co_abs, mt, kc0, kc));
-              isa::Img2colArgs ic;
-              ic.dtype = isa_dtype(target.act_dtype);
-              ic.c = static_cast<uint32_t>(kc);
-              ic.h = static_cast<uint32_t>(ih);
-              ic.w = static_cast<uint32_t>(iw);
-              ic.kh = static_cast<uint32_t>(g.kh);
-              ic.kw = static_cast<uint32_t>(g.kw);
-              ic.stride_h = static_cast<uint32_t>(g.sh);
-              ic.stride_w = static_cast<uint32_t>(g.sw);
-              ic.dilation_h = static_cast<uint32_t>(g.dh);
-              ic.dilation_w = static_cast<uint32_t>(g.dw);
-              ic.oh = static_cast<uint32_t>(ht);
-              ic.ow = static_cast<uint32_t>(wt);
-              s.push_back(mk(Opcode::img2col, ic, {at0(l0b), at0(xv)}));
-              isa::MmadArgs mm;
-              mm.m1 = static_cast<uint32_t>(ceil_div(mt, m0));
-              mm.k1 = static_cast<uint32_t>(ceil_div(kc * khw, k0));
-              mm.n1 = static_cast<uint32_t>(ceil_div(p, n0));
-              mm.accumulate = !first;
-              s.push_back(mk(Opcode::mmad, mm, {at0(l0c), at0(l0a), at0(l0b)}));
-              return L::seq(s);
-            }));
-        // Accumulators -> UB, then the epilogue and the output copy.
-        L::Buffer cv = em.ub_view(conv.get(), {1, mt, ht, wt});
-        isa::FixArgs fx;
-        fx.dst_dtype = isa_dtype(target.act_dtype);
-        fx.m = static_cast<uint32_t>(mt);
-        fx.n = static_cast<uint32_t>(p);
-        fx.dst_row_stride = p;
-        tile.push_back(mk(Opcode::fix, fx, {at0(cv), at0(l0c)}));
-        TileBox box;
-        box.start = {n_idx, co_abs, oh0, ow0};
-        box.extent = {1, mt, ht, wt};
-        tile.push_back(em.emit_tile(box, {{conv.get(), cv}}));
-        return L::seq(tile);
-      });
-    }, split == 3));
-    return L::seq(co_body);
-  }, split == 2);
+  L::Stmt co_loop = for_tiles(
+      em, "tco", g.cout_g, best.mt,
+      [&](const L::Affine& co0, int64_t mt) {
+        const L::Affine co_abs = aff_add(aff_scale(g_idx, g.cout_g), co0);
+        std::vector<L::Stmt> co_body;
+        if (hoist_weights) co_body.push_back(weights(co_abs, mt, aff_const(0), g.cg));
+        co_body.push_back(for_tiles(
+            em, "toh", g.oh, best.ht,
+            [&](const L::Affine& oh0, int64_t ht) {
+              return for_tiles(em, "tow", g.ow, best.wt, [&](const L::Affine& ow0, int64_t wt) {
+                const int64_t ih = g.in_h(ht), iw = g.in_w(wt), p = ht * wt;
+                std::vector<L::Stmt> tile;
+                tile.push_back(for_tiles_first(
+                    em, "tkc", g.cg, best.kc, [&](const L::Affine& kc0, int64_t kc, bool first) {
+                      std::vector<L::Stmt> s;
+                      L::Buffer xv = dense_view(l1_x, {1, kc, ih, iw});
+                      const L::Affine c_abs = aff_add(aff_scale(g_idx, g.cg), kc0);
+                      s.push_back(L::copy(
+                          L::Region{xv,
+                                    {L::int_imm(0), L::int_imm(0), L::int_imm(0), L::int_imm(0)},
+                                    {1, kc, ih, iw}},
+                          L::Region{
+                              gx,
+                              {em.start_expr(n_idx), em.start_expr(c_abs),
+                               em.start_expr(aff_add(aff_scale(oh0, g.sh), aff_const(-g.pt))),
+                               em.start_expr(aff_add(aff_scale(ow0, g.sw), aff_const(-g.pl)))},
+                              {1, kc, ih, iw}},
+                          0.0));
+                      if (!hoist_weights) s.push_back(weights(co_abs, mt, kc0, kc));
+                      isa::Img2colArgs ic;
+                      ic.dtype = isa_dtype(target.act_dtype);
+                      ic.c = static_cast<uint32_t>(kc);
+                      ic.h = static_cast<uint32_t>(ih);
+                      ic.w = static_cast<uint32_t>(iw);
+                      ic.kh = static_cast<uint32_t>(g.kh);
+                      ic.kw = static_cast<uint32_t>(g.kw);
+                      ic.stride_h = static_cast<uint32_t>(g.sh);
+                      ic.stride_w = static_cast<uint32_t>(g.sw);
+                      ic.dilation_h = static_cast<uint32_t>(g.dh);
+                      ic.dilation_w = static_cast<uint32_t>(g.dw);
+                      ic.oh = static_cast<uint32_t>(ht);
+                      ic.ow = static_cast<uint32_t>(wt);
+                      s.push_back(mk(Opcode::img2col, ic, {at0(l0b), at0(xv)}));
+                      isa::MmadArgs mm;
+                      mm.m1 = static_cast<uint32_t>(ceil_div(mt, m0));
+                      mm.k1 = static_cast<uint32_t>(ceil_div(kc * khw, k0));
+                      mm.n1 = static_cast<uint32_t>(ceil_div(p, n0));
+                      mm.accumulate = !first;
+                      s.push_back(mk(Opcode::mmad, mm, {at0(l0c), at0(l0a), at0(l0b)}));
+                      return L::seq(s);
+                    }));
+                // Accumulators -> UB, then the epilogue and the output copy.
+                L::Buffer cv = em.ub_view(conv.get(), {1, mt, ht, wt});
+                isa::FixArgs fx;
+                fx.dst_dtype = isa_dtype(target.act_dtype);
+                fx.m = static_cast<uint32_t>(mt);
+                fx.n = static_cast<uint32_t>(p);
+                fx.dst_row_stride = p;
+                tile.push_back(mk(Opcode::fix, fx, {at0(cv), at0(l0c)}));
+                TileBox box;
+                box.start = {n_idx, co_abs, oh0, ow0};
+                box.extent = {1, mt, ht, wt};
+                tile.push_back(em.emit_tile(box, {{conv.get(), cv}}));
+                return L::seq(tile);
+              });
+            },
+            split == 3));
+        return L::seq(co_body);
+      },
+      split == 2);
   L::Stmt body = co_loop;
-  if (g.groups > 1) body = L::for_loop(vg, g.groups, body, split == 1 ? L::ForKind::core_bound : L::ForKind::serial);
-  if (g.n > 1) body = L::for_loop(vn, g.n, body, split == 0 ? L::ForKind::core_bound : L::ForKind::serial);
+  if (g.groups > 1)
+    body =
+        L::for_loop(vg, g.groups, body, split == 1 ? L::ForKind::core_bound : L::ForKind::serial);
+  if (g.n > 1)
+    body = L::for_loop(vn, g.n, body, split == 0 ? L::ForKind::core_bound : L::ForKind::serial);
   body = L::seq({body});
   body->comment = fmt::format("kernel {} (cube conv, mt={} kc={} ht={} wt={})", spec.name, best.mt,
                               best.kc, best.ht, best.wt);
@@ -415,8 +436,8 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
   const te::Tensor& b = mmt->extra_inputs.at(1);
   const bool ta = mmt->attr("trans_a") != 0, tb = mmt->attr("trans_b") != 0;
   if (a->shape.size() < 2 || b->shape.size() < 2)
-    throw Unsupported(fmt::format("kernel {}: matmul with a 1-D operand is not compiled for the NPU",
-                                  spec.name));
+    throw Unsupported(
+        fmt::format("kernel {}: matmul with a 1-D operand is not compiled for the NPU", spec.name));
   const Shape& os = mmt->shape;
   const size_t rank = os.size();
   const int64_t M = os[rank - 2], N = os[rank - 1];
@@ -425,7 +446,8 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
   TileEmitter em(spec, target, {mmt.get()});
   for (const auto& s : em.stages())
     if (s->is_reduce())
-      throw Unsupported(fmt::format("kernel {}: epilogue stage {} is a reduction", spec.name, s->name));
+      throw Unsupported(
+          fmt::format("kernel {}: epilogue stage {} is a reduction", spec.name, s->name));
 
   struct Choice {
     int64_t mt, nt, kt;
@@ -437,23 +459,29 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
     return e;
   };
   auto fits = [&](const Choice& c) {
-    if (align32(c.mt * c.kt * es) + align32(c.kt * c.nt * es) > hw.core.buffers_bytes.l1) return false;
+    if (align32(c.mt * c.kt * es) + align32(c.kt * c.nt * es) > hw.core.buffers_bytes.l1)
+      return false;
     if (round_up(c.mt, m0) * round_up(c.kt, k0) * es > hw.core.buffers_bytes.l0a) return false;
     if (round_up(c.kt, k0) * round_up(c.nt, n0) * es > hw.core.buffers_bytes.l0b) return false;
-    if (round_up(c.mt, m0) * round_up(c.nt, n0) * acc_bytes > hw.core.buffers_bytes.l0c) return false;
+    if (round_up(c.mt, m0) * round_up(c.nt, n0) * acc_bytes > hw.core.buffers_bytes.l0c)
+      return false;
     return em.footprint_bytes(out_ext(c.mt, c.nt)) <= hw.core.buffers_bytes.ub;
   };
   const CostModel cm{hw};
   int64_t batches = 1;
   for (size_t d = 0; d + 2 < rank; ++d) batches *= os[d];
   auto cost = [&](const Choice& c) {
-    const double n_m = static_cast<double>(ceil_div(M, c.mt)), n_n = static_cast<double>(ceil_div(N, c.nt));
+    const double n_m = static_cast<double>(ceil_div(M, c.mt)),
+                 n_n = static_cast<double>(ceil_div(N, c.nt));
     const double n_k = static_cast<double>(ceil_div(K, c.kt));
-    const double a_chunk = cm.dma(c.mt * c.kt * es) + cm.mte1(round_up(c.mt, m0) * round_up(c.kt, k0) * es);
-    const double b_chunk = cm.dma(c.kt * c.nt * es) + cm.mte1(round_up(c.kt, k0) * round_up(c.nt, n0) * es);
+    const double a_chunk =
+        cm.dma(c.mt * c.kt * es) + cm.mte1(round_up(c.mt, m0) * round_up(c.kt, k0) * es);
+    const double b_chunk =
+        cm.dma(c.kt * c.nt * es) + cm.mte1(round_up(c.kt, k0) * round_up(c.nt, n0) * es);
     const double mm = cm.cube(ceil_div(c.mt, m0) * ceil_div(c.kt, k0) * ceil_div(c.nt, n0));
-    double per_tile = n_k * (a_chunk + mm) + cm.fix(round_up(c.mt, m0) * round_up(c.nt, n0) * acc_bytes) +
-                      (1 + em.stages().size()) * cm.vec(c.mt * c.nt * es) + cm.dma(c.mt * c.nt * es);
+    double per_tile =
+        n_k * (a_chunk + mm) + cm.fix(round_up(c.mt, m0) * round_up(c.nt, n0) * acc_bytes) +
+        (1 + em.stages().size()) * cm.vec(c.mt * c.nt * es) + cm.dma(c.mt * c.nt * es);
     double total = batches * n_m * n_n * per_tile;
     total += batches * n_n * (n_k == 1 ? 1.0 : n_m) * n_k * b_chunk;
     return total;
@@ -539,8 +567,8 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
     bidx.push_back(os[d] > 1 ? aff_var(v, 1) : aff_const(0));
   }
   // Region of operand `t` (A or B) for a batch index and a (row, col) window of its last 2 dims.
-  auto operand_region = [&](const te::Tensor& t, const L::Buffer& gm, const L::Affine& r0, int64_t rows,
-                            const L::Affine& c0, int64_t cols) {
+  auto operand_region = [&](const te::Tensor& t, const L::Buffer& gm, const L::Affine& r0,
+                            int64_t rows, const L::Affine& c0, int64_t cols) {
     const size_t tr = t->shape.size();
     L::Region reg{gm, {}, {}};
     for (size_t d = 0; d + 2 < tr; ++d) {
@@ -554,8 +582,9 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
     reg.extents.push_back(cols);
     return reg;
   };
-  auto load = [&](const te::Tensor& t, const L::Buffer& gm, const L::Buffer& l1, const L::Buffer& l0,
-                  bool trans, const L::Affine& r0, int64_t rows, const L::Affine& c0, int64_t cols) {
+  auto load = [&](const te::Tensor& t, const L::Buffer& gm, const L::Buffer& l1,
+                  const L::Buffer& l0, bool trans, const L::Affine& r0, int64_t rows,
+                  const L::Affine& c0, int64_t cols) {
     // Logical operand tile rows x cols (A: m x k, B: k x n); stored transposed when `trans`.
     const int64_t sr = trans ? cols : rows, sc = trans ? rows : cols;
     L::Region src = trans ? operand_region(t, gm, c0, cols, r0, rows)
@@ -563,7 +592,8 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
     Shape vshape(src.extents.begin(), src.extents.end());
     L::Buffer v = L::make_view(l1, l1->name, vshape, L::dense_strides(vshape), 0);
     std::vector<L::Stmt> s;
-    s.push_back(L::copy(L::Region{v, std::vector<L::Expr>(vshape.size(), L::int_imm(0)), vshape}, src));
+    s.push_back(
+        L::copy(L::Region{v, std::vector<L::Expr>(vshape.size(), L::int_imm(0)), vshape}, src));
     isa::Load2dArgs la;
     la.dtype = isa_dtype(target.act_dtype);
     la.rows = static_cast<uint32_t>(rows);
@@ -575,44 +605,52 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
     return L::seq(s);
   };
 
-  L::Stmt n_loop = for_tiles(em, "tn", N, best.nt, [&](const L::Affine& n0s, int64_t nt) {
-    std::vector<L::Stmt> nb;
-    if (hoist_b) nb.push_back(load(b, gb, l1_b, l0b, tb, aff_const(0), K, n0s, nt));
-    nb.push_back(for_tiles(em, "tm", M, best.mt, [&](const L::Affine& m0s, int64_t mt) {
-      std::vector<L::Stmt> tile;
-      tile.push_back(for_tiles_first(em, "tk", K, best.kt, [&](const L::Affine& k0s, int64_t kt, bool first) {
-        std::vector<L::Stmt> s;
-        s.push_back(load(a, ga, l1_a, l0a, ta, m0s, mt, k0s, kt));
-        if (!hoist_b) s.push_back(load(b, gb, l1_b, l0b, tb, k0s, kt, n0s, nt));
-        isa::MmadArgs mm;
-        mm.m1 = static_cast<uint32_t>(ceil_div(mt, m0));
-        mm.k1 = static_cast<uint32_t>(ceil_div(kt, k0));
-        mm.n1 = static_cast<uint32_t>(ceil_div(nt, n0));
-        mm.accumulate = !first;
-        s.push_back(mk(Opcode::mmad, mm, {at0(l0c), at0(l0a), at0(l0b)}));
-        return L::seq(s);
-      }));
-      L::Buffer cv = em.ub_view(mmt.get(), out_ext(mt, nt));
-      isa::FixArgs fx;
-      fx.dst_dtype = isa_dtype(target.act_dtype);
-      fx.m = static_cast<uint32_t>(mt);
-      fx.n = static_cast<uint32_t>(nt);
-      fx.dst_row_stride = nt;
-      tile.push_back(mk(Opcode::fix, fx, {at0(cv), at0(l0c)}));
-      TileBox box;
-      box.start = bidx;
-      box.start.push_back(m0s);
-      box.start.push_back(n0s);
-      box.extent = out_ext(mt, nt);
-      tile.push_back(em.emit_tile(box, {{mmt.get(), cv}}));
-      return L::seq(tile);
-    }, split == split_m));
-    return L::seq(nb);
-  }, split == split_n);
+  L::Stmt n_loop = for_tiles(
+      em, "tn", N, best.nt,
+      [&](const L::Affine& n0s, int64_t nt) {
+        std::vector<L::Stmt> nb;
+        if (hoist_b) nb.push_back(load(b, gb, l1_b, l0b, tb, aff_const(0), K, n0s, nt));
+        nb.push_back(for_tiles(
+            em, "tm", M, best.mt,
+            [&](const L::Affine& m0s, int64_t mt) {
+              std::vector<L::Stmt> tile;
+              tile.push_back(for_tiles_first(
+                  em, "tk", K, best.kt, [&](const L::Affine& k0s, int64_t kt, bool first) {
+                    std::vector<L::Stmt> s;
+                    s.push_back(load(a, ga, l1_a, l0a, ta, m0s, mt, k0s, kt));
+                    if (!hoist_b) s.push_back(load(b, gb, l1_b, l0b, tb, k0s, kt, n0s, nt));
+                    isa::MmadArgs mm;
+                    mm.m1 = static_cast<uint32_t>(ceil_div(mt, m0));
+                    mm.k1 = static_cast<uint32_t>(ceil_div(kt, k0));
+                    mm.n1 = static_cast<uint32_t>(ceil_div(nt, n0));
+                    mm.accumulate = !first;
+                    s.push_back(mk(Opcode::mmad, mm, {at0(l0c), at0(l0a), at0(l0b)}));
+                    return L::seq(s);
+                  }));
+              L::Buffer cv = em.ub_view(mmt.get(), out_ext(mt, nt));
+              isa::FixArgs fx;
+              fx.dst_dtype = isa_dtype(target.act_dtype);
+              fx.m = static_cast<uint32_t>(mt);
+              fx.n = static_cast<uint32_t>(nt);
+              fx.dst_row_stride = nt;
+              tile.push_back(mk(Opcode::fix, fx, {at0(cv), at0(l0c)}));
+              TileBox box;
+              box.start = bidx;
+              box.start.push_back(m0s);
+              box.start.push_back(n0s);
+              box.extent = out_ext(mt, nt);
+              tile.push_back(em.emit_tile(box, {{mmt.get(), cv}}));
+              return L::seq(tile);
+            },
+            split == split_m));
+        return L::seq(nb);
+      },
+      split == split_n);
   L::Stmt body = n_loop;
   for (int d = static_cast<int>(bvars.size()) - 1; d >= 0; --d)
     if (os[d] > 1)
-      body = L::for_loop(bvars[d], os[d], body, split == d ? L::ForKind::core_bound : L::ForKind::serial);
+      body = L::for_loop(bvars[d], os[d], body,
+                         split == d ? L::ForKind::core_bound : L::ForKind::serial);
   body = L::seq({body});
   body->comment = fmt::format("kernel {} (cube matmul, mt={} nt={} kt={})", spec.name, best.mt,
                               best.nt, best.kt);

@@ -124,8 +124,8 @@ std::map<const te::TensorNode*, TileBox> TileEmitter::infer(const TileBox& out_b
               "region",
               spec_.name, t->name, d));
         const int64_t lo = std::min(cur.start[d].constant, tb.start[d].constant);
-        const int64_t hi = std::max(cur.start[d].constant + cur.extent[d],
-                                    tb.start[d].constant + tb.extent[d]);
+        const int64_t hi =
+            std::max(cur.start[d].constant + cur.extent[d], tb.start[d].constant + tb.extent[d]);
         cur.start[d].constant = lo;
         cur.extent[d] = hi - lo;
       }
@@ -187,8 +187,8 @@ void TileEmitter::allocate(const std::vector<int64_t>& extents) {
   box.start.assign(extents.size(), Affine{});
   box.extent = extents;
   for (const auto& [t, b] : infer(box)) {
-    ub_[t] = L::make_buffer(fmt::format("ub_{}", t->name), L::MemScope::ub, target_.act_dtype,
-                            b.extent);
+    ub_[t] =
+        L::make_buffer(fmt::format("ub_{}", t->name), L::MemScope::ub, target_.act_dtype, b.extent);
   }
 }
 
@@ -288,7 +288,8 @@ L::Stmt TileEmitter::emit_tile(
       Expr combined = op == L::ReduceOp::sum   ? L::add(acc, src)
                       : op == L::ReduceOp::max ? L::max(acc, src)
                                                : L::min(acc, src);
-      stage_body.push_back(nest(L::store(out, store_idx, L::float_imm(L::reduce_identity(op))), {}));
+      stage_body.push_back(
+          nest(L::store(out, store_idx, L::float_imm(L::reduce_identity(op))), {}));
       stage_body.push_back(nest(L::store(out, store_idx, combined), s.body->reduce_axes));
     } else {
       stage_body.push_back(nest(L::store(out, store_idx, localize(s.body)), {}));

@@ -1,5 +1,5 @@
-// TileEmitter: the machinery shared by the tiling passes. Given a kernel's output tile, it infers the
-// region (box) of every tensor the tile needs (TVM's InferBound on affine reads), sizes the UB
+// TileEmitter: the machinery shared by the tiling passes. Given a kernel's output tile, it infers
+// the region (box) of every tensor the tile needs (TVM's InferBound on affine reads), sizes the UB
 // buffers, and emits for one tile: GM->UB copies of the inputs' regions (with padding), each stage
 // computed over its box as a scalar Store nest on UB (compute_at the tile), and the UB->GM copy of
 // the output. Tensors the caller computes itself (a cube contraction) are "precomputed": the
@@ -48,8 +48,9 @@ class TileEmitter {
 
   /// Copies in, stages and copy out for the output tile `out_box`; `precomputed_views` maps each
   /// precomputed tensor to the UB view holding its box.
-  loop::Stmt emit_tile(const TileBox& out_box,
-                       const std::map<const te::TensorNode*, loop::Buffer>& precomputed_views) const;
+  loop::Stmt emit_tile(
+      const TileBox& out_box,
+      const std::map<const te::TensorNode*, loop::Buffer>& precomputed_views) const;
 
   /// Compute stages in producer-before-consumer order (excluding precomputed tensors).
   const std::vector<te::Tensor>& stages() const { return stages_; }

@@ -26,16 +26,19 @@ std::vector<int64_t> choose_tile(const TileEmitter& em, const Shape& shape, int6
   const size_t rank = shape.size();
   std::vector<int64_t> tile(rank, 1);
   if (em.footprint_bytes(tile) > budget)
-    fail("kernel {}: even a 1-element tile needs {} bytes of UB, more than the {} available "
-         "(core.buffers_bytes.ub); a reduction axis is too long for one tile",
-         name, em.footprint_bytes(tile), budget);
+    fail(
+        "kernel {}: even a 1-element tile needs {} bytes of UB, more than the {} available "
+        "(core.buffers_bytes.ub); a reduction axis is too long for one tile",
+        name, em.footprint_bytes(tile), budget);
   for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
     tile[d] = shape[d];
     if (em.footprint_bytes(tile) <= budget) continue;
     if (!em.can_tile_axis(d, tile))
-      fail("kernel {}: axis {} (extent {}) must stay whole in one tile (a stage reduces over it) but "
-           "does not fit the {} bytes of UB (core.buffers_bytes.ub)",
-           name, d, shape[d], budget);
+      fail(
+          "kernel {}: axis {} (extent {}) must stay whole in one tile (a stage reduces over it) "
+          "but "
+          "does not fit the {} bytes of UB (core.buffers_bytes.ub)",
+          name, d, shape[d], budget);
     int64_t lo = 1, hi = shape[d];  // lo fits, hi does not
     while (hi - lo > 1) {
       const int64_t mid = (lo + hi) / 2;

@@ -37,8 +37,8 @@ Result tessel(const std::string& args) {
   fs::create_directories(dir);
   const fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
   const fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
-  const std::string cmd = "cd '" + kSrc + "' && '" + std::string(TESSEL_BINARY) + "' " + args + " > '" +
-                          out.string() + "' 2> '" + err.string() + "'";
+  const std::string cmd = "cd '" + kSrc + "' && '" + std::string(TESSEL_BINARY) + "' " + args +
+                          " > '" + out.string() + "' 2> '" + err.string() + "'";
   const int status = std::system(cmd.c_str());
   Result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -54,10 +54,13 @@ fs::path temp_dir(const std::string& name) {
   return d;
 }
 
-void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
 
-#define EXPECT_CONTAINS(haystack, needle) \
-  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing \"" << (needle) << "\" in:\n" << (haystack)
+#define EXPECT_CONTAINS(haystack, needle)                                                         \
+  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing \"" << (needle) << "\" in:\n" \
+                                                        << (haystack)
 
 TEST(Cli, HelpListsTheCommands) {
   Result r = tessel("--help");
@@ -120,7 +123,9 @@ TEST(Cli, CaseDirectoryWithoutModel) {
 
 TEST(Cli, OpWithoutNpuLoweringNamesOpAndNode) {
   // Erf has a reference kernel but no NPU lowering.
-  Result r = tessel("check /usr/share/libonnx-testdata/data/node/test_erf --target npu --hw hw_configs/npu_4core.yaml");
+  Result r = tessel(
+      "check /usr/share/libonnx-testdata/data/node/test_erf --target npu --hw "
+      "hw_configs/npu_4core.yaml");
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_CONTAINS(r.err, "Erf");
   EXPECT_CONTAINS(r.err, "no compute definition");
@@ -139,16 +144,18 @@ TEST(Cli, UnknownTarget) {
 }
 
 TEST(Cli, BufferSizeZeroIsRejected) {
-  Result r = tessel("check tests/data/cases/hello_deepa --target npu --hw hw_configs/npu_4core.yaml "
-                    "--hw-set core.buffers_bytes.ub=0");
+  Result r = tessel(
+      "check tests/data/cases/hello_deepa --target npu --hw hw_configs/npu_4core.yaml "
+      "--hw-set core.buffers_bytes.ub=0");
   EXPECT_EQ(r.code, 2);
   EXPECT_CONTAINS(r.err, "core.buffers_bytes.ub");
   EXPECT_CONTAINS(r.err, "npu_4core.yaml");
 }
 
 TEST(Cli, BufferTooSmallForTheMinimumTile) {
-  Result r = tessel("check tests/data/cases/hello_deepa --target npu --hw hw_configs/npu_4core.yaml "
-                    "--hw-set core.buffers_bytes.l0a=256");
+  Result r = tessel(
+      "check tests/data/cases/hello_deepa --target npu --hw hw_configs/npu_4core.yaml "
+      "--hw-set core.buffers_bytes.l0a=256");
   EXPECT_EQ(r.code, 2);
   EXPECT_CONTAINS(r.err, "core.buffers_bytes.l0a");
   EXPECT_CONTAINS(r.err, "fractal");
@@ -161,7 +168,8 @@ TEST(Cli, UnknownKeyInHardwareConfig) {
   ASSERT_NE(pos, std::string::npos);
   y.replace(pos, 10, "clock_ghx:");
   write(d / "hw.yaml", y);
-  Result r = tessel("check tests/data/cases/hello_deepa --target npu --hw '" + (d / "hw.yaml").string() + "'");
+  Result r = tessel("check tests/data/cases/hello_deepa --target npu --hw '" +
+                    (d / "hw.yaml").string() + "'");
   EXPECT_EQ(r.code, 2);
   EXPECT_CONTAINS(r.err, "hw.yaml:");
   EXPECT_CONTAINS(r.err, "clock_ghx");
@@ -192,8 +200,10 @@ TEST(Cli, ExperimentWithUnknownKey) {
   fs::path d = temp_dir("bad_experiment");
   write(d / "e.yaml",
         "name: bad\n"
-        "model: " + kModels + "/hello_deepa.onnx\n"
-        "targt: npu\n");
+        "model: " +
+            kModels +
+            "/hello_deepa.onnx\n"
+            "targt: npu\n");
   const fs::path report = d / "report.json";
   Result r = tessel("run '" + (d / "e.yaml").string() + "' --report '" + report.string() + "'");
   EXPECT_EQ(r.code, 2);
@@ -212,11 +222,11 @@ TEST(Cli, ExperimentWithYamlSyntaxError) {
 
 TEST(Cli, ExperimentWithNonPositiveShape) {
   fs::path d = temp_dir("bad_shape");
-  write(d / "e.yaml",
-        "model: " + kModels + "/hello_deepa.onnx\n"
-        "inputs:\n"
-        "  onnx::Flatten_0: {shape: [1, 0, 96]}\n"
-        "target: ref\n");
+  write(d / "e.yaml", "model: " + kModels +
+                          "/hello_deepa.onnx\n"
+                          "inputs:\n"
+                          "  onnx::Flatten_0: {shape: [1, 0, 96]}\n"
+                          "target: ref\n");
   Result r = tessel("run '" + (d / "e.yaml").string() + "'");
   EXPECT_EQ(r.code, 2);
   EXPECT_CONTAINS(r.err, "e.yaml:3:");
@@ -232,8 +242,9 @@ TEST(Cli, OutputIntoAMissingDirectoryWritesNothing) {
 
 TEST(Cli, CompiledAssemblyRoundTrips) {
   fs::path d = temp_dir("asm_out");
-  Result r = tessel("compile models/hello_deepa.onnx --hw hw_configs/npu_4core.yaml --emit asm -o '" +
-                    (d / "wake.s").string() + "'");
+  Result r =
+      tessel("compile models/hello_deepa.onnx --hw hw_configs/npu_4core.yaml --emit asm -o '" +
+             (d / "wake.s").string() + "'");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string text = slurp(d / "wake.s");
   EXPECT_CONTAINS(text, "mmad");

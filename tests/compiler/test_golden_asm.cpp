@@ -49,8 +49,8 @@ TEST(GoldenAsm, Conv3x3WithBias) {
   Value* bias = b.constant("b", random_tensor({16}, 2));
   Value* y = b.node("Conv", {x, w, bias}, conv_attrs());
   auto g = b.finish({y});
-  npu::HwConfig hw = npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml",
-                                         {{"cores", "1"}});
+  npu::HwConfig hw = npu::load_hw_config(
+      std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml", {{"cores", "1"}});
   auto mod = npu_backend::compile_npu(*g, hw);
   expect_golden(mod, "conv3x3_bias.s");
   // And it computes the right values (the golden file is not just frozen output).
@@ -69,8 +69,8 @@ TEST(GoldenAsm, GemmWithBias) {
   a.set("transB", int64_t{1});
   Value* y = b.node("Gemm", {x, w, c}, a);
   auto g = b.finish({y});
-  npu::HwConfig hw = npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml",
-                                         {{"cores", "1"}});
+  npu::HwConfig hw = npu::load_hw_config(
+      std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml", {{"cores", "1"}});
   auto mod = npu_backend::compile_npu(*g, hw);
   expect_golden(mod, "gemm_bias.s");
   std::map<std::string, Tensor> in{{"x", random_tensor({4, 40}, 6)}};

@@ -17,13 +17,16 @@ using isa::Opcode;
 std::vector<const L::StmtNode*> leaves(const L::Stmt& s) {
   std::vector<const L::StmtNode*> out;
   L::visit_stmt(s, [&](const L::Stmt& n) {
-    if (n->kind == L::StmtKind::Intrin || n->kind == L::StmtKind::Copy || n->kind == L::StmtKind::Sync)
+    if (n->kind == L::StmtKind::Intrin || n->kind == L::StmtKind::Copy ||
+        n->kind == L::StmtKind::Sync)
       out.push_back(n.get());
   });
   return out;
 }
 
-const isa::VectorArgs& vargs(const L::StmtNode* n) { return std::get<isa::VectorArgs>(n->instr.args); }
+const isa::VectorArgs& vargs(const L::StmtNode* n) {
+  return std::get<isa::VectorArgs>(n->instr.args);
+}
 
 struct Fixture : ::testing::Test {
   npu::HwConfig hw = preset("npu_4core");
@@ -39,12 +42,11 @@ TEST_F(TensorizeVector, BroadcastOperandGetsZeroElementStride) {
   auto y = L::make_buffer("y", L::MemScope::ub, DType::f16, {4, 64});
   auto i = L::make_var("i"), j = L::make_var("j");
   auto I = L::var_ref(i), J = L::var_ref(j);
-  auto body = L::for_loop(
-      i, 4,
-      L::for_loop(j, 64,
-                  L::store(y, {I, J},
-                           L::add(L::mul(L::load(x, {I, J}), L::float_imm(2.0)),
-                                  L::load(b, {I, L::int_imm(0)})))));
+  auto body = L::for_loop(i, 4,
+                          L::for_loop(j, 64,
+                                      L::store(y, {I, J},
+                                               L::add(L::mul(L::load(x, {I, J}), L::float_imm(2.0)),
+                                                      L::load(b, {I, L::int_imm(0)})))));
   auto out = passes::tensorize_vector(body, target);
   auto ls = leaves(out);
   // b's stride along j is 0, so (i, j) cannot fuse: count = 64 (j), repeat = 4 (i).
@@ -69,9 +71,10 @@ TEST_F(TensorizeVector, ContiguousLoopsFuseIntoOneCount) {
   auto y = L::make_buffer("y", L::MemScope::ub, DType::f16, {8, 32});
   auto i = L::make_var("i"), j = L::make_var("j");
   auto body = L::for_loop(
-      i, 8, L::for_loop(j, 32, L::store(y, {L::var_ref(i), L::var_ref(j)},
-                                        L::max(L::load(x, {L::var_ref(i), L::var_ref(j)}),
-                                               L::float_imm(0.0)))));
+      i, 8,
+      L::for_loop(j, 32,
+                  L::store(y, {L::var_ref(i), L::var_ref(j)},
+                           L::max(L::load(x, {L::var_ref(i), L::var_ref(j)}), L::float_imm(0.0)))));
   auto ls = leaves(passes::tensorize_vector(body, target));
   ASSERT_EQ(ls.size(), 1u);
   EXPECT_EQ(ls[0]->instr.op, Opcode::vmaxs);
@@ -85,15 +88,19 @@ TEST_F(TensorizeVector, RowReductionBecomesVrmax) {
   auto s = L::make_buffer("s", L::MemScope::ub, DType::f16, {8});
   auto i = L::make_var("i"), k = L::make_var("k");
   auto I = L::var_ref(i);
-  auto body = L::seq({L::for_loop(i, 8, L::store(s, {I}, L::float_imm(-INFINITY))),
-                      L::for_loop(i, 8, L::for_loop(k, 32, L::store(s, {I}, L::max(L::load(s, {I}), L::load(x, {I, L::var_ref(k)})))))});
+  auto body = L::seq(
+      {L::for_loop(i, 8, L::store(s, {I}, L::float_imm(-INFINITY))),
+       L::for_loop(
+           i, 8,
+           L::for_loop(
+               k, 32, L::store(s, {I}, L::max(L::load(s, {I}), L::load(x, {I, L::var_ref(k)})))))});
   auto ls = leaves(passes::tensorize_vector(body, target));
   ASSERT_EQ(ls.size(), 2u);
   EXPECT_EQ(ls[0]->instr.op, Opcode::vdup);
   EXPECT_EQ(ls[1]->instr.op, Opcode::vrmax);
   const auto& v = vargs(ls[1]);
-  EXPECT_EQ(v.count, 32u);   // reduced axis
-  EXPECT_EQ(v.repeat, 8u);   // one result per row
+  EXPECT_EQ(v.count, 32u);  // reduced axis
+  EXPECT_EQ(v.repeat, 8u);  // one result per row
   EXPECT_EQ(v.src0.elem_stride, 1);
   EXPECT_EQ(v.src0.repeat_stride, 32);
   EXPECT_EQ(v.dst.repeat_stride, 1);
@@ -108,7 +115,14 @@ TEST_F(TensorizeVector, WindowSumAccumulatesWithVmla) {
   auto s = L::make_buffer("s", L::MemScope::ub, DType::f16, {4, 16});
   auto h = L::make_var("h"), w = L::make_var("w"), r = L::make_var("r");
   auto H = L::var_ref(h), W = L::var_ref(w), R = L::var_ref(r);
-  auto upd = L::for_loop(h, 4, L::for_loop(w, 16, L::for_loop(r, 3, L::store(s, {H, W}, L::add(L::load(s, {H, W}), L::mul(L::load(x, {L::add(H, R), W}), L::load(kk, {R})))))));
+  auto upd = L::for_loop(
+      h, 4,
+      L::for_loop(
+          w, 16,
+          L::for_loop(r, 3,
+                      L::store(s, {H, W},
+                               L::add(L::load(s, {H, W}),
+                                      L::mul(L::load(x, {L::add(H, R), W}), L::load(kk, {R})))))));
   auto out = passes::tensorize_vector(upd, target);
   auto ls = leaves(out);
   ASSERT_EQ(ls.size(), 1u) << L::to_string(out);
@@ -150,9 +164,11 @@ TEST(SplitCores, GivesEachCoreAContiguousShareIncludingTheTail) {
                           L::copy(L::Region{ub, {L::int_imm(0)}, {10}},
                                   L::Region{gm, {L::mul(L::var_ref(t), L::int_imm(10))}, {10}}),
                           L::ForKind::core_bound);
-  loop->else_body = L::copy(L::Region{ub, {L::int_imm(0)}, {4}}, L::Region{gm, {L::int_imm(50)}, {4}});
+  loop->else_body =
+      L::copy(L::Region{ub, {L::int_imm(0)}, {4}}, L::Region{gm, {L::int_imm(50)}, {4}});
   std::vector<int> copies(4);
-  for (int c = 0; c < 4; ++c) copies[c] = static_cast<int>(leaves(passes::split_cores(loop, c, 4)).size());
+  for (int c = 0; c < 4; ++c)
+    copies[c] = static_cast<int>(leaves(passes::split_cores(loop, c, 4)).size());
   auto c3 = passes::split_cores(loop, 3, 4);
   EXPECT_NE(L::to_string(c3).find("g[((t + 4) * 10):+10]"), std::string::npos) << L::to_string(c3);
   EXPECT_NE(L::to_string(c3).find("g[50:+4]"), std::string::npos);
@@ -169,8 +185,10 @@ TEST_F(InsertSync, TileLoopGetsForwardAndLoopCarriedFlagsOnly) {
   auto uy = L::make_buffer("uy", L::MemScope::ub, DType::f16, {64});
   auto t = L::make_var("t");
   auto T = L::var_ref(t);
-  auto in = L::copy(L::Region{L::make_view(ux, "ux", {1, 64}, {64, 1}, 0), {L::int_imm(0), L::int_imm(0)}, {1, 64}},
-                    L::Region{gx, {T, L::int_imm(0)}, {1, 64}});
+  auto in = L::copy(
+      L::Region{
+          L::make_view(ux, "ux", {1, 64}, {64, 1}, 0), {L::int_imm(0), L::int_imm(0)}, {1, 64}},
+      L::Region{gx, {T, L::int_imm(0)}, {1, 64}});
   isa::Instruction add;
   add.op = Opcode::vadds;
   isa::VectorArgs va;
@@ -178,8 +196,10 @@ TEST_F(InsertSync, TileLoopGetsForwardAndLoopCarriedFlagsOnly) {
   va.scalar = 1.0f;
   add.args = va;
   auto op = L::intrin(add, {{uy, L::int_imm(0)}, {ux, L::int_imm(0)}});
-  auto out = L::copy(L::Region{gy, {T, L::int_imm(0)}, {1, 64}},
-                     L::Region{L::make_view(uy, "uy", {1, 64}, {64, 1}, 0), {L::int_imm(0), L::int_imm(0)}, {1, 64}});
+  auto out = L::copy(
+      L::Region{gy, {T, L::int_imm(0)}, {1, 64}},
+      L::Region{
+          L::make_view(uy, "uy", {1, 64}, {64, 1}, 0), {L::int_imm(0), L::int_imm(0)}, {1, 64}});
   auto body = L::for_loop(t, 3, L::seq({in, op, out}));
   passes::plan_memory(body, target, "k");
   auto synced = passes::insert_sync(body, target);
@@ -220,7 +240,8 @@ TEST(PlanMemory, OverflowNamesKernelScopeAndBuffers) {
     passes::plan_memory(body, target, "kern");
     FAIL() << "expected an overflow error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("kernel kern: ub needs 160000 bytes but core.buffers_bytes.ub is 131072"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "kernel kern: ub needs 160000 bytes but core.buffers_bytes.ub is 131072"),
               std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("big=80000B"), std::string::npos);
@@ -260,8 +281,12 @@ TEST(TileVector, ReducedAxisThatDoesNotFitIsAClearError) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     // The reduced axis alone (100000 fp16 = 200000 bytes per buffer) exceeds the UB.
-    EXPECT_NE(std::string(e.what()).find("kernel Softmax_0: even a 1-element tile needs"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("a reduction axis is too long for one tile"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("kernel Softmax_0: even a 1-element tile needs"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("a reduction axis is too long for one tile"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -40,7 +40,8 @@ void check(const Case& c, const std::string& hw_name, double atol, double rtol =
       same_tiles.vector_knobs[k.node] = k.vector_knobs;
       same_tiles.cube_knobs[k.node] = k.cube_knobs;
     }
-    auto single = run_interpreter(npu_backend::compile_npu(*c.graph, one, same_tiles), one, c.inputs);
+    auto single =
+        run_interpreter(npu_backend::compile_npu(*c.graph, one, same_tiles), one, c.inputs);
     for (const auto& [name, t] : got)
       EXPECT_TRUE(bit_equal(t, single.at(name))) << name << ": multicore differs from one core";
   }
@@ -48,7 +49,8 @@ void check(const Case& c, const std::string& hw_name, double atol, double rtol =
   for (const auto& [name, ref] : want) {
     const Tensor& out = got.at(name);
     double max_ref = 0;
-    for (int64_t i = 0; i < ref.numel(); ++i) max_ref = std::max(max_ref, std::abs(ref.get_as_double(i)));
+    for (int64_t i = 0; i < ref.numel(); ++i)
+      max_ref = std::max(max_ref, std::abs(ref.get_as_double(i)));
     EXPECT_LE(max_abs_diff(out, ref), atol + rtol * max_ref) << name << " on " << hw_name;
   }
 }
@@ -119,8 +121,9 @@ TEST(NpuOps, SoftmaxAxis1) {
 TEST(NpuOps, MaxPool2x2Stride2) {
   GraphBuilder b;
   Value* x = b.input("x", {1, 8, 12, 20});
-  Value* y = b.node("MaxPool", {x}, attrs({{"kernel_shape", std::vector<int64_t>{2, 2}},
-                                           {"strides", std::vector<int64_t>{2, 2}}}));
+  Value* y = b.node("MaxPool", {x},
+                    attrs({{"kernel_shape", std::vector<int64_t>{2, 2}},
+                           {"strides", std::vector<int64_t>{2, 2}}}));
   Case k{b.finish({y}), {{"x", random_tensor({1, 8, 12, 20}, 8)}}};
   // max is exact; only the fp16 rounding of the input: u.
   check(k, "npu_4core", 6e-4);
@@ -132,7 +135,8 @@ TEST(NpuOps, DepthwiseConv3x3Stride2Pad1) {
   Value* w = b.constant("w", random_tensor({16, 1, 3, 3}, 9));
   Value* bias = b.constant("b", random_tensor({16}, 10));
   Value* y = b.node("Conv", {x, w, bias},
-                    attrs({{"group", int64_t{16}}, {"kernel_shape", std::vector<int64_t>{3, 3}},
+                    attrs({{"group", int64_t{16}},
+                           {"kernel_shape", std::vector<int64_t>{3, 3}},
                            {"pads", std::vector<int64_t>{1, 1, 1, 1}},
                            {"strides", std::vector<int64_t>{2, 2}}}));
   Case k{b.finish({y}), {{"x", random_tensor({1, 16, 14, 22}, 11)}}};
@@ -206,8 +210,7 @@ TEST(NpuOps, ConcatAndTranspose) {
   Value* z = b.input("z", {2, 4, 5});
   Value* c = b.node("Concat", {x, z}, attrs({{"axis", int64_t{1}}}));
   Value* t = b.node("Transpose", {c}, attrs({{"perm", std::vector<int64_t>{2, 0, 1}}}));
-  Case k{b.finish({t}),
-         {{"x", random_tensor({2, 3, 5}, 25)}, {"z", random_tensor({2, 4, 5}, 26)}}};
+  Case k{b.finish({t}), {{"x", random_tensor({2, 3, 5}, 25)}, {"z", random_tensor({2, 4, 5}, 26)}}};
   check(k, "npu_4core", 6e-4);
 }
 

@@ -68,7 +68,8 @@ TEST_P(RealModel, NpuMatchesOnnxRuntimeOnEveryPreset) {
     const auto& set = r.report["cases"][0]["data_sets"][0];
     // The report carries the simulator's numbers.
     EXPECT_GT(set["total_cycles"].get<uint64_t>(), 0u);
-    EXPECT_GT(set["instructions"]["dynamic"].get<uint64_t>(), set["instructions"]["static"].get<uint64_t>() / 2);
+    EXPECT_GT(set["instructions"]["dynamic"].get<uint64_t>(),
+              set["instructions"]["static"].get<uint64_t>() / 2);
     for (const auto& [pipe, u] : set["per_pipe_utilization"].items()) {
       EXPECT_GE(u.get<double>(), 0.0) << pipe;
       EXPECT_LE(u.get<double>(), 1.0) << pipe;
@@ -94,11 +95,13 @@ TEST(Quickstart, ExperimentRunsAndReportsTheRequiredFields) {
   EXPECT_GT(run["total_cycles"].get<uint64_t>(), 0u);
   for (const char* pipe : {"scalar", "mte2", "mte1", "cube", "fix", "vector", "mte3"})
     EXPECT_TRUE(run["per_pipe_busy_cycles"].contains(pipe)) << pipe;
-  EXPECT_GT(run["per_pipe_busy_cycles"]["cube"].get<uint64_t>(), 0u);  // convolutions ran on the cube
+  EXPECT_GT(run["per_pipe_busy_cycles"]["cube"].get<uint64_t>(),
+            0u);  // convolutions ran on the cube
   EXPECT_GT(run["dram_bytes"]["total"].get<uint64_t>(), 0u);
   EXPECT_GT(run["instructions"]["dynamic"].get<uint64_t>(), 0u);
   ASSERT_EQ(run["outputs"].size(), 1u);
-  EXPECT_LT(run["outputs"][0]["max_abs_error"].get<double>(), run["outputs"][0]["atol"].get<double>());
+  EXPECT_LT(run["outputs"][0]["max_abs_error"].get<double>(),
+            run["outputs"][0]["atol"].get<double>());
   EXPECT_TRUE(run["outputs"][0]["pass"].get<bool>());
   // The tables a person reads.
   EXPECT_NE(out.str().find("busy cycles"), std::string::npos);

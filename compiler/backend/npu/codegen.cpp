@@ -55,7 +55,7 @@ class Codegen {
   const passes::NpuTarget& target_;
   int32_t op_index_;
   std::vector<Instruction>& code_;
-  std::map<const L::VarNode*, int> var_reg_;       // loop variable -> register
+  std::map<const L::VarNode*, int> var_reg_;         // loop variable -> register
   std::map<const L::VarNode*, L::Interval> bounds_;  // loop variable ranges
   std::vector<bool> reg_used_ = std::vector<bool>(isa::kNumRegs, false);
 
@@ -178,9 +178,10 @@ class Codegen {
             for (auto [v, k] : a->coeffs) constant &= var_reg_.count(v) && var_reg_.at(v) < 0;
         }
         if (!constant)
-          internal_fail("codegen: copy {} <- {} may read outside dim {} at a loop-dependent "
-                        "position (partition_loops did not make it static)",
-                        dst.buffer->name, src.buffer->name, d);
+          internal_fail(
+              "codegen: copy {} <- {} may read outside dim {} at a loop-dependent "
+              "position (partition_loops did not make it static)",
+              dst.buffer->name, src.buffer->name, d);
         const int64_t s0 = b.lo;
         x.valid_lo = std::clamp<int64_t>(-s0, 0, x.extent);
         x.valid_hi = std::clamp<int64_t>(dim - s0, x.valid_lo, x.extent);
@@ -193,8 +194,8 @@ class Codegen {
       if (d.extent == 1 && d.valid_lo == 0 && d.valid_hi == 1) continue;
       if (!m.empty()) {
         D& o = m.back();
-        const bool full = o.valid_lo == 0 && o.valid_hi == o.extent && d.valid_lo == 0 &&
-                          d.valid_hi == d.extent;
+        const bool full =
+            o.valid_lo == 0 && o.valid_hi == o.extent && d.valid_lo == 0 && d.valid_hi == d.extent;
         if (full && o.dst_stride == d.extent * d.dst_stride &&
             o.src_stride == d.extent * d.src_stride) {
           o.extent *= d.extent;

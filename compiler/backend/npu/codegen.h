@@ -1,8 +1,8 @@
 // NPU code generation: a scheduled, tensorized, memory-planned and synchronised loop-IR kernel ->
 // isa::Instruction stream for one core.
 //
-// Loops become scalar-register counted loops (li / body / addi / blti); a loop of extent 1 binds its
-// variable to 0. Every address is buffer address + affine(loop variables) * element size: the
+// Loops become scalar-register counted loops (li / body / addi / blti); a loop of extent 1 binds
+// its variable to 0. Every address is buffer address + affine(loop variables) * element size: the
 // constant part goes into the MemRef offset, the variable part is computed into a register right
 // before the instruction. Copies become dma instructions with up to 4 dims (unit dims dropped,
 // contiguous dims merged) and a static valid window for padding. Intrins and syncs are emitted as

@@ -40,8 +40,8 @@ class GmPlanner {
   /// Makes `out` a view of `in` (same bytes, new shape).
   void alias(const Value* out, const Value* in) {
     L::Buffer src = value(in);
-    by_value_[out] = L::make_view(src, out->name, out->shape, L::dense_strides(out->shape),
-                                  src->elem_offset);
+    by_value_[out] =
+        L::make_view(src, out->name, out->shape, L::dense_strides(out->shape), src->elem_offset);
   }
 
   /// A constant tensor converted to the activation dtype, in GM.
@@ -70,7 +70,8 @@ class GmPlanner {
   uint64_t next_ = 0;
   std::map<const Value*, L::Buffer> by_value_;
 
-  L::Buffer allocate(const std::string& name, const Shape& shape, isa::GmKind kind, const Tensor* init) {
+  L::Buffer allocate(const std::string& name, const Shape& shape, isa::GmKind kind,
+                     const Tensor* init) {
     L::Buffer b = L::make_buffer(name, L::MemScope::gm, act_, shape);
     b->address_bytes = static_cast<int64_t>(next_);
     isa::GmBuffer gb;
@@ -94,7 +95,8 @@ class GmPlanner {
       }
     }
     program_.buffers.push_back(std::move(gb));
-    next_ += (std::max<uint64_t>(program_.buffers.back().bytes, 1) + kGmAlign - 1) / kGmAlign * kGmAlign;
+    next_ +=
+        (std::max<uint64_t>(program_.buffers.back().bytes, 1) + kGmAlign - 1) / kGmAlign * kGmAlign;
     return b;
   }
 };
@@ -138,7 +140,8 @@ te::Tensor find_contraction(const te::Tensor& out) {
 
 }  // namespace
 
-NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw, const NpuCompileOptions& options) {
+NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
+                      const NpuCompileOptions& options) {
   NpuModule mod;
   mod.act_dtype = hw.core.cube.input_dtype == isa::DType::f16 ? DType::f16 : DType::f32;
   passes::NpuTarget target{&hw, mod.act_dtype};
@@ -200,9 +203,10 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw, const NpuComp
     }
     for (size_t i = 1; i < node.outputs.size(); ++i)
       if (node.outputs[i] && !graph.users(node.outputs[i]).empty())
-        throw Unsupported(fmt::format("{}: output {} is used but the NPU backend computes only the "
-                                      "first output",
-                                      node.describe(), i));
+        throw Unsupported(
+            fmt::format("{}: output {} is used but the NPU backend computes only the "
+                        "first output",
+                        node.describe(), i));
     info.op_index = static_cast<int32_t>(prog.op_names.size());
     prog.op_names.push_back(node.name);
     const Value* out = node.outputs[0];
@@ -220,9 +224,8 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw, const NpuComp
         spec.name = fmt::format("{}.part{}", node.name, offset);
         Context ctx(gm, spec);
         te::Tensor src = ctx.input(in);
-        te::Tensor cp = te::compute(spec.name, in->shape, [&](const std::vector<L::Expr>& i) {
-          return te::read(src, i);
-        });
+        te::Tensor cp = te::compute(
+            spec.name, in->shape, [&](const std::vector<L::Expr>& i) { return te::read(src, i); });
         spec.out = cp;
         spec.gm[cp.get()] = L::make_view(out_gm, out->name, in->shape, strides,
                                          out_gm->elem_offset + offset * strides[axis]);
@@ -261,7 +264,8 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw, const NpuComp
 
   for (const Value* v : graph.outputs) {
     if (v->constant && !v->producer)
-      throw Unsupported(fmt::format("graph output '{}' is a constant; nothing to compute", v->name));
+      throw Unsupported(
+          fmt::format("graph output '{}' is a constant; nothing to compute", v->name));
     L::Buffer b = gm.value(v);
     gm.mark_output(b);
     const int64_t addr = b->storage()->address_bytes + b->elem_offset * dtype_size(mod.act_dtype);

@@ -27,9 +27,9 @@ struct NpuCompileOptions {
 
 /// One graph node as compiled.
 struct KernelInfo {
-  std::string node;     // graph node name
-  std::string op_type;  // ONNX op
-  std::string kind;     // "vector", "cube", "copy" (Concat) , "view" (no code), "const" (no code)
+  std::string node;       // graph node name
+  std::string op_type;    // ONNX op
+  std::string kind;       // "vector", "cube", "copy" (Concat) , "view" (no code), "const" (no code)
   int32_t op_index = -1;  // index into Program::op_names (-1: no code)
   uint64_t instructions = 0;  // static instruction count
   passes::VectorKnobs vector_knobs;
