@@ -2,6 +2,7 @@
 // (compiler/backend/npu/compile.cpp):
 //   tile_vector | tile_cube   kernel TE -> tiled loop IR (copies into scratchpads, stage nests)
 //   split_cores               per core: its share of the kernel's core-bound loop
+//   double_buffer             ping-pong buffers in the innermost GM-copy loops
 //   partition_loops           peel tile iterations so every DMA's padding is static
 //   tensorize_vector          scalar stage nests on UB -> vector instructions
 //   plan_memory               scratchpad addresses for every allocation (capacity checked)
@@ -38,6 +39,7 @@ struct KernelSpec {
 /// Knobs of a vector-unit kernel: tile extent per output axis (empty = choose analytically).
 struct VectorKnobs {
   std::vector<int64_t> tile;
+  bool double_buffer = true;  // leave half of UB for the pong buffers of double_buffer
 };
 
 /// Knobs of a cube kernel (0 = choose analytically). Convolution: mt output channels, kc input
@@ -45,6 +47,7 @@ struct VectorKnobs {
 struct CubeKnobs {
   int64_t mt = 0, kc = 0, ht = 0, wt = 0;
   int64_t nt = 0, kt = 0;
+  bool double_buffer = true;  // leave half of every scratchpad for the pong buffers
 };
 
 /// Tiling for vector kernels (any TE DAG of elementwise and reduction stages). Chooses the tile
@@ -68,6 +71,10 @@ loop::Stmt tile_cube(const KernelSpec& spec, const te::Tensor& contraction, cons
 /// Multicore: keeps core `core`'s share of the kernel's core-bound loop (marked by the tiling
 /// passes; `else_body` of that loop is its tail iteration). See split_cores.cpp.
 loop::Stmt split_cores(const loop::Stmt& body, int core, int cores);
+
+/// Double buffering: in every innermost loop that copies from GM, the scratchpad buffers used only
+/// inside the loop get a pong copy and the loop is unrolled by two (see double_buffer.cpp).
+loop::Stmt double_buffer(const loop::Stmt& body);
 
 /// Loop partitioning: splits loops so that, inside every resulting loop, each GM->scratchpad copy
 /// is either wholly inside its source or has padding at static positions (the ISA's dma takes a

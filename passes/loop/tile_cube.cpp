@@ -200,14 +200,16 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   struct Choice {
     int64_t mt, kc, ht, wt;
   };
+  const bool db = knobs ? knobs->double_buffer : true;
+  const auto cap = [&](int64_t bytes) { return db ? bytes / 2 : bytes; };
   auto fits = [&](const Choice& c) {
     const int64_t kk = c.kc * khw, p = c.ht * c.wt;
     const int64_t l1 = align32(c.kc * g.in_h(c.ht) * g.in_w(c.wt) * es) + align32(c.mt * kk * es);
-    if (l1 > hw.core.buffers_bytes.l1) return false;
-    if (round_up(c.mt, m0) * round_up(kk, k0) * es > hw.core.buffers_bytes.l0a) return false;
-    if (round_up(kk, k0) * round_up(p, n0) * es > hw.core.buffers_bytes.l0b) return false;
-    if (round_up(c.mt, m0) * round_up(p, n0) * acc_bytes > hw.core.buffers_bytes.l0c) return false;
-    return em.footprint_bytes({1, c.mt, c.ht, c.wt}) <= hw.core.buffers_bytes.ub;
+    if (l1 > cap(hw.core.buffers_bytes.l1)) return false;
+    if (round_up(c.mt, m0) * round_up(kk, k0) * es > cap(hw.core.buffers_bytes.l0a)) return false;
+    if (round_up(kk, k0) * round_up(p, n0) * es > cap(hw.core.buffers_bytes.l0b)) return false;
+    if (round_up(c.mt, m0) * round_up(p, n0) * acc_bytes > cap(hw.core.buffers_bytes.l0c)) return false;
+    return em.footprint_bytes({1, c.mt, c.ht, c.wt}) <= cap(hw.core.buffers_bytes.ub);
   };
   const CostModel cm{hw};
   auto cost = [&](const Choice& c) {
@@ -294,7 +296,7 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   }
   const int split =
       pick_split({g.n, g.groups, ceil_div(g.cout_g, best.mt), ceil_div(g.oh, best.ht)}, cores);
-  if (knobs) *knobs = CubeKnobs{best.mt, best.kc, best.ht, best.wt, 0, 0};
+  if (knobs) *knobs = CubeKnobs{best.mt, best.kc, best.ht, best.wt, 0, 0, db};
   em.allocate({1, best.mt, best.ht, best.wt});
 
   // Scratchpad allocations (full tile; tails use views).
@@ -458,14 +460,16 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
     e[rank - 1] = nt;
     return e;
   };
+  const bool db = knobs ? knobs->double_buffer : true;
+  const auto cap = [&](int64_t bytes) { return db ? bytes / 2 : bytes; };
   auto fits = [&](const Choice& c) {
-    if (align32(c.mt * c.kt * es) + align32(c.kt * c.nt * es) > hw.core.buffers_bytes.l1)
+    if (align32(c.mt * c.kt * es) + align32(c.kt * c.nt * es) > cap(hw.core.buffers_bytes.l1))
       return false;
-    if (round_up(c.mt, m0) * round_up(c.kt, k0) * es > hw.core.buffers_bytes.l0a) return false;
-    if (round_up(c.kt, k0) * round_up(c.nt, n0) * es > hw.core.buffers_bytes.l0b) return false;
-    if (round_up(c.mt, m0) * round_up(c.nt, n0) * acc_bytes > hw.core.buffers_bytes.l0c)
+    if (round_up(c.mt, m0) * round_up(c.kt, k0) * es > cap(hw.core.buffers_bytes.l0a)) return false;
+    if (round_up(c.kt, k0) * round_up(c.nt, n0) * es > cap(hw.core.buffers_bytes.l0b)) return false;
+    if (round_up(c.mt, m0) * round_up(c.nt, n0) * acc_bytes > cap(hw.core.buffers_bytes.l0c))
       return false;
-    return em.footprint_bytes(out_ext(c.mt, c.nt)) <= hw.core.buffers_bytes.ub;
+    return em.footprint_bytes(out_ext(c.mt, c.nt)) <= cap(hw.core.buffers_bytes.ub);
   };
   const CostModel cm{hw};
   int64_t batches = 1;
@@ -541,7 +545,7 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
   loop_counts.push_back(ceil_div(M, best.mt));
   const int split = pick_split(loop_counts, cores);
   const int split_n = static_cast<int>(rank) - 2, split_m = split_n + 1;
-  if (knobs) *knobs = CubeKnobs{best.mt, 0, 0, 0, best.nt, best.kt};
+  if (knobs) *knobs = CubeKnobs{best.mt, 0, 0, 0, best.nt, best.kt, db};
   em.allocate(out_ext(best.mt, best.nt));
 
   L::Buffer l1_a = L::make_buffer("l1_a", L::MemScope::l1, target.act_dtype, {best.mt * best.kt});

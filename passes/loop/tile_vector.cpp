@@ -56,7 +56,8 @@ std::vector<int64_t> choose_tile(const TileEmitter& em, const Shape& shape, int6
 L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs* knobs) {
   TileEmitter em(spec, target);
   const Shape& shape = spec.out->shape;
-  const int64_t budget = target.hw->core.buffers_bytes.ub;
+  const bool db = knobs ? knobs->double_buffer : true;
+  const int64_t budget = target.hw->core.buffers_bytes.ub / (db ? 2 : 1);
   std::vector<int64_t> tile;
   if (knobs && !knobs->tile.empty()) {
     tile = knobs->tile;

@@ -262,8 +262,14 @@ TEST(TileVector, TileIsTheLargestThatFitsUb) {
   spec.gm[x.get()] = L::make_buffer("gx", L::MemScope::gm, DType::f16, {3, 1000, 37});
   spec.gm[y.get()] = L::make_buffer("gy", L::MemScope::gm, DType::f16, {3, 1000, 37});
   passes::VectorKnobs knobs;
+  knobs.double_buffer = false;
   passes::tile_vector(spec, target, &knobs);
   EXPECT_EQ(knobs.tile, (std::vector<int64_t>{1, 885, 37}));
+  // With double buffering half of UB is left for the pong buffers: 2 * align32(74 t) <= 65536
+  // gives t = 442 (2 * 32736 = 65472; t = 443 needs 2 * 32800 = 65600).
+  passes::VectorKnobs db;
+  passes::tile_vector(spec, target, &db);
+  EXPECT_EQ(db.tile, (std::vector<int64_t>{1, 442, 37}));
 }
 
 TEST(TileVector, ReducedAxisThatDoesNotFitIsAClearError) {
@@ -302,6 +308,43 @@ TEST(CompileNpu, OpWithoutLoweringNamesOpAndNode) {
     EXPECT_NE(std::string(e.what()).find("Erf 'Erf_0'"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("no compute definition"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace tessel::testing
+
+namespace tessel::testing {
+namespace {
+
+TEST(DoubleBuffer, UnrollsTheTileLoopWithPongBuffers) {
+  // for t < 5: copy ub <- gm[t]; vadds ub2 <- ub; copy gm2[t] <- ub2   becomes
+  // for j < 2: {body(2j) on ub, ub2; body(2j+1) on ub_pong, ub2_pong}; body(4) on ub, ub2.
+  namespace L = tessel::loop;
+  auto gx = L::make_buffer("gx", L::MemScope::gm, DType::f16, {5, 64});
+  auto gy = L::make_buffer("gy", L::MemScope::gm, DType::f16, {5, 64});
+  auto ux = L::make_buffer("ux", L::MemScope::ub, DType::f16, {1, 64});
+  auto uy = L::make_buffer("uy", L::MemScope::ub, DType::f16, {1, 64});
+  auto t = L::make_var("t");
+  auto T = L::var_ref(t);
+  isa::Instruction add;
+  add.op = isa::Opcode::vadds;
+  isa::VectorArgs va;
+  va.count = 64;
+  add.args = va;
+  auto body = L::for_loop(
+      t, 5,
+      L::seq({L::copy(L::Region{ux, {L::int_imm(0), L::int_imm(0)}, {1, 64}},
+                      L::Region{gx, {T, L::int_imm(0)}, {1, 64}}),
+              L::intrin(add, {{uy, L::int_imm(0)}, {ux, L::int_imm(0)}}),
+              L::copy(L::Region{gy, {T, L::int_imm(0)}, {1, 64}},
+                      L::Region{uy, {L::int_imm(0), L::int_imm(0)}, {1, 64}})}));
+  auto out = passes::double_buffer(body);
+  const std::string text = L::to_string(out);
+  EXPECT_NE(text.find("for t_pp in 0..2"), std::string::npos) << text;
+  EXPECT_NE(text.find("ux_pong[0:+1, 0:+64] <- gx[((t_pp * 2) + 1):+1"), std::string::npos) << text;
+  EXPECT_NE(text.find("ux[0:+1, 0:+64] <- gx[4:+1, 0:+64]"), std::string::npos) << text;  // odd tail
+  // The pong body reads and writes only pong buffers.
+  EXPECT_NE(text.find("vadds.vector uy_pong[0], ux_pong[0]"), std::string::npos) << text;
 }
 
 }  // namespace

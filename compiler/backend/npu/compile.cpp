@@ -162,10 +162,12 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
   // loop partitioning, memory planning, sync insertion and code generation, and a barrier
   // (core_barrier with several cores: kernels reuse scratchpad addresses and read each other's
   // results from GM).
-  auto run_passes = [&](KernelInfo& info, const passes::KernelSpec& spec, L::Stmt body) {
+  auto run_passes = [&](KernelInfo& info, const passes::KernelSpec& spec, L::Stmt body,
+                        bool double_buffer) {
     body = passes::tensorize_vector(body, target);
     for (int core = 0; core < hw.cores; ++core) {
       L::Stmt b = passes::split_cores(body, core, hw.cores);
+      if (double_buffer) b = passes::double_buffer(b);
       b = passes::partition_loops(b);
       passes::plan_memory(b, target, spec.name);
       b = passes::insert_sync(b, target);
@@ -230,7 +232,8 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
         spec.gm[cp.get()] = L::make_view(out_gm, out->name, in->shape, strides,
                                          out_gm->elem_offset + offset * strides[axis]);
         passes::VectorKnobs knobs;
-        run_passes(info, spec, passes::tile_vector(spec, target, &knobs));
+        knobs.double_buffer = options.double_buffer;
+        run_passes(info, spec, passes::tile_vector(spec, target, &knobs), knobs.double_buffer);
         offset += in->shape[axis];
       }
     } else {
@@ -243,13 +246,23 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
       if (te::Tensor c = find_contraction(t)) {
         info.kind = "cube";
         auto it = options.cube_knobs.find(node.name);
-        info.cube_knobs = it != options.cube_knobs.end() ? it->second : passes::CubeKnobs{};
-        run_passes(info, spec, passes::tile_cube(spec, c, target, &info.cube_knobs));
+        if (it != options.cube_knobs.end()) {
+          info.cube_knobs = it->second;
+        } else {
+          info.cube_knobs.double_buffer = options.double_buffer;
+        }
+        run_passes(info, spec, passes::tile_cube(spec, c, target, &info.cube_knobs),
+                   info.cube_knobs.double_buffer);
       } else {
         info.kind = "vector";
         auto it = options.vector_knobs.find(node.name);
-        info.vector_knobs = it != options.vector_knobs.end() ? it->second : passes::VectorKnobs{};
-        run_passes(info, spec, passes::tile_vector(spec, target, &info.vector_knobs));
+        if (it != options.vector_knobs.end()) {
+          info.vector_knobs = it->second;
+        } else {
+          info.vector_knobs.double_buffer = options.double_buffer;
+        }
+        run_passes(info, spec, passes::tile_vector(spec, target, &info.vector_knobs),
+                   info.vector_knobs.double_buffer);
       }
     }
     {

@@ -23,6 +23,7 @@ struct NpuCompileOptions {
   std::map<std::string, passes::VectorKnobs> vector_knobs;  // by node name
   std::map<std::string, passes::CubeKnobs> cube_knobs;      // by node name
   bool keep_loop_ir = false;  // keep each kernel's final loop IR text in KernelInfo::loop_ir
+  bool double_buffer = true;  // default of every kernel's double_buffer knob
 };
 
 /// One graph node as compiled.
