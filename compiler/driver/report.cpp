@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "npu_model/roofline.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -101,18 +103,33 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
                      {"written", s.dram_write_bytes},
                      {"total", s.dram_read_bytes + s.dram_write_bytes}};
   json ops = json::array();
+  double roof_total = 0;
   for (const auto& k : run.module.kernels) {
     json o = {{"name", k.node},
               {"op_type", k.op_type},
               {"kind", k.kind},
               {"instructions", k.instructions}};
+    uint64_t cycles = 0;
     if (k.op_index >= 0 && static_cast<size_t>(k.op_index) < s.op_cycles.size())
-      o["cycles"] = s.op_cycles[k.op_index];
-    else
-      o["cycles"] = 0;
+      cycles = s.op_cycles[k.op_index];
+    o["cycles"] = cycles;
+    o["simulated_cycles"] = cycles;
+    if (k.op_index >= 0) {
+      const npu::Roofline r = npu::roofline(hw, k.work);
+      roof_total += r.cycles;
+      o["roofline_cycles"] = r.cycles;
+      o["bound"] = r.bound;
+      o["efficiency"] = cycles ? r.cycles / static_cast<double>(cycles) : 0.0;
+      o["macs"] = k.work.cube_macs;
+      o["roofline_per_unit"] = {{"cube", r.cube}, {"vector", r.vector}, {"mte1", r.mte1},
+                                {"mte2", r.mte2}, {"fix", r.fix},       {"mte3", r.mte3},
+                                {"dram", r.dram}};
+    }
     ops.push_back(o);
   }
   j["ops"] = ops;
+  j["roofline_cycles"] = roof_total;
+  j["efficiency"] = s.total_cycles ? roof_total / static_cast<double>(s.total_cycles) : 0.0;
   j["compile_seconds"] = run.compile_seconds;
   j["simulate_seconds"] = s.host_seconds;
   return j;
@@ -139,6 +156,13 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
         hw.clock_ghz, with_commas(s.instructions), s.host_seconds);
     out += fmt::format("  DRAM       {} bytes read, {} bytes written\n",
                        with_commas(s.dram_read_bytes), with_commas(s.dram_write_bytes));
+    double roof = 0;
+    for (const auto& k : run.module.kernels)
+      if (k.op_index >= 0) roof += npu::roofline(hw, k.work).cycles;
+    out += fmt::format("  roofline   {} cycles (sum over ops of the largest work / throughput), "
+                       "efficiency {:.1f}%\n",
+                       with_commas(static_cast<uint64_t>(roof)),
+                       s.total_cycles ? 100.0 * roof / static_cast<double>(s.total_cycles) : 0.0);
   }
   if (has("pipes")) {
     Table t({"pipe", "busy cycles", "utilisation", "instructions"});
@@ -177,14 +201,16 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
     };
     std::stable_sort(ks.begin(), ks.end(), [&](auto* a, auto* b) { return cycles(a) > cycles(b); });
     const size_t shown = std::min<size_t>(ks.size(), 12);
-    Table t({"op", "type", "unit", "cycles", "share", "instructions"});
+    Table t({"op", "type", "unit", "cycles", "share", "roofline", "bound", "efficiency"});
     for (size_t i = 0; i < shown; ++i) {
       const auto* k = ks[i];
+      const npu::Roofline r = npu::roofline(hw, k->work);
+      const double total = static_cast<double>(s.total_cycles);
+      const double c = static_cast<double>(cycles(k));
       t.add({k->node, k->op_type, k->kind, with_commas(cycles(k)),
-             fmt::format("{:.1f}%", s.total_cycles ? 100.0 * static_cast<double>(cycles(k)) /
-                                                         static_cast<double>(s.total_cycles)
-                                                   : 0.0),
-             with_commas(k->instructions)});
+             fmt::format("{:.1f}%", total > 0 ? 100.0 * c / total : 0.0),
+             with_commas(static_cast<uint64_t>(r.cycles)), r.bound,
+             fmt::format("{:.1f}%", c > 0 ? 100.0 * r.cycles / c : 0.0)});
     }
     out += "\n" + t.str();
     if (ks.size() > shown)

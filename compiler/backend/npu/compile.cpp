@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "compiler/backend/npu/codegen.h"
@@ -138,6 +139,71 @@ te::Tensor find_contraction(const te::Tensor& out) {
   return found;
 }
 
+/// Arithmetic nodes of an expression (each is at least one vector pass).
+int arithmetic_nodes(const L::Expr& e) {
+  if (!e) return 0;
+  if (e->kind == L::ExprKind::TensorRead || e->kind == L::ExprKind::Load ||
+      e->kind == L::ExprKind::Float || e->kind == L::ExprKind::Int || e->kind == L::ExprKind::VarRef)
+    return 0;
+  int n = 1;
+  for (const auto& a : e->args) n += arithmetic_nodes(a);
+  return n;
+}
+
+/// The tiling-independent work of a kernel computing `out` (see npu::OpWork).
+npu::OpWork kernel_work(const te::Tensor& out, const passes::KernelSpec& spec, const npu::HwConfig& hw,
+                        int esize) {
+  npu::OpWork w;
+  const double m0 = hw.core.cube.m, k0 = hw.core.cube.k, n0 = hw.core.cube.n;
+  const double acc = hw.core.cube.acc_dtype == isa::DType::f16 ? 2 : 4;
+  auto up = [](double a, double b) { return std::ceil(a / b) * b; };
+  for (const auto& t : te::post_order(out)) {
+    const double elems = static_cast<double>(shape_numel(t->shape));
+    if (t->is_placeholder()) {
+      w.gm_read_bytes += elems * esize;
+      continue;
+    }
+    if (t->tag == "conv2d") {
+      const Shape& ws = t->extra_inputs[1]->shape;  // [Cout, Cg, KH, KW]
+      const double n = static_cast<double>(t->shape[0]), groups = static_cast<double>(t->attr("groups"));
+      const double cout_g = static_cast<double>(ws[0]) / groups;
+      const double k = static_cast<double>(ws[1] * ws[2] * ws[3]);
+      const double p = static_cast<double>(t->shape[2] * t->shape[3]);
+      w.cube_macs += n * groups * cout_g * k * p;
+      w.cube_fractals += n * groups * std::ceil(cout_g / m0) * std::ceil(k / k0) * std::ceil(p / n0);
+      w.mte1_bytes += n * groups * (up(cout_g, m0) * up(k, k0) + up(k, k0) * up(p, n0)) * esize;
+      w.fix_bytes += n * groups * up(cout_g, m0) * up(p, n0) * acc;
+      continue;
+    }
+    if (t->tag == "matmul") {
+      const Shape& as = t->extra_inputs[0]->shape;
+      const size_t r = t->shape.size();
+      const bool ta = t->attr("trans_a") != 0;
+      const double M = r >= 2 ? static_cast<double>(t->shape[r - 2]) : 1.0;
+      const double N = static_cast<double>(t->shape[r - 1]);
+      const double K = static_cast<double>(ta ? as[as.size() - 2] : as.back());
+      const double batches = elems / (M * N);
+      w.cube_macs += batches * M * N * K;
+      w.cube_fractals += batches * std::ceil(M / m0) * std::ceil(K / k0) * std::ceil(N / n0);
+      w.mte1_bytes += batches * (up(M, m0) * up(K, k0) + up(K, k0) * up(N, n0)) * esize;
+      w.fix_bytes += batches * up(M, m0) * up(N, n0) * acc;
+      continue;
+    }
+    double passes = std::max(1, arithmetic_nodes(t->body));
+    double vec_elems = elems;
+    if (t->is_reduce()) {
+      double r = 1;
+      for (const auto& ax : t->body->reduce_axes) r *= static_cast<double>(ax.extent);
+      vec_elems = elems * r;
+      passes = std::max(1, arithmetic_nodes(t->body->args[0]) + 1);
+    }
+    w.vector_bytes += vec_elems * passes * esize;
+  }
+  w.gm_write_bytes += static_cast<double>(shape_numel(out->shape)) * esize;
+  (void)spec;
+  return w;
+}
+
 }  // namespace
 
 NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
@@ -231,6 +297,10 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
         spec.out = cp;
         spec.gm[cp.get()] = L::make_view(out_gm, out->name, in->shape, strides,
                                          out_gm->elem_offset + offset * strides[axis]);
+        const npu::OpWork pw = kernel_work(cp, spec, hw, dtype_size(mod.act_dtype));
+        info.work.vector_bytes += pw.vector_bytes;
+        info.work.gm_read_bytes += pw.gm_read_bytes;
+        info.work.gm_write_bytes += pw.gm_write_bytes;
         passes::VectorKnobs knobs;
         knobs.double_buffer = options.double_buffer;
         run_passes(info, spec, passes::tile_vector(spec, target, &knobs), knobs.double_buffer);
@@ -243,6 +313,7 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
       te::Tensor t = lower::op_compute(node, ctx);
       spec.out = t;
       spec.gm[t.get()] = out_gm;
+      info.work = kernel_work(t, spec, hw, dtype_size(mod.act_dtype));
       if (te::Tensor c = find_contraction(t)) {
         info.kind = "cube";
         auto it = options.cube_knobs.find(node.name);

@@ -15,6 +15,7 @@
 #include "compiler/ir/graph.h"
 #include "isa/isa.h"
 #include "npu_model/hw_config.h"
+#include "npu_model/roofline.h"
 #include "passes/loop/npu_passes.h"
 
 namespace tessel::npu_backend {
@@ -35,6 +36,7 @@ struct KernelInfo {
   uint64_t instructions = 0;  // static instruction count
   passes::VectorKnobs vector_knobs;
   passes::CubeKnobs cube_knobs;
+  npu::OpWork work;       // tiling-independent work, for the roofline
   std::string loop_ir;
 };
 
