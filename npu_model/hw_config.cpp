@@ -448,7 +448,7 @@ class Loader {
     };
     std::map<std::string, Entry> present;
     for (auto it = node.begin(); it != node.end(); ++it) {
-      const YAML::Node& key = it->first;
+      const YAML::Node key = it->first;  // a copy: the iterator's pair is a temporary proxy
       if (!key.IsScalar()) {
         add(key.Mark(),
             fmt::format("{}: {}a key must be a plain name, got {}", mark_text(source_, key.Mark()),

@@ -23,7 +23,7 @@ check() {  # file sha -> 0 if present and matching
 }
 
 tmp=""
-cleanup() { [ -n "$tmp" ] && rm -rf "$tmp"; }
+cleanup() { if [ -n "$tmp" ]; then rm -rf "$tmp"; fi; }
 trap cleanup EXIT
 
 for entry in "${MODELS[@]}"; do

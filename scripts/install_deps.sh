@@ -6,8 +6,8 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config git
   libsystemc-dev          # SystemC 2.3.4 + TLM-2.0: the NPU cycle model
-  verilator               # RTL co-simulation of NPU units
-  llvm-14-dev             # CPU/GPU backends (ORC JIT, NVPTX)
+  verilator               # RTL co-simulation of NPU units (DESIGN.md; not used by the build yet)
+  llvm-14-dev             # CPU/GPU backends through LLVM (not used by the build yet)
   libyaml-cpp-dev         # hardware configs and experiment files
   libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX frontend (ONNX's protobuf library)
   libonnx-testdata        # ONNX backend conformance test data

@@ -67,8 +67,9 @@ void Simulator::load(const isa::Program& program) {
          program.cores.size(), hw_.name, hw_.cores);
   if (hw_.dram.capacity_bytes > 0 &&
       program.gm_bytes > static_cast<uint64_t>(hw_.dram.capacity_bytes))
-    fail("program '{}' needs {} bytes of GM but memory.dram.capacity_bytes is {}", program.name,
-         program.gm_bytes, hw_.dram.capacity_bytes);
+    fail("program '{}' needs {} bytes of GM but memory.dram.capacity_bytes is {} ({})",
+         program.name, program.gm_bytes, hw_.dram.capacity_bytes,
+         hw_.source_file.empty() ? std::string("config built in code") : hw_.source_file);
   std::vector<uint8_t> gm(program.gm_bytes, 0);
   for (const isa::GmBuffer& b : program.buffers) {
     if (b.address + b.bytes > program.gm_bytes || b.address + b.bytes < b.address)

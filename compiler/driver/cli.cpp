@@ -10,10 +10,12 @@ namespace tessel::driver {
 
 Command add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  auto* cmd = app.add_subcommand("run", "run an experiment file (model, inputs, hw config, target)");
+  auto* cmd =
+      app.add_subcommand("run", "run an experiment file (model, inputs, hw config, target)");
   cmd->add_option("experiment", args->experiment, "experiment YAML file")->required();
   cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
-  cmd->add_option("--trace", args->trace_path, "write a Chrome/Perfetto trace of the NPU pipes to FILE");
+  cmd->add_option("--trace", args->trace_path,
+                  "write a Chrome/Perfetto trace of the NPU pipes to FILE");
   return {cmd, [args] { return cmd_run(*args, std::cout, std::cerr); }};
 }
 
@@ -25,7 +27,10 @@ Command add_check_command(CLI::App& app) {
       ->required();
   cmd->add_option("--target", args->target, "ref | npu")->default_val("ref");
   cmd->add_option("--hw", args->hw, "hardware config YAML (required for --target npu)");
-  cmd->add_option("--hw-set", args->hw_set, "override a config key: KEY=VALUE (repeatable)");
+  cmd->add_option("--hw-set", args->hw_set, "override a config key: KEY=VALUE (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
   cmd->add_flag("--per-node", args->per_node,
                 "npu: compare every intermediate value with the reference, list mismatches");
@@ -34,11 +39,18 @@ Command add_check_command(CLI::App& app) {
 
 Command add_compile_command(CLI::App& app) {
   auto args = std::make_shared<CompileArgs>();
-  auto* cmd = app.add_subcommand("compile", "compile a model and print its graph, loop IR or NPU assembly");
+  auto* cmd =
+      app.add_subcommand("compile", "compile a model and print its graph, loop IR or NPU assembly");
   cmd->add_option("model", args->model, "ONNX model")->required();
   cmd->add_option("--hw", args->hw, "hardware config YAML");
-  cmd->add_option("--hw-set", args->hw_set, "override a config key: KEY=VALUE (repeatable)");
-  cmd->add_option("--input-shape", args->input_shapes, "bind an input: NAME=D0,D1,... (repeatable)");
+  cmd->add_option("--hw-set", args->hw_set, "override a config key: KEY=VALUE (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--input-shape", args->input_shapes, "bind an input: NAME=D0,D1,... (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--emit", args->emit, "graph | loop | asm | bin")->default_val("asm");
   cmd->add_option("-o,--output", args->output, "output file (default: stdout)");
   return {cmd, [args] { return cmd_compile(*args, std::cout, std::cerr); }};

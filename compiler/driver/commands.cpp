@@ -133,55 +133,107 @@ void write_report(const std::string& path, const json& j) {
 
 // ---------------------------------------------------------------------------------------------
 
+/// Fails unless `path`'s directory exists (checked before any work, so a bad output path never
+/// costs a whole run).
+void check_output_path(const std::string& path, const char* option) {
+  if (path.empty()) return;
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir))
+    fail("{} '{}': directory '{}' does not exist", option, path, dir.string());
+  if (fs::is_directory(p)) fail("{} '{}' is a directory", option, path);
+}
+
+/// Removes files written before a command failed (nothing half-written stays behind).
+struct OutputGuard {
+  std::vector<std::string> files;
+  bool keep = false;
+  ~OutputGuard() {
+    if (keep) return;
+    std::error_code ec;
+    for (const auto& f : files) fs::remove(f, ec);
+  }
+};
+
 int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
+  OutputGuard guard;
   try {
+    check_output_path(args.report_path, "--report");
+    check_output_path(args.trace_path, "--trace");
     const Experiment ex = load_experiment(args.experiment);
-    // Validate every run's inputs before running anything.
+    // Prepare every run (inputs, model, hardware config) before running any, so a mistake in a
+    // later run is reported before minutes of simulation.
+    struct Prepared {
+      std::map<std::string, Shape> shapes;
+      std::map<std::string, Tensor> inputs;
+      std::unique_ptr<Graph> graph;
+      npu::HwConfig hw;
+    };
+    std::vector<Prepared> prepared(ex.runs.size());
+    for (size_t ri = 0; ri < ex.runs.size(); ++ri) {
+      const RunSpec& r = ex.runs[ri];
+      Prepared& p = prepared[ri];
+      const std::string where =
+          ex.runs.size() == 1 ? ex.source : fmt::format("{}: run '{}'", ex.source, r.name);
+      for (const auto& [name, spec] : r.inputs) {
+        Tensor t = make_input(spec, fmt::format("{}: inputs.{}", where, name));
+        p.shapes[name] = t.shape();
+        p.inputs[name] = std::move(t);
+      }
+      try {
+        p.graph = load_model(r.model, p.shapes);
+      } catch (const Error& e) {
+        fail("{}: {}", where, e.what());
+      }
+      for (const Value* v : p.graph->inputs)
+        if (!p.inputs.count(v->name))
+          fail(
+              "{}: no entry under 'inputs' for model input '{}' (give its shape, e.g. "
+              "{}: {{shape: {}}})",
+              where, v->name, v->name, shape_to_string(v->shape));
+      if (r.target == Target::npu) {
+        try {
+          p.hw = npu::load_hw_config(r.hw, r.hw_set);
+        } catch (const Error& e) {
+          fail("{}: {}{}", where, e.what(),
+               r.hw_set.empty() ? "" : " (hw_set is from the experiment file)");
+        }
+      }
+    }
     json report = {
         {"tool", "tessel"}, {"command", "run"}, {"experiment", ex.source}, {"name", ex.name}};
     json runs = json::array();
     bool all_pass = true;
     for (size_t ri = 0; ri < ex.runs.size(); ++ri) {
       const RunSpec& r = ex.runs[ri];
-      std::map<std::string, Shape> shapes;
-      std::map<std::string, Tensor> inputs;
-      for (const auto& [name, spec] : r.inputs) {
-        Tensor t = make_input(spec, fmt::format("{}: inputs.{}", ex.source, name));
-        shapes[name] = t.shape();
-        inputs[name] = std::move(t);
-      }
-      auto graph = load_model(r.model, shapes);
-      for (const Value* v : graph->inputs)
-        if (!inputs.count(v->name))
-          fail("{}: run '{}': no entry under 'inputs' for model input '{}'", ex.source, r.name,
-               v->name);
-      npu::HwConfig hw;
-      if (r.target == Target::npu) hw = npu::load_hw_config(r.hw, r.hw_set);
+      Prepared& p = prepared[ri];
+      const npu::HwConfig& hw = p.hw;
       RunOptions opts;
       opts.timing_only = r.timing_only;
-      if (!args.trace_path.empty()) {
+      if (!args.trace_path.empty() && r.target == Target::npu) {
         fs::path tp(args.trace_path);
         opts.trace_path = ex.runs.size() == 1
                               ? args.trace_path
                               : (tp.parent_path() / (tp.stem().string() + "-" + std::to_string(ri) +
                                                      tp.extension().string()))
                                     .string();
+        guard.files.push_back(opts.trace_path);
       }
       std::string in_text;
-      for (const auto& [n, s] : shapes)
-        in_text += fmt::format("{}{}: {}", in_text.empty() ? "" : ", ", n, dims_text(s));
+      for (const auto& [n, sh] : p.shapes)
+        in_text += fmt::format("{}{}: {}", in_text.empty() ? "" : ", ", n, dims_text(sh));
       out << fmt::format("run {}\n  model      {} ({})\n", r.name,
                          fs::path(r.model).filename().string(), in_text);
       out << fmt::format(
           "  target     {}{}\n", target_name(r.target),
           r.target == Target::npu ? " on " + hw_line(hw) : std::string(" (reference interpreter)"));
       RunOutput result =
-          run_model(*graph, r.target, r.target == Target::npu ? &hw : nullptr, inputs, opts);
+          run_model(*p.graph, r.target, r.target == Target::npu ? &hw : nullptr, p.inputs, opts);
       json rj = {{"name", r.name},
                  {"model", r.model},
                  {"target", target_name(r.target)},
                  {"seconds", result.seconds}};
-      for (const auto& [n, s] : shapes) rj["inputs"][n] = s;
+      for (const auto& [n, sh] : p.shapes) rj["inputs"][n] = sh;
       if (result.npu) {
         rj["hw"] = {{"name", hw.name},
                     {"file", hw.source_file},
@@ -195,9 +247,9 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
         out << fmt::format("  ran        in {:.3f} s\n", result.seconds);
       }
       if (r.check) {
-        auto ref = run_model(*graph, Target::ref, nullptr, inputs);
+        auto ref = run_model(*p.graph, Target::ref, nullptr, p.inputs);
         std::vector<OutputCheck> checks;
-        for (const Value* v : graph->outputs) {
+        for (const Value* v : p.graph->outputs) {
           const Tensor& want = ref.outputs.at(v->name);
           const Tolerance tol =
               r.target == Target::npu ? npu_tolerance(hw, want) : reference_tolerance();
@@ -224,9 +276,14 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     report["pass"] = all_pass;
     write_report(args.report_path, report);
     if (!args.report_path.empty()) out << "report written to " << args.report_path << "\n";
+    guard.keep = true;
     return all_pass ? 0 : 1;
   } catch (const Error& e) {
     err << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    err << "error: out of host memory (a tensor or the simulated DRAM is too large for this "
+           "machine)\n";
     return 2;
   }
 }
@@ -236,10 +293,14 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
 int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
   try {
     const Target target = parse_target(args.target, "--target");
+    check_output_path(args.report_path, "--report");
     npu::HwConfig hw;
     if (target == Target::npu) {
       if (args.hw.empty()) fail("--target npu needs --hw FILE (e.g. hw_configs/npu_4core.yaml)");
       hw = load_hw(args.hw, args.hw_set);
+    } else if (!args.hw.empty() || !args.hw_set.empty() || args.per_node) {
+      fail("{} only applies to --target npu",
+           args.per_node ? "--per-node" : (!args.hw.empty() ? "--hw" : "--hw-set"));
     }
     if (args.case_dirs.empty()) fail("no case directory given");
     json report = {{"tool", "tessel"}, {"command", "check"}, {"target", target_name(target)}};
@@ -315,7 +376,14 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
         ++errors;
         cj["status"] = dynamic_cast<const Unsupported*>(&e) ? "unsupported" : "error";
         cj["error"] = e.what();
-        err << "error: " << e.what() << "\n";
+        err << "error: " << (args.case_dirs.size() > 1 ? dir_s + ": " : std::string()) << e.what()
+            << "\n";
+      } catch (const std::bad_alloc&) {
+        ++errors;
+        cj["status"] = "error";
+        cj["error"] = "out of host memory";
+        err << "error: " << dir_s
+            << ": out of host memory (a tensor is too large for this machine)\n";
       }
       cases.push_back(cj);
     }

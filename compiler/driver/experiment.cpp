@@ -35,8 +35,11 @@ class Parser {
   void check_keys(const YAML::Node& map, const std::string& where,
                   const std::set<std::string>& allowed) const {
     if (!map.IsMap()) error(map, where, "expected a mapping");
+    std::set<std::string> seen;
     for (const auto& kv : map) {
       const std::string k = kv.first.as<std::string>();
+      if (!seen.insert(k).second)
+        error(kv.first, where.empty() ? k : where + "." + k, "key given twice");
       if (!allowed.count(k)) {
         std::string list;
         for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
@@ -186,6 +189,10 @@ class Parser {
 
   void finish(const YAML::Node& n, const std::string& where, RunSpec& run) const {
     if (run.model.empty()) error(n, where.empty() ? "model" : where, "missing 'model'");
+    if (run.target == Target::ref && (n["hw"] || n["hw_set"]))
+      error(n["hw"] ? n["hw"] : n["hw_set"], where.empty() ? "hw" : where + ".hw",
+            "a hardware config is given but the target is ref (the reference interpreter uses "
+            "none); remove it or set target: npu");
     if (run.target == Target::npu && run.hw.empty())
       error(n, where.empty() ? "hw" : where, "target npu needs 'hw' (a hardware config file)");
     if (run.timing_only && run.check)
@@ -235,6 +242,9 @@ class Parser {
 }  // namespace
 
 Experiment load_experiment(const std::string& path) {
+  if (!fs::is_regular_file(path))
+    fail("{}: cannot open experiment file ({})", path,
+         fs::exists(path) ? "not a regular file" : "no such file");
   std::ifstream f(path);
   if (!f) fail("{}: cannot open experiment file", path);
   std::stringstream ss;
@@ -244,13 +254,27 @@ Experiment load_experiment(const std::string& path) {
 
 Tensor make_input(const InputSpec& spec, const std::string& context) {
   if (spec.fill == "file") {
-    Tensor t = frontend::load_tensor_pb(spec.file);
+    Tensor t;
+    try {
+      t = frontend::load_tensor_pb(spec.file);
+    } catch (const Error& e) {
+      fail("{}: {}", context, e.what());
+    }
     if (!spec.shape.empty() && t.shape() != spec.shape)
       fail("{}: file {} holds shape {}, not {}", context, spec.file, shape_to_string(t.shape()),
            shape_to_string(spec.shape));
     return t.dtype() == DType::f32 ? t : t.cast(DType::f32);
   }
-  std::vector<float> v(shape_numel(spec.shape), 0.0f);
+  int64_t n = 0;
+  try {
+    n = shape_numel(spec.shape);
+  } catch (const Error& e) {
+    fail("{}: {}", context, e.what());
+  }
+  if (n > kMaxTensorBytes / 4)
+    fail("{}: shape {} needs {} bytes as fp32, more than the {} GiB tessel allows per tensor",
+         context, shape_to_string(spec.shape), static_cast<double>(n) * 4, kMaxTensorBytes >> 30);
+  std::vector<float> v(static_cast<size_t>(n), 0.0f);
   if (spec.fill == "uniform") {
     std::mt19937_64 rng(spec.seed);
     std::uniform_real_distribution<double> dist(spec.low, spec.high);

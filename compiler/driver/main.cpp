@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "compiler/driver/cli.h"
@@ -16,6 +17,19 @@ int main(int argc, char** argv) {
       add_check_command(app),
       add_compile_command(app),
   };
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const auto& c : commands) {
+      known |= c.app->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + c.app->get_name();
+    }
+    if (!known) {
+      std::cerr << "error: unknown command '" << argv[1] << "' (commands: " << names
+                << "; see tessel --help)\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

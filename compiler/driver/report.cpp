@@ -159,10 +159,11 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
     double roof = 0;
     for (const auto& k : run.module.kernels)
       if (k.op_index >= 0) roof += npu::roofline(hw, k.work).cycles;
-    out += fmt::format("  roofline   {} cycles (sum over ops of the largest work / throughput), "
-                       "efficiency {:.1f}%\n",
-                       with_commas(static_cast<uint64_t>(roof)),
-                       s.total_cycles ? 100.0 * roof / static_cast<double>(s.total_cycles) : 0.0);
+    out += fmt::format(
+        "  roofline   {} cycles (sum over ops of the largest work / throughput), "
+        "efficiency {:.1f}%\n",
+        with_commas(static_cast<uint64_t>(roof)),
+        s.total_cycles ? 100.0 * roof / static_cast<double>(s.total_cycles) : 0.0);
   }
   if (has("pipes")) {
     Table t({"pipe", "busy cycles", "utilisation", "instructions"});

@@ -329,6 +329,28 @@ class Importer {
   void import_inputs(const onnx::GraphProto& gp) {
     std::vector<std::string> runtime_inputs;
     std::set<std::string> constant_inputs;
+    // Names given in input_shapes must be runtime inputs: report a wrong name before anything
+    // else (a misspelt name would otherwise surface as "dim unbound").
+    for (const auto& vi : gp.input())
+      (values_.count(vi.name()) ? constant_inputs.insert(vi.name()), void()
+                                : runtime_inputs.push_back(vi.name()));
+    for (const auto& [name, shape] : options_.input_shapes) {
+      if (std::find(runtime_inputs.begin(), runtime_inputs.end(), name) != runtime_inputs.end()) {
+        continue;
+      }
+      if (constant_inputs.count(name) || values_.count(name)) {
+        fail(
+            "an input shape is given for '{}', which is an initializer (a constant), not a "
+            "runtime input (runtime inputs: {})",
+            name, fmt::join(runtime_inputs, ", "));
+      }
+      fail(
+          "an input shape is given for '{}', which is not an input of the model (runtime inputs: "
+          "{})",
+          name, fmt::join(runtime_inputs, ", "));
+    }
+    runtime_inputs.clear();
+    constant_inputs.clear();
     for (const auto& vi : gp.input()) {
       const std::string& name = vi.name();
       if (values_.count(name)) {  // also an initializer: a constant
@@ -359,7 +381,7 @@ class Importer {
         if (bound == options_.input_shapes.end()) {
           fail(
               "graph input '{}' has no shape in the model; give its static shape with "
-              "--input-shape {}=D0,D1,... (ImportOptions::input_shapes)",
+              "--input-shape {}=D0,D1,...",
               name, name);
         }
       } else {
@@ -399,8 +421,8 @@ class Importer {
                                              ? fmt::format("dim '{}'", d.dim_param())
                                              : std::string("an unnamed dim");
             fail(
-                "graph input '{}' axis {} is dynamic ({}); bind it with --input-shape {}={} "
-                "(ImportOptions::input_shapes), replacing each ? by a positive size",
+                "graph input '{}' axis {} is dynamic ({}); bind it with --input-shape {}={}, "
+                "replacing each ? by a positive size",
                 name, a, dim_name, name, fmt::join(dims_text, ","));
           }
         }
@@ -408,21 +430,6 @@ class Importer {
       Value* v = g_->add_value(name, dtype, shape);
       define(name, v);
       g_->inputs.push_back(v);
-    }
-    for (const auto& [name, shape] : options_.input_shapes) {
-      if (std::find(runtime_inputs.begin(), runtime_inputs.end(), name) != runtime_inputs.end()) {
-        continue;
-      }
-      if (constant_inputs.count(name) || values_.count(name)) {
-        fail(
-            "an input shape is given for '{}', which is an initializer (a constant), not a "
-            "runtime input (runtime inputs: {})",
-            name, fmt::join(runtime_inputs, ", "));
-      }
-      fail(
-          "an input shape is given for '{}', which is not an input of the model (runtime inputs: "
-          "{})",
-          name, fmt::join(runtime_inputs, ", "));
     }
   }
 

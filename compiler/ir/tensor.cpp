@@ -95,7 +95,11 @@ bool dtype_is_float(DType t) { return t == DType::f16 || t == DType::f32 || t ==
 
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (d < 0) fail("shape {} has a negative dimension", shape_to_string(shape));
+    if (__builtin_mul_overflow(n, d, &n))
+      fail("shape {} has more elements than a 64-bit count can hold", shape_to_string(shape));
+  }
   return n;
 }
 
@@ -197,7 +201,12 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   for (int64_t d : shape_) {
     if (d < 0) fail("tensor shape {} has a negative dimension", shape_to_string(shape_));
   }
-  bytes_.resize(static_cast<size_t>(numel()) * static_cast<size_t>(dtype_size(dtype)));
+  const int64_t n = numel();
+  if (n > kMaxTensorBytes / dtype_size(dtype))
+    fail("a {} tensor of shape {} needs {} bytes, more than the {} GiB tessel allows per tensor",
+         dtype_to_string(dtype), shape_to_string(shape_),
+         static_cast<double>(n) * dtype_size(dtype), kMaxTensorBytes >> 30);
+  bytes_.resize(static_cast<size_t>(n) * static_cast<size_t>(dtype_size(dtype)));
 }
 
 double Tensor::get_as_double(int64_t i) const {

@@ -40,7 +40,11 @@ bool dtype_is_float(DType t);
 
 using Shape = std::vector<int64_t>;
 
-/// Number of elements of `shape` (1 for a scalar, i.e. an empty shape).
+/// Largest tensor tessel materialises (host memory guard), bytes.
+inline constexpr int64_t kMaxTensorBytes = int64_t{4} << 30;
+
+/// Number of elements of `shape` (1 for a scalar, i.e. an empty shape). Throws tessel::Error on
+/// a negative dimension or when the count overflows int64.
 int64_t shape_numel(const Shape& shape);
 /// "[1,3,48,192]".
 std::string shape_to_string(const Shape& shape);

@@ -142,7 +142,8 @@ class DoubleBuffer {
         L::substitute_stmt(loop->body, {{loop->var.get(), L::add(even, L::int_imm(1))}}), pong);
     std::vector<L::Stmt> parts;
     parts.push_back(L::for_loop(j, e / 2, L::seq({ping_body, pong_body}), loop->for_kind));
-    if (e % 2) parts.push_back(L::substitute_stmt(loop->body, {{loop->var.get(), L::int_imm(e - 1)}}));
+    if (e % 2)
+      parts.push_back(L::substitute_stmt(loop->body, {{loop->var.get(), L::int_imm(e - 1)}}));
     L::Stmt r = L::seq(parts);
     r = L::seq({r});
     r->comment = fmt::format("double-buffered {} (ping-pong x2)", loop->var->name);

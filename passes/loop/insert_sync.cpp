@@ -229,9 +229,12 @@ class SyncInserter {
         chosen = static_cast<int>(ends.size());
         ends.push_back(0);
       }
-      if (chosen >= ids)
-        fail("sync insertion needs more than {} event ids for {} -> {} (core.sync.event_ids)", ids,
-             isa::pipe_name(p->src), isa::pipe_name(p->dst));
+      if (chosen >= ids) {
+        // Out of event ids for this pipe pair: order the dependence with a barrier before the
+        // sink instead (correct, but it drains every pipe).
+        p->event = -1;
+        continue;
+      }
       ends[chosen] = p->life_hi;
       p->event = chosen;
     }
@@ -248,6 +251,13 @@ class SyncInserter {
     // Per seq: statements to put before/after each child.
     std::map<L::StmtNode*, std::map<int, std::vector<L::Stmt>>> before, after;
     for (const auto& p : pairs_) {
+      if (p.event < 0) {
+        isa::Instruction bar;
+        bar.op = isa::Opcode::barrier;
+        bar.args = isa::ScalarArgs{};
+        before[p.seq][p.wait_before].push_back(L::sync(bar));
+        continue;
+      }
       after[p.seq][p.set_after].push_back(flag(isa::Opcode::set_flag, p.src, p.dst, p.event));
       before[p.seq][p.wait_before].push_back(flag(isa::Opcode::wait_flag, p.src, p.dst, p.event));
       if (p.carried) {

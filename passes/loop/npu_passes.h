@@ -101,8 +101,8 @@ void plan_memory(const loop::Stmt& body, const NpuTarget& target, const std::str
 /// write, write-after-read, write-after-write on one allocation), within an iteration or carried by
 /// a loop, inserts a set_flag after the source and a wait_flag before the sink at their lowest
 /// common level; loop-carried pairs are pre-set before the loop and drained after it. Pairs covered
-/// by an earlier pair of the same pipes are dropped. Event ids are assigned per pipe pair.
-/// Throws tessel::Error if more ids are needed than core.sync.event_ids.
+/// by an earlier pair of the same pipes are dropped. Event ids are assigned per pipe pair; when a
+/// pair of pipes needs more than core.sync.event_ids, the remaining dependences get a barrier.
 loop::Stmt insert_sync(const loop::Stmt& body, const NpuTarget& target);
 
 }  // namespace tessel::passes

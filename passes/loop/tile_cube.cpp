@@ -208,7 +208,8 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
     if (l1 > cap(hw.core.buffers_bytes.l1)) return false;
     if (round_up(c.mt, m0) * round_up(kk, k0) * es > cap(hw.core.buffers_bytes.l0a)) return false;
     if (round_up(kk, k0) * round_up(p, n0) * es > cap(hw.core.buffers_bytes.l0b)) return false;
-    if (round_up(c.mt, m0) * round_up(p, n0) * acc_bytes > cap(hw.core.buffers_bytes.l0c)) return false;
+    if (round_up(c.mt, m0) * round_up(p, n0) * acc_bytes > cap(hw.core.buffers_bytes.l0c))
+      return false;
     return em.footprint_bytes({1, c.mt, c.ht, c.wt}) <= cap(hw.core.buffers_bytes.ub);
   };
   const CostModel cm{hw};

@@ -80,7 +80,7 @@ L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs
   auto tiles_of = [&](size_t d) { return (shape[d] + tile[d] - 1) / tile[d]; };
   int64_t total = 1;
   for (size_t d = 0; d < shape.size(); ++d) total *= tiles_of(d);
-  if (cores > 1 && total < cores && !(knobs && !knobs->tile.empty())) {
+  if (cores > 1 && total < cores && !shape.empty() && !(knobs && !knobs->tile.empty())) {
     int best = -1;
     for (size_t d = 0; d < shape.size(); ++d)
       if (shape[d] >= cores) {

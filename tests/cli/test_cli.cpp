@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "compiler/frontend/onnx_import.h"
 #include "isa/asm.h"
 
@@ -30,10 +32,12 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-/// Runs `tessel ARGS` from the repository root.
+/// Runs `tessel ARGS` from the repository root. Output files are private to this process and call
+/// (ctest runs the tests of this file in parallel processes).
 Result tessel(const std::string& args) {
   static int counter = 0;
-  const fs::path dir = fs::path(::testing::TempDir()) / "tessel_cli";
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("tessel_cli_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
   const fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
@@ -48,7 +52,7 @@ Result tessel(const std::string& args) {
 }
 
 fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::path(::testing::TempDir()) / name;
+  fs::path d = fs::path(::testing::TempDir()) / (name + "_" + std::to_string(::getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -183,7 +187,7 @@ TEST(Cli, MissingOnnxFile) {
 
 TEST(Cli, CorruptOnnxFile) {
   fs::path d = temp_dir("corrupt_onnx");
-  write(d / "model.onnx", std::string("\x08\x07\x12\xff\xff\xff this is not a model", 30));
+  write(d / "model.onnx", std::string("\x08\x07\x12\xff\xff\xff this is not a model"));
   Result r = tessel("compile '" + (d / "model.onnx").string() + "' --emit graph");
   EXPECT_EQ(r.code, 2);
   EXPECT_CONTAINS(r.err, "model.onnx");
@@ -249,6 +253,114 @@ TEST(Cli, CompiledAssemblyRoundTrips) {
   const std::string text = slurp(d / "wake.s");
   EXPECT_CONTAINS(text, "mmad");
   EXPECT_EQ(isa::disassemble(isa::assemble(text, "wake.s")), text);
+}
+
+}  // namespace
+}  // namespace tessel::testing
+
+namespace tessel::testing {
+namespace {
+
+TEST(Cli, UnknownCommandIsNamed) {
+  Result r = tessel("frobnicate");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "unknown command 'frobnicate'");
+}
+
+TEST(Cli, RepeatableOptionsDoNotSwallowThePositional) {
+  Result r = tessel(
+      "compile --input-shape x=1,3,48,192 models/ch_ppocr_mobile_v2.0_cls_infer.onnx --emit graph");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "%x: f32[1,3,48,192]");
+}
+
+TEST(Cli, MisspeltInputShapeNameIsReportedFirst) {
+  Result r = tessel(
+      "compile models/ch_ppocr_mobile_v2.0_cls_infer.onnx --input-shape y=1,3,48,192 --emit graph");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "'y', which is not an input of the model (runtime inputs: x)");
+}
+
+TEST(Cli, HardwareOptionsWithTheReferenceTargetAreAnError) {
+  Result r = tessel("check tests/data/cases/hello_deepa --target ref --hw-set cores=2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "--hw-set only applies to --target npu");
+}
+
+TEST(Cli, ExperimentDuplicateKey) {
+  fs::path d = temp_dir("dup_key");
+  write(d / "e.yaml", "model: " + kModels + "/hello_deepa.onnx\ntarget: ref\ntarget: npu\n");
+  Result r = tessel("run '" + (d / "e.yaml").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "e.yaml:3:1: target: key given twice");
+}
+
+TEST(Cli, LaterRunsAreValidatedBeforeAnyRunStarts) {
+  fs::path d = temp_dir("multi_run");
+  write(d / "e.yaml", "model: " + kModels +
+                          "/hello_deepa.onnx\n"
+                          "inputs: {onnx::Flatten_0: {shape: [1, 25, 96]}}\n"
+                          "hw: " +
+                          kSrc +
+                          "/hw_configs/npu_4core.yaml\n"
+                          "runs:\n"
+                          "  - {name: ok}\n"
+                          "  - {name: bad, hw_set: {cores: 0}}\n");
+  Result r = tessel("run '" + (d / "e.yaml").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out.find("run ok"), std::string::npos)
+      << "run 'ok' ran before the bad run was checked";
+  EXPECT_CONTAINS(r.err, "run 'bad'");
+  EXPECT_CONTAINS(r.err, "hw_set is from the experiment file");
+}
+
+TEST(Cli, BadReportOrTracePathFailsBeforeRunning) {
+  Result r = tessel("run experiments/quickstart.yaml --report /no/such/dir/r.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "--report '/no/such/dir/r.json': directory '/no/such/dir' does not exist");
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  r = tessel("run experiments/quickstart.yaml --trace /no/such/dir/t.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "--trace");
+}
+
+TEST(Cli, TraceIsWrittenAndIsValidJson) {
+  fs::path d = temp_dir("trace");
+  Result r = tessel("run experiments/quickstart.yaml --trace '" + (d / "t.json").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string t = slurp(d / "t.json");
+  EXPECT_CONTAINS(t, "traceEvents");
+  EXPECT_CONTAINS(t, "\"mmad\"");
+}
+
+TEST(Cli, HugeShapeIsAClearErrorNotACrash) {
+  fs::path d = temp_dir("huge_shape");
+  write(d / "e.yaml", "model: " + kModels +
+                          "/ch_ppocr_mobile_v2.0_cls_infer.onnx\n"
+                          "inputs: {x: {shape: [4, 3, 2147483648, 2147483648]}}\n"
+                          "target: ref\n");
+  Result r = tessel("run '" + (d / "e.yaml").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "inputs.x");
+  EXPECT_CONTAINS(r.err, "[4,3,2147483648,2147483648]");
+}
+
+TEST(Cli, ScalarOutputOnSeveralCoresIsNotACrash) {
+  // A rank-0 vector kernel on a 4-core config (once a segfault in the multicore tile split).
+  Result r = tessel(
+      "check /usr/share/libonnx-testdata/data/node/test_reduce_sum_default_axes_keepdims_example "
+      "--target npu --hw hw_configs/npu_4core.yaml");
+  EXPECT_NE(r.code, 139);
+  EXPECT_TRUE(r.code == 0 || r.code == 2) << r.out << r.err;
+}
+
+TEST(Cli, UnusedSecondOutputOnTheNpuIsReported) {
+  Result r = tessel(
+      "check /usr/share/libonnx-testdata/data/node/test_dropout_default_mask --target npu "
+      "--hw hw_configs/npu_4core.yaml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err,
+                  "output 1 ('z') is used but the NPU backend computes only the first output");
 }
 
 }  // namespace

@@ -75,7 +75,8 @@ TEST_F(TensorizeVector, ContiguousLoopsFuseIntoOneCount) {
       L::for_loop(j, 32,
                   L::store(y, {L::var_ref(i), L::var_ref(j)},
                            L::max(L::load(x, {L::var_ref(i), L::var_ref(j)}), L::float_imm(0.0)))));
-  auto ls = leaves(passes::tensorize_vector(body, target));
+  auto tensorized = passes::tensorize_vector(body, target);
+  auto ls = leaves(tensorized);
   ASSERT_EQ(ls.size(), 1u);
   EXPECT_EQ(ls[0]->instr.op, Opcode::vmaxs);
   EXPECT_EQ(vargs(ls[0]).count, 256u);
@@ -94,7 +95,8 @@ TEST_F(TensorizeVector, RowReductionBecomesVrmax) {
            i, 8,
            L::for_loop(
                k, 32, L::store(s, {I}, L::max(L::load(s, {I}), L::load(x, {I, L::var_ref(k)})))))});
-  auto ls = leaves(passes::tensorize_vector(body, target));
+  auto tensorized = passes::tensorize_vector(body, target);
+  auto ls = leaves(tensorized);
   ASSERT_EQ(ls.size(), 2u);
   EXPECT_EQ(ls[0]->instr.op, Opcode::vdup);
   EXPECT_EQ(ls[1]->instr.op, Opcode::vrmax);
@@ -167,8 +169,10 @@ TEST(SplitCores, GivesEachCoreAContiguousShareIncludingTheTail) {
   loop->else_body =
       L::copy(L::Region{ub, {L::int_imm(0)}, {4}}, L::Region{gm, {L::int_imm(50)}, {4}});
   std::vector<int> copies(4);
-  for (int c = 0; c < 4; ++c)
-    copies[c] = static_cast<int>(leaves(passes::split_cores(loop, c, 4)).size());
+  for (int c = 0; c < 4; ++c) {
+    auto part = passes::split_cores(loop, c, 4);
+    copies[c] = static_cast<int>(leaves(part).size());
+  }
   auto c3 = passes::split_cores(loop, 3, 4);
   EXPECT_NE(L::to_string(c3).find("g[((t + 4) * 10):+10]"), std::string::npos) << L::to_string(c3);
   EXPECT_NE(L::to_string(c3).find("g[50:+4]"), std::string::npos);
@@ -331,18 +335,19 @@ TEST(DoubleBuffer, UnrollsTheTileLoopWithPongBuffers) {
   isa::VectorArgs va;
   va.count = 64;
   add.args = va;
-  auto body = L::for_loop(
-      t, 5,
-      L::seq({L::copy(L::Region{ux, {L::int_imm(0), L::int_imm(0)}, {1, 64}},
-                      L::Region{gx, {T, L::int_imm(0)}, {1, 64}}),
-              L::intrin(add, {{uy, L::int_imm(0)}, {ux, L::int_imm(0)}}),
-              L::copy(L::Region{gy, {T, L::int_imm(0)}, {1, 64}},
-                      L::Region{uy, {L::int_imm(0), L::int_imm(0)}, {1, 64}})}));
+  auto body =
+      L::for_loop(t, 5,
+                  L::seq({L::copy(L::Region{ux, {L::int_imm(0), L::int_imm(0)}, {1, 64}},
+                                  L::Region{gx, {T, L::int_imm(0)}, {1, 64}}),
+                          L::intrin(add, {{uy, L::int_imm(0)}, {ux, L::int_imm(0)}}),
+                          L::copy(L::Region{gy, {T, L::int_imm(0)}, {1, 64}},
+                                  L::Region{uy, {L::int_imm(0), L::int_imm(0)}, {1, 64}})}));
   auto out = passes::double_buffer(body);
   const std::string text = L::to_string(out);
   EXPECT_NE(text.find("for t_pp in 0..2"), std::string::npos) << text;
   EXPECT_NE(text.find("ux_pong[0:+1, 0:+64] <- gx[((t_pp * 2) + 1):+1"), std::string::npos) << text;
-  EXPECT_NE(text.find("ux[0:+1, 0:+64] <- gx[4:+1, 0:+64]"), std::string::npos) << text;  // odd tail
+  EXPECT_NE(text.find("ux[0:+1, 0:+64] <- gx[4:+1, 0:+64]"), std::string::npos)
+      << text;  // odd tail
   // The pong body reads and writes only pong buffers.
   EXPECT_NE(text.find("vadds.vector uy_pong[0], ux_pong[0]"), std::string::npos) << text;
 }

@@ -272,7 +272,7 @@ TEST(OnnxImport, DynamicDimsMustBeBound) {
   auto m = dynamic_model();
   EXPECT_EQ(error_of([&] { import_model(m); }),
             "model.onnx: graph input 'x' axis 0 is dynamic (dim 'batch'); bind it with "
-            "--input-shape x=?,3,?,? (ImportOptions::input_shapes), replacing each ? by a positive "
+            "--input-shape x=?,3,?,?, replacing each ? by a positive "
             "size");
   ImportOptions o;
   o.input_shapes["x"] = {2, 3, 48, 192};
@@ -288,7 +288,7 @@ TEST(OnnxImport, DynamicDimsMustBeBound) {
   add_output(p, "y");
   EXPECT_EQ(error_of([&] { import_model(p); }),
             "model.onnx: graph input 'x' axis 1 is dynamic (an unnamed dim); bind it with "
-            "--input-shape x=1,? (ImportOptions::input_shapes), replacing each ? by a positive "
+            "--input-shape x=1,?, replacing each ? by a positive "
             "size");
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -263,18 +264,22 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
       mod.kernels.push_back(info);
       continue;
     }
+    for (size_t i = 1; i < node.outputs.size(); ++i) {
+      const Value* extra = node.outputs[i];
+      if (!extra || extra->constant) continue;
+      const bool is_graph_output =
+          std::find(graph.outputs.begin(), graph.outputs.end(), extra) != graph.outputs.end();
+      if (is_graph_output || !graph.users(extra).empty())
+        throw Unsupported(fmt::format("{}: output {} ('{}') is used but the NPU backend computes "
+                                      "only the first output",
+                                      node.describe(), i, extra->name));
+    }
     if (lower::is_alias_op(node)) {
       info.kind = "view";
       gm.alias(node.outputs[0], node.input(0));
       mod.kernels.push_back(info);
       continue;
     }
-    for (size_t i = 1; i < node.outputs.size(); ++i)
-      if (node.outputs[i] && !graph.users(node.outputs[i]).empty())
-        throw Unsupported(
-            fmt::format("{}: output {} is used but the NPU backend computes only the "
-                        "first output",
-                        node.describe(), i));
     info.op_index = static_cast<int32_t>(prog.op_names.size());
     prog.op_names.push_back(node.name);
     const Value* out = node.outputs[0];
