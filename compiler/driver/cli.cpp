@@ -8,6 +8,23 @@
 
 namespace tessel::driver {
 
+void add_graph_pass_flags(CLI::App* cmd, GraphPassArgs& args) {
+  cmd->add_option("--disable-pass", args.disable, "skip a graph pass: NAME (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--no-graph-passes", args.none, "run no graph pass (the graph as imported)");
+  cmd->add_option("--print-ir-after", args.print_ir_after,
+                  "print the Graph IR after a graph pass: NAME or all (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--print-ir-after-change", args.print_ir_after_change,
+                "print the Graph IR after every graph pass that changed it");
+  cmd->add_flag("--pass-timing", args.timing,
+                "print a table of the graph passes: changed, seconds, node counts");
+}
+
 Command add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd =
@@ -16,6 +33,7 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
   cmd->add_option("--trace", args->trace_path,
                   "write a Chrome/Perfetto trace of the NPU pipes to FILE");
+  add_graph_pass_flags(cmd, args->passes);
   return {cmd, [args] { return cmd_run(*args, std::cout, std::cerr); }};
 }
 
@@ -34,6 +52,7 @@ Command add_check_command(CLI::App& app) {
   cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
   cmd->add_flag("--per-node", args->per_node,
                 "npu: compare every intermediate value with the reference, list mismatches");
+  add_graph_pass_flags(cmd, args->passes);
   return {cmd, [args] { return cmd_check(*args, std::cout, std::cerr); }};
 }
 
@@ -51,8 +70,12 @@ Command add_compile_command(CLI::App& app) {
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--emit", args->emit, "graph | loop | asm | bin")->default_val("asm");
+  cmd->add_option("--target", args->target, "npu | cpu")->default_val("npu");
+  cmd->add_option("--emit", args->emit,
+                  "npu: graph | loop | asm (default) | bin; cpu: graph | loop | llvm | asm | obj "
+                  "| so (default)");
   cmd->add_option("-o,--output", args->output, "output file (default: stdout)");
+  add_graph_pass_flags(cmd, args->passes);
   return {cmd, [args] { return cmd_compile(*args, std::cout, std::cerr); }};
 }
 

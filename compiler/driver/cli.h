@@ -17,5 +17,12 @@ struct Command {
 Command add_run_command(CLI::App& app);      // tessel run EXPERIMENT.yaml
 Command add_check_command(CLI::App& app);    // tessel check CASE_DIR...
 Command add_compile_command(CLI::App& app);  // tessel compile MODEL
+Command add_conform_command(CLI::App& app);  // tessel conform DIR... (conform.h)
+Command add_zoo_command(CLI::App& app);      // tessel zoo NAME -o FILE.onnx (zoo.h)
+
+struct GraphPassArgs;
+/// Adds --disable-pass, --no-graph-passes, --print-ir-after, --print-ir-after-change and
+/// --pass-timing to a subcommand.
+void add_graph_pass_flags(CLI::App* cmd, GraphPassArgs& args);
 
 }  // namespace tessel::driver

@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/backend/cpu/aot.h"
+#include "compiler/backend/cpu/compile.h"
 #include "compiler/driver/compare.h"
 #include "compiler/driver/experiment.h"
 #include "compiler/driver/report.h"
@@ -37,6 +39,18 @@ std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& 
     shapes[name] = frontend::parse_dims(s.substr(eq + 1), "--input-shape " + s);
   }
   return shapes;
+}
+
+graph_passes::PipelineOptions pipeline_options(const GraphPassArgs& args, std::ostream& diag) {
+  graph_passes::PipelineOptions o;
+  o.enabled = !args.none;
+  o.disabled.insert(args.disable.begin(), args.disable.end());
+  o.print_ir_after.insert(args.print_ir_after.begin(), args.print_ir_after.end());
+  o.print_ir_after_change = args.print_ir_after_change;
+  o.timing = args.timing;
+  o.out = &diag;
+  graph_passes::check_pass_names(graph_passes::default_pipeline(), o);
+  return o;
 }
 
 npu::HwConfig load_hw(const std::string& path, const std::vector<std::string>& hw_set) {
@@ -106,22 +120,44 @@ void per_node_report(Graph& graph, const std::map<std::string, Tensor>& inputs,
         graph.outputs.push_back(v);
   auto ref = run_model(graph, Target::ref, nullptr, inputs);
   graph.outputs = saved;
-  Table t({"node", "op", "value", "max abs error", "max |expected|", "result"});
-  int shown = 0, failing = 0;
+  // Every value with its error relative to the scale of the value (max abs error / max
+  // |expected|): the table lists the failing ones and the values with the largest relative error,
+  // in graph order, so one sees where error enters and how it grows.
+  struct Row {
+    size_t order;
+    std::string node, op, value;
+    double err, scale;
+    bool pass;
+  };
+  std::vector<Row> rows;
   for (const auto& n : graph.nodes()) {
     for (Value* v : n->outputs) {
       if (!v || !npu_run.outputs.count(v->name) || !ref.outputs.count(v->name)) continue;
       const Tensor& want = ref.outputs.at(v->name);
       auto c = compare_output(v->name, npu_run.outputs.at(v->name), want, npu_tolerance(hw, want));
-      if (c.pass) continue;
-      ++failing;
-      if (shown++ < 20)
-        t.add({n->name, n->op_type, v->name, fmt::format("{:.3e}", c.max_abs_error),
-               fmt::format("{:.3e}", c.max_expected), "FAIL"});
+      rows.push_back({rows.size(), n->name, n->op_type, v->name, c.max_abs_error, c.max_expected, c.pass});
     }
   }
-  out << fmt::format("  per-node comparison: {} values outside the NPU tolerance\n", failing);
-  if (failing) out << t.str();
+  auto rel = [](const Row& r) { return r.scale > 0 ? r.err / r.scale : r.err; };
+  std::vector<Row> shown;
+  for (const auto& r : rows)
+    if (!r.pass) shown.push_back(r);
+  std::vector<Row> by_rel = rows;
+  std::sort(by_rel.begin(), by_rel.end(), [&](const Row& a, const Row& b) { return rel(a) > rel(b); });
+  for (const auto& r : by_rel) {
+    if (shown.size() >= 15) break;
+    if (r.pass) shown.push_back(r);
+  }
+  std::sort(shown.begin(), shown.end(), [](const Row& a, const Row& b) { return a.order < b.order; });
+  const size_t failing = std::count_if(rows.begin(), rows.end(), [](const Row& r) { return !r.pass; });
+  Table t({"node", "op", "value", "max abs error", "max |expected|", "relative", "result"});
+  for (const auto& r : shown)
+    t.add({r.node, r.op, r.value, fmt::format("{:.3e}", r.err), fmt::format("{:.3e}", r.scale),
+           fmt::format("{:.2e}", rel(r)), r.pass ? "ok" : "FAIL"});
+  out << fmt::format("  per-node comparison: {} of {} values outside the NPU tolerance; the failing "
+                     "ones and the largest relative errors:\n",
+                     failing, rows.size());
+  out << t.str();
 }
 
 void write_report(const std::string& path, const json& j) {
@@ -155,11 +191,70 @@ struct OutputGuard {
   }
 };
 
+/// The CPU run's summary and its kernels by wall time (report sections "summary" and "ops").
+std::string cpu_run_text(const CpuRun& run, const std::vector<std::string>& sections) {
+  auto has = [&](const char* s) {
+    return std::find(sections.begin(), sections.end(), s) != sections.end();
+  };
+  std::string text;
+  double total = 0, flops = 0;
+  for (const auto& k : run.kernels) {
+    total += k.seconds;
+    flops += k.flops;
+  }
+  if (has("summary"))
+    text += fmt::format(
+        "  compiled   {} kernels in {:.2f} s (LLVM JIT)\n  ran        {:.3f} ms wall ({:.3f} ms in "
+        "kernels, {} thread{}, {:.1f} GFLOP/s in contractions)\n",
+        run.kernels.size(), run.compile_seconds, run.run_seconds * 1e3, total * 1e3, run.threads,
+        run.threads > 1 ? "s" : "", total > 0 ? flops / total / 1e9 : 0.0);
+  if (has("ops") && !run.kernels.empty()) {
+    std::vector<const CpuRun::Kernel*> order;
+    for (const auto& k : run.kernels) order.push_back(&k);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto* a, const auto* b) { return a->seconds > b->seconds; });
+    Table t({"op", "type", "kind", "ms", "share", "GFLOP/s"});
+    const size_t shown = std::min<size_t>(order.size(), 12);
+    for (size_t i = 0; i < shown; ++i) {
+      const auto& k = *order[i];
+      t.add({k.node, k.fused.empty() ? k.op_type : fmt::format("{}+{}", k.op_type, k.fused.size()),
+             k.kind, fmt::format("{:.3f}", k.seconds * 1e3),
+             fmt::format("{:.1f}%", total > 0 ? 100 * k.seconds / total : 0.0),
+             k.flops > 0 && k.seconds > 0 ? fmt::format("{:.1f}", k.flops / k.seconds / 1e9)
+                                          : std::string("")});
+    }
+    text += "\n" + t.str();
+    if (order.size() > shown)
+      text +=
+          fmt::format("  ... {} more kernels (all of them in --report)\n", order.size() - shown);
+  }
+  return text;
+}
+
+/// JSON of a CPU run: compile/run seconds, threads, arena bytes, per-kernel wall times.
+json cpu_run_json(const CpuRun& run) {
+  json ks = json::array();
+  for (const auto& k : run.kernels)
+    ks.push_back({{"node", k.node},
+                  {"op_type", k.op_type},
+                  {"kind", k.kind},
+                  {"fused", k.fused},
+                  {"seconds", k.seconds},
+                  {"flops", k.flops}});
+  return {{"cpu",
+           {{"compile_seconds", run.compile_seconds},
+            {"run_seconds", run.run_seconds},
+            {"threads", run.threads},
+            {"arena_bytes", run.arena_bytes},
+            {"kernels", ks}}}};
+}
+
 int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   OutputGuard guard;
   try {
     check_output_path(args.report_path, "--report");
     check_output_path(args.trace_path, "--trace");
+    const graph_passes::PipelineOptions cli_passes = pipeline_options(args.passes, err);
     const Experiment ex = load_experiment(args.experiment);
     // Prepare every run (inputs, model, hardware config) before running any, so a mistake in a
     // later run is reported before minutes of simulation.
@@ -180,8 +275,12 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
         p.shapes[name] = t.shape();
         p.inputs[name] = std::move(t);
       }
+      graph_passes::PipelineOptions passes = cli_passes;
+      passes.enabled = cli_passes.enabled && r.graph_passes;
+      passes.disabled.insert(r.disabled_passes.begin(), r.disabled_passes.end());
+      passes.available = target_ops(r.target);
       try {
-        p.graph = load_model(r.model, p.shapes);
+        p.graph = load_model(r.model, p.shapes, passes);
       } catch (const Error& e) {
         fail("{}: {}", where, e.what());
       }
@@ -224,9 +323,10 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
         in_text += fmt::format("{}{}: {}", in_text.empty() ? "" : ", ", n, dims_text(sh));
       out << fmt::format("run {}\n  model      {} ({})\n", r.name,
                          fs::path(r.model).filename().string(), in_text);
-      out << fmt::format(
-          "  target     {}{}\n", target_name(r.target),
-          r.target == Target::npu ? " on " + hw_line(hw) : std::string(" (reference interpreter)"));
+      out << fmt::format("  target     {}{}\n", target_name(r.target),
+                         r.target == Target::npu   ? " on " + hw_line(hw)
+                         : r.target == Target::cpu ? std::string(" (host CPU through LLVM)")
+                                                   : std::string(" (reference interpreter)"));
       RunOutput result =
           run_model(*p.graph, r.target, r.target == Target::npu ? &hw : nullptr, p.inputs, opts);
       json rj = {{"name", r.name},
@@ -243,6 +343,9 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
         rj.update(nj);
         out << npu_run_text(*result.npu, hw, r.report);
         if (!opts.trace_path.empty()) out << fmt::format("  trace      {}\n", opts.trace_path);
+      } else if (result.cpu) {
+        rj.update(cpu_run_json(*result.cpu));
+        out << cpu_run_text(*result.cpu, r.report);
       } else {
         out << fmt::format("  ran        in {:.3f} s\n", result.seconds);
       }
@@ -303,6 +406,8 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
            args.per_node ? "--per-node" : (!args.hw.empty() ? "--hw" : "--hw-set"));
     }
     if (args.case_dirs.empty()) fail("no case directory given");
+    graph_passes::PipelineOptions passes = pipeline_options(args.passes, err);
+    passes.available = target_ops(target);
     json report = {{"tool", "tessel"}, {"command", "check"}, {"target", target_name(target)}};
     if (target == Target::npu) report["hw"] = {{"name", hw.name}, {"file", hw.source_file}};
     json cases = json::array();
@@ -323,7 +428,9 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
         if (sets.empty()) fail("{}: no test_data_set_N directory", dir_s);
         const auto names = onnx_input_names(model.string());
         out << fmt::format("case {} ({} on {})\n", dir_s, target_name(target),
-                           target == Target::npu ? hw.name : std::string("reference interpreter"));
+                           target == Target::npu   ? hw.name
+                           : target == Target::cpu ? std::string("host CPU")
+                                                   : std::string("reference interpreter"));
         json sj = json::array();
         for (const auto& set : sets) {
           const auto in_files = sorted_files(set, "input_");
@@ -340,7 +447,7 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
             shapes[names[i]] = t.shape();
             inputs[names[i]] = std::move(t);
           }
-          auto graph = load_model(model.string(), shapes);
+          auto graph = load_model(model.string(), shapes, passes);
           if (out_files.size() != graph->outputs.size())
             fail("{}: {} expected outputs for {} model outputs", set.string(), out_files.size(),
                  graph->outputs.size());
@@ -366,6 +473,7 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
                        {"status", pass ? "pass" : "fail"},
                        {"seconds", result.seconds}};
           if (result.npu) setj.update(npu_run_json(*result.npu, hw));
+          if (result.cpu) setj.update(cpu_run_json(*result.cpu));
           sj.push_back(setj);
         }
         cj["data_sets"] = sj;
@@ -402,26 +510,84 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
 
 // ---------------------------------------------------------------------------------------------
 
+/// `tessel compile --target cpu`: loop IR, LLVM IR, native assembly, an object file or a shared
+/// library with its C header.
+int compile_for_cpu(const CompileArgs& args, std::ostream& out, std::ostream& err) {
+  const std::string emit = args.emit.empty() ? "so" : args.emit;
+  const std::set<std::string> emits = {"graph", "loop", "llvm", "asm", "obj", "so"};
+  if (!emits.count(emit))
+    fail("--emit '{}': expected graph, loop, llvm, asm, obj or so for --target cpu", emit);
+  if (!args.hw.empty() || !args.hw_set.empty())
+    fail("{} only applies to --target npu", args.hw.empty() ? "--hw-set" : "--hw");
+  if ((emit == "so" || emit == "obj") && args.output.empty())
+    fail("--emit {} writes a binary: give -o FILE (e.g. -o model.{})", emit, emit);
+  check_output_path(args.output, "-o");
+  graph_passes::PipelineOptions passes = pipeline_options(args.passes, err);
+  passes.available = target_ops(Target::cpu);
+  auto graph = load_model(args.model, parse_input_shapes(args.input_shapes), passes);
+  std::string text;
+  if (emit == "graph") {
+    text = graph_to_string(*graph, PrintOptions{true});
+  } else {
+    cpu_backend::CpuCompileOptions opts;
+    opts.keep_loop_ir = emit == "loop";
+    opts.embed_constants = emit == "obj" || emit == "so";
+    auto prog = cpu_backend::compile_cpu(*graph, opts);
+    if (emit == "loop") {
+      for (const auto& k : prog.kernels)
+        if (!k.loop_ir.empty())
+          text += fmt::format("# {} ({}, {})\n{}\n", k.node, k.op_type, k.kind, k.loop_ir);
+    } else if (emit == "llvm") {
+      text = cpu_backend::llvm_ir_text(prog, true);
+    } else if (emit == "asm") {
+      text = cpu_backend::native_assembly(prog);
+    } else if (emit == "obj") {
+      cpu_backend::write_object(prog, args.output);
+      return 0;
+    } else {
+      cpu_backend::write_shared_library(prog, args.output, args.model);
+      out << fmt::format("wrote {} and {} ({} kernels, {} inputs, {} outputs)\n", args.output,
+                         fs::path(args.output).replace_extension(".h").string(),
+                         prog.timed_kernels().size(), prog.inputs.size(), prog.outputs.size());
+      return 0;
+    }
+  }
+  if (args.output.empty()) {
+    out << text;
+  } else {
+    write_file_atomically(args.output, text);
+  }
+  return 0;
+}
+
 int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
   try {
+    const Target target = parse_target(args.target, "--target");
+    if (target == Target::ref)
+      fail("--target ref: the reference interpreter compiles nothing (expected npu or cpu)");
+    if (target == Target::cpu) return compile_for_cpu(args, out, err);
+    const std::string emit_arg = args.emit.empty() ? "asm" : args.emit;
     const std::set<std::string> emits = {"graph", "loop", "asm", "bin"};
-    if (!emits.count(args.emit)) fail("--emit '{}': expected graph, loop, asm or bin", args.emit);
-    if (args.emit == "bin" && args.output.empty()) fail("--emit bin writes binary: give -o FILE");
-    auto graph = load_model(args.model, parse_input_shapes(args.input_shapes));
+    if (!emits.count(emit_arg)) fail("--emit '{}': expected graph, loop, asm or bin", emit_arg);
+    if (emit_arg == "bin" && args.output.empty()) fail("--emit bin writes binary: give -o FILE");
+    // The pattern fusions form only ops the NPU backend compiles.
+    graph_passes::PipelineOptions passes = pipeline_options(args.passes, err);
+    passes.available = target_ops(Target::npu);
+    auto graph = load_model(args.model, parse_input_shapes(args.input_shapes), passes);
     std::string text;
-    if (args.emit == "graph") {
+    if (emit_arg == "graph") {
       text = graph_to_string(*graph, PrintOptions{true});
     } else {
-      if (args.hw.empty()) fail("--emit {} needs --hw FILE", args.emit);
+      if (args.hw.empty()) fail("--emit {} needs --hw FILE", emit_arg);
       const npu::HwConfig hw = load_hw(args.hw, args.hw_set);
       npu_backend::NpuCompileOptions opts;
-      opts.keep_loop_ir = args.emit == "loop";
+      opts.keep_loop_ir = emit_arg == "loop";
       auto mod = npu_backend::compile_npu(*graph, hw, opts);
-      if (args.emit == "loop") {
+      if (emit_arg == "loop") {
         for (const auto& k : mod.kernels)
           if (!k.loop_ir.empty())
             text += fmt::format("# {} ({})\n{}\n", k.node, k.op_type, k.loop_ir);
-      } else if (args.emit == "asm") {
+      } else if (emit_arg == "asm") {
         text = isa::disassemble(mod.program);
       } else {
         const auto bytes = isa::encode(mod.program);

@@ -10,13 +10,27 @@
 
 #include "compiler/ir/tensor.h"
 #include "npu_model/hw_config.h"
+#include "passes/graph/pass_manager.h"
 
 namespace tessel::driver {
+
+/// The graph-pass flags of run, check and compile (docs/graph_passes.md).
+struct GraphPassArgs {
+  std::vector<std::string> disable;         // --disable-pass NAME (repeatable)
+  bool none = false;                        // --no-graph-passes
+  std::vector<std::string> print_ir_after;  // --print-ir-after NAME|all (repeatable)
+  bool print_ir_after_change = false;       // --print-ir-after-change
+  bool timing = false;                      // --pass-timing
+};
+/// The pipeline options the flags ask for; IR dumps and the timing table go to `diag`. Throws
+/// tessel::Error naming the valid passes for an unknown pass name.
+graph_passes::PipelineOptions pipeline_options(const GraphPassArgs& args, std::ostream& diag);
 
 struct RunArgs {
   std::string experiment;
   std::string report_path;  // --report FILE.json
   std::string trace_path;   // --trace FILE.json
+  GraphPassArgs passes;     // combined with the experiment's graph_passes key
 };
 /// `tessel run EXPERIMENT.yaml`.
 int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err);
@@ -28,6 +42,7 @@ struct CheckArgs {
   std::vector<std::string> hw_set;
   std::string report_path;
   bool per_node = false;  // compare every intermediate value with the reference and list mismatches
+  GraphPassArgs passes;
 };
 /// `tessel check CASE_DIR... --target ref|npu [--hw FILE]`: runs ONNX backend-test layout cases.
 int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
@@ -37,10 +52,15 @@ struct CompileArgs {
   std::string hw;
   std::vector<std::string> hw_set;
   std::vector<std::string> input_shapes;  // NAME=DIMS
-  std::string emit = "asm";               // graph | loop | asm | bin
+  std::string target = "npu";             // npu | cpu
+  std::string emit;  // npu: graph | loop | asm (default) | bin; cpu: graph | loop | llvm | asm |
+                     // obj | so (default)
   std::string output;                     // -o FILE ("" = stdout; required for bin)
+  GraphPassArgs passes;
 };
-/// `tessel compile MODEL --hw FILE --emit graph|loop|asm|bin [-o FILE]`.
+/// `tessel compile MODEL --hw FILE --emit graph|loop|asm|bin [-o FILE]`, or
+/// `tessel compile MODEL --target cpu [--emit graph|loop|llvm|asm|obj|so] -o model.so` (the shared
+/// library and its C header model.h; compiler/backend/cpu/aot.h).
 int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err);
 
 /// Parses repeated `--input-shape NAME=D0,D1,...` options.

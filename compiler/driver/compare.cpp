@@ -15,14 +15,16 @@ Tolerance reference_tolerance() {
 Tolerance npu_tolerance(const npu::HwConfig& hw, const Tensor& expected) {
   const bool f16 = hw.core.cube.input_dtype == isa::DType::f16;
   const double u = f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -24);
+  // Smallest step of the storage format near zero (fp16 subnormals are 2^-24 apart).
+  const double quantum = f16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -149);
   double scale = 0;
   for (int64_t i = 0; i < expected.numel(); ++i)
     scale = std::max(scale, std::abs(expected.get_as_double(i)));
-  const double k = 64 * u;
-  return {
-      k * scale, k,
-      fmt::format("{} storage: 64 u = {:.3g} relative, and 64 u x max|expected| = {:.3g} absolute",
-                  f16 ? "fp16" : "fp32", k, k * scale)};
+  const double k = 128 * u;
+  return {k * scale + 128 * quantum, k,
+          fmt::format("{} storage: 128 u = {:.3g} relative, and 128 u x max|expected| + 128 x {:.3g} = "
+                      "{:.3g} absolute",
+                      f16 ? "fp16" : "fp32", k, quantum, k * scale + 128 * quantum)};
 }
 
 OutputCheck compare_output(const std::string& name, const Tensor& actual, const Tensor& expected,

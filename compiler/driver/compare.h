@@ -20,12 +20,16 @@ struct Tolerance {
 Tolerance reference_tolerance();
 
 /// Tolerance for the NPU against the fp32 reference. The NPU stores activations and weights in
-/// `cube.input_dtype`: for fp16 the unit roundoff is u = 2^-11. Every layer rounds its output
-/// once (relative error u) and sees inputs already off by the previous layers' error; errors
-/// grow roughly linearly in depth for the small networks checked here. The bound allows 64 u
-/// relative to each element and 64 u of the output's largest magnitude (so values that cancel to
-/// near zero are judged on the scale of the output): rtol = atol / scale = 64 u = 0.03125 for
-/// fp16; for fp32 storage (u = 2^-24) 64 u = 3.8e-6.
+/// `cube.input_dtype`: for fp16 the unit roundoff is u = 2^-11. Every kernel rounds its output
+/// once (relative error u) and sees inputs already off by the previous kernels' error, so the
+/// error relative to a value's scale grows roughly linearly with the number of kernels on the
+/// path to it (measured: ~10 u after 30 kernels of the PP-OCRv4 detector) and is amplified by a
+/// saturating output (a sigmoid of logits of magnitude ~40 maps their 0.5 % error to 5 % of its
+/// [0, 1] range). The bound allows 128 u relative to each element and 128 u of the output's
+/// largest magnitude (values that cancel to near zero are judged on the scale of the output),
+/// plus 128 steps of the format's smallest subnormal (2^-24 for fp16: fp16 cannot tell apart
+/// outputs closer to zero than that): rtol = 128 u = 0.0625 for fp16; for fp32 storage
+/// (u = 2^-24) 128 u = 7.6e-6.
 Tolerance npu_tolerance(const npu::HwConfig& hw, const Tensor& expected);
 
 struct OutputCheck {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -12,6 +13,7 @@
 
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/support/error.h"
+#include "passes/graph/pass_manager.h"
 
 namespace tessel::driver {
 
@@ -127,8 +129,8 @@ class Parser {
 
   /// Applies the run-level keys of `n` onto `run`.
   void run_keys(const YAML::Node& n, const std::string& where, RunSpec& run, bool top) const {
-    std::set<std::string> allowed = {"name",   "model", "inputs",      "hw",    "hw_set",
-                                     "target", "check", "timing_only", "report"};
+    std::set<std::string> allowed = {"name",   "model", "inputs",      "hw",     "hw_set",
+                                     "target", "check", "timing_only", "report", "graph_passes"};
     if (top) {
       allowed.insert("description");
       allowed.insert("runs");
@@ -161,8 +163,8 @@ class Parser {
     }
     if (n["target"]) {
       const std::string t = str(n["target"], key("target"));
-      if (t != "ref" && t != "npu")
-        error(n["target"], key("target"), fmt::format("'{}' is not one of ref, npu", t));
+      if (t != "ref" && t != "npu" && t != "cpu")
+        error(n["target"], key("target"), fmt::format("'{}' is not one of ref, npu, cpu", t));
       run.target = parse_target(t, key("target"));
     }
     if (n["check"]) {
@@ -172,6 +174,7 @@ class Parser {
       run.check = c == "reference";
     }
     if (n["timing_only"]) run.timing_only = boolean(n["timing_only"], key("timing_only"));
+    if (n["graph_passes"]) parse_graph_passes(n["graph_passes"], key("graph_passes"), run);
     if (n["report"]) {
       const YAML::Node r = n["report"];
       if (!r.IsSequence()) error(r, key("report"), "expected a list of sections");
@@ -187,12 +190,44 @@ class Parser {
     }
   }
 
+  /// graph_passes: all | none | {disable: [NAME, ...]} (names from the default pipeline).
+  void parse_graph_passes(const YAML::Node& n, const std::string& key, RunSpec& run) const {
+    const auto names = graph_passes::default_pass_names();
+    if (n.IsScalar()) {
+      const std::string v = n.as<std::string>();
+      if (v != "all" && v != "none")
+        error(n, key, fmt::format("'{}' is not one of all, none, {{disable: [...]}}", v));
+      run.graph_passes = v == "all";
+      run.disabled_passes.clear();
+      return;
+    }
+    if (!n.IsMap()) error(n, key, "expected all, none or {disable: [pass names]}");
+    check_keys(n, key, {"disable"});
+    const YAML::Node d = n["disable"];
+    if (!d.IsSequence()) error(d, key + ".disable", "expected a list of pass names");
+    run.graph_passes = true;
+    run.disabled_passes.clear();
+    for (const auto& e : d) {
+      const std::string name = str(e, key + ".disable");
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        std::string list;
+        for (const auto& p : names) list += (list.empty() ? "" : ", ") + p;
+        error(e, key + ".disable", fmt::format("unknown graph pass '{}' (passes: {})", name, list));
+      }
+      run.disabled_passes.push_back(name);
+    }
+  }
+
   void finish(const YAML::Node& n, const std::string& where, RunSpec& run) const {
     if (run.model.empty()) error(n, where.empty() ? "model" : where, "missing 'model'");
     if (run.target == Target::ref && (n["hw"] || n["hw_set"]))
       error(n["hw"] ? n["hw"] : n["hw_set"], where.empty() ? "hw" : where + ".hw",
             "a hardware config is given but the target is ref (the reference interpreter uses "
             "none); remove it or set target: npu");
+    if (run.target == Target::cpu && (n["hw"] || n["hw_set"]))
+      error(n["hw"] ? n["hw"] : n["hw_set"], where.empty() ? "hw" : where + ".hw",
+            "a hardware config is given but the target is cpu (the host CPU needs none); remove "
+            "it or set target: npu");
     if (run.target == Target::npu && run.hw.empty())
       error(n, where.empty() ? "hw" : where, "target npu needs 'hw' (a hardware config file)");
     if (run.timing_only && run.check)

@@ -9,6 +9,7 @@
 //   target: npu
 //   check: reference
 //   report: [summary, pipes, memory, ops, check]
+//   graph_passes: all             # all (default) | none | {disable: [cse, fuse_kernels]}
 //   runs:                         # optional: each entry overrides the keys above
 //     - {name: batch4, inputs: {x: {shape: [4, 3, 48, 192]}}}
 #pragma once
@@ -45,6 +46,8 @@ struct RunSpec {
   bool check = true;  // compare with the reference interpreter
   bool timing_only = false;
   std::vector<std::string> report = kReportSections;
+  bool graph_passes = true;                  // graph_passes: all (default) | none
+  std::vector<std::string> disabled_passes;  // graph_passes: {disable: [NAME, ...]}
 };
 
 struct Experiment {

@@ -8,8 +8,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <set>
 
+#include "compiler/backend/cpu/compile.h"
+#include "compiler/backend/cpu/jit.h"
 #include "compiler/frontend/onnx_import.h"
+#include "compiler/lower/op_compute.h"
 #include "compiler/ops/reference.h"
 #include "compiler/support/error.h"
 #include "compiler/support/fp16.h"
@@ -25,16 +30,39 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 Target parse_target(const std::string& name, const std::string& context) {
   if (name == "ref") return Target::ref;
   if (name == "npu") return Target::npu;
-  fail("{}: unknown target '{}' (expected ref or npu)", context, name);
+  if (name == "cpu") return Target::cpu;
+  fail("{}: unknown target '{}' (expected ref, npu or cpu)", context, name);
 }
 
-const char* target_name(Target t) { return t == Target::ref ? "ref" : "npu"; }
+const char* target_name(Target t) {
+  switch (t) {
+    case Target::ref:
+      return "ref";
+    case Target::npu:
+      return "npu";
+    case Target::cpu:
+      return "cpu";
+  }
+  return "?";
+}
 
 std::unique_ptr<Graph> load_model(const std::string& path,
-                                  const std::map<std::string, Shape>& input_shapes) {
+                                  const std::map<std::string, Shape>& input_shapes,
+                                  const graph_passes::PipelineOptions& passes) {
   frontend::ImportOptions opts;
   opts.input_shapes = input_shapes;
-  return frontend::import_onnx(path, opts);
+  std::unique_ptr<Graph> graph = frontend::import_onnx(path, opts);
+  graph_passes::run_pipeline(*graph, passes);
+  return graph;
+}
+
+graph_passes::OpAvailable target_ops(Target target) {
+  if (target == Target::ref) return {};
+  auto ops = std::make_shared<const std::set<std::string>>([] {
+    const auto list = lower::compute_ops();
+    return std::set<std::string>(list.begin(), list.end());
+  }());
+  return [ops](const std::string& op) { return ops->count(op) != 0; };
 }
 
 RunOutput run_model(const Graph& graph, Target target, const npu::HwConfig* hw,
@@ -43,6 +71,25 @@ RunOutput run_model(const Graph& graph, Target target, const npu::HwConfig* hw,
   RunOutput out;
   if (target == Target::ref) {
     out.outputs = ops::run_reference(graph, inputs);
+    out.seconds = seconds_since(t0);
+    return out;
+  }
+  if (target == Target::cpu) {
+    // Compile (TE -> loop IR -> LLVM IR -> JIT), then one profiled run: per-kernel wall times.
+    const auto tc = std::chrono::steady_clock::now();
+    cpu_backend::CpuJit jit(cpu_backend::compile_cpu(graph));
+    CpuRun run;
+    run.compile_seconds = seconds_since(tc);
+    auto result = jit.run(inputs, true);
+    const auto timed = jit.program().timed_kernels();
+    for (size_t i = 0; i < timed.size(); ++i)
+      run.kernels.push_back({timed[i]->node, timed[i]->op_type, timed[i]->kind, timed[i]->fused,
+                             result.kernel_seconds[i], timed[i]->flops});
+    run.run_seconds = result.seconds;
+    run.threads = jit.program().target.threads;
+    run.arena_bytes = jit.program().arena_bytes;
+    out.outputs = std::move(result.outputs);
+    out.cpu = std::move(run);
     out.seconds = seconds_since(t0);
     return out;
   }

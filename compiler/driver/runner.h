@@ -9,19 +9,30 @@
 #include "compiler/backend/npu/compile.h"
 #include "compiler/ir/graph.h"
 #include "npu_model/hw_config.h"
+#include "passes/graph/pass_manager.h"
 #include "simulator/simulator.h"
 
 namespace tessel::driver {
 
-/// Execution targets: the reference interpreter or the NPU (compiled, then simulated).
-enum class Target { ref, npu };
-/// "ref" / "npu"; throws tessel::Error naming `context` for anything else.
+/// Execution targets: the reference interpreter, the NPU (compiled, then simulated) or the host
+/// CPU (compiled through LLVM, run natively; compiler/backend/cpu).
+enum class Target { ref, npu, cpu };
+/// "ref" / "npu" / "cpu"; throws tessel::Error naming `context` for anything else.
 Target parse_target(const std::string& name, const std::string& context);
 const char* target_name(Target t);
 
-/// Imports an ONNX model with the given input shapes (required for dynamic dims).
+/// Imports an ONNX model with the given input shapes (required for dynamic dims), then runs the
+/// graph pass pipeline (passes/graph/pass_manager.h) with `passes`: by default every pass, with
+/// every registered op available to the pattern fusions. Throws tessel::Error from the import or
+/// the pipeline (an unknown pass name, a pass that broke the graph).
 std::unique_ptr<Graph> load_model(const std::string& path,
-                                  const std::map<std::string, Shape>& input_shapes);
+                                  const std::map<std::string, Shape>& input_shapes,
+                                  const graph_passes::PipelineOptions& passes = {});
+
+/// The ops `target` executes, for PipelineOptions::available: every registered op on ref (the
+/// reference interpreter); on the compiled targets the ops with a compute definition
+/// (lower::compute_ops()), so the pattern fusions only form ops the backend compiles.
+graph_passes::OpAvailable target_ops(Target target);
 
 struct RunOptions {
   bool timing_only = false;      // NPU: simulate timing only (outputs are not computed)
@@ -37,10 +48,26 @@ struct NpuRun {
   double compile_seconds = 0;
 };
 
+/// What a CPU run produced besides the outputs: the compiled kernels and their wall times.
+struct CpuRun {
+  struct Kernel {
+    std::string node, op_type, kind;  // kind: gemm | generic | copy (see cpu_backend)
+    std::vector<std::string> fused;   // nodes computed inside this kernel
+    double seconds = 0;               // wall time of the kernel in the profiled run
+    double flops = 0;                 // gemm kernels: 2 * M * N * K * batch
+  };
+  std::vector<Kernel> kernels;  // every kernel with code, in execution order
+  double compile_seconds = 0;   // TE -> LLVM IR -> machine code
+  double run_seconds = 0;       // the profiled entry call
+  int threads = 1;
+  int64_t arena_bytes = 0;
+};
+
 struct RunOutput {
   std::map<std::string, Tensor> outputs;  // by graph output name, f32 (empty in timing-only mode)
   double seconds = 0;                     // wall time of the whole run
   std::optional<NpuRun> npu;
+  std::optional<CpuRun> cpu;
 };
 
 /// Runs `graph` on `target` (hw required for npu). Inputs are converted to the activation dtype

@@ -359,8 +359,9 @@ te::Tensor reduce_compute(const Node& node, ComputeContext& ctx, L::ReduceOp op,
     count *= xv->shape[a];
   }
   const Shape& out_shape = out0(node)->shape;
-  te::Tensor red =
-      te::compute(node.name + (mean ? ".sum" : ""), out_shape, [&](const std::vector<Expr>& i) {
+  // A mean sums pre-scaled values: the sum of n fp16 values overflows fp16 (65504) long before
+  // their mean does.
+  return te::compute(node.name, out_shape, [&](const std::vector<Expr>& i) {
         std::vector<Expr> xi;
         size_t oi = 0, ri = 0;
         for (size_t d = 0; d < rank; ++d) {
@@ -373,12 +374,10 @@ te::Tensor reduce_compute(const Node& node, ComputeContext& ctx, L::ReduceOp op,
             xi.push_back(i[oi++]);
           }
         }
-        return L::reduce(op, te::read(x, xi), raxes);
+        Expr v = te::read(x, xi);
+        if (mean) v = L::mul(v, L::float_imm(1.0 / static_cast<double>(count)));
+        return L::reduce(op, v, raxes);
       });
-  if (!mean) return red;
-  return te::compute(node.name, out_shape, [&](const std::vector<Expr>& i) {
-    return L::mul(te::read(red, i), L::float_imm(1.0 / static_cast<double>(count)));
-  });
 }
 
 te::Tensor global_pool_compute(const Node& node, ComputeContext& ctx, bool average) {
@@ -391,15 +390,13 @@ te::Tensor global_pool_compute(const Node& node, ComputeContext& ctx, bool avera
     count *= xv->shape[d];
   }
   const Shape& out_shape = out0(node)->shape;
-  te::Tensor red =
-      te::compute(node.name + (average ? ".sum" : ""), out_shape, [&](const std::vector<Expr>& i) {
-        std::vector<Expr> xi = {i[0], i[1]};
-        for (const auto& r : raxes) xi.push_back(L::var_ref(r.var));
-        return L::reduce(average ? L::ReduceOp::sum : L::ReduceOp::max, te::read(x, xi), raxes);
-      });
-  if (!average) return red;
+  // The average sums pre-scaled values (a sum of fp16 values overflows long before their mean).
   return te::compute(node.name, out_shape, [&](const std::vector<Expr>& i) {
-    return L::mul(te::read(red, i), L::float_imm(1.0 / static_cast<double>(count)));
+    std::vector<Expr> xi = {i[0], i[1]};
+    for (const auto& r : raxes) xi.push_back(L::var_ref(r.var));
+    Expr v = te::read(x, xi);
+    if (average) v = L::mul(v, L::float_imm(1.0 / static_cast<double>(count)));
+    return L::reduce(average ? L::ReduceOp::sum : L::ReduceOp::max, v, raxes);
   });
 }
 
@@ -580,6 +577,83 @@ te::Tensor concat_compute(const Node& node, ComputeContext& ctx) {
   return t;
 }
 
+// LayerNormalization (opset 17): normalise over axes [axis, rank) with mean and variance, then
+// scale and shift: y = (x - mean) / sqrt(var + epsilon) * scale + bias.
+te::Tensor layer_norm_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  const size_t rank = xv->shape.size();
+  int64_t axis = node.attrs.get_int_or("axis", -1, node.name);
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  const double eps = node.attrs.get_float_or("epsilon", 1e-5f, node.name);
+  if (node.outputs.size() > 1)
+    for (size_t i = 1; i < node.outputs.size(); ++i)
+      if (node.outputs[i]) unsupported(node, "LayerNormalization Mean/InvStdDev outputs");
+  te::Tensor x = ctx.input(xv);
+  Operand scale = operand(node.input(1), ctx);
+  Operand bias;
+  bias.is_imm = true;
+  if (node.input(2)) bias = operand(node.input(2), ctx);
+  Shape red_shape = xv->shape;
+  int64_t count = 1;
+  for (size_t d = static_cast<size_t>(axis); d < rank; ++d) {
+    count *= red_shape[d];
+    red_shape[d] = 1;
+  }
+  auto reduce_over = [&](const te::Tensor& t, const std::string& name) {
+    std::vector<te::IterVar> raxes;
+    for (size_t d = static_cast<size_t>(axis); d < rank; ++d)
+      raxes.push_back(te::reduce_axis(xv->shape[d], fmt::format("r{}", d)));
+    return te::compute(name, red_shape, [&](const std::vector<Expr>& i) {
+      std::vector<Expr> xi = i;
+      for (size_t d = static_cast<size_t>(axis); d < rank; ++d)
+        xi[d] = L::var_ref(raxes[d - static_cast<size_t>(axis)].var);
+      // Pre-scaled, so the sum stays in fp16 range.
+      return te::sum(L::mul(te::read(t, xi), L::float_imm(1.0 / static_cast<double>(count))),
+                     raxes);
+    });
+  };
+  auto at_red = [&](const std::vector<Expr>& i) {
+    std::vector<Expr> r = i;
+    for (size_t d = static_cast<size_t>(axis); d < rank; ++d) r[d] = L::int_imm(0);
+    return r;
+  };
+  te::Tensor mean = reduce_over(x, node.name + ".mean");
+  te::Tensor centered = te::compute(node.name + ".centered", xv->shape, [&](const std::vector<Expr>& i) {
+    return L::sub(te::read(x, i), te::read(mean, at_red(i)));
+  });
+  te::Tensor sq = te::compute(node.name + ".sq", xv->shape, [&](const std::vector<Expr>& i) {
+    Expr c = te::read(centered, i);
+    return L::mul(c, c);
+  });
+  te::Tensor var = reduce_over(sq, node.name + ".var");
+  te::Tensor rstd = te::compute(node.name + ".rstd", red_shape, [&](const std::vector<Expr>& i) {
+    return L::call(CallOp::rsqrt, L::add(te::read(var, i), L::float_imm(eps)));
+  });
+  return te::compute(node.name, xv->shape, [&](const std::vector<Expr>& i) {
+    Expr y = L::mul(L::mul(te::read(centered, i), te::read(rstd, at_red(i))), scale.at(i));
+    if (!(bias.is_imm && bias.imm == 0.0)) y = L::add(y, bias.at(i));
+    return y;
+  });
+}
+
+// Gelu (opset 20): 0.5 x (1 + erf(x / sqrt 2)), or with approximate="tanh"
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+te::Tensor gelu_compute(const Node& node, ComputeContext& ctx) {
+  const std::string approx = node.attrs.get_string_or("approximate", "none", node.name);
+  if (approx != "none" && approx != "tanh") unsupported(node, "Gelu approximate='" + approx + "'");
+  return unary(node, ctx, [&](Expr x) {
+    Expr inner;
+    if (approx == "tanh") {
+      Expr cube = L::mul(L::mul(x, x), x);
+      inner = L::call(CallOp::tanh, L::mul(L::add(x, L::mul(cube, L::float_imm(0.044715))),
+                                           L::float_imm(std::sqrt(2.0 / M_PI))));
+    } else {
+      inner = L::call(CallOp::erf, L::mul(x, L::float_imm(M_SQRT1_2)));
+    }
+    return L::mul(L::mul(x, L::float_imm(0.5)), L::add(inner, L::float_imm(1.0)));
+  });
+}
+
 using ComputeFn = std::function<te::Tensor(const Node&, ComputeContext&)>;
 
 const std::map<std::string, ComputeFn>& computes() {
@@ -659,6 +733,10 @@ const std::map<std::string, ComputeFn>& computes() {
     m["Transpose"] = transpose_compute;
     m["Slice"] = slice_compute;
     m["Concat"] = concat_compute;
+    m["LayerNormalization"] = layer_norm_compute;
+    m["Gelu"] = gelu_compute;
+    un("Erf", [](Expr x) { return L::call(CallOp::erf, x); });
+    un("Silu", [](Expr x) { return L::mul(x, sigmoid(x)); });
     return m;
   }();
   return table;
@@ -681,6 +759,9 @@ bool is_alias_op(const Node& node) {
 te::Tensor op_compute(const Node& node, ComputeContext& ctx) {
   const auto& table = computes();
   auto it = table.find(node.op_type);
+  if (it == table.end() && (node.op_type == "Resize" || node.op_type == "ConvTranspose"))
+    throw Unsupported(fmt::format("{}: {} is compiled as several kernels (op_parts)", node.describe(),
+                                  node.op_type));
   if (it == table.end())
     throw Unsupported(
         fmt::format("{}: op '{}' has no compute definition (no lowering for compiled "
@@ -691,6 +772,117 @@ te::Tensor op_compute(const Node& node, ComputeContext& ctx) {
       unsupported(node, fmt::format("input '{}' has dtype {}; compiled targets take float tensors",
                                     v->name, dtype_to_string(v->dtype)));
   return it->second(node, ctx);
+}
+
+std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
+  std::vector<OpPart> parts;
+  const Value* out = node.outputs.at(0);
+  const Shape& os = out->shape;
+  std::vector<int64_t> ostr(os.size(), 1);
+  for (int d = static_cast<int>(os.size()) - 2; d >= 0; --d) ostr[d] = ostr[d + 1] * os[d + 1];
+  auto copy_of = [&](const te::Tensor& src, const std::string& name) {
+    return te::compute(name, src->shape, [&](const std::vector<Expr>& i) { return te::read(src, i); });
+  };
+  if (node.op_type == "Concat") {
+    int64_t axis = node.attrs.get_int("axis", node.name);
+    if (axis < 0) axis += static_cast<int64_t>(os.size());
+    int64_t offset = 0;
+    for (const Value* v : node.inputs) {
+      if (!v || v->shape[axis] == 0) continue;
+      te::Tensor src = ctx.input(v);
+      parts.push_back({copy_of(src, fmt::format("{}.part{}", node.name, offset)), v->shape, ostr,
+                       offset * ostr[axis]});
+      offset += v->shape[axis];
+    }
+    return parts;
+  }
+  if (node.op_type == "Resize") {
+    const Value* xv = node.input(0);
+    const std::string mode = node.attrs.get_string_or("mode", "nearest", node.name);
+    const std::string ctm =
+        node.attrs.get_string_or("coordinate_transformation_mode", "half_pixel", node.name);
+    const std::string nm = node.attrs.get_string_or("nearest_mode", "round_prefer_floor", node.name);
+    if (mode != "nearest" || ctm != "asymmetric" || nm != "floor")
+      unsupported(node, fmt::format("Resize mode={} coordinate_transformation_mode={} "
+                                    "nearest_mode={} (the NPU takes nearest, asymmetric, floor)",
+                                    mode, ctm, nm));
+    if (xv->shape.size() != 4) unsupported(node, "Resize of a non-4-D tensor");
+    std::vector<int64_t> scale(4);
+    for (size_t d = 0; d < 4; ++d) {
+      if (os[d] % xv->shape[d] != 0)
+        unsupported(node, fmt::format("Resize by a non-integer factor {}/{} on axis {}", os[d],
+                                      xv->shape[d], d));
+      scale[d] = os[d] / xv->shape[d];
+    }
+    if (scale[0] != 1 || scale[1] != 1) unsupported(node, "Resize along N or C");
+    te::Tensor src = ctx.input(xv);
+    for (int64_t a = 0; a < scale[2]; ++a)
+      for (int64_t b = 0; b < scale[3]; ++b)
+        parts.push_back({copy_of(src, fmt::format("{}.tap{}{}", node.name, a, b)), xv->shape,
+                         {ostr[0], ostr[1], ostr[2] * scale[2], ostr[3] * scale[3]},
+                         a * ostr[2] + b * ostr[3]});
+    return parts;
+  }
+  if (node.op_type == "ConvTranspose") {
+    const Value* xv = node.input(0);
+    const Value* wv = node.input(1);  // [Cin, Cout/group, KH, KW]
+    if (xv->shape.size() != 4) unsupported(node, "only 2-D ConvTranspose is compiled");
+    if (!wv->constant) unsupported(node, "ConvTranspose weights must be constant");
+    const int64_t groups = node.attrs.get_int_or("group", 1, node.name);
+    const Shape& ws = wv->shape;
+    const auto strides = node.attrs.get_ints_or("strides", {1, 1}, node.name);
+    const auto dil = node.attrs.get_ints_or("dilations", {1, 1}, node.name);
+    const auto pads = node.attrs.get_ints_or("pads", {0, 0, 0, 0}, node.name);
+    const auto opad = node.attrs.get_ints_or("output_padding", {0, 0}, node.name);
+    const bool simple = groups == 1 && ws[2] == strides[0] && ws[3] == strides[1] && dil[0] == 1 &&
+                        dil[1] == 1 && std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; }) &&
+                        opad[0] == 0 && opad[1] == 0 && !node.attrs.has("output_shape") &&
+                        node.attrs.get_string_or("auto_pad", "NOTSET", node.name) == "NOTSET";
+    if (!simple)
+      unsupported(node, "ConvTranspose is compiled when kernel == stride, group 1, no padding, "
+                        "dilation 1 and no output padding");
+    const int64_t cin = ws[0], cout = ws[1], kh = ws[2], kw = ws[3];
+    const Tensor& wt = *wv->constant;
+    te::Tensor x = ctx.input(xv);
+    Operand b;
+    b.is_imm = true;
+    if (node.input(2)) b = operand(node.input(2), ctx);
+    const Shape part_shape = {xv->shape[0], cout, xv->shape[2], xv->shape[3]};
+    for (int64_t a = 0; a < kh; ++a)
+      for (int64_t c = 0; c < kw; ++c) {
+        // The tap (a, c) is a 1x1 convolution with weights w[:, :, a, c]^T.
+        std::vector<float> tap(static_cast<size_t>(cout * cin));
+        for (int64_t co = 0; co < cout; ++co)
+          for (int64_t ci = 0; ci < cin; ++ci)
+            tap[co * cin + ci] = static_cast<float>(wt.get_as_double(((ci * cout + co) * kh + a) * kw + c));
+        te::Tensor w = ctx.derived_constant(fmt::format("{}.w{}{}", node.name, a, c),
+                                            Tensor::from_floats({cout, cin, 1, 1}, tap));
+        auto ci = te::reduce_axis(cin, "rc");
+        auto conv = std::const_pointer_cast<te::TensorNode>(te::compute(
+            fmt::format("{}.tap{}{}", node.name, a, c) + (node.input(2) ? ".conv" : ""), part_shape,
+            [&](const std::vector<Expr>& i) {
+              Expr xr = te::read_padded(x, {i[0], L::var_ref(ci.var), i[2], i[3]}, 0.0);
+              Expr wr = te::read(w, {i[1], L::var_ref(ci.var), L::int_imm(0), L::int_imm(0)});
+              return te::sum(L::mul(xr, wr), {ci});
+            },
+            "conv2d"));
+        conv->attrs = {{"strides", {1, 1}}, {"dilations", {1, 1}}, {"pads", {0, 0, 0, 0}},
+                       {"groups", {1}}, {"kernel", {1, 1}}};
+        conv->extra_inputs = {x, w};
+        te::Tensor result = conv;
+        if (node.input(2)) {
+          result = te::compute(fmt::format("{}.tap{}{}", node.name, a, c), part_shape,
+                               [&](const std::vector<Expr>& i) {
+                                 return L::add(te::read(conv, i),
+                                               b.is_imm ? L::float_imm(b.imm) : te::read(b.tensor, {i[1]}));
+                               });
+        }
+        parts.push_back({result, part_shape, {ostr[0], ostr[1], ostr[2] * kh, ostr[3] * kw},
+                         a * ostr[2] + c * ostr[3]});
+      }
+    return parts;
+  }
+  return parts;
 }
 
 std::vector<std::string> compute_ops() {

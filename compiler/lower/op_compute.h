@@ -31,6 +31,22 @@ bool is_alias_op(const Node& node);
 /// op (or an attribute value) has no compute definition.
 te::Tensor op_compute(const Node& node, ComputeContext& ctx);
 
+/// One kernel of an op computed as several kernels, each writing a strided view of the output
+/// (element strides and offset relative to the output's dense row-major layout).
+struct OpPart {
+  te::Tensor out;
+  Shape view_shape;
+  std::vector<int64_t> view_strides;
+  int64_t view_offset = 0;
+};
+
+/// The parts of an op computed as several kernels: Concat (one copy per input), Resize in nearest
+/// mode with integer scales and asymmetric coordinates (one copy per position inside the scale
+/// block), ConvTranspose with kernel == stride and no padding (one 1x1 convolution per kernel tap,
+/// writing every stride-th output pixel). Empty when the node is a single kernel. Throws
+/// tessel::Unsupported naming the node for attribute values outside these forms.
+std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx);
+
 /// Names of the ops op_compute supports (for documentation and error messages).
 std::vector<std::string> compute_ops();
 

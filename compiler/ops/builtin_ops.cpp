@@ -2,6 +2,7 @@
 // (declared in compiler/ops/op_util.h, defined in compiler/ops/<family>.cpp).
 #include "compiler/ops/op_registry.h"
 #include "compiler/ops/op_util.h"
+#include "compiler/ops/tessel_ext.h"
 
 namespace tessel::ops {
 
@@ -21,6 +22,7 @@ void register_builtin_ops() {
   register_sample_ops();          // sample.cpp
   register_signal_ops();          // signal.cpp
   register_data_dependent_ops();  // data_dependent.cpp
+  register_tessel_ext_ops();      // tessel_ext.cpp (Silu)
 }
 
 }  // namespace tessel::ops

@@ -43,9 +43,13 @@ TempNeed temp_need(const Expr& e, bool is_root) {
   if (is_leaf(e)) return {0, false};
   if (e->kind == ExprKind::Call) {
     TempNeed c = temp_need(e->args[0], false);
-    if (is_root) return {c.max_live, false};
-    if (c.result_is_temp) return {c.max_live, true};
-    return {std::max(c.max_live, 1), true};
+    // erf is a sequence of instructions with two scratch temporaries beside its result.
+    const int extra = e->call == L::CallOp::erf ? 2 : 0;
+    const int live_child = c.result_is_temp ? 1 : 0;
+    const int during = live_child + extra + (is_root || c.result_is_temp ? 0 : 1);
+    if (is_root) return {std::max(c.max_live, during), false};
+    if (c.result_is_temp) return {std::max(c.max_live, during), true};
+    return {std::max({c.max_live, 1, during}), true};
   }
   TempNeed a = temp_need(e->args[0], false);
   TempNeed b = temp_need(e->args[1], false);
@@ -386,8 +390,36 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
           emit(Opcode::vmuls, d, &d, nullptr, 2.0, count, repeat);
           emit(Opcode::vadds, d, &d, nullptr, -1.0, count, repeat);
           break;
-        case L::CallOp::erf:
-          throw Unsupported("vector tensorizer: erf has no vector instruction");
+        case L::CallOp::erf: {
+          // Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7): for y = |x|, t = 1 / (1 + p y),
+          // erf(y) = 1 - (a1 t + a2 t^2 + a3 t^3 + a4 t^4 + a5 t^5) exp(-y^2); erf(x) = sign(x)
+          // erf(|x|), with sign(x) = clamp(x * 1e30, -1, 1) (0 for x = 0).
+          const double p = 0.3275911, a1 = 0.254829592, a2 = -0.284496736, a3 = 1.421413741,
+                       a4 = -1.453152027, a5 = 1.061405429;
+          Loc t = new_temp(), q = new_temp();
+          emit(Opcode::vabs, t, &a, nullptr, 0, count, repeat);
+          emit(Opcode::vmuls, t, &t, nullptr, p, count, repeat);
+          emit(Opcode::vadds, t, &t, nullptr, 1.0, count, repeat);
+          emit(Opcode::vrec, t, &t, nullptr, 0, count, repeat);
+          emit(Opcode::vmuls, q, &t, nullptr, a5, count, repeat);
+          for (double c : {a4, a3, a2, a1}) {
+            emit(Opcode::vadds, q, &q, nullptr, c, count, repeat);
+            emit(Opcode::vmul, q, &q, &t, 0, count, repeat);
+          }
+          emit(Opcode::vmul, t, &a, &a, 0, count, repeat);
+          emit(Opcode::vmuls, t, &t, nullptr, -1.0, count, repeat);
+          emit(Opcode::vexp, t, &t, nullptr, 0, count, repeat);
+          emit(Opcode::vmul, q, &q, &t, 0, count, repeat);
+          emit(Opcode::vmuls, q, &q, nullptr, -1.0, count, repeat);
+          emit(Opcode::vadds, q, &q, nullptr, 1.0, count, repeat);
+          emit(Opcode::vmuls, t, &a, nullptr, 1e30, count, repeat);
+          emit(Opcode::vmaxs, t, &t, nullptr, -1.0, count, repeat);
+          emit(Opcode::vmins, t, &t, nullptr, 1.0, count, repeat);
+          emit(Opcode::vmul, d, &q, &t, 0, count, repeat);
+          release(t);
+          release(q);
+          break;
+        }
       }
       if (dst) release(a);
       return d;

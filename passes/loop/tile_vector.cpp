@@ -26,10 +26,10 @@ std::vector<int64_t> choose_tile(const TileEmitter& em, const Shape& shape, int6
   const size_t rank = shape.size();
   std::vector<int64_t> tile(rank, 1);
   if (em.footprint_bytes(tile) > budget)
-    fail(
+    throw Unsupported(fmt::format(
         "kernel {}: even a 1-element tile needs {} bytes of UB, more than the {} available "
         "(core.buffers_bytes.ub); a reduction axis is too long for one tile",
-        name, em.footprint_bytes(tile), budget);
+        name, em.footprint_bytes(tile), budget));
   for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
     tile[d] = shape[d];
     if (em.footprint_bytes(tile) <= budget) continue;

@@ -126,12 +126,12 @@ TEST(Cli, CaseDirectoryWithoutModel) {
 }
 
 TEST(Cli, OpWithoutNpuLoweringNamesOpAndNode) {
-  // Erf has a reference kernel but no NPU lowering.
+  // Round has a reference kernel but no NPU lowering.
   Result r = tessel(
-      "check /usr/share/libonnx-testdata/data/node/test_erf --target npu --hw "
+      "check /usr/share/libonnx-testdata/data/node/test_round --target npu --hw "
       "hw_configs/npu_4core.yaml");
   EXPECT_EQ(r.code, 2) << r.out << r.err;
-  EXPECT_CONTAINS(r.err, "Erf");
+  EXPECT_CONTAINS(r.err, "Round");
   EXPECT_CONTAINS(r.err, "no compute definition");
 }
 

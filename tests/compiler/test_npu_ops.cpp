@@ -216,3 +216,59 @@ TEST(NpuOps, ConcatAndTranspose) {
 
 }  // namespace
 }  // namespace tessel::testing
+
+namespace tessel::testing {
+namespace {
+
+TEST(NpuOps, GeluThroughVectorErf) {
+  // Gelu = 0.5 x (1 + erf(x / sqrt 2)); erf by Abramowitz-Stegun 7.1.26 (1.5e-7) in ~20 fp16
+  // vector steps: each step rounds (u = 2^-11) values of magnitude <= 4: ~20 u * 4 = 0.04 worst case.
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 64, 33});
+  Value* y = b.node("Gelu", {x});
+  Case k{b.finish({y}), {{"x", random_tensor({2, 64, 33}, 31, -4.f, 4.f)}}};
+  check(k, "npu_4core", 2e-2);
+}
+
+TEST(NpuOps, LayerNormalizationLastAxis) {
+  GraphBuilder b;
+  Value* x = b.input("x", {3, 40, 120});
+  Value* s = b.constant("s", random_tensor({120}, 32));
+  Value* bb = b.constant("b", random_tensor({120}, 33));
+  Attributes a;
+  a.set("axis", int64_t{-1});
+  Value* y = b.node("LayerNormalization", {x, s, bb}, a);
+  Case k{b.finish({y}), {{"x", random_tensor({3, 40, 120}, 34, -3.f, 3.f)}}};
+  // Normalised values are O(1) (up to ~3.5), times |s| <= 1, plus b: ~8 fp16 steps of ~4: 8 u * 4.
+  check(k, "npu_4core", 2e-2);
+}
+
+TEST(NpuOps, ResizeNearestTimesTwo) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 8, 6, 10});
+  Value* roi = b.constant("roi", Tensor(DType::f32, {0}));
+  Value* scales = b.constant("scales", Tensor::from_floats({4}, {1, 1, 2, 2}));
+  Attributes a;
+  a.set("mode", std::string("nearest"));
+  a.set("coordinate_transformation_mode", std::string("asymmetric"));
+  a.set("nearest_mode", std::string("floor"));
+  Value* y = b.node("Resize", {x, roi, scales}, a);
+  Case k{b.finish({y}), {{"x", random_tensor({1, 8, 6, 10}, 35)}}};
+  check(k, "npu_4core", 6e-4);  // a copy: only the fp16 rounding of the input
+}
+
+TEST(NpuOps, ConvTransposeKernelEqualsStride) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 24, 5, 7});
+  Value* w = b.constant("w", random_tensor({24, 16, 2, 2}, 36, -0.3f, 0.3f));
+  Value* bias = b.constant("b", random_tensor({16}, 37));
+  Attributes a;
+  a.set("kernel_shape", std::vector<int64_t>{2, 2});
+  a.set("strides", std::vector<int64_t>{2, 2});
+  Value* y = b.node("ConvTranspose", {x, w, bias}, a);
+  Case k{b.finish({y}), {{"x", random_tensor({1, 24, 5, 7}, 38)}}};
+  check(k, "npu_4core", 1e-2);  // 24-term dot products of fp16 operands, fp32 accumulation
+}
+
+}  // namespace
+}  // namespace tessel::testing

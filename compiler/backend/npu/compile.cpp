@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "compiler/backend/npu/codegen.h"
 #include "compiler/lower/op_compute.h"
@@ -108,7 +109,15 @@ class Context : public lower::ComputeContext {
  public:
   Context(GmPlanner& gm, passes::KernelSpec& spec) : gm_(gm), spec_(spec) {}
 
+  /// Values computed inside the kernel being built (a fusion group): input() returns their tensor
+  /// expressions instead of placeholders.
+  void set_inside(const std::map<const Value*, te::Tensor>* inside) { inside_ = inside; }
+
   te::Tensor input(const Value* v) override {
+    if (inside_) {
+      auto in = inside_->find(v);
+      if (in != inside_->end()) return in->second;
+    }
     auto it = placeholders_.find(v);
     if (it != placeholders_.end()) return it->second;
     te::Tensor p = te::placeholder(v->name, v->shape);
@@ -127,6 +136,7 @@ class Context : public lower::ComputeContext {
   GmPlanner& gm_;
   passes::KernelSpec& spec_;
   std::map<const Value*, te::Tensor> placeholders_;
+  const std::map<const Value*, te::Tensor>* inside_ = nullptr;
 };
 
 /// The cube contraction of a kernel, if any.
@@ -225,34 +235,132 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
     mod.inputs.push_back({v->name, static_cast<uint64_t>(b->address_bytes), v->shape});
   }
 
-  // The pass script of one kernel: tensorize, then per core its share of the core-bound loop,
-  // loop partitioning, memory planning, sync insertion and code generation, and a barrier
-  // (core_barrier with several cores: kernels reuse scratchpad addresses and read each other's
-  // results from GM).
-  auto run_passes = [&](KernelInfo& info, const passes::KernelSpec& spec, L::Stmt body,
-                        bool double_buffer) {
+  // The pass script of one kernel, run transactionally (the code is appended only when every core
+  // compiled): tile (cube or vector), tensorize, then per core its share of the core-bound loop,
+  // double buffering, loop partitioning, memory planning, sync insertion and code generation.
+  using CoreCode = std::vector<std::vector<isa::Instruction>>;
+  auto compile_kernel = [&](KernelInfo& info, passes::KernelSpec& spec,
+                            const std::string& knob_key) -> CoreCode {
+    L::Stmt body;
+    bool db = options.double_buffer;
+    if (te::Tensor c = find_contraction(spec.out)) {
+      info.kind = "cube";
+      auto it = options.cube_knobs.find(knob_key);
+      passes::CubeKnobs knobs;
+      knobs.double_buffer = options.double_buffer;
+      if (it != options.cube_knobs.end()) knobs = it->second;
+      body = passes::tile_cube(spec, c, target, &knobs);
+      info.cube_knobs = knobs;
+      db = knobs.double_buffer;
+    } else {
+      if (info.kind.empty()) info.kind = "vector";
+      auto it = options.vector_knobs.find(knob_key);
+      passes::VectorKnobs knobs;
+      knobs.double_buffer = options.double_buffer;
+      if (it != options.vector_knobs.end()) knobs = it->second;
+      body = passes::tile_vector(spec, target, &knobs);
+      info.vector_knobs = knobs;
+      db = knobs.double_buffer;
+    }
     body = passes::tensorize_vector(body, target);
+    CoreCode code(hw.cores);
     for (int core = 0; core < hw.cores; ++core) {
       L::Stmt b = passes::split_cores(body, core, hw.cores);
-      if (double_buffer) b = passes::double_buffer(b);
+      if (db) b = passes::double_buffer(b);
       b = passes::partition_loops(b);
       passes::plan_memory(b, target, spec.name);
       b = passes::insert_sync(b, target);
       if (options.keep_loop_ir && core == 0) info.loop_ir += L::to_string(b);
-      std::vector<isa::Instruction>& code = prog.cores[core];
-      const size_t before = code.size();
-      emit_kernel(b, target, info.op_index, code);
+      emit_kernel(b, target, info.op_index, code[core]);
+    }
+    const npu::OpWork w = kernel_work(spec.out, spec, hw, dtype_size(mod.act_dtype));
+    info.work.cube_macs += w.cube_macs;
+    info.work.cube_fractals += w.cube_fractals;
+    info.work.vector_bytes += w.vector_bytes;
+    info.work.mte1_bytes += w.mte1_bytes;
+    info.work.fix_bytes += w.fix_bytes;
+    info.work.gm_read_bytes += w.gm_read_bytes;
+    info.work.gm_write_bytes += w.gm_write_bytes;
+    return code;
+  };
+  // Appends a compiled kernel to every core, each followed by a barrier (core_barrier with several
+  // cores: kernels reuse scratchpad addresses and read each other's results from GM).
+  auto append = [&](KernelInfo& info, const CoreCode& code) {
+    for (int core = 0; core < hw.cores; ++core) {
+      auto& stream = prog.cores[core];
+      // Branch targets were emitted relative to the kernel's first instruction: relocate them.
+      const int32_t base = static_cast<int32_t>(stream.size());
+      for (isa::Instruction in : code[core]) {
+        if (in.op == isa::Opcode::blt || in.op == isa::Opcode::blti || in.op == isa::Opcode::jmp)
+          std::get<isa::ScalarArgs>(in.args).target += base;
+        stream.push_back(std::move(in));
+      }
       isa::Instruction bar;
       bar.op = hw.cores > 1 ? isa::Opcode::core_barrier : isa::Opcode::barrier;
       bar.args = isa::ScalarArgs{};
       bar.op_index = info.op_index;
-      code.push_back(bar);
-      info.instructions += code.size() - before;
+      stream.push_back(bar);
+      info.instructions += code[core].size() + 1;
+    }
+  };
+  auto record_value = [&](const Value* v, const L::Buffer& b) {
+    const L::BufferNode* st = b->storage();
+    mod.values.push_back(
+        {v->name,
+         static_cast<uint64_t>(st->address_bytes + b->elem_offset * dtype_size(mod.act_dtype)),
+         v->shape});
+  };
+  // Every node is a kernel of its own, except the members of a fusion group (the `fusion_group`
+  // attribute set by the graph pass fuse_kernels), compiled as one kernel whose intermediate values
+  // stay on chip; a group the schedules cannot take is compiled node by node instead.
+  std::set<int64_t> groups_done;
+  std::set<const Node*> fused;
+  auto try_group = [&](const Node& first) -> bool {
+    const int64_t gid = first.attrs.get_int("fusion_group", first.name);
+    if (!groups_done.insert(gid).second) return false;
+    std::vector<const Node*> members;
+    for (const auto& n : graph.nodes())
+      if (n->attrs.has("fusion_group") && n->attrs.get_int("fusion_group", n->name) == gid)
+        members.push_back(n.get());
+    if (members.size() < 2) return false;
+    KernelInfo info;
+    info.node = members.back()->name;
+    for (const Node* m : members) info.op_type += (info.op_type.empty() ? "" : "+") + m->op_type;
+    info.op_index = static_cast<int32_t>(prog.op_names.size());
+    try {
+      passes::KernelSpec spec;
+      spec.name = info.node;
+      Context ctx(gm, spec);
+      std::map<const Value*, te::Tensor> inside;
+      te::Tensor last;
+      for (const Node* m : members) {
+        if (lower::is_alias_op(*m) || m->op_type == "Concat" || m->op_type == "Resize" ||
+            m->op_type == "ConvTranspose")
+          throw Unsupported(fmt::format("{} cannot be fused", m->describe()));
+        ctx.set_inside(&inside);
+        last = lower::op_compute(*m, ctx);
+        inside[m->outputs[0]] = last;
+      }
+      const Value* out = members.back()->outputs[0];
+      spec.out = last;
+      L::Buffer out_gm = gm.value(out);
+      spec.gm[last.get()] = out_gm;
+      CoreCode code = compile_kernel(info, spec, info.node);
+      info.kind = "fused-" + info.kind;
+      prog.op_names.push_back(info.node);
+      append(info, code);
+      record_value(out, out_gm);
+      for (const Node* m : members) fused.insert(m);
+      mod.kernels.push_back(std::move(info));
+      return true;
+    } catch (const Error&) {
+      return false;  // compiled node by node below
     }
   };
 
   for (const auto& nptr : graph.nodes()) {
     const Node& node = *nptr;
+    if (fused.count(&node)) continue;
     KernelInfo info;
     info.node = node.name;
     info.op_type = node.op_type;
@@ -274,43 +382,44 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
                                       "only the first output",
                                       node.describe(), i, extra->name));
     }
+    if (shape_numel(node.outputs[0]->shape) == 0) {  // an empty tensor: nothing to compute
+      info.kind = "empty";
+      gm.value(node.outputs[0]);
+      mod.kernels.push_back(info);
+      continue;
+    }
     if (lower::is_alias_op(node)) {
       info.kind = "view";
       gm.alias(node.outputs[0], node.input(0));
       mod.kernels.push_back(info);
       continue;
     }
+    if (node.attrs.has("fusion_group") && try_group(node)) continue;
     info.op_index = static_cast<int32_t>(prog.op_names.size());
     prog.op_names.push_back(node.name);
     const Value* out = node.outputs[0];
     L::Buffer out_gm = gm.value(out);
-
-    if (node.op_type == "Concat") {
-      info.kind = "copy";
-      int64_t axis = node.attrs.get_int("axis", node.name);
-      if (axis < 0) axis += static_cast<int64_t>(out->shape.size());
-      const auto strides = L::dense_strides(out->shape);
-      int64_t offset = 0;
-      for (const Value* in : node.inputs) {
-        if (!in || in->shape[axis] == 0) continue;
+    passes::KernelSpec probe;
+    Context parts_ctx(gm, probe);
+    std::vector<lower::OpPart> parts = lower::op_parts(node, parts_ctx);
+    CoreCode all(hw.cores);
+    if (!parts.empty()) {
+      for (size_t k = 0; k < parts.size(); ++k) {
         passes::KernelSpec spec;
-        spec.name = fmt::format("{}.part{}", node.name, offset);
-        Context ctx(gm, spec);
-        te::Tensor src = ctx.input(in);
-        te::Tensor cp = te::compute(
-            spec.name, in->shape, [&](const std::vector<L::Expr>& i) { return te::read(src, i); });
-        spec.out = cp;
-        spec.gm[cp.get()] = L::make_view(out_gm, out->name, in->shape, strides,
-                                         out_gm->elem_offset + offset * strides[axis]);
-        const npu::OpWork pw = kernel_work(cp, spec, hw, dtype_size(mod.act_dtype));
-        info.work.vector_bytes += pw.vector_bytes;
-        info.work.gm_read_bytes += pw.gm_read_bytes;
-        info.work.gm_write_bytes += pw.gm_write_bytes;
-        passes::VectorKnobs knobs;
-        knobs.double_buffer = options.double_buffer;
-        run_passes(info, spec, passes::tile_vector(spec, target, &knobs), knobs.double_buffer);
-        offset += in->shape[axis];
+        spec.name = parts[k].out->name;
+        spec.gm = probe.gm;
+        spec.out = parts[k].out;
+        spec.gm[parts[k].out.get()] =
+            L::make_view(out_gm, out->name, parts[k].view_shape, parts[k].view_strides,
+                         out_gm->elem_offset + parts[k].view_offset);
+        CoreCode code = compile_kernel(info, spec, node.name);
+        // Parts reuse scratchpad addresses: each is followed by a barrier.
+        KernelInfo part_info = info;
+        part_info.instructions = 0;
+        append(part_info, code);
+        info.instructions += part_info.instructions;
       }
+      info.kind = info.kind == "cube" ? "cube-parts" : "copy";
     } else {
       passes::KernelSpec spec;
       spec.name = node.name;
@@ -318,36 +427,10 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
       te::Tensor t = lower::op_compute(node, ctx);
       spec.out = t;
       spec.gm[t.get()] = out_gm;
-      info.work = kernel_work(t, spec, hw, dtype_size(mod.act_dtype));
-      if (te::Tensor c = find_contraction(t)) {
-        info.kind = "cube";
-        auto it = options.cube_knobs.find(node.name);
-        if (it != options.cube_knobs.end()) {
-          info.cube_knobs = it->second;
-        } else {
-          info.cube_knobs.double_buffer = options.double_buffer;
-        }
-        run_passes(info, spec, passes::tile_cube(spec, c, target, &info.cube_knobs),
-                   info.cube_knobs.double_buffer);
-      } else {
-        info.kind = "vector";
-        auto it = options.vector_knobs.find(node.name);
-        if (it != options.vector_knobs.end()) {
-          info.vector_knobs = it->second;
-        } else {
-          info.vector_knobs.double_buffer = options.double_buffer;
-        }
-        run_passes(info, spec, passes::tile_vector(spec, target, &info.vector_knobs),
-                   info.vector_knobs.double_buffer);
-      }
+      CoreCode code = compile_kernel(info, spec, node.name);
+      append(info, code);
     }
-    {
-      const L::BufferNode* st = out_gm->storage();
-      mod.values.push_back({out->name,
-                            static_cast<uint64_t>(st->address_bytes +
-                                                  out_gm->elem_offset * dtype_size(mod.act_dtype)),
-                            out->shape});
-    }
+    record_value(out, out_gm);
     mod.kernels.push_back(std::move(info));
   }
 

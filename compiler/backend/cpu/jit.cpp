@@ -1,0 +1,179 @@
+// ORC LLJIT for CPU programs (see jit.h).
+#include "compiler/backend/cpu/jit.h"
+
+#include <fmt/format.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/Host.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "compiler/backend/cpu/codegen.h"
+#include "compiler/backend/cpu/runtime/cpu_runtime.h"
+#include "compiler/support/error.h"
+
+namespace tessel::cpu_backend {
+
+namespace {
+
+void init_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+std::string host_features() {
+  llvm::StringMap<bool> f;
+  std::vector<std::string> v;
+  if (llvm::sys::getHostCPUFeatures(f))
+    for (const auto& kv : f) v.push_back((kv.second ? "+" : "-") + kv.first().str());
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+  return s;
+}
+
+llvm::orc::JITTargetMachineBuilder host_builder(bool pic) {
+  init_llvm();
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) fail("cpu backend: cannot target the host: {}", llvm::toString(jtmb.takeError()));
+  jtmb->setCPU(llvm::sys::getHostCPUName().str());
+  jtmb->getFeatures() = llvm::SubtargetFeatures(host_features());
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  if (pic) jtmb->setRelocationModel(llvm::Reloc::PIC_);
+  return std::move(*jtmb);
+}
+
+}  // namespace
+
+std::unique_ptr<llvm::TargetMachine> host_target_machine(bool pic) {
+  auto tm = host_builder(pic).createTargetMachine();
+  if (!tm) fail("cpu backend: cannot create a target machine: {}", llvm::toString(tm.takeError()));
+  return std::move(*tm);
+}
+
+void optimize_module(llvm::Module& module, llvm::TargetMachine& tm) {
+  module.setDataLayout(tm.createDataLayout());
+  module.setTargetTriple(tm.getTargetTriple().str());
+  std::string diag;
+  llvm::raw_string_ostream os(diag);
+  if (llvm::verifyModule(module, &os)) {
+    os.flush();
+    fail("cpu backend: LLVM rejected module {}: {}", module.getName().str(), diag);
+  }
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = true;
+  pto.SLPVectorization = true;
+  pto.LoopUnrolling = true;
+  llvm::PassBuilder pb(&tm, pto);
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(module, mam);
+}
+
+CpuJit::CpuJit(CpuProgram program) : program_(std::move(program)) {
+  const auto t0 = std::chrono::steady_clock::now();
+  TESSEL_CHECK(program_.module && program_.context, "CpuJit: program has no module");
+  auto jtmb = host_builder(false);
+  auto tm = jtmb.createTargetMachine();
+  if (!tm) fail("cpu backend: cannot create a target machine: {}", llvm::toString(tm.takeError()));
+  if (std::getenv("TESSEL_CPU_DEBUG_SIZES"))
+    for (auto& f : *program_.module)
+      fmt::print(stderr, "{} {}\n", f.getInstructionCount(), f.getName().str());
+  optimize_module(*program_.module, **tm);
+  if (std::getenv("TESSEL_CPU_DEBUG_SIZES"))
+    for (auto& f : *program_.module)
+      fmt::print(stderr, "opt {} {}\n", f.getInstructionCount(), f.getName().str());
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
+  if (!jit) fail("cpu backend: cannot create the JIT: {}", llvm::toString(jit.takeError()));
+  jit_ = std::move(*jit);
+  auto& jd = jit_->getMainJITDylib();
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      jit_->getDataLayout().getGlobalPrefix());
+  if (!gen) fail("cpu backend: {}", llvm::toString(gen.takeError()));
+  jd.addGenerator(std::move(*gen));
+  llvm::orc::SymbolMap syms;
+  auto& es = jit_->getExecutionSession();
+  auto add = [&](const std::string& name, const void* addr) {
+    syms[es.intern(name)] = llvm::JITEvaluatedSymbol(
+        llvm::pointerToJITTargetAddress(addr), llvm::JITSymbolFlags::Exported);
+  };
+  add("tessel_cpu_parallel_for", reinterpret_cast<const void*>(&tessel_cpu_parallel_for));
+  add("tessel_cpu_scratch", reinterpret_cast<const void*>(&tessel_cpu_scratch));
+  add("tessel_cpu_now_seconds", reinterpret_cast<const void*>(&tessel_cpu_now_seconds));
+  for (const auto& c : program_.constants) add(c.symbol, c.data.get());
+  if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
+    fail("cpu backend: {}", llvm::toString(std::move(err)));
+  if (auto err = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(program_.module),
+                                                               std::move(program_.context))))
+    fail("cpu backend: JIT rejected the module: {}", llvm::toString(std::move(err)));
+  auto sym = jit_->lookup("tessel_model_run");
+  if (!sym) fail("cpu backend: JIT compilation failed: {}", llvm::toString(sym.takeError()));
+  run_ = reinterpret_cast<int (*)(const float**, float**)>(sym->getAddress());
+  auto psym = jit_->lookup("tessel_model_run_profiled");
+  if (!psym) fail("cpu backend: JIT compilation failed: {}", llvm::toString(psym.takeError()));
+  run_profiled_ = reinterpret_cast<int (*)(const float**, float**, double*)>(psym->getAddress());
+  compile_seconds_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+CpuJit::~CpuJit() = default;
+
+int CpuJit::run(const float** inputs, float** outputs) const { return run_(inputs, outputs); }
+
+int CpuJit::run_profiled(const float** inputs, float** outputs, double* kernel_seconds) const {
+  return run_profiled_(inputs, outputs, kernel_seconds);
+}
+
+CpuJit::Result CpuJit::run(const std::map<std::string, Tensor>& inputs, bool profile) const {
+  Result r;
+  std::vector<Tensor> in_f32;
+  std::vector<const float*> in_ptrs;
+  for (const auto& b : program_.inputs) {
+    auto it = inputs.find(b.value);
+    if (it == inputs.end()) fail("no data for graph input '{}'", b.value);
+    if (it->second.shape() != b.shape)
+      fail("input '{}' has shape {}, the model was bound to {}", b.value,
+           shape_to_string(it->second.shape()), shape_to_string(b.shape));
+    in_f32.push_back(it->second.dtype() == DType::f32 ? it->second : it->second.cast(DType::f32));
+  }
+  for (const auto& t : in_f32) in_ptrs.push_back(t.data<float>());
+  std::vector<Tensor> outs;
+  std::vector<float*> out_ptrs;
+  for (const auto& b : program_.outputs) outs.emplace_back(DType::f32, b.shape);
+  for (auto& t : outs) out_ptrs.push_back(t.data<float>());
+  r.kernel_seconds.assign(program_.timed_kernels().size(), 0.0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const int status = profile ? run_profiled_(in_ptrs.data(), out_ptrs.data(), r.kernel_seconds.data())
+                             : run_(in_ptrs.data(), out_ptrs.data());
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (status != 0)
+    fail("cpu run of {}: out of memory for the {}-byte activation arena", program_.name,
+         program_.arena_bytes);
+  for (size_t i = 0; i < outs.size(); ++i) r.outputs[program_.outputs[i].value] = std::move(outs[i]);
+  return r;
+}
+
+}  // namespace tessel::cpu_backend

@@ -1,0 +1,110 @@
+// The graph passes, one transform per file under passes/graph/. Each takes the graph, rewrites it
+// in place and returns true when it changed something; none changes a graph output's name, shape
+// or values beyond fp32 rounding. pass_manager.h runs them as a pipeline with the verifier between
+// passes; docs/graph_passes.md shows each one's before/after on a small graph.
+#pragma once
+
+#include <cstdint>
+
+#include "compiler/ir/graph.h"
+#include "passes/graph/pass_manager.h"
+
+namespace tessel::graph_passes {
+
+/// shape_folding.cpp: every node whose outputs are all known at compile time (Value::constant set
+/// on a produced value by ops::infer_graph's data propagation: Shape/Size of static shapes and the
+/// small integer chains on them, e.g. Shape -> Cast -> Slice -> Concat feeding a Reshape) is
+/// removed and its outputs become constants. Nodes producing a graph output are kept.
+bool shape_folding(Graph& graph);
+
+/// Largest result constant_folding materialises, in elements: bigger results (e.g. an Expand or
+/// Tile of a small constant) stay computed at run time so folding never bloats the model.
+inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 20;
+
+/// constant_folding.cpp: every node whose present inputs are all constants, whose op has a
+/// deterministic reference kernel and whose outputs have at most kMaxFoldedElements elements each
+/// is evaluated with the reference kernel (ops::run_reference_node) and replaced by constants.
+/// Kernels that throw tessel::Unsupported are left alone; nodes producing a graph output are kept.
+bool constant_folding(Graph& graph);
+
+/// simplify.cpp, algebraic simplification to a fixed point:
+///   x*1, 1*x, x+0, 0+x, x-0, x/1 -> x      (constant all ones/zeros, output shape == x's shape)
+///   Div(x, c), c a float constant without zeros -> Mul(x, 1/c)   (reciprocal rounded to fp32)
+///   Identity(x), Dropout(x) in inference (mask unused, training_mode absent or false) -> x
+///   reshape chains: Reshape/Flatten/Squeeze/Unsqueeze of Reshape/Flatten/Squeeze/Unsqueeze ->
+///     one Reshape (static target shape), or x when the shape comes back to x's (this covers
+///     Squeeze/Unsqueeze pairs); a Reshape to x's own shape -> x
+///   Transpose(Transpose(x, p1), p2) -> Transpose(x, q) with q[j] = p1[p2[j]], or x when q is the
+///     identity; a Transpose with the identity permutation -> x
+/// A value that is a graph output is never replaced by another value.
+bool simplify(Graph& graph);
+
+/// fold_batchnorm.cpp: a chain of per-channel affine maps after a Conv, ConvTranspose, Gemm or
+/// MatMul with constant weights (BatchNormalization in inference with constant parameters, and
+/// Mul/Add by constants, and Sub of a constant, that vary only along the channel axis; every
+/// intermediate value used by the next link only) is folded into the contraction: the chain is
+/// y = A*z + B per channel (for BN a = scale / sqrt(var + eps), y = a*(x - mean) + bias), so
+/// W' = A * W along the weight's output-channel axis and b' = B (the contraction's own bias
+/// included). Gemm/MatMul only when the output has rank 2 (channel = column) and the weight is
+/// 2-D; MatMul's bias stays an Add after it (a MatMul + Add alone is left as it is). Computed in
+/// double, stored in the weight's dtype.
+bool fold_batchnorm(Graph& graph);
+
+/// fuse_hard_swish.cpp (values used only inside the pattern; constants compared to 1e-6 relative):
+///   Clip(x + 3, 0, 6) / 6  (or * 1/6)              -> HardSigmoid(x) {alpha=1/6, beta=0.5}
+///   x * Clip(x + 3, 0, 6) / 6  (any association)   -> HardSwish(x)
+///   x * HardSigmoid(x) {alpha=1/6, beta=0.5}       -> HardSwish(x)
+bool fuse_hard_swish(Graph& graph, const OpAvailable& available = {});
+
+/// fuse_gelu.cpp: x * 0.5 * (1 + erf(x / sqrt 2)) in its exported variants (x/sqrt2 or
+/// x*(1/sqrt2); the 0.5 applied to x, to (1 + erf) or to the product, as Mul 0.5 or Div 2)
+/// -> Gelu(x); the tanh approximation x*0.5*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))) (x^3 as Pow 3 or
+/// x*x*x) -> Gelu(x) {approximate="tanh"}. Gelu is ONNX opset 20.
+bool fuse_gelu(Graph& graph, const OpAvailable& available = {});
+
+/// fuse_layer_norm.cpp: m = ReduceMean(x, trailing axes); d = x - m; v = ReduceMean(d^2 or d*d,
+/// same axes); y = d / Sqrt(v + eps) (or d * Reciprocal(Sqrt(v + eps))), optionally y * gamma and
+/// then + beta -> LayerNormalization(x, gamma or ones, beta) {axis = first reduced axis, epsilon}.
+bool fuse_layer_norm(Graph& graph, const OpAvailable& available = {});
+
+/// fuse_silu.cpp: x * Sigmoid(x) -> Silu(x) (registered by compiler/ops/tessel_ext.cpp).
+bool fuse_silu(Graph& graph, const OpAvailable& available = {});
+
+/// cse.cpp: equal constants (dtype, shape, bytes) are merged, then nodes with the same op type,
+/// the same inputs and equal attributes (bitwise for floats and tensors) are merged, to a fixed
+/// point. A node producing a graph output is never the one removed.
+bool cse(Graph& graph);
+
+/// dce.cpp: removes nodes no graph output depends on, then values nothing references (unused
+/// constants, values left behind by other passes). Graph inputs are kept.
+bool dce(Graph& graph);
+
+/// fuse_kernels.cpp: operator fusion (grouping) for the NPU. Sets the int attribute
+/// `fusion_group` (same id = one kernel) on the members of every group of two or more nodes and
+/// removes stale ones. The contract with the NPU backend (docs/graph_passes.md):
+///   - a group is a connected set of nodes; at most one member is a contraction (Conv,
+///     ConvTranspose, MatMul, Gemm); if present it is the group's first node in topological order
+///     and every other member depends on it;
+///   - every other member is an elementwise op (unary, binary with ONNX broadcasting, Clip,
+///     HardSigmoid, HardSwish, Sigmoid, Relu, LeakyRelu, Silu, Tanh, Gelu, BatchNormalization in
+///     inference, ...); in groups WITHOUT a contraction also reductions over the last axes
+///     (ReduceMean/Sum/Max/Min, GlobalAveragePool, GlobalMaxPool), Softmax/LogSoftmax over the
+///     last axis and LayerNormalization;
+///   - every value produced inside the group and consumed inside it has ALL its consumers inside
+///     the group and is not a graph output; the group has exactly one value used outside it (or a
+///     graph output): its last node's first output;
+///   - inputs from outside the group are arbitrary values (broadcast allowed).
+/// This pass also guarantees (a backend may rely on it): in a group with a contraction every
+/// member's output has the contraction's output shape; every input a member takes from outside
+/// the group is a graph input, a constant or produced before the group's first node in node
+/// order, so the kernel can be emitted at the position of the first or of the last member.
+/// Groups of one node get no attribute; nodes whose outputs are known at compile time and view ops
+/// (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout) are never grouped. Groups are formed
+/// greedily in node order: a seed takes consumers of its values while the result can still be
+/// closed, and keeps the largest valid group found.
+bool fuse_kernels(Graph& graph);
+
+/// The attribute fuse_kernels sets.
+inline constexpr const char* kFusionGroupAttr = "fusion_group";
+
+}  // namespace tessel::graph_passes

@@ -1,0 +1,718 @@
+// cpu_gemm: the BLIS schedule for contractions on the CPU.
+//
+// What. A "conv2d" or "matmul" contraction (compiler/lower/op_compute.cpp) is viewed as
+// C[b][m][n] = sum_k A[b][m][k] * B[b][k][n], with N the contiguous output axis (the pixels
+// oh*OW+ow of a convolution as one flattened axis; the columns of a matmul), M the other output
+// axis (output channels of a group; rows), K the reduction (input channels x window; the inner
+// dimension) and b the batch (image and group; matmul batch dims). A convolution needs no im2col
+// buffer: packing B reads the padded input window directly. The nest (Goto & van de Geijn 2008,
+// as in BLIS with the roles of A and B swapped because C is row-major):
+//
+//   parallel for task (batch x N block x M chunk):                 thread pool
+//     for K block (kc):
+//       pack B[k block][n block] -> Bp[nc/nr][kc][nr]               stays in L2 (zero padded)
+//       for M block (mc):
+//         pack A[m block][k block] -> Ap[mc/mr][kc][mr]             (weights: packed once at
+//         for M panel (mr):                                          compile time instead)
+//           for N panel (nr):                                       A micro-panel stays in L1
+//             acc[mr][nr] = 0 or C                                  registers
+//             for k in kc: for i in mr (unrolled): for j in nr/W (unrolled): for l in W (vector):
+//               acc[i][jW+l] += Ap[..][k][i] * Bp[..][k][jW+l]       broadcast x vector FMA
+//             C = last K block ? epilogue(acc) : acc                 bias/activation/residual
+//
+// Partial panels at the M and N borders compute a full micro-tile on zero-padded panels and
+// store through a guarded scalar loop; full panels store vectors. Block sizes follow the
+// analytical model of Low et al. (TOMS 2016): mr x nr from the vector registers
+// (mr * nr/W accumulators + nr/W + 1 <= registers), kc so an mr x kc A micro-panel fills half of
+// L1, nc so the kc x nc B block fills half of L2; the M/N padding waste decides between tiles.
+//
+// Must run on the kernel's TE (no loop IR before it); guarantees a loop nest whose vectorized
+// loops have W iterations with unit-stride stores, unrolled loops of static extent, and one
+// parallel loop at the top (when knobs->parallel and the target has several threads).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "compiler/support/error.h"
+#include "passes/loop/cpu_passes.h"
+
+namespace tessel::passes {
+
+namespace L = tessel::loop;
+using L::Expr;
+using L::Var;
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+/// The contraction as C[b][m][n] = sum_k A[b][m][k] B[b][k][n]: index expressions of A, B and C
+/// over the variables below (batch vars, m, flattened n, one var per K dim).
+struct Contraction {
+  std::vector<Var> bvars;
+  std::vector<int64_t> bext;
+  Var m, n;
+  int64_t M = 1, N = 1;
+  std::vector<Var> kvars;
+  std::vector<int64_t> kext;  // K dims; K blocks split the first
+  te::Tensor a, b;            // placeholders
+  std::vector<Expr> a_idx, b_idx, c_idx;  // c_idx: index into the contraction's output
+  bool b_padded = false;
+
+  int64_t K() const {
+    int64_t k = 1;
+    for (int64_t e : kext) k *= e;
+    return k;
+  }
+  int64_t batch() const {
+    int64_t p = 1;
+    for (int64_t e : bext) p *= e;
+    return p;
+  }
+};
+
+Expr vref(const Var& v) { return L::var_ref(v); }
+
+/// True when the conv window stays inside the input for every output pixel (no padding needed).
+bool window_inside(int64_t out, int64_t in, int64_t k, int64_t s, int64_t d, int64_t p_begin) {
+  return p_begin == 0 && (out - 1) * s + (k - 1) * d < in;
+}
+
+std::optional<Contraction> conv_contraction(const te::Tensor& c) {
+  Contraction r;
+  const te::Tensor& x = c->extra_inputs.at(0);
+  const te::Tensor& w = c->extra_inputs.at(1);
+  if (!x->is_placeholder() || !w->is_placeholder() || c->shape.size() != 4) return std::nullopt;
+  const int64_t nb = c->shape[0], cout = c->shape[1], oh = c->shape[2], ow = c->shape[3];
+  const int64_t groups = c->attr("groups");
+  const int64_t cout_g = cout / groups, cin_g = w->shape[1];
+  const int64_t kh = w->shape[2], kw = w->shape[3];
+  const int64_t s0 = c->attr("strides", 0), s1 = c->attr("strides", 1);
+  const int64_t d0 = c->attr("dilations", 0), d1 = c->attr("dilations", 1);
+  const int64_t p0 = c->attr("pads", 0), p1 = c->attr("pads", 1);
+  r.bvars = {L::make_var("bn"), L::make_var("bg")};
+  r.bext = {nb, groups};
+  r.m = L::make_var("m");
+  r.n = L::make_var("n");
+  r.M = cout_g;
+  r.N = oh * ow;
+  r.kvars = {L::make_var("kc"), L::make_var("kh"), L::make_var("kw")};
+  r.kext = {cin_g, kh, kw};
+  r.a = w;
+  r.b = x;
+  Expr bn = nb == 1 ? L::int_imm(0) : vref(r.bvars[0]);
+  Expr bg = groups == 1 ? L::int_imm(0) : vref(r.bvars[1]);
+  Expr ci = vref(r.kvars[0]);
+  Expr rh = kh == 1 ? L::int_imm(0) : vref(r.kvars[1]);
+  Expr rw = kw == 1 ? L::int_imm(0) : vref(r.kvars[2]);
+  Expr co = L::add(L::mul(bg, L::int_imm(cout_g)), vref(r.m));
+  Expr ohv = L::floordiv(vref(r.n), ow), owv = L::floormod(vref(r.n), ow);
+  r.a_idx = {co, ci, rh, rw};
+  Expr ih = L::add(L::mul(ohv, L::int_imm(s0)), L::sub(L::mul(rh, L::int_imm(d0)), L::int_imm(p0)));
+  Expr iw = L::add(L::mul(owv, L::int_imm(s1)), L::sub(L::mul(rw, L::int_imm(d1)), L::int_imm(p1)));
+  r.b_idx = {bn, L::add(L::mul(bg, L::int_imm(cin_g)), ci), ih, iw};
+  r.b_padded = !(window_inside(oh, x->shape[2], kh, s0, d0, p0) &&
+                 window_inside(ow, x->shape[3], kw, s1, d1, p1));
+  r.c_idx = {bn, co, ohv, owv};
+  return r;
+}
+
+std::optional<Contraction> matmul_contraction(const te::Tensor& c) {
+  Contraction r;
+  const te::Tensor& a = c->extra_inputs.at(0);
+  const te::Tensor& b = c->extra_inputs.at(1);
+  if (!a->is_placeholder() || !b->is_placeholder()) return std::nullopt;
+  const bool ta = c->attr("trans_a") != 0, tb = c->attr("trans_b") != 0;
+  const Shape& as = a->shape;
+  const Shape& bs = b->shape;
+  if (bs.size() < 2) return std::nullopt;  // matrix-vector: generic schedule
+  const bool a_vec = as.size() == 1;
+  const size_t rank = c->shape.size();
+  const int64_t kdim = a_vec ? as[0] : (ta ? as[as.size() - 2] : as.back());
+  r.N = c->shape[rank - 1];
+  const int64_t M = a_vec ? 1 : c->shape[rank - 2];
+  const size_t batch_rank = rank - 1 - (a_vec ? 0 : 1);
+  r.m = L::make_var("m");
+  r.n = L::make_var("n");
+  r.kvars = {L::make_var("k")};
+  r.kext = {kdim};
+  r.a = a;
+  r.b = b;
+  Expr k = vref(r.kvars[0]);
+  // B broadcast over every batch dim: fold the batch dims into M (rows of one big matrix).
+  bool b_batched = false;
+  for (size_t d = 0; d + 2 < bs.size(); ++d) b_batched |= bs[d] != 1;
+  const bool fold = !b_batched && !a_vec && !ta;
+  std::vector<Expr> out_batch(batch_rank);
+  Expr m = vref(r.m);
+  if (fold) {
+    int64_t rows = M;
+    for (size_t d = 0; d < batch_rank; ++d) rows *= c->shape[d];
+    r.M = rows;
+    // m = ((b0 * B1 + b1) * ... ) * M + mm
+    Expr rest = vref(r.m);
+    m = L::floormod(rest, M);
+    Expr q = L::floordiv(rest, M);
+    for (int d = static_cast<int>(batch_rank) - 1; d >= 0; --d) {
+      // The outermost dim needs no modulo (m < rows), which keeps the offset affine.
+      out_batch[d] = d == 0 ? q : L::floormod(q, c->shape[d]);
+      q = L::floordiv(q, c->shape[d]);
+    }
+  } else {
+    r.M = M;
+    for (size_t d = 0; d < batch_rank; ++d) {
+      r.bvars.push_back(L::make_var(fmt::format("b{}", d)));
+      r.bext.push_back(c->shape[d]);
+      out_batch[d] = c->shape[d] == 1 ? L::int_imm(0) : vref(r.bvars.back());
+    }
+  }
+  auto batch_index = [&](const Shape& s, size_t mat_dims) {
+    std::vector<Expr> idx;
+    const size_t brank = s.size() - mat_dims;
+    for (size_t d = 0; d < brank; ++d) {
+      const size_t od = batch_rank - brank + d;
+      idx.push_back(s[d] == 1 ? L::int_imm(0) : out_batch[od]);
+    }
+    return idx;
+  };
+  r.a_idx = batch_index(as, a_vec ? 1 : 2);
+  if (a_vec) {
+    r.a_idx.push_back(k);
+  } else if (ta) {
+    r.a_idx.push_back(k);
+    r.a_idx.push_back(m);
+  } else {
+    r.a_idx.push_back(m);
+    r.a_idx.push_back(k);
+  }
+  r.b_idx = batch_index(bs, 2);
+  if (tb) {
+    r.b_idx.push_back(vref(r.n));
+    r.b_idx.push_back(k);
+  } else {
+    r.b_idx.push_back(k);
+    r.b_idx.push_back(vref(r.n));
+  }
+  r.c_idx = out_batch;
+  if (!a_vec) r.c_idx.push_back(m);
+  r.c_idx.push_back(vref(r.n));
+  return r;
+}
+
+/// The stages between `c` and `out` form an elementwise epilogue: untagged, no reduction, and
+/// every read of a computed tensor reads a chain stage (or c) of the same shape at the reader's
+/// own index.
+bool epilogue_ok(const te::Tensor& out, const te::Tensor& c) {
+  for (const auto& t : te::post_order(out)) {
+    if (t->is_placeholder() || t == c) continue;
+    bool inside_c = false;  // stages c depends on (none for conv/matmul: they read placeholders)
+    for (const auto& u : te::post_order(c))
+      if (u == t) inside_c = true;
+    if (inside_c) return false;
+    if (t->is_reduce() || !t->tag.empty()) return false;
+    bool ok = true;
+    L::visit_expr(t->body, [&](const L::ExprNode& e) {
+      if (e.kind != L::ExprKind::TensorRead || e.tensor->is_placeholder()) return;
+      if (e.padded || e.tensor->shape != t->shape) {
+        ok = false;
+        return;
+      }
+      for (size_t d = 0; d < e.args.size(); ++d) {
+        const bool own_axis = e.args[d]->kind == L::ExprKind::VarRef && e.args[d]->var == t->axes[d];
+        const bool unit_dim = t->shape[d] == 1 && e.args[d]->kind == L::ExprKind::Int;
+        if (!own_axis && !unit_dim) ok = false;
+      }
+    });
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/// The epilogue at output index `idx` with the contraction's value `acc`.
+Expr epilogue_at(const te::Tensor& t, const te::Tensor& c, const std::vector<Expr>& idx,
+                 const Expr& acc, const lower::TensorBuffers& buffers) {
+  if (t == c) return acc;
+  std::map<const L::VarNode*, Expr> subst;
+  for (size_t d = 0; d < t->axes.size(); ++d) subst[t->axes[d].get()] = idx[d];
+  Expr body = L::substitute(t->body, subst);
+  std::function<Expr(const Expr&)> rw = [&](const Expr& e) -> Expr {
+    if (e->kind == L::ExprKind::TensorRead) {
+      if (e->tensor->is_placeholder()) {
+        auto it = buffers.find(e->tensor.get());
+        TESSEL_CHECK(it != buffers.end(), "epilogue reads {} without a buffer", e->tensor->name);
+        return L::load(it->second, e->args, e->padded, e->pad_value);
+      }
+      // A chain stage read at the reader's index (epilogue_ok).
+      for (const auto& s : te::post_order(t))
+        if (s.get() == e->tensor.get()) return epilogue_at(s, c, e->args, acc, buffers);
+      internal_fail("epilogue: unknown stage {}", e->tensor->name);
+    }
+    if (e->args.empty()) return e;
+    auto n = std::make_shared<L::ExprNode>(*e);
+    for (auto& a : n->args) a = rw(a);
+    return n;
+  };
+  return rw(body);
+}
+
+/// Micro-tile candidates (mr, vectors per row) for `w` lanes and `regs` registers.
+void choose_micro_tile(int64_t M, int64_t N, const CpuTarget& t, int64_t* mr, int64_t* nv) {
+  const int64_t w = t.vector_lanes, regs = t.vector_registers;
+  double best = -1;
+  for (int64_t v = 1; v <= 4; ++v) {
+    for (int64_t r = 1; r <= std::min<int64_t>(16, M); ++r) {
+      if (r * v + v + 1 > regs) continue;
+      const int64_t nr = v * w;
+      const double pad = static_cast<double>(M) * N /
+                         (static_cast<double>(round_up(M, r)) * round_up(N, nr));
+      const double acc = static_cast<double>(r * v);
+      // Loads per FMA (v vector loads + r broadcasts per r*v FMAs), and enough independent
+      // accumulators to hide the FMA latency (about 4 cycles x 2 pipes, 12 to be safe).
+      const double kernel = acc / (acc + 0.15 * static_cast<double>(r + v)) *
+                            std::min(1.0, acc / 12.0);
+      const double score = pad * kernel;
+      if (score > best + 1e-9) {
+        best = score;
+        *mr = r;
+        *nv = v;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tensor& contraction,
+                                      const CpuTarget& target, CpuGemmKnobs* knobs_io) {
+  const te::Tensor& c = contraction;
+  std::optional<Contraction> con;
+  if (c->tag == "conv2d") con = conv_contraction(c);
+  if (c->tag == "matmul") con = matmul_contraction(c);
+  if (!con || !epilogue_ok(spec.out, c)) return std::nullopt;
+  Contraction& g = *con;
+  const L::Buffer& out_buf = spec.buffers.at(spec.out.get());
+  const int64_t W = target.vector_lanes;
+  const int64_t M = g.M, N = g.N, K = g.K();
+  if (M <= 0 || N <= 0 || K <= 0) return std::nullopt;
+
+  // ---- knobs ----
+  CpuGemmKnobs knobs = knobs_io ? *knobs_io : CpuGemmKnobs{};
+  int64_t MR = knobs.mr, NV = knobs.nr / W;
+  if (knobs.nr % W != 0) fail("{}: cpu gemm knob nr={} is not a multiple of the vector width {}",
+                              spec.name, knobs.nr, W);
+  if (MR <= 0 || NV <= 0) choose_micro_tile(M, N, target, &MR, &NV);
+  const int64_t NR = NV * W;
+  const int64_t KR = K / g.kext[0];  // K elements per step of the first K dim
+  int64_t KC = knobs.kc;
+  if (KC <= 0) KC = std::clamp<int64_t>(target.l1d_bytes / 2 / (4 * MR), 128, 512);
+  int64_t KC0 = std::clamp<int64_t>(KC / KR, 1, g.kext[0]);
+  if (KC0 < g.kext[0]) {  // prefer a block dividing the first K dim (no tail block)
+    for (int64_t d = KC0; d >= std::max<int64_t>(1, KC0 / 2); --d)
+      if (g.kext[0] % d == 0) {
+        KC0 = d;
+        break;
+      }
+  }
+  KC = KC0 * KR;
+  const int64_t kblocks = g.kext[0] / KC0, ktail0 = g.kext[0] % KC0;
+  int64_t NC = knobs.nc;
+  if (NC <= 0) {
+    const int64_t nc_cache = std::max<int64_t>(NR, target.l2_bytes / 2 / (KC * 4) / NR * NR);
+    int64_t tn = ceil_div(N, nc_cache);
+    const int64_t bt = g.batch();
+    if (knobs.parallel && target.threads > 1 && (bt * tn) % target.threads != 0 &&
+        ceil_div(N, NR) >= target.threads)
+      tn = round_up(std::max<int64_t>(tn, 1) * bt, target.threads) / bt;
+    NC = round_up(ceil_div(N, std::max<int64_t>(tn, 1)), NR);
+  }
+  NC = std::min(round_up(NC, NR), round_up(N, NR));
+  const int64_t Tn = ceil_div(N, NC);
+  const int64_t Mp = ceil_div(M, MR);
+  int64_t Tm = knobs.tasks_m;
+  if (Tm <= 0) {
+    Tm = 1;
+    const int64_t tasks = g.batch() * Tn;
+    if (knobs.parallel && target.threads > 1 && tasks < 2 * target.threads)
+      Tm = std::min(Mp, ceil_div(2 * target.threads, tasks));
+  }
+  Tm = std::clamp<int64_t>(Tm, 1, Mp);
+  const int64_t MPC = ceil_div(Mp, Tm);  // M panels per chunk
+  int64_t MC = knobs.mc;
+  // A constant operand whose element offset is affine in (batch, m or n, k) is packed at compile
+  // time; anything else is packed at run time.
+  auto packable = [&](const te::Tensor& t, const std::vector<Expr>& idx) {
+    if (!spec.constants.count(t.get())) return false;
+    L::Buffer dense = L::make_buffer(t->name, L::MemScope::host, DType::f32, t->shape);
+    return L::to_affine(linear_index(*dense, idx)).has_value();
+  };
+  const bool a_const = packable(g.a, g.a_idx);
+  const bool b_const = packable(g.b, g.b_idx);
+  if (MC <= 0) MC = a_const ? MPC * MR : std::min(MPC * MR, round_up(std::max<int64_t>(MR, 
+      target.l2_bytes / 2 / (KC * 4)), MR));
+  MC = std::clamp(round_up(MC, MR), MR, MPC * MR);
+  const int64_t MCP = MC / MR;
+  const int64_t Tic = ceil_div(MPC, MCP);
+  if (knobs_io) {
+    knobs_io->mr = MR;
+    knobs_io->nr = NR;
+    knobs_io->kc = KC;
+    knobs_io->nc = NC;
+    knobs_io->mc = MC;
+    knobs_io->tasks_m = Tm;
+  }
+
+  CpuGemmResult result;
+  result.flops = 2.0 * static_cast<double>(g.batch()) * M * N * K;
+
+  // ---- operand access ----
+  auto buf_of = [&](const te::Tensor& t) -> L::Buffer {
+    auto it = spec.buffers.find(t.get());
+    TESSEL_CHECK(it != spec.buffers.end(), "{}: operand {} has no buffer", spec.name, t->name);
+    return it->second;
+  };
+  const L::Buffer a_buf = buf_of(g.a), b_buf = buf_of(g.b);
+  // Batch vars an operand's index uses (the packed constant has one copy per value of those).
+  auto used_batch = [&](const std::vector<Expr>& idx) {
+    std::vector<size_t> used;
+    for (size_t i = 0; i < g.bvars.size(); ++i) {
+      bool u = false;
+      for (const auto& e : idx) u |= uses_var(e, g.bvars[i].get());
+      if (u) used.push_back(i);
+    }
+    return used;
+  };
+  // Packs a constant operand at compile time into panels [used batch..., P, K, R] where P
+  // panels of R along `rvar` (m for A, n for B) and K the flattened reduction, zero padded.
+  auto pack_constant = [&](const te::Tensor& t, const std::vector<Expr>& idx, const Var& rvar,
+                           int64_t extent, int64_t R, const std::string& what) -> PackedConstant {
+    const Tensor& data = *spec.constants.at(t.get());
+    const auto used = used_batch(idx);
+    L::Buffer dense = L::make_buffer(t->name, L::MemScope::host, DType::f32, t->shape);
+    Expr off = linear_index(*dense, idx);
+    auto aff = L::to_affine(off);
+    if (!aff) internal_fail("{}: {} index is not affine", spec.name, what);
+    Shape pshape;
+    int64_t bcount = 1;
+    for (size_t i : used) {
+      pshape.push_back(g.bext[i]);
+      bcount *= g.bext[i];
+    }
+    const int64_t P = ceil_div(extent, R);
+    pshape.push_back(P);
+    pshape.push_back(K);
+    pshape.push_back(R);
+    std::vector<float> packed(static_cast<size_t>(bcount * P * K * R), 0.f);
+    std::vector<int64_t> bvals(used.size(), 0);
+    const int64_t cr = aff->coeff(rvar.get());
+    std::vector<int64_t> ck;
+    for (const auto& kv : g.kvars) ck.push_back(aff->coeff(kv.get()));
+    const int64_t n_el = data.numel();
+    for (int64_t bi = 0; bi < bcount; ++bi) {
+      int64_t rem = bi, base = aff->constant;
+      for (int i = static_cast<int>(used.size()) - 1; i >= 0; --i) {
+        const int64_t v = rem % g.bext[used[i]];
+        rem /= g.bext[used[i]];
+        base += aff->coeff(g.bvars[used[i]].get()) * v;
+      }
+      for (int64_t kf = 0; kf < K; ++kf) {
+        int64_t rest = kf, koff = 0;
+        for (int d = static_cast<int>(g.kext.size()) - 1; d >= 0; --d) {
+          koff += ck[d] * (rest % g.kext[d]);
+          rest /= g.kext[d];
+        }
+        for (int64_t r = 0; r < extent; ++r) {
+          const int64_t src = base + koff + cr * r;
+          TESSEL_CHECK(src >= 0 && src < n_el, "{}: packing {} reads element {} of {}",
+                       spec.name, what, src, n_el);
+          packed[static_cast<size_t>(((bi * P + r / R) * K + kf) * R + r % R)] =
+              static_cast<float>(data.get_as_double(src));
+        }
+      }
+    }
+    PackedConstant pc;
+    pc.buffer = L::make_buffer(fmt::format("{}.{}_packed", spec.name, what), L::MemScope::host,
+                               DType::f32, pshape);
+    pc.data = Tensor::from_floats(pshape, packed);
+    return pc;
+  };
+  // Index of a packed constant for batch vars / panel / flattened k / lane.
+  auto packed_index = [&](const std::vector<Expr>& idx, Expr panel, Expr kflat, Expr lane) {
+    std::vector<Expr> r;
+    for (size_t i : used_batch(idx)) r.push_back(vref(g.bvars[i]));
+    r.push_back(std::move(panel));
+    r.push_back(std::move(kflat));
+    r.push_back(std::move(lane));
+    return r;
+  };
+  std::optional<PackedConstant> a_packed, b_packed;
+  if (a_const) {
+    a_packed = pack_constant(g.a, g.a_idx, g.m, M, MR, "A");
+    result.constants.push_back(*a_packed);
+  }
+  if (b_const) {
+    b_packed = pack_constant(g.b, g.b_idx, g.n, N, NR, "B");
+    result.constants.push_back(*b_packed);
+  }
+
+  // ---- the nest ----
+  Var t = L::make_var("task");
+  const int64_t T = g.batch() * Tn * Tm;
+  // task -> (batch..., jn, jm)
+  std::map<const L::VarNode*, Expr> bsub;
+  Expr rest = vref(t);
+  Expr jm = Tm == 1 ? L::int_imm(0) : L::floormod(rest, Tm);
+  rest = L::floordiv(rest, Tm);
+  Expr jn = Tn == 1 ? L::int_imm(0) : L::floormod(rest, Tn);
+  rest = L::floordiv(rest, Tn);
+  for (int i = static_cast<int>(g.bvars.size()) - 1; i >= 0; --i) {
+    bsub[g.bvars[i].get()] = g.bext[i] == 1 ? L::int_imm(0) : L::floormod(rest, g.bext[i]);
+    rest = L::floordiv(rest, g.bext[i]);
+  }
+  auto with_batch = [&](const Expr& e) { return L::substitute(e, bsub); };
+  auto with_batch_v = [&](std::vector<Expr> v) {
+    for (auto& e : v) e = with_batch(e);
+    return v;
+  };
+  Expr n0 = L::mul(jn, L::int_imm(NC));
+  Expr mp_chunk = L::mul(jm, L::int_imm(MPC));
+
+  L::Buffer bp = b_const ? nullptr
+                         : L::make_buffer(spec.name + ".Bp", L::MemScope::host, DType::f32,
+                                          {NC / NR, KC, NR});
+  L::Buffer ap = a_const ? nullptr
+                         : L::make_buffer(spec.name + ".Ap", L::MemScope::host, DType::f32,
+                                          {MCP, KC, MR});
+
+  // K loops of one block: first dim from kb0 over kc0 steps, the other dims whole; kflat is the
+  // flattened index inside the block.
+  auto k_nest = [&](Expr kb0, int64_t kc0, const std::function<L::Stmt(
+                                                 const std::map<const L::VarNode*, Expr>&, Expr)>&
+                                                 body) {
+    std::vector<Var> vs;
+    std::map<const L::VarNode*, Expr> ks;
+    Expr kflat = L::int_imm(0);
+    for (size_t d = 0; d < g.kext.size(); ++d) {
+      const int64_t ext = d == 0 ? kc0 : g.kext[d];
+      Var v = L::make_var(g.kvars[d]->name + "p");
+      vs.push_back(v);
+      Expr val = ext == 1 ? L::int_imm(0) : vref(v);
+      ks[g.kvars[d].get()] = d == 0 ? L::add(kb0, val) : val;
+      kflat = L::add(L::mul(kflat, L::int_imm(ext)), val);
+    }
+    L::Stmt s = body(ks, kflat);
+    for (int d = static_cast<int>(vs.size()) - 1; d >= 0; --d) {
+      const int64_t ext = d == 0 ? kc0 : g.kext[d];
+      if (ext > 1) s = L::for_loop(vs[d], ext, s);
+    }
+    return s;
+  };
+
+  auto emit_block = [&](Expr pc, int64_t kc0, Expr is_first, Expr is_last) -> L::Stmt {
+    Expr kb0 = L::mul(pc, L::int_imm(KC0));
+    const int64_t kc = kc0 * KR;
+    std::vector<L::Stmt> block;
+    // pack B
+    if (!b_const) {
+      Var jr = L::make_var("jr"), jv = L::make_var("jv"), l = L::make_var("l");
+      Expr n = L::add(L::add(L::add(n0, L::mul(vref(jr), L::int_imm(NR))),
+                             L::mul(vref(jv), L::int_imm(W))),
+                      vref(l));
+      L::Stmt pack = k_nest(kb0, kc0, [&](const auto& ks, Expr kflat) {
+        std::map<const L::VarNode*, Expr> sub = ks;
+        sub[g.n.get()] = n;
+        std::vector<Expr> idx;
+        for (const auto& e : g.b_idx) idx.push_back(with_batch(L::substitute(e, sub)));
+        Expr v = L::load(b_buf, idx, g.b_padded, 0.0);
+        if (N % NR != 0) v = L::select(L::lt(n, L::int_imm(N)), v, L::float_imm(0.0));
+        return L::for_loop(l, W,
+                           L::store(bp, {vref(jr), kflat,
+                                         L::add(L::mul(vref(jv), L::int_imm(W)), vref(l))},
+                                    v),
+                           L::ForKind::vectorized);
+      });
+      pack = L::for_loop(jv, NV, pack);
+      pack = L::if_then(L::lt(L::add(n0, L::mul(vref(jr), L::int_imm(NR))), L::int_imm(N)),
+                        pack);
+      pack = L::for_loop(jr, NC / NR, pack);
+      pack->comment = "pack B";
+      block.push_back(pack);
+    }
+    // M blocks
+    Var ic = L::make_var("ic"), ir = L::make_var("ir"), jr = L::make_var("jr");
+    Expr panel_in_chunk = L::add(L::mul(vref(ic), L::int_imm(MCP)), vref(ir));
+    Expr mp = L::add(mp_chunk, panel_in_chunk);
+    Expr panel_ok = L::logical_and(L::lt(panel_in_chunk, L::int_imm(MPC)),
+                                   L::lt(mp, L::int_imm(Mp)));
+    std::vector<L::Stmt> mblock;
+    if (!a_const) {
+      Var i = L::make_var("i");
+      Expr m = L::add(L::mul(mp, L::int_imm(MR)), vref(i));
+      L::Stmt pack = k_nest(kb0, kc0, [&](const auto& ks, Expr kflat) {
+        std::map<const L::VarNode*, Expr> sub = ks;
+        sub[g.m.get()] = m;
+        std::vector<Expr> idx;
+        for (const auto& e : g.a_idx) idx.push_back(with_batch(L::substitute(e, sub)));
+        Expr v = L::load(a_buf, idx);
+        if (M % MR != 0) v = L::select(L::lt(m, L::int_imm(M)), v, L::float_imm(0.0));
+        return L::for_loop(i, MR, L::store(ap, {vref(ir), kflat, vref(i)}, v),
+                           L::ForKind::unrolled);
+      });
+      pack = L::for_loop(ir, MCP, L::if_then(panel_ok, pack));
+      pack->comment = "pack A";
+      mblock.push_back(pack);
+    }
+    // micro-tiles
+    L::Buffer acc = L::make_buffer(spec.name + ".acc", L::MemScope::host, DType::f32, {MR, NR});
+    Expr n_base = L::add(n0, L::mul(vref(jr), L::int_imm(NR)));
+    auto tile_loops = [&](const std::function<L::Stmt(Expr i, Expr j, const Var& l)>& f) {
+      Var i = L::make_var("i"), jv = L::make_var("jv"), l = L::make_var("l");
+      Expr j = L::add(L::mul(vref(jv), L::int_imm(W)), vref(l));
+      L::Stmt s = L::for_loop(l, W, f(vref(i), j, l), L::ForKind::vectorized);
+      if (NV > 1) {
+        s = L::for_loop(jv, NV, s, L::ForKind::unrolled);
+      } else {
+        s = L::substitute_stmt(s, {{jv.get(), L::int_imm(0)}});
+      }
+      return MR > 1 ? L::for_loop(i, MR, s, L::ForKind::unrolled)
+                    : L::substitute_stmt(s, {{i.get(), L::int_imm(0)}});
+    };
+    auto c_index = [&](Expr i, Expr j) {
+      std::map<const L::VarNode*, Expr> sub;
+      sub[g.m.get()] = L::add(L::mul(mp, L::int_imm(MR)), i);
+      sub[g.n.get()] = L::add(n_base, j);
+      std::vector<Expr> idx;
+      for (const auto& e : g.c_idx) idx.push_back(with_batch(L::substitute(e, sub)));
+      return idx;
+    };
+    auto stored_value = [&](Expr accv, Expr i, Expr j, bool last) {
+      if (!last) return accv;
+      return with_batch(epilogue_at(spec.out, c, c_index(i, j), accv, spec.buffers));
+    };
+    auto valid = [&](Expr i, Expr j) {
+      return L::logical_and(L::lt(L::add(L::mul(mp, L::int_imm(MR)), i), L::int_imm(M)),
+                            L::lt(L::add(n_base, j), L::int_imm(N)));
+    };
+    const bool always_full = M % MR == 0 && N % NR == 0;
+    Expr full = always_full
+                    ? L::int_imm(1)
+                    : L::logical_and(
+                          L::le(L::add(L::mul(mp, L::int_imm(MR)), L::int_imm(MR)), L::int_imm(M)),
+                          L::le(L::add(n_base, L::int_imm(NR)), L::int_imm(N)));
+    // Both paths of a full/partial choice; constant conditions select one.
+    auto choose = [](Expr cond, L::Stmt a, L::Stmt b) -> L::Stmt {
+      if (cond->kind == L::ExprKind::Int) return cond->int_value ? a : b;
+      return L::if_then(cond, a, b);
+    };
+    auto scalar_tile = [&](const std::function<L::Stmt(Expr i, Expr j)>& f) {
+      Var i = L::make_var("i"), j = L::make_var("j");
+      return L::for_loop(i, MR, L::for_loop(j, NR, f(vref(i), vref(j))));
+    };
+    // init
+    L::Stmt zero = tile_loops([&](Expr i, Expr j, const Var&) {
+      return L::store(acc, {i, j}, L::float_imm(0.0));
+    });
+    L::Buffer tmp = L::make_buffer(spec.name + ".edge", L::MemScope::host, DType::f32, {MR, NR});
+    L::Stmt load_full = tile_loops([&](Expr i, Expr j, const Var&) {
+      return L::store(acc, {i, j}, L::load(out_buf, c_index(i, j)));
+    });
+    L::Stmt load_part = L::allocate(
+        tmp, L::seq({scalar_tile([&](Expr i, Expr j) {
+                       return L::store(tmp, {i, j},
+                                       L::select(valid(i, j), L::load(out_buf, c_index(i, j)),
+                                                 L::float_imm(0.0)));
+                     }),
+                     tile_loops([&](Expr i, Expr j, const Var&) {
+                       return L::store(acc, {i, j}, L::load(tmp, {i, j}));
+                     })}));
+    L::Stmt init = choose(is_first, zero, choose(full, load_full, load_part));
+    // k loop
+    Var kf = L::make_var("kf");
+    L::Stmt kloop = L::for_loop(
+        kf, kc, tile_loops([&](Expr i, Expr j, const Var&) {
+          Expr av = a_const ? L::load(a_packed->buffer,
+                                      with_batch_v(packed_index(
+                                          g.a_idx, mp, L::add(L::mul(kb0, L::int_imm(KR)),
+                                                              vref(kf)),
+                                          i)))
+                            : L::load(ap, {vref(ir), vref(kf), i});
+          Expr bv = b_const
+                        ? L::load(b_packed->buffer,
+                                  with_batch_v(packed_index(
+                                      g.b_idx, L::add(L::floordiv(n0, NR), vref(jr)),
+                                      L::add(L::mul(kb0, L::int_imm(KR)), vref(kf)), j)))
+                        : L::load(bp, {vref(jr), vref(kf), j});
+          return L::store(acc, {i, j}, L::add(L::load(acc, {i, j}), L::mul(av, bv)));
+        }));
+    // store
+    auto store_full = [&](bool last) {
+      return tile_loops([&](Expr i, Expr j, const Var&) {
+        return L::store(out_buf, c_index(i, j), stored_value(L::load(acc, {i, j}), i, j, last));
+      });
+    };
+    auto store_part = [&](bool last) {
+      return L::allocate(
+          tmp, L::seq({tile_loops([&](Expr i, Expr j, const Var&) {
+                         return L::store(tmp, {i, j}, L::load(acc, {i, j}));
+                       }),
+                       scalar_tile([&](Expr i, Expr j) {
+                         return L::if_then(
+                             valid(i, j),
+                             L::store(out_buf, c_index(i, j),
+                                      stored_value(L::load(tmp, {i, j}), i, j, last)));
+                       })}));
+    };
+    auto store_for = [&](bool last) { return choose(full, store_full(last), store_part(last)); };
+    L::Stmt fin = is_last->kind == L::ExprKind::Int
+                      ? store_for(is_last->int_value != 0)
+                      : L::if_then(is_last, store_for(true), store_for(false));
+    L::Stmt micro = L::allocate(acc, L::seq({init, kloop, fin}));
+    micro = L::if_then(
+        L::logical_and(panel_ok, L::lt(n_base, L::int_imm(N))), micro);
+    L::Stmt tiles = L::for_loop(ir, MCP, L::for_loop(jr, NC / NR, micro));
+    tiles->comment = "micro-tiles";
+    mblock.push_back(tiles);
+    L::Stmt mloop = L::seq(mblock);
+    if (Tic > 1) {
+      mloop = L::for_loop(ic, Tic, mloop);
+    } else {
+      mloop = L::substitute_stmt(mloop, {{ic.get(), L::int_imm(0)}});
+    }
+    block.push_back(mloop);
+    return L::seq(block);
+  };
+
+  std::vector<L::Stmt> kparts;
+  Var pc = L::make_var("pc");
+  const int64_t nblk = kblocks + (ktail0 ? 1 : 0);
+  if (kblocks == 1) {
+    kparts.push_back(emit_block(L::int_imm(0), KC0, L::int_imm(1),
+                                L::int_imm(ktail0 ? 0 : 1)));
+  } else if (kblocks > 1) {
+    Expr first = L::eq(vref(pc), L::int_imm(0));
+    Expr last = ktail0 ? L::int_imm(0) : L::eq(vref(pc), L::int_imm(kblocks - 1));
+    kparts.push_back(L::for_loop(pc, kblocks, emit_block(vref(pc), KC0, first, last)));
+  }
+  if (ktail0) {
+    kparts.push_back(emit_block(L::int_imm(kblocks), ktail0, L::int_imm(nblk == 1 ? 1 : 0),
+                                L::int_imm(1)));
+  }
+  L::Stmt task = L::seq(kparts);
+  if (ap) task = L::allocate(ap, task);
+  if (bp) task = L::allocate(bp, task);
+  const bool par = knobs.parallel && target.threads > 1 && T > 1;
+  L::Stmt body;
+  if (T == 1) {
+    body = L::substitute_stmt(task, {{t.get(), L::int_imm(0)}});
+  } else {
+    body = L::for_loop(t, T, task, par ? L::ForKind::parallel : L::ForKind::serial);
+  }
+  body->comment = fmt::format("gemm {}: M={} N={} K={} batch={} mr={} nr={} kc={} nc={} mc={}",
+                              spec.name, M, N, K, g.batch(), MR, NR, KC, NC, MC);
+  result.body = body;
+  return result;
+}
+
+}  // namespace tessel::passes

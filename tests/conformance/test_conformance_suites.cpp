@@ -1,0 +1,101 @@
+// ONNX backend-test suites as regression tests: every case of the installed suites
+// (/usr/share/libonnx-testdata/data/{node,pytorch-converted,pytorch-operator,simple}), on the
+// reference interpreter and on the NPU (hw_configs/npu_4core.yaml), must end with the status
+// recorded in tests/conformance/expected_ref.txt / expected_npu_4core.txt. A case that now does
+// worse is a regression; one that does better is an improvement that must be recorded in the
+// file; both fail the test with one message per case saying which. The files are written by
+// `tessel conform ... --write-expected FILE` (their header has the exact command; see
+// docs/conformance.md), and `tessel conform DIR --expected FILE` checks a single case the same way.
+//
+// The test is parameterised by (target, suite), not by case: one ctest process per case would
+// cost ~0.1 s of process start-up each (2 x 1072 cases: minutes), while one run of a suite takes
+// seconds. Every case still runs in its own child process (driver::run_conform_cases), so a crash
+// or hang is that case's "error" status, with the message naming it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "compiler/driver/conform.h"
+#include "compiler/support/error.h"
+#include "npu_model/hw_config.h"
+
+namespace tessel::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSrc = TESSEL_SOURCE_DIR;
+const std::string kDataDir = "/usr/share/libonnx-testdata/data";
+const std::vector<std::string> kSuites = {"node", "pytorch-converted", "pytorch-operator",
+                                          "simple"};
+
+struct SuiteRun {
+  std::string target;    // "ref" | "npu"
+  std::string expected;  // expected-results file under tests/conformance
+  std::string suite;
+};
+
+void PrintTo(const SuiteRun& p, std::ostream* os) { *os << p.target << " " << p.suite; }
+
+std::vector<SuiteRun> all_runs() {
+  std::vector<SuiteRun> runs;
+  for (const auto& s : kSuites) {
+    runs.push_back({"ref", "expected_ref.txt", s});
+    runs.push_back({"npu", "expected_npu_4core.txt", s});
+  }
+  return runs;
+}
+
+class OnnxSuite : public ::testing::TestWithParam<SuiteRun> {};
+
+TEST_P(OnnxSuite, EveryCaseHasItsExpectedStatus) {
+  const SuiteRun& p = GetParam();
+  const std::string dir = kDataDir + "/" + p.suite;
+  ASSERT_TRUE(fs::is_directory(dir)) << dir << " is missing (install the libonnx-testdata package)";
+  const auto expected = driver::load_conform_expected(kSrc + "/tests/conformance/" + p.expected);
+  const auto cases = driver::find_conform_cases({dir});
+  ASSERT_FALSE(cases.empty()) << "no case under " << dir;
+
+  driver::ConformOptions o;
+  o.isolate = true;
+  // The slowest passing case takes ~0.2 s; a case still running after 60 s is a hang.
+  o.timeout_seconds = 60;
+  npu::HwConfig hw;
+  if (p.target == "npu") {
+    hw = npu::load_hw_config(kSrc + "/hw_configs/npu_4core.yaml");
+    o.target = driver::Target::npu;
+    o.hw = &hw;
+  }
+  const auto results = driver::run_conform_cases(cases, o, 2);
+
+  std::set<std::string> ran;
+  for (const auto& r : results) {
+    ran.insert(r.c.id());
+    if (driver::conform_change(expected, r) != driver::ConformChange::same)
+      ADD_FAILURE() << driver::conform_change_text(expected, r);
+  }
+  // Listed cases of this suite that are no longer installed (renamed upstream, or data missing).
+  for (const auto& [id, status] : expected.status)
+    if (id.rfind(p.suite + "/", 0) == 0 && !ran.count(id))
+      ADD_FAILURE() << id << " is in " << p.expected << " (" << driver::conform_status_name(status)
+                    << ") but not installed under " << dir;
+  const auto counts = driver::conform_counts(results);
+  for (const auto& [suite, c] : counts)
+    std::cout << "[conformance] " << p.target << " " << driver::conform_summary_line(suite, c)
+              << "\n";
+}
+
+std::string run_name(const ::testing::TestParamInfo<SuiteRun>& info) {
+  std::string n = info.param.target + "_" + info.param.suite;
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Conformance, OnnxSuite, ::testing::ValuesIn(all_runs()), run_name);
+
+}  // namespace
+}  // namespace tessel::testing
