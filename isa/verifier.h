@@ -16,6 +16,21 @@ namespace tessel::isa {
 /// different from hw.cores. Each message names the core and instruction index.
 std::vector<std::string> verify_program(const Program& program, const npu::HwConfig& hw);
 
+/// Static check of the set_flag/wait_flag pairing of every core's stream (docs/isa.md,
+/// Synchronisation; isa/verifier_sync.cpp). Flags are counters, so the pairing is checked by
+/// following each flag's count through the control-flow graph (branches taken and not taken):
+///  - missing set_flag: a wait_flag reached on some path with count 0 (no earlier set_flag of its
+///    flag is outstanding) -- its pipe would wait forever;
+///  - missing wait_flag: a flag still positive at the end of the stream (set more often than
+///    waited for), or a count that differs between paths joining at an instruction (a loop body
+///    that sets a flag more or fewer times than it waits for it: the count drifts per iteration);
+///  - redundant pair: a wait_flag that consumes a set made before a barrier/core_barrier that lies
+///    between them (the barrier already orders everything before it; the pair orders nothing).
+/// Also flags set_flag/wait_flag whose src/dst/event are out of range (then skips the pairing).
+/// Returns one message per problem, "core C, instruction I (TEXT): ...", empty when the pairing is
+/// sound. Cost: linear in the code size times the number of flags touched.
+std::vector<std::string> verify_sync(const Program& program, const npu::HwConfig& hw);
+
 // ---- additions (ISA text/encoding owner) ----
 
 /// An operand whose memory scope the opcode does not allow. `operand` is the operand's position

@@ -7,7 +7,9 @@ PACKAGES=(
   build-essential cmake pkg-config git
   libsystemc-dev          # SystemC 2.3.4 + TLM-2.0: the NPU cycle model
   verilator               # RTL co-simulation of NPU units (DESIGN.md; not used by the build yet)
-  llvm-14-dev             # CPU/GPU backends through LLVM (not used by the build yet)
+  llvm-14-dev             # CPU backend: loop IR -> LLVM IR -> ORC JIT / object files
+  libopenblas-dev         # CPU backend benchmarks: SGEMM baseline (benchmarks/bench_cpu_gemm.cpp)
+  libdnnl-dev             # CPU backend benchmarks: oneDNN convolution baseline (bench_cpu_conv.cpp)
   libyaml-cpp-dev         # hardware configs and experiment files
   libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX frontend (ONNX's protobuf library)
   libonnx-testdata        # ONNX backend conformance test data

@@ -413,6 +413,9 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
   for (const isa::AccessRange& r : e.ranges)
     if (r.write) pu.writes.push_back({r, completion});
   ps.busy_cycles += occupancy;
+  if (e.instr.op_index >= 0 &&
+      static_cast<size_t>(e.instr.op_index) < run_.result.op_busy_cycles.size())
+    run_.result.op_busy_cycles[e.instr.op_index][int(p)] += occupancy;
   const npu::ScopeTraffic traffic = npu::scope_traffic(hw_, e.instr);
   for (int sc = 0; sc < isa::kNumScopes; ++sc) {
     stats_.bytes_read[sc] += traffic.read[sc];

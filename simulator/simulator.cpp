@@ -70,7 +70,8 @@ void Simulator::load(const isa::Program& program) {
     fail("program '{}' needs {} bytes of GM but memory.dram.capacity_bytes is {} ({})",
          program.name, program.gm_bytes, hw_.dram.capacity_bytes,
          hw_.source_file.empty() ? std::string("config built in code") : hw_.source_file);
-  std::vector<uint8_t> gm(program.gm_bytes, 0);
+  const bool image = options_.functional || !options_.skip_gm_image;
+  std::vector<uint8_t> gm(image ? program.gm_bytes : 0, 0);
   for (const isa::GmBuffer& b : program.buffers) {
     if (b.address + b.bytes > program.gm_bytes || b.address + b.bytes < b.address)
       fail("program '{}': buffer '{}' [{}, {}) lies outside the {}-byte GM", program.name, b.name,
@@ -79,10 +80,11 @@ void Simulator::load(const isa::Program& program) {
       if (b.init.size() != b.bytes)
         fail("program '{}': constant buffer '{}' has {} init bytes, expected {}", program.name,
              b.name, b.init.size(), b.bytes);
-      std::memcpy(gm.data() + b.address, b.init.data(), b.bytes);
+      if (image) std::memcpy(gm.data() + b.address, b.init.data(), b.bytes);
     }
   }
   gm_ = std::move(gm);
+  gm_bytes_ = program.gm_bytes;
   code_ = program.cores;
   op_names_ = program.op_names;
   program_name_ = program.name;
@@ -110,8 +112,8 @@ SimResult Simulator::run() {
   run.hw = &hw_;
   run.options = &options_;
   run.code = &code_;
-  run.gm = gm_.data();
-  run.gm_bytes = gm_.size();
+  run.gm = gm_.empty() ? nullptr : gm_.data();
+  run.gm_bytes = gm_.empty() ? gm_bytes_ : gm_.size();
   run.tracing = !options_.trace_path.empty();
   run.result.cores.resize(code_.size());
   size_t n_ops = op_names_.size();
@@ -120,6 +122,7 @@ SimResult Simulator::run() {
       if (in.op_index >= 0) n_ops = std::max(n_ops, static_cast<size_t>(in.op_index) + 1);
   run.op_first_start.assign(n_ops, UINT64_MAX);
   run.op_last_completion.assign(n_ops, 0);
+  run.result.op_busy_cycles.assign(n_ops, {});
 
   bool deadlock = false;
   std::string deadlock_message;

@@ -21,6 +21,11 @@ struct SimOptions {
   bool functional = true;   // false: timing-only (data is not computed)
   std::string trace_path;   // when set, write a Chrome/Perfetto trace JSON there
   uint64_t max_cycles = 0;  // 0: unlimited; otherwise stop with tessel::Error when exceeded
+  /// Timing-only runs whose caller never reads or writes GM contents (e.g. the compiler's
+  /// measured tile selection): load() checks the buffers but builds no GM image, so a short
+  /// kernel of a large model does not pay for zero-filling the model's whole GM. Ignored when
+  /// `functional`; write_gm/read_gm then fail.
+  bool skip_gm_image = false;
 };
 
 /// Per-unit statistics. For a pipe: busy_cycles = sum of the occupancy of its data instructions
@@ -54,6 +59,10 @@ struct SimResult {
                                     // of its pipe instructions (0 if it has none); sized
                                     // max(program.op_names.size(), max op_index + 1)
   double host_seconds = 0;          // wall-clock time of run()
+  /// Per op_index (sized as op_cycles): busy cycles of each pipe (indexed by isa::Pipe) summed
+  /// over cores, counted as PipeStats::busy_cycles (data instructions' occupancy; the scalar entry
+  /// stays 0: fetch work is not attributed to ops).
+  std::vector<std::array<uint64_t, isa::kNumPipes>> op_busy_cycles;
 };
 
 /// Owns the GM image and runs programs. Each run() builds a fresh SystemC context, so many
@@ -93,6 +102,7 @@ class Simulator {
   std::vector<std::string> op_names_;
   std::string program_name_;
   std::vector<uint8_t> gm_;
+  uint64_t gm_bytes_ = 0;  // the loaded program's GM size (gm_.size() unless skip_gm_image)
 };
 
 }  // namespace tessel::sim

@@ -43,7 +43,7 @@ Command add_check_command(CLI::App& app) {
       "check", "run ONNX backend-test case directories and compare with their expected outputs");
   cmd->add_option("case_dirs", args->case_dirs, "case directories (model.onnx, test_data_set_N/)")
       ->required();
-  cmd->add_option("--target", args->target, "ref | npu")->default_val("ref");
+  cmd->add_option("--target", args->target, "ref | npu | cpu")->default_val("ref");
   cmd->add_option("--hw", args->hw, "hardware config YAML (required for --target npu)");
   cmd->add_option("--hw-set", args->hw_set, "override a config key: KEY=VALUE (repeatable)")
       ->expected(1)

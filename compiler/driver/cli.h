@@ -19,6 +19,7 @@ Command add_check_command(CLI::App& app);    // tessel check CASE_DIR...
 Command add_compile_command(CLI::App& app);  // tessel compile MODEL
 Command add_conform_command(CLI::App& app);  // tessel conform DIR... (conform.h)
 Command add_zoo_command(CLI::App& app);      // tessel zoo NAME -o FILE.onnx (zoo.h)
+Command add_sim_command(CLI::App& app);      // tessel sim MODEL --hw FILE (cli_sim.cpp)
 
 struct GraphPassArgs;
 /// Adds --disable-pass, --no-graph-passes, --print-ir-after, --print-ir-after-change and

@@ -20,7 +20,7 @@ Command add_conform_command(CLI::App& app) {
                   "directories searched recursively for cases (model.onnx + test_data_set_N/), "
                   "e.g. /usr/share/libonnx-testdata/data/node")
       ->required();
-  cmd->add_option("--target", args->target, "ref | npu")->default_val("ref");
+  cmd->add_option("--target", args->target, "ref | npu | cpu")->default_val("ref");
   cmd->add_option("--hw", args->hw, "hardware config YAML (required for --target npu)");
   cmd->add_option("--hw-set", args->hw_set, "override a config key: KEY=VALUE (repeatable)")
       ->expected(1)

@@ -250,12 +250,25 @@ json cpu_run_json(const CpuRun& run) {
 }
 
 int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
+  try {
+    check_output_path(args.report_path, "--report");
+    check_output_path(args.trace_path, "--trace");
+    pipeline_options(args.passes, err);  // validates the pass names first
+    const Experiment ex = load_experiment(args.experiment);
+    return run_experiment(ex, args, out, err, "run");
+  } catch (const Error& e) {
+    err << "error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
+                   std::ostream& err, const std::string& command) {
   OutputGuard guard;
   try {
     check_output_path(args.report_path, "--report");
     check_output_path(args.trace_path, "--trace");
     const graph_passes::PipelineOptions cli_passes = pipeline_options(args.passes, err);
-    const Experiment ex = load_experiment(args.experiment);
     // Prepare every run (inputs, model, hardware config) before running any, so a mistake in a
     // later run is reported before minutes of simulation.
     struct Prepared {
@@ -300,7 +313,7 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
       }
     }
     json report = {
-        {"tool", "tessel"}, {"command", "run"}, {"experiment", ex.source}, {"name", ex.name}};
+        {"tool", "tessel"}, {"command", command}, {"experiment", ex.source}, {"name", ex.name}};
     json runs = json::array();
     bool all_pass = true;
     for (size_t ri = 0; ri < ex.runs.size(); ++ri) {
@@ -309,6 +322,8 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
       const npu::HwConfig& hw = p.hw;
       RunOptions opts;
       opts.timing_only = r.timing_only;
+      opts.compile.double_buffer = r.double_buffer;
+      opts.compile.multicore = r.multicore;
       if (!args.trace_path.empty() && r.target == Target::npu) {
         fs::path tp(args.trace_path);
         opts.trace_path = ex.runs.size() == 1
@@ -334,11 +349,23 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
                  {"target", target_name(r.target)},
                  {"seconds", result.seconds}};
       for (const auto& [n, sh] : p.shapes) rj["inputs"][n] = sh;
+      // The graph as compiled: its node count after the graph passes (the imported count when
+      // graph_passes is none) and which passes were skipped (docs/graph_passes.md).
+      rj["graph_nodes"] = p.graph->nodes().size();
+      std::set<std::string> skipped = cli_passes.disabled;
+      skipped.insert(r.disabled_passes.begin(), r.disabled_passes.end());
+      rj["graph_passes"] = {{"enabled", cli_passes.enabled && r.graph_passes},
+                            {"disabled", skipped}};
       if (result.npu) {
         rj["hw"] = {{"name", hw.name},
                     {"file", hw.source_file},
                     {"cores", hw.cores},
-                    {"clock_ghz", hw.clock_ghz}};
+                    {"clock_ghz", hw.clock_ghz},
+                    {"dram_bytes_per_cycle", hw.dram.bytes_per_cycle}};
+        json hw_set = json::object();
+        for (const auto& o : r.hw_set) hw_set[o.key] = o.value;
+        rj["hw_set"] = hw_set;
+        rj["schedule"] = {{"double_buffer", r.double_buffer}, {"multicore", r.multicore}};
         json nj = npu_run_json(*result.npu, hw);
         rj.update(nj);
         out << npu_run_text(*result.npu, hw, r.report);

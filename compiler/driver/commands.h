@@ -35,6 +35,31 @@ struct RunArgs {
 /// `tessel run EXPERIMENT.yaml`.
 int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err);
 
+struct Experiment;
+/// Runs every run of an already loaded experiment and writes args.report_path / args.trace_path
+/// (args.experiment is not read): what `tessel run` does after load_experiment, shared with
+/// `tessel sim`. `command` is the report's "command" field. Returns 0/1/2 as cmd_run.
+int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out, std::ostream& err,
+                   const std::string& command);
+
+/// `tessel sim MODEL.onnx|zoo:NAME --hw FILE [--input-shape NAME=DIMS]... [--timing-only]
+/// [--hw-set KEY=VALUE]... [--no-double-buffer] [--single-core] [--report FILE.json]
+/// [--trace FILE.json]`: compiles and simulates one model without an experiment file (inputs
+/// uniform in [-1, 1), seed 0; checked against the reference unless --timing-only).
+struct SimArgs {
+  std::string model;
+  std::string hw;
+  std::vector<std::string> hw_set;
+  std::vector<std::string> input_shapes;  // NAME=DIMS
+  bool timing_only = false;
+  bool no_double_buffer = false;
+  bool single_core = false;
+  std::string report_path;
+  std::string trace_path;
+  GraphPassArgs passes;
+};
+int cmd_sim(const SimArgs& args, std::ostream& out, std::ostream& err);
+
 struct CheckArgs {
   std::vector<std::string> case_dirs;
   std::string target = "ref";
@@ -62,6 +87,10 @@ struct CompileArgs {
 /// `tessel compile MODEL --target cpu [--emit graph|loop|llvm|asm|obj|so] -o model.so` (the shared
 /// library and its C header model.h; compiler/backend/cpu/aot.h).
 int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err);
+
+/// Fails (tessel::Error naming `option`) unless the directory of output file `path` exists and
+/// `path` is not a directory; "" passes. Checked before any work.
+void check_output_path(const std::string& path, const char* option);
 
 /// Parses repeated `--input-shape NAME=D0,D1,...` options.
 std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& specs);

@@ -546,7 +546,8 @@ ConformStatus parse_conform_status(const std::string& name, const std::string& c
 }
 
 Tolerance conform_tolerance(const ConformOptions& options, const Tensor& expected) {
-  if (options.target == Target::ref)
+  // cpu: fp32 like the reference, only summation order differs (FMA contraction, reassociation).
+  if (options.target == Target::ref || options.target == Target::cpu)
     return {1e-7, 1e-3,
             "ONNX backend test default (onnx/backend/test/runner): rtol 1e-3, atol 1e-7"};
   TESSEL_CHECK(options.hw != nullptr, "conform: npu target without a hardware config");
@@ -1020,7 +1021,8 @@ int cmd_conform(const ConformArgs& args, std::ostream& out, std::ostream& err,
   const std::string target_text =
       opts.target == Target::npu
           ? fmt::format("npu on {} ({})", hw.name, fs::path(hw.source_file).filename().string())
-          : std::string("ref (reference interpreter)");
+          : opts.target == Target::cpu ? std::string("cpu (host CPU through LLVM)")
+                                       : std::string("ref (reference interpreter)");
   std::set<std::string> suites;
   for (const auto& c : cases) suites.insert(c.suite);
   out << fmt::format("conform: {} cases in {} suite{} ({}) on {}, {} job{}{}\n", cases.size(),

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/driver/zoo.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/support/error.h"
 #include "passes/graph/pass_manager.h"
@@ -129,8 +130,9 @@ class Parser {
 
   /// Applies the run-level keys of `n` onto `run`.
   void run_keys(const YAML::Node& n, const std::string& where, RunSpec& run, bool top) const {
-    std::set<std::string> allowed = {"name",   "model", "inputs",      "hw",     "hw_set",
-                                     "target", "check", "timing_only", "report", "graph_passes"};
+    std::set<std::string> allowed = {"name",   "model",        "inputs",  "hw",
+                                     "hw_set", "target",       "check",   "timing_only",
+                                     "report", "graph_passes", "schedule"};
     if (top) {
       allowed.insert("description");
       allowed.insert("runs");
@@ -138,7 +140,19 @@ class Parser {
     check_keys(n, where, allowed);
     auto key = [&](const char* k) { return where.empty() ? std::string(k) : where + "." + k; };
     if (n["name"]) run.name = str(n["name"], key("name"));
-    if (n["model"]) run.model = path(n["model"], key("model"), true);
+    if (n["model"]) {
+      const std::string m = str(n["model"], key("model"));
+      if (m.rfind("zoo:", 0) == 0) {
+        try {
+          zoo::find_zoo_model(m.substr(4));
+        } catch (const Error& e) {
+          error(n["model"], key("model"), e.what());
+        }
+        run.model = m;
+      } else {
+        run.model = path(n["model"], key("model"), true);
+      }
+    }
     if (n["inputs"]) {
       const YAML::Node ins = n["inputs"];
       if (!ins.IsMap())
@@ -175,6 +189,13 @@ class Parser {
     }
     if (n["timing_only"]) run.timing_only = boolean(n["timing_only"], key("timing_only"));
     if (n["graph_passes"]) parse_graph_passes(n["graph_passes"], key("graph_passes"), run);
+    if (n["schedule"]) {
+      const YAML::Node sc = n["schedule"];
+      check_keys(sc, key("schedule"), {"double_buffer", "multicore"});
+      if (sc["double_buffer"])
+        run.double_buffer = boolean(sc["double_buffer"], key("schedule") + ".double_buffer");
+      if (sc["multicore"]) run.multicore = boolean(sc["multicore"], key("schedule") + ".multicore");
+    }
     if (n["report"]) {
       const YAML::Node r = n["report"];
       if (!r.IsSequence()) error(r, key("report"), "expected a list of sections");
@@ -230,6 +251,9 @@ class Parser {
             "it or set target: npu");
     if (run.target == Target::npu && run.hw.empty())
       error(n, where.empty() ? "hw" : where, "target npu needs 'hw' (a hardware config file)");
+    if (run.target != Target::npu && n["schedule"])
+      error(n["schedule"], where.empty() ? "schedule" : where + ".schedule",
+            "schedule knobs apply to target npu only");
     if (run.timing_only && run.check)
       error(n, where.empty() ? "timing_only" : where,
             "timing_only computes no values: set check: none");

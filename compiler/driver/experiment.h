@@ -10,6 +10,7 @@
 //   check: reference
 //   report: [summary, pipes, memory, ops, check]
 //   graph_passes: all             # all (default) | none | {disable: [cse, fuse_kernels]}
+//   schedule: {double_buffer: true, multicore: true}   # NPU schedule knobs (default: both on)
 //   runs:                         # optional: each entry overrides the keys above
 //     - {name: batch4, inputs: {x: {shape: [4, 3, 48, 192]}}}
 #pragma once
@@ -38,7 +39,7 @@ inline const std::vector<std::string> kReportSections = {"summary", "pipes", "me
 
 struct RunSpec {
   std::string name;
-  std::string model;  // resolved path
+  std::string model;  // resolved path, or "zoo:NAME" (a zoo model built in memory, zoo.h)
   std::map<std::string, InputSpec> inputs;
   std::string hw;  // resolved path ("" for target ref)
   std::vector<npu::HwOverride> hw_set;
@@ -48,6 +49,8 @@ struct RunSpec {
   std::vector<std::string> report = kReportSections;
   bool graph_passes = true;                  // graph_passes: all (default) | none
   std::vector<std::string> disabled_passes;  // graph_passes: {disable: [NAME, ...]}
+  bool double_buffer = true;                 // schedule: {double_buffer: bool}
+  bool multicore = true;                     // schedule: {multicore: bool}
 };
 
 struct Experiment {

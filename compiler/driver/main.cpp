@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
       add_compile_command(app),
       add_conform_command(app),
       add_zoo_command(app),
+      add_sim_command(app),
   };
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

@@ -102,6 +102,9 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
   j["dram_bytes"] = {{"read", s.dram_read_bytes},
                      {"written", s.dram_write_bytes},
                      {"total", s.dram_read_bytes + s.dram_write_bytes}};
+  // Compiled kernels, counted as the summary line counts them (a fusion group is one kernel).
+  j["kernels"] = std::count_if(run.module.kernels.begin(), run.module.kernels.end(),
+                               [](const auto& k) { return k.op_index >= 0; });
   json ops = json::array();
   double roof_total = 0;
   for (const auto& k : run.module.kernels) {
@@ -114,6 +117,21 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
       cycles = s.op_cycles[k.op_index];
     o["cycles"] = cycles;
     o["simulated_cycles"] = cycles;
+    if (k.op_index >= 0 && static_cast<size_t>(k.op_index) < s.op_busy_cycles.size()) {
+      // Busy cycles of the op's instructions per pipe (all cores), and utilisation over the op's
+      // span: busy / (cycles x cores).
+      json ob = json::object(), ou = json::object();
+      const double denom =
+          static_cast<double>(cycles) * static_cast<double>(std::max<size_t>(s.cores.size(), 1));
+      for (isa::Pipe p : kPipes) {
+        if (p == isa::Pipe::scalar) continue;
+        const uint64_t b = s.op_busy_cycles[k.op_index][static_cast<int>(p)];
+        ob[isa::pipe_name(p)] = b;
+        ou[isa::pipe_name(p)] = denom > 0 ? static_cast<double>(b) / denom : 0.0;
+      }
+      o["per_pipe_busy_cycles"] = ob;
+      o["per_pipe_utilization"] = ou;
+    }
     if (k.op_index >= 0) {
       const npu::Roofline r = npu::roofline(hw, k.work);
       roof_total += r.cycles;

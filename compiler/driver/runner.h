@@ -21,7 +21,8 @@ enum class Target { ref, npu, cpu };
 Target parse_target(const std::string& name, const std::string& context);
 const char* target_name(Target t);
 
-/// Imports an ONNX model with the given input shapes (required for dynamic dims), then runs the
+/// Imports an ONNX model (a file, or "zoo:NAME": the zoo model NAME built in memory with the batch
+/// of its input's shape, compiler/driver/zoo.h) with the given input shapes (required for dynamic dims), then runs the
 /// graph pass pipeline (passes/graph/pass_manager.h) with `passes`: by default every pass, with
 /// every registered op available to the pattern fusions. Throws tessel::Error from the import or
 /// the pipeline (an unknown pass name, a pass that broke the graph).
@@ -53,7 +54,7 @@ struct CpuRun {
   struct Kernel {
     std::string node, op_type, kind;  // kind: gemm | generic | copy (see cpu_backend)
     std::vector<std::string> fused;   // nodes computed inside this kernel
-    double seconds = 0;               // wall time of the kernel in the profiled run
+    double seconds = 0;               // wall time in the profiled run (after a warm-up run)
     double flops = 0;                 // gemm kernels: 2 * M * N * K * batch
   };
   std::vector<Kernel> kernels;  // every kernel with code, in execution order

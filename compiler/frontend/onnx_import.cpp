@@ -29,7 +29,7 @@ namespace tessel::frontend {
 
 namespace {
 
-constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMinOpset = 6;  // opset 6: legacy forms upgraded to 7 on import
 constexpr int64_t kMaxOpset = 18;
 
 std::string onnx_dtype_name(int elem_type) {
@@ -332,8 +332,8 @@ class Importer {
     // Names given in input_shapes must be runtime inputs: report a wrong name before anything
     // else (a misspelt name would otherwise surface as "dim unbound").
     for (const auto& vi : gp.input())
-      (values_.count(vi.name()) ? constant_inputs.insert(vi.name()), void()
-                                : runtime_inputs.push_back(vi.name()));
+      (values_.count(vi.name()) ? constant_inputs.insert(vi.name()),
+       void()                   : runtime_inputs.push_back(vi.name()));
     for (const auto& [name, shape] : options_.input_shapes) {
       if (std::find(runtime_inputs.begin(), runtime_inputs.end(), name) != runtime_inputs.end()) {
         continue;
@@ -705,6 +705,7 @@ class Importer {
 
   void canonicalize(PendingNode& n) {
     const std::string op = n.op;
+    if (opset_ < 7) canonicalize_6(n);
     if (op == "Clip" && opset_ < 11) {
       // Clip-6: min/max attributes -> optional inputs 1/2 (scalars of the input's dtype).
       const DType dtype = required(n, 0, "input")->dtype;
@@ -754,6 +755,102 @@ class Importer {
       n.attrs.erase("ratio");
       n.attrs.erase("is_test");
     }
+  }
+
+  // Opset 6 -> 7 (ONNX Changelog.md, the version converter's adapters for 6 -> 7): the ops whose
+  // version 7 changed semantics or attributes. The rest of opset 6 has the opset-7 semantics (the
+  // other rewrites below take the older forms of Clip, Slice, Squeeze, Pad, Softmax, ...).
+  //   Add/Sub/Mul/Div/Pow, And/Or/Xor, Equal/Greater/Less (version 1/6): `broadcast` and `axis`
+  //     (legacy broadcasting: B's dims align with A's from `axis`, or as a suffix without `axis`;
+  //     without broadcast=1 the shapes are equal) -> numpy broadcasting, B reshaped with trailing
+  //     1s when `axis` places it before A's last dims.
+  //   Gemm-6: `broadcast` on C -> dropped (Gemm-7 always broadcasts C unidirectionally).
+  //   PRelu-6: a 1-D slope of X's channel count is per channel (axis 1) -> slope [C, 1, ..., 1].
+  //   BatchNormalization-6 / Dropout-6: is_test=1 (inference) -> dropped (below); is_test=0, the
+  //     default, is training mode: Unsupported (Dropout with ratio 0 is the identity either way).
+  //   Upsample-1 (height_scale/width_scale): not supported.
+  void canonicalize_6(PendingNode& n) {
+    static const std::set<std::string> legacy_broadcast = {
+        "Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"};
+    const std::string& op = n.op;
+    if (legacy_broadcast.count(op)) {
+      const int64_t broadcast = n.attrs.get_int_or("broadcast", 0, n.name);
+      const bool has_axis = n.attrs.has("axis");
+      const int64_t axis_attr = n.attrs.get_int_or("axis", 0, n.name);
+      n.attrs.erase("broadcast");
+      n.attrs.erase("axis");
+      Value* a = required(n, 0, "A");
+      Value* b = required(n, 1, "B");
+      const auto ra = static_cast<int64_t>(a->shape.size());
+      const auto rb = static_cast<int64_t>(b->shape.size());
+      if (!broadcast) {
+        if (a->shape != b->shape)
+          fail("{}: without broadcast=1 (opset {}) A and B must have the same shape, got {} and {}",
+               n.where(), opset_, shape_to_string(a->shape), shape_to_string(b->shape));
+        return;
+      }
+      if (rb > ra)
+        fail("{}: broadcast=1 needs rank(B) <= rank(A), got {} and {}", n.where(), rb, ra);
+      if (!has_axis) return;  // suffix alignment = numpy broadcasting of B into A
+      const int64_t axis = axis_attr < 0 ? axis_attr + ra : axis_attr;
+      if (axis < 0 || axis + rb > ra)
+        fail("{}: axis={} places B {} outside A {}", n.where(), axis_attr,
+             shape_to_string(b->shape), shape_to_string(a->shape));
+      for (int64_t k = 0; k < rb; ++k) {
+        const int64_t da = a->shape[axis + k], db = b->shape[k];
+        if (db != da && db != 1)
+          fail("{}: B {} does not broadcast into A {} from axis {}", n.where(),
+               shape_to_string(b->shape), shape_to_string(a->shape), axis);
+      }
+      const int64_t trailing = ra - axis - rb;
+      if (trailing > 0 && rb > 0) {
+        Shape target = b->shape;
+        target.insert(target.end(), trailing, 1);
+        n.inputs[1] = reshaped(b, target, n.name + "_B");
+      }
+    } else if (op == "Gemm") {
+      n.attrs.erase("broadcast");
+    } else if (op == "BatchNormalization" || op == "Dropout") {
+      // Version 6 runs in training mode (batch statistics, random mask) unless is_test=1, and
+      // is_test defaults to 0; tessel imports inference graphs only.
+      const bool zero_ratio =
+          op == "Dropout" && n.attrs.get_float_or("ratio", 0.5f, n.name) == 0.0f;
+      if (n.attrs.get_int_or("is_test", 0, n.name) != 1 && !zero_ratio)
+        throw Unsupported(fmt::format(
+            "{}: {}-6 without is_test=1 runs in training mode ({}); tessel imports inference "
+            "graphs only",
+            n.where(), op, op == "Dropout" ? "a random mask" : "batch statistics"));
+    } else if (op == "PRelu") {
+      Value* x = required(n, 0, "X");
+      Value* slope = required(n, 1, "slope");
+      if (x->shape.size() > 2 && slope->shape.size() == 1 && slope->shape[0] > 1 &&
+          slope->shape[0] == x->shape[1]) {
+        Shape target(x->shape.size() - 1, 1);
+        target[0] = slope->shape[0];
+        n.inputs[1] = reshaped(slope, target, n.name + "_slope");
+      }
+    } else if (op == "Upsample") {
+      throw Unsupported(
+          fmt::format("{}: Upsample-1 (opset {}; height_scale/width_scale) is not supported; "
+                      "opset 7 and later are",
+                      n.where(), opset_));
+    } else if (op == "LSTM" || op == "GRU" || op == "RNN") {
+      n.attrs.erase("output_sequence");  // RNN-1: every output is optional since version 7
+    }
+  }
+
+  // `v` with shape `target` (the same element count): a new constant when `v` is one, otherwise
+  // a Reshape node.
+  Value* reshaped(Value* v, const Shape& target, const std::string& base) {
+    if (v->constant && !v->producer) {
+      Tensor t = *v->constant;
+      return g_->add_constant(fresh_value_name(base), t.reshaped(target));
+    }
+    Value* out = g_->add_value(fresh_value_name(base), DType::undefined, {});
+    emit("Reshape", fresh_node_name(base + "_reshape", false),
+         {v, const_i64(base + "_shape", std::vector<int64_t>(target.begin(), target.end()))}, {out},
+         {});
+    return out;
   }
 
   // ReduceX-18: axes input -> axes attribute (the opset-13..17 form).

@@ -3,9 +3,11 @@
 // Imports initializers and Constant nodes (value, value_float(s), value_int(s)) as constants,
 // converts attributes of every tensor-level kind, binds dynamic input dims from
 // ImportOptions::input_shapes, runs shape inference with data propagation node by node
-// (ops::infer_and_propagate) and checks the result with verify_graph. Default-domain opsets 7..18
+// (ops::infer_and_propagate) and checks the result with verify_graph. Default-domain opsets 6..18
 // are accepted; each op is canonicalised to its opset-17 form so the op library implements one
-// semantics: Clip(<11) min/max, Slice(<10) starts/ends/axes, Squeeze/Unsqueeze/ReduceSum(<13)
+// semantics: opset 6's legacy broadcasting (broadcast/axis of Add/Sub/Mul/Div/Pow and the
+// logical/comparison ops), Gemm's broadcast and PRelu-6's per-channel slope take their opset-7
+// forms; Clip(<11) min/max, Slice(<10) starts/ends/axes, Squeeze/Unsqueeze/ReduceSum(<13)
 // axes, Split(<13) split, Pad(<11) pads/value, TopK(<10) k become constant inputs;
 // Softmax/LogSoftmax/Hardmax(<13) become Reshape(2-D) -> op(axis=1) -> Reshape when the axis is not
 // the last; Resize-10 and Upsample become Resize(X, roi=[], scales) with asymmetric coordinates

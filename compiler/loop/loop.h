@@ -42,6 +42,9 @@ struct BufferNode {
   Buffer base;                 // the allocation this buffer views; null for an allocation
   int64_t address_bytes = -1;  // allocations only
   int64_t alloc_bytes = 0;     // allocations only: bytes reserved (>= span_bytes of every view)
+  // Allocations only: the double_buffer pass must not give it a pong copy (the tiler alternates
+  // it with a twin itself, or keeps it resident across the tiles).
+  bool no_double_buffer = false;
 
   int64_t numel() const { return shape_numel(shape); }
   /// Bytes spanned from element 0 to the last element, inclusive (0 for an empty shape).

@@ -47,7 +47,6 @@ std::map<const te::TensorNode*, bool> inlinable_stages(const te::Tensor& out);
 
 /// `e` with every read of a stage in `inlined` replaced by that stage's body at the read's
 /// indices (recursively); a padded read becomes select(in_bounds, body, pad_value).
-loop::Expr inline_stages(const loop::Expr& e,
-                         const std::map<const te::TensorNode*, bool>& inlined);
+loop::Expr inline_stages(const loop::Expr& e, const std::map<const te::TensorNode*, bool>& inlined);
 
 }  // namespace tessel::lower

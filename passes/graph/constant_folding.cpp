@@ -5,6 +5,12 @@
 //           %y: f32[1,64] = MatMul(%x, %wt)
 //   after:  %wt: f32[64,32] = const [...]
 //           %y: f32[1,64] = MatMul(%x, %wt)
+//
+// Runs after: ops::infer_graph; best after shape_folding (more inputs are constants then), but it
+// also folds nodes whose outputs are known values on its own.
+// Guarantees: no node with all-constant inputs remains unless its op is non-deterministic, has no
+// reference kernel (or throws Unsupported), produces a graph output or an output above
+// kMaxFoldedElements; values keep their names, dtypes and shapes.
 #include <algorithm>
 
 #include "compiler/ops/op_registry.h"

@@ -6,6 +6,11 @@
 //           %y: f32[4] = Mul(%a, %b)
 //   after:  %a: f32[4] = Sigmoid(%x)
 //           %y: f32[4] = Mul(%a, %a)
+//
+// Runs after: the rewrites (folding and fusion leave equal constants and duplicate nodes behind).
+// Guarantees: no two constants with equal dtype, shape and bytes, and no two deterministic nodes
+// with equal op, inputs and attributes remain (fixed point), except a duplicate producing a graph
+// output; graph outputs keep their names.
 #include <fmt/format.h>
 
 #include <algorithm>

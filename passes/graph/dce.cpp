@@ -5,6 +5,10 @@
 //           %b: f32[4] = Sigmoid(%x)      (nothing reads %b)
 //           -> (%a)
 //   after:  %a: f32[4] = Relu(%x)
+//
+// Runs after: any pass (last clean-up before fuse_kernels).
+// Guarantees: every remaining node has a graph output depending on it, every remaining value is
+// referenced (graph inputs and outputs always stay).
 #include "passes/graph/graph_passes.h"
 
 namespace tessel::graph_passes {

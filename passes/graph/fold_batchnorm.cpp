@@ -12,6 +12,12 @@
 //   before: %c: f32[1,8,24,96] = Conv(%x, %w) {...}
 //           %y: f32[1,8,24,96] = BatchNormalization(%c, %scale, %B, %mean, %var) {epsilon=1e-05}
 //   after:  %y: f32[1,8,24,96] = Conv(%x, %w.bn, %w.bn_bias) {...}
+//
+// Runs after: the folding passes and simplify (BN parameters and per-channel Mul/Add operands must
+// be constants; simplify turns Div by a constant into the Mul this pass folds).
+// Guarantees: no BatchNormalization or per-channel affine map with constant parameters right
+// after a foldable contraction (single consumer, constant weights) remains; the contraction keeps
+// its output value (name, shape), with new constant weight and bias values.
 #include <cmath>
 #include <optional>
 

@@ -11,6 +11,11 @@
 //           %m: f32[2,16] = Mul(%x, %p)
 //           %y: f32[2,16] = Mul(%m, %half)
 //   after:  %y: f32[2,16] = Gelu(%x)
+//
+// Runs after: simplify (Div by sqrt2 may have become Mul by 1/sqrt2: both are accepted); before
+// fuse_kernels.
+// Guarantees: Gelu formed only when `available` allows it; the pattern's final value keeps its
+// name and shape; no intermediate of a matched pattern survives.
 #include <cmath>
 
 #include "passes/graph/graph_passes.h"

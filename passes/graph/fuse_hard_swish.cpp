@@ -8,6 +8,11 @@
 //           %m: f32[1,8,24,96] = Mul(%x, %c)
 //           %y: f32[1,8,24,96] = Div(%m, %six)
 //   after:  %y: f32[1,8,24,96] = HardSwish(%x)
+//
+// Runs after: simplify (it accepts Div by 6 and Mul by 1/6 alike, and the x*1 simplify removes
+// would hide x); before fuse_kernels (which groups the fused ops as elementwise).
+// Guarantees: HardSwish/HardSigmoid formed only when `available` allows them; the pattern's final
+// value keeps its name and shape; no intermediate of a matched pattern survives.
 #include <cmath>
 
 #include "passes/graph/graph_passes.h"

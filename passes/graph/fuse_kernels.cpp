@@ -27,6 +27,10 @@
 //           %y: f32[1,8,24,96] = Relu(%c)
 //   after:  %c: f32[1,8,24,96] = Conv(%x, %w, %b) {..., fusion_group=0}
 //           %y: f32[1,8,24,96] = Relu(%c) {fusion_group=0}
+//
+// Runs after: every rewriting pass (it only annotates: any later rewrite would have to re-run it,
+// and it drops stale `fusion_group` attributes itself). Needs ops::infer_graph's shapes.
+// Guarantees: the contract above, on every group it marks; the graph is otherwise unchanged.
 #include <algorithm>
 #include <map>
 #include <optional>

@@ -17,6 +17,11 @@
 //           %g: f32[1,40,120] = Mul(%n, %gamma)
 //           %y: f32[1,40,120] = Add(%g, %beta)
 //   after:  %y: f32[1,40,120] = LayerNormalization(%x, %gamma, %beta) {axis=2, epsilon=1e-05}
+//
+// Runs after: the folding passes (eps, gamma, beta, the exponent 2 must be constants) and simplify;
+// before fuse_kernels.
+// Guarantees: LayerNormalization formed only when `available` allows it; the final value (after
+// the absorbed Mul/Add) keeps its name and shape; no intermediate of a matched pattern survives.
 #include <algorithm>
 
 #include "passes/graph/graph_passes.h"

@@ -5,6 +5,10 @@
 //   before: %s: f32[1,40,240] = Sigmoid(%x)
 //           %y: f32[1,40,240] = Mul(%x, %s)
 //   after:  %y: f32[1,40,240] = Silu(%x)
+//
+// Runs after: simplify (removes the * 1 in x * Sigmoid(x * 1)); before fuse_kernels.
+// Guarantees: Silu formed only when `available` allows it; the Mul's output keeps its name and
+// shape.
 #include "passes/graph/graph_passes.h"
 #include "passes/graph/rewrite_util.h"
 

@@ -57,8 +57,8 @@ struct Contraction {
   Var m, n;
   int64_t M = 1, N = 1;
   std::vector<Var> kvars;
-  std::vector<int64_t> kext;  // K dims; K blocks split the first
-  te::Tensor a, b;            // placeholders
+  std::vector<int64_t> kext;              // K dims; K blocks split the first
+  te::Tensor a, b;                        // placeholders
   std::vector<Expr> a_idx, b_idx, c_idx;  // c_idx: index into the contraction's output
   bool b_padded = false;
 
@@ -221,7 +221,8 @@ bool epilogue_ok(const te::Tensor& out, const te::Tensor& c) {
         return;
       }
       for (size_t d = 0; d < e.args.size(); ++d) {
-        const bool own_axis = e.args[d]->kind == L::ExprKind::VarRef && e.args[d]->var == t->axes[d];
+        const bool own_axis =
+            e.args[d]->kind == L::ExprKind::VarRef && e.args[d]->var == t->axes[d];
         const bool unit_dim = t->shape[d] == 1 && e.args[d]->kind == L::ExprKind::Int;
         if (!own_axis && !unit_dim) ok = false;
       }
@@ -266,13 +267,13 @@ void choose_micro_tile(int64_t M, int64_t N, const CpuTarget& t, int64_t* mr, in
     for (int64_t r = 1; r <= std::min<int64_t>(16, M); ++r) {
       if (r * v + v + 1 > regs) continue;
       const int64_t nr = v * w;
-      const double pad = static_cast<double>(M) * N /
-                         (static_cast<double>(round_up(M, r)) * round_up(N, nr));
+      const double pad =
+          static_cast<double>(M) * N / (static_cast<double>(round_up(M, r)) * round_up(N, nr));
       const double acc = static_cast<double>(r * v);
       // Loads per FMA (v vector loads + r broadcasts per r*v FMAs), and enough independent
       // accumulators to hide the FMA latency (about 4 cycles x 2 pipes, 12 to be safe).
-      const double kernel = acc / (acc + 0.15 * static_cast<double>(r + v)) *
-                            std::min(1.0, acc / 12.0);
+      const double kernel =
+          acc / (acc + 0.15 * static_cast<double>(r + v)) * std::min(1.0, acc / 12.0);
       const double score = pad * kernel;
       if (score > best + 1e-9) {
         best = score;
@@ -301,8 +302,9 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
   // ---- knobs ----
   CpuGemmKnobs knobs = knobs_io ? *knobs_io : CpuGemmKnobs{};
   int64_t MR = knobs.mr, NV = knobs.nr / W;
-  if (knobs.nr % W != 0) fail("{}: cpu gemm knob nr={} is not a multiple of the vector width {}",
-                              spec.name, knobs.nr, W);
+  if (knobs.nr % W != 0)
+    fail("{}: cpu gemm knob nr={} is not a multiple of the vector width {}", spec.name, knobs.nr,
+         W);
   if (MR <= 0 || NV <= 0) choose_micro_tile(M, N, target, &MR, &NV);
   const int64_t NR = NV * W;
   const int64_t KR = K / g.kext[0];  // K elements per step of the first K dim
@@ -350,8 +352,10 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
   };
   const bool a_const = packable(g.a, g.a_idx);
   const bool b_const = packable(g.b, g.b_idx);
-  if (MC <= 0) MC = a_const ? MPC * MR : std::min(MPC * MR, round_up(std::max<int64_t>(MR, 
-      target.l2_bytes / 2 / (KC * 4)), MR));
+  if (MC <= 0)
+    MC = a_const ? MPC * MR
+                 : std::min(MPC * MR,
+                            round_up(std::max<int64_t>(MR, target.l2_bytes / 2 / (KC * 4)), MR));
   MC = std::clamp(round_up(MC, MR), MR, MPC * MR);
   const int64_t MCP = MC / MR;
   const int64_t Tic = ceil_div(MPC, MCP);
@@ -425,8 +429,8 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
         }
         for (int64_t r = 0; r < extent; ++r) {
           const int64_t src = base + koff + cr * r;
-          TESSEL_CHECK(src >= 0 && src < n_el, "{}: packing {} reads element {} of {}",
-                       spec.name, what, src, n_el);
+          TESSEL_CHECK(src >= 0 && src < n_el, "{}: packing {} reads element {} of {}", spec.name,
+                       what, src, n_el);
           packed[static_cast<size_t>(((bi * P + r / R) * K + kf) * R + r % R)] =
               static_cast<float>(data.get_as_double(src));
         }
@@ -479,36 +483,36 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
   Expr n0 = L::mul(jn, L::int_imm(NC));
   Expr mp_chunk = L::mul(jm, L::int_imm(MPC));
 
-  L::Buffer bp = b_const ? nullptr
-                         : L::make_buffer(spec.name + ".Bp", L::MemScope::host, DType::f32,
-                                          {NC / NR, KC, NR});
-  L::Buffer ap = a_const ? nullptr
-                         : L::make_buffer(spec.name + ".Ap", L::MemScope::host, DType::f32,
-                                          {MCP, KC, MR});
+  L::Buffer bp =
+      b_const ? nullptr
+              : L::make_buffer(spec.name + ".Bp", L::MemScope::host, DType::f32, {NC / NR, KC, NR});
+  L::Buffer ap =
+      a_const ? nullptr
+              : L::make_buffer(spec.name + ".Ap", L::MemScope::host, DType::f32, {MCP, KC, MR});
 
   // K loops of one block: first dim from kb0 over kc0 steps, the other dims whole; kflat is the
   // flattened index inside the block.
-  auto k_nest = [&](Expr kb0, int64_t kc0, const std::function<L::Stmt(
-                                                 const std::map<const L::VarNode*, Expr>&, Expr)>&
-                                                 body) {
-    std::vector<Var> vs;
-    std::map<const L::VarNode*, Expr> ks;
-    Expr kflat = L::int_imm(0);
-    for (size_t d = 0; d < g.kext.size(); ++d) {
-      const int64_t ext = d == 0 ? kc0 : g.kext[d];
-      Var v = L::make_var(g.kvars[d]->name + "p");
-      vs.push_back(v);
-      Expr val = ext == 1 ? L::int_imm(0) : vref(v);
-      ks[g.kvars[d].get()] = d == 0 ? L::add(kb0, val) : val;
-      kflat = L::add(L::mul(kflat, L::int_imm(ext)), val);
-    }
-    L::Stmt s = body(ks, kflat);
-    for (int d = static_cast<int>(vs.size()) - 1; d >= 0; --d) {
-      const int64_t ext = d == 0 ? kc0 : g.kext[d];
-      if (ext > 1) s = L::for_loop(vs[d], ext, s);
-    }
-    return s;
-  };
+  auto k_nest =
+      [&](Expr kb0, int64_t kc0,
+          const std::function<L::Stmt(const std::map<const L::VarNode*, Expr>&, Expr)>& body) {
+        std::vector<Var> vs;
+        std::map<const L::VarNode*, Expr> ks;
+        Expr kflat = L::int_imm(0);
+        for (size_t d = 0; d < g.kext.size(); ++d) {
+          const int64_t ext = d == 0 ? kc0 : g.kext[d];
+          Var v = L::make_var(g.kvars[d]->name + "p");
+          vs.push_back(v);
+          Expr val = ext == 1 ? L::int_imm(0) : vref(v);
+          ks[g.kvars[d].get()] = d == 0 ? L::add(kb0, val) : val;
+          kflat = L::add(L::mul(kflat, L::int_imm(ext)), val);
+        }
+        L::Stmt s = body(ks, kflat);
+        for (int d = static_cast<int>(vs.size()) - 1; d >= 0; --d) {
+          const int64_t ext = d == 0 ? kc0 : g.kext[d];
+          if (ext > 1) s = L::for_loop(vs[d], ext, s);
+        }
+        return s;
+      };
 
   auto emit_block = [&](Expr pc, int64_t kc0, Expr is_first, Expr is_last) -> L::Stmt {
     Expr kb0 = L::mul(pc, L::int_imm(KC0));
@@ -517,9 +521,9 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
     // pack B
     if (!b_const) {
       Var jr = L::make_var("jr"), jv = L::make_var("jv"), l = L::make_var("l");
-      Expr n = L::add(L::add(L::add(n0, L::mul(vref(jr), L::int_imm(NR))),
-                             L::mul(vref(jv), L::int_imm(W))),
-                      vref(l));
+      Expr n = L::add(
+          L::add(L::add(n0, L::mul(vref(jr), L::int_imm(NR))), L::mul(vref(jv), L::int_imm(W))),
+          vref(l));
       L::Stmt pack = k_nest(kb0, kc0, [&](const auto& ks, Expr kflat) {
         std::map<const L::VarNode*, Expr> sub = ks;
         sub[g.n.get()] = n;
@@ -527,15 +531,13 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
         for (const auto& e : g.b_idx) idx.push_back(with_batch(L::substitute(e, sub)));
         Expr v = L::load(b_buf, idx, g.b_padded, 0.0);
         if (N % NR != 0) v = L::select(L::lt(n, L::int_imm(N)), v, L::float_imm(0.0));
-        return L::for_loop(l, W,
-                           L::store(bp, {vref(jr), kflat,
-                                         L::add(L::mul(vref(jv), L::int_imm(W)), vref(l))},
-                                    v),
-                           L::ForKind::vectorized);
+        return L::for_loop(
+            l, W,
+            L::store(bp, {vref(jr), kflat, L::add(L::mul(vref(jv), L::int_imm(W)), vref(l))}, v),
+            L::ForKind::vectorized);
       });
       pack = L::for_loop(jv, NV, pack);
-      pack = L::if_then(L::lt(L::add(n0, L::mul(vref(jr), L::int_imm(NR))), L::int_imm(N)),
-                        pack);
+      pack = L::if_then(L::lt(L::add(n0, L::mul(vref(jr), L::int_imm(NR))), L::int_imm(N)), pack);
       pack = L::for_loop(jr, NC / NR, pack);
       pack->comment = "pack B";
       block.push_back(pack);
@@ -544,8 +546,8 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
     Var ic = L::make_var("ic"), ir = L::make_var("ir"), jr = L::make_var("jr");
     Expr panel_in_chunk = L::add(L::mul(vref(ic), L::int_imm(MCP)), vref(ir));
     Expr mp = L::add(mp_chunk, panel_in_chunk);
-    Expr panel_ok = L::logical_and(L::lt(panel_in_chunk, L::int_imm(MPC)),
-                                   L::lt(mp, L::int_imm(Mp)));
+    Expr panel_ok =
+        L::logical_and(L::lt(panel_in_chunk, L::int_imm(MPC)), L::lt(mp, L::int_imm(Mp)));
     std::vector<L::Stmt> mblock;
     if (!a_const) {
       Var i = L::make_var("i");
@@ -632,18 +634,16 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
     Var kf = L::make_var("kf");
     L::Stmt kloop = L::for_loop(
         kf, kc, tile_loops([&](Expr i, Expr j, const Var&) {
-          Expr av = a_const ? L::load(a_packed->buffer,
+          Expr av =
+              a_const ? L::load(a_packed->buffer,
+                                with_batch_v(packed_index(
+                                    g.a_idx, mp, L::add(L::mul(kb0, L::int_imm(KR)), vref(kf)), i)))
+                      : L::load(ap, {vref(ir), vref(kf), i});
+          Expr bv = b_const ? L::load(b_packed->buffer,
                                       with_batch_v(packed_index(
-                                          g.a_idx, mp, L::add(L::mul(kb0, L::int_imm(KR)),
-                                                              vref(kf)),
-                                          i)))
-                            : L::load(ap, {vref(ir), vref(kf), i});
-          Expr bv = b_const
-                        ? L::load(b_packed->buffer,
-                                  with_batch_v(packed_index(
-                                      g.b_idx, L::add(L::floordiv(n0, NR), vref(jr)),
-                                      L::add(L::mul(kb0, L::int_imm(KR)), vref(kf)), j)))
-                        : L::load(bp, {vref(jr), vref(kf), j});
+                                          g.b_idx, L::add(L::floordiv(n0, NR), vref(jr)),
+                                          L::add(L::mul(kb0, L::int_imm(KR)), vref(kf)), j)))
+                            : L::load(bp, {vref(jr), vref(kf), j});
           return L::store(acc, {i, j}, L::add(L::load(acc, {i, j}), L::mul(av, bv)));
         }));
     // store
@@ -659,9 +659,8 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
                        }),
                        scalar_tile([&](Expr i, Expr j) {
                          return L::if_then(
-                             valid(i, j),
-                             L::store(out_buf, c_index(i, j),
-                                      stored_value(L::load(tmp, {i, j}), i, j, last)));
+                             valid(i, j), L::store(out_buf, c_index(i, j),
+                                                   stored_value(L::load(tmp, {i, j}), i, j, last)));
                        })}));
     };
     auto store_for = [&](bool last) { return choose(full, store_full(last), store_part(last)); };
@@ -669,8 +668,7 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
                       ? store_for(is_last->int_value != 0)
                       : L::if_then(is_last, store_for(true), store_for(false));
     L::Stmt micro = L::allocate(acc, L::seq({init, kloop, fin}));
-    micro = L::if_then(
-        L::logical_and(panel_ok, L::lt(n_base, L::int_imm(N))), micro);
+    micro = L::if_then(L::logical_and(panel_ok, L::lt(n_base, L::int_imm(N))), micro);
     L::Stmt tiles = L::for_loop(ir, MCP, L::for_loop(jr, NC / NR, micro));
     tiles->comment = "micro-tiles";
     mblock.push_back(tiles);
@@ -688,16 +686,15 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
   Var pc = L::make_var("pc");
   const int64_t nblk = kblocks + (ktail0 ? 1 : 0);
   if (kblocks == 1) {
-    kparts.push_back(emit_block(L::int_imm(0), KC0, L::int_imm(1),
-                                L::int_imm(ktail0 ? 0 : 1)));
+    kparts.push_back(emit_block(L::int_imm(0), KC0, L::int_imm(1), L::int_imm(ktail0 ? 0 : 1)));
   } else if (kblocks > 1) {
     Expr first = L::eq(vref(pc), L::int_imm(0));
     Expr last = ktail0 ? L::int_imm(0) : L::eq(vref(pc), L::int_imm(kblocks - 1));
     kparts.push_back(L::for_loop(pc, kblocks, emit_block(vref(pc), KC0, first, last)));
   }
   if (ktail0) {
-    kparts.push_back(emit_block(L::int_imm(kblocks), ktail0, L::int_imm(nblk == 1 ? 1 : 0),
-                                L::int_imm(1)));
+    kparts.push_back(
+        emit_block(L::int_imm(kblocks), ktail0, L::int_imm(nblk == 1 ? 1 : 0), L::int_imm(1)));
   }
   L::Stmt task = L::seq(kparts);
   if (ap) task = L::allocate(ap, task);

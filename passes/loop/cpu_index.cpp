@@ -174,8 +174,8 @@ Expr linear_index(const L::BufferNode& buffer, const std::vector<Expr>& indices)
 }
 
 std::optional<int64_t> var_coefficient(const Expr& e0, const L::VarNode* v) {
-  std::function<std::optional<int64_t>(const Expr&)> co = [&](const Expr& e)
-      -> std::optional<int64_t> {
+  std::function<std::optional<int64_t>(const Expr&)> co =
+      [&](const Expr& e) -> std::optional<int64_t> {
     if (!uses_var(e, v)) return 0;
     switch (e->kind) {
       case ExprKind::VarRef:

@@ -48,20 +48,20 @@ struct CpuTarget {
 /// The output is viewed as C[batch][M][N] with N the contiguous output axis (pixels of a
 /// convolution, columns of a matmul) and K the reduction (input channels x window).
 struct CpuGemmKnobs {
-  int64_t mr = 0;   // micro-tile rows (broadcast operand), unrolled
-  int64_t nr = 0;   // micro-tile columns, a multiple of the vector width (vectorized)
-  int64_t kc = 0;   // K block (elements of the flattened K), so an A micro-panel stays in L1
-  int64_t nc = 0;   // N block, a multiple of nr, so the packed B block stays in L2
-  int64_t mc = 0;   // M block, a multiple of mr
-  int64_t tasks_m = 0;     // parallel tasks along M per N block (0: enough to feed the threads)
-  bool parallel = true;    // run the task loop on the thread pool
+  int64_t mr = 0;        // micro-tile rows (broadcast operand), unrolled
+  int64_t nr = 0;        // micro-tile columns, a multiple of the vector width (vectorized)
+  int64_t kc = 0;        // K block (elements of the flattened K), so an A micro-panel stays in L1
+  int64_t nc = 0;        // N block, a multiple of nr, so the packed B block stays in L2
+  int64_t mc = 0;        // M block, a multiple of mr
+  int64_t tasks_m = 0;   // parallel tasks along M per N block (0: enough to feed the threads)
+  bool parallel = true;  // run the task loop on the thread pool
 };
 
 /// Knobs of a generic (elementwise / reduction) kernel.
 struct CpuGenericKnobs {
   bool vectorize = true;
   bool parallel = true;
-  int64_t unroll_max_extent = 16;  // loops inside vector code up to this extent are unrolled
+  int64_t unroll_max_extent = 16;       // loops inside vector code up to this extent are unrolled
   int64_t parallel_min_work = 1 << 15;  // element operations below which a nest runs serially
 };
 

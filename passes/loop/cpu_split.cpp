@@ -10,8 +10,7 @@ namespace tessel::passes {
 
 namespace L = tessel::loop;
 
-L::Stmt split_loop(const L::Stmt& s, const L::VarNode* var, int64_t factor,
-                   L::ForKind inner_kind) {
+L::Stmt split_loop(const L::Stmt& s, const L::VarNode* var, int64_t factor, L::ForKind inner_kind) {
   TESSEL_CHECK(factor > 0, "split_loop by {}", factor);
   return L::rewrite_stmt(s, [&](const L::Stmt& n) -> L::Stmt {
     if (n->kind != L::StmtKind::For || n->var.get() != var) return n;

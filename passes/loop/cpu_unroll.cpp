@@ -50,8 +50,7 @@ int64_t unrolled_copies(const L::Stmt& s) {
 
 L::Stmt cpu_unroll(const L::Stmt& s, int64_t max_extent) {
   return L::rewrite_stmt(s, [&](const L::Stmt& n) -> L::Stmt {
-    if (n->kind != L::StmtKind::For || n->for_kind != L::ForKind::serial ||
-        n->extent > max_extent)
+    if (n->kind != L::StmtKind::For || n->for_kind != L::ForKind::serial || n->extent > max_extent)
       return n;
     if (!has_vector_loop(n->body) || indexes_a_store(n->body, n->var.get())) return n;
     if (n->extent * unrolled_copies(n->body) > kMaxUnrolledCopies) return n;

@@ -6,7 +6,9 @@
 // the scratchpad allocations used only inside the loop body get a second ("pong") allocation, and
 // the loop is unrolled by two: iteration 2j uses the ping buffers, iteration 2j+1 the pong ones
 // (an odd last iteration follows with the ping buffers). Allocations also used outside the loop
-// (weights kept in L0A, the accumulators of a K loop) are left alone. With separate allocations,
+// (weights kept in L1, the accumulators of a K loop) and those the tiler already alternates itself
+// (BufferNode::no_double_buffer: the L0A/L0B ping-pong and resident weights of tile_cube) are
+// left alone. With separate allocations,
 // insert_sync only orders each buffer with its own users, so MTE2 fills the pong buffers while the
 // other pipes work on the ping ones (after AKG's double buffering pass, PLDI'21).
 // Runs after split_cores and before partition_loops; the tiling passes must have left half of
@@ -15,7 +17,9 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <map>
 #include <set>
+#include <variant>
 
 #include "compiler/support/error.h"
 #include "passes/loop/npu_passes.h"
@@ -84,6 +88,36 @@ L::Stmt swap_buffers(const L::Stmt& s, const std::map<const L::BufferNode*, L::B
   });
 }
 
+/// How statement `s` touches allocation `a`: 0 not at all, 1 it writes `a` before reading it
+/// (a copy into it, or an instruction whose destination -- operand 0 -- it is and that reads
+/// nothing else of it, an accumulating mmad excepted), 2 it reads `a`.
+int access_kind(const L::Stmt& s, const L::BufferNode* a) {
+  auto is_a = [&](const L::Buffer& b) { return b && b->storage() == a; };
+  if (s->kind == L::StmtKind::Copy) {
+    if (is_a(s->src.buffer)) return 2;
+    return is_a(s->dst.buffer) ? 1 : 0;
+  }
+  if (s->kind != L::StmtKind::Intrin) return 0;
+  bool read = false, write = false;
+  for (size_t i = 0; i < s->operands.size(); ++i)
+    if (is_a(s->operands[i].buffer)) (i == 0 ? write : read) = true;
+  if (write) {
+    const auto* mm = std::get_if<isa::MmadArgs>(&s->instr.args);
+    if (mm && mm->accumulate) read = true;
+  }
+  return read ? 2 : write ? 1 : 0;
+}
+
+/// First access to `a` in program order within `s`: 0 none, 1 write-first, 2 read.
+int first_access(const L::Stmt& s, const L::BufferNode* a) {
+  if (!s) return 0;
+  if (s->kind == L::StmtKind::Copy || s->kind == L::StmtKind::Intrin) return access_kind(s, a);
+  for (const auto& x : s->seq)
+    if (int k = first_access(x, a)) return k;
+  if (int k = first_access(s->body, a)) return k;
+  return first_access(s->else_body, a);
+}
+
 class DoubleBuffer {
  public:
   L::Stmt run(const L::Stmt& root) {
@@ -93,14 +127,26 @@ class DoubleBuffer {
 
  private:
   L::Stmt root_;
+  std::map<const L::BufferNode*, L::Buffer> pongs_;
 
-  /// Allocations used anywhere outside `loop`.
+  /// Allocations used outside `loop` whose value may flow into or out of it -- those that must
+  /// keep a single copy. A value flows in when the body's first access to the allocation reads it,
+  /// out when the first access after the loop (program order) reads it, and across iterations of
+  /// an enclosing loop when the first access before the loop reads it. A K loop's peeled first
+  /// chunk and a tile loop's static tail only refill the same buffers, so the loop's copies may
+  /// still alternate.
   AllocSet used_outside(const L::StmtNode* loop) const {
-    AllocSet out;
+    std::map<const L::BufferNode*, int> first_before, first_after;
+    bool past = false;
     std::function<void(const L::Stmt&)> walk = [&](const L::Stmt& s) {
-      if (!s || s.get() == loop) return;
+      if (!s) return;
+      if (s.get() == loop) {
+        past = true;
+        return;
+      }
       if (s->kind == L::StmtKind::Copy || s->kind == L::StmtKind::Intrin) {
-        for (auto* a : allocations(s)) out.insert(a);
+        auto& first = past ? first_after : first_before;
+        for (auto* a : allocations(s)) first.emplace(a, access_kind(s, a));
         return;
       }
       for (const auto& x : s->seq) walk(x);
@@ -108,6 +154,11 @@ class DoubleBuffer {
       walk(s->else_body);
     };
     walk(root_);
+    AllocSet out;
+    for (const auto& [a, k] : first_before)
+      if (k == 2 || first_access(loop->body, a) != 1) out.insert(a);
+    for (const auto& [a, k] : first_after)
+      if (k == 2 || first_access(loop->body, a) != 1) out.insert(a);
     return out;
   }
 
@@ -127,10 +178,15 @@ class DoubleBuffer {
     const AllocSet outside = used_outside(loop.get());
     std::map<const L::BufferNode*, L::Buffer> pong;
     for (const L::BufferNode* a : allocations(loop->body)) {
-      if (outside.count(a)) continue;
-      auto p = std::make_shared<L::BufferNode>(*a);
-      p->name = a->name + "_pong";
-      p->address_bytes = -1;
+      if (outside.count(a) || a->no_double_buffer) continue;
+      // One pong copy per allocation, shared by every loop that alternates it (e.g. the K loops
+      // of the full tiles and of the tail tile), so the scratchpad holds two copies, not more.
+      auto& p = pongs_[a];
+      if (!p) {
+        p = std::make_shared<L::BufferNode>(*a);
+        p->name = a->name + "_pong";
+        p->address_bytes = -1;
+      }
       pong[a] = p;
     }
     if (pong.empty()) return loop;

@@ -43,11 +43,17 @@ struct VectorKnobs {
 };
 
 /// Knobs of a cube kernel (0 = choose analytically). Convolution: mt output channels, kc input
-/// channels per K chunk, ht x wt output pixels per tile. Matmul: mt x nt output tile, kt K chunk.
+/// channels per K chunk, ht x wt output pixels per L1 tile, weights_resident (the co tile's
+/// weights stay in L1 across pixel tiles: the weight-stationary loop order; else they stream with
+/// each K chunk). Matmul: mt x nt output tile, kt K chunk.
 struct CubeKnobs {
   int64_t mt = 0, kc = 0, ht = 0, wt = 0;
   int64_t nt = 0, kt = 0;
   bool double_buffer = true;  // leave half of every scratchpad for the pong buffers
+  bool weights_resident = false;
+  /// Matmul loop order: A's m tile (all of K) stays in L1 and the n loop runs inside the m loop
+  /// (A is read from GM once); otherwise n outer, m inner, A re-read per n tile.
+  bool a_resident = false;
 };
 
 /// Tiling for vector kernels (any TE DAG of elementwise and reduction stages). Chooses the tile
@@ -61,12 +67,15 @@ loop::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKn
 
 /// Tiling for cube kernels: a "conv2d" or "matmul" contraction (compiler/lower/op_compute.cpp),
 /// optionally followed by elementwise epilogue stages (bias, activation) computed on the UB tile.
-/// Chooses mt/kc/ht/wt (conv) or mt/nt/kt (matmul) by an analytical cost over the candidates that
-/// fit L1, L0A, L0B, L0C and UB; emits GM->L1 copies, load2d/img2col, mmad (accumulating over K
-/// chunks), fix into UB, the epilogue and the UB->GM copy. Weights stay in L0A across spatial tiles
-/// when one K chunk holds them.
+/// Chooses mt/kc/ht/wt/weights_resident (conv) or mt/nt/kt (matmul) by an analytical cost over
+/// the candidates that fit L1, L0A, L0B, L0C and UB; emits GM->L1 copies, load2d/img2col (L0A/L0B
+/// ping-pong), mmad (accumulating over K), fix into UB, the epilogue and the UB->GM copy.
+/// `knobs` (optional) supplies (mt > 0) and receives the tiling. When `candidates` is given and
+/// the tiling is chosen here, it receives the `n_candidates` best distinct tilings by the estimate
+/// (best first) -- for measured selection (compile.cpp simulates each).
 loop::Stmt tile_cube(const KernelSpec& spec, const te::Tensor& contraction, const NpuTarget& target,
-                     CubeKnobs* knobs);
+                     CubeKnobs* knobs, std::vector<CubeKnobs>* candidates = nullptr,
+                     int n_candidates = 0);
 
 /// Multicore: keeps core `core`'s share of the kernel's core-bound loop (marked by the tiling
 /// passes; `else_body` of that loop is its tail iteration). See split_cores.cpp.

@@ -15,9 +15,12 @@
 // Runs first (on the kernel TE). Guarantees as tile_vector, for every scratchpad.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <set>
+#include <tuple>
 
 #include "compiler/support/error.h"
 #include "passes/loop/npu_passes.h"
@@ -161,9 +164,30 @@ struct ConvGeom {
 // ---------------------------------------------------------------------------------------------
 // Convolution
 // ---------------------------------------------------------------------------------------------
+//
+// Two tiling levels. L1 tile: mt output channels x (ht x wt) output pixels, the input channels in
+// chunks of kc (the padded input window of a chunk, kc x in_h(ht) x in_w(wt), is one GM->L1 copy).
+// The co tile's weights, mt x (cg*kh*kw), are copied to L1 once per co tile and stay there across
+// the pixel tiles when they fit ("weights resident"); otherwise each K chunk's weights are copied
+// with its window. L0 sub-tiles: kc0 channels x hr output rows; for each kc0 sub-chunk the weights
+// go L1->L0A once (load2d of a column block), then for each row group img2col builds the im2col
+// block in L0B (reading the window rows of that group via a negative pad_top) and mmad accumulates
+// into that group's region of L0C. L0A and L0B alternate between two buffers (ping-pong, when
+// double buffering) so MTE1 fills one while the cube reads the other.
+//
+// Cost: the candidates that fit are ranked by an estimate of the busiest resource -- DRAM (shared
+// by the cores), MTE2, MTE1, cube, fix, vector, MTE3 of one core, each total over the core's share
+// of the tiles -- plus the pipeline fill (one tile's steps in sequence); without double buffering
+// the pipes serialise and the estimate is their sum.
+
+struct ConvChoice {
+  int64_t mt = 0, kc = 0, ht = 0, wt = 0;  // L1 tile
+  bool w_resident = false;
+  int64_t kc0 = 0, hr = 0;  // L0 sub-tile
+};
 
 L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTarget& target,
-                    CubeKnobs* knobs) {
+                    CubeKnobs* knobs, std::vector<CubeKnobs>* candidates, int n_candidates) {
   const auto& hw = *target.hw;
   const int64_t m0 = hw.core.cube.m, k0 = hw.core.cube.k, n0 = hw.core.cube.n;
   const int64_t es = target.act_bytes();
@@ -197,44 +221,113 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
       throw Unsupported(
           fmt::format("kernel {}: epilogue stage {} is a reduction", spec.name, s->name));
 
-  struct Choice {
-    int64_t mt, kc, ht, wt;
-  };
   const bool db = knobs ? knobs->double_buffer : true;
-  const auto cap = [&](int64_t bytes) { return db ? bytes / 2 : bytes; };
-  auto fits = [&](const Choice& c) {
-    const int64_t kk = c.kc * khw, p = c.ht * c.wt;
-    const int64_t l1 = align32(c.kc * g.in_h(c.ht) * g.in_w(c.wt) * es) + align32(c.mt * kk * es);
-    if (l1 > cap(hw.core.buffers_bytes.l1)) return false;
-    if (round_up(c.mt, m0) * round_up(kk, k0) * es > cap(hw.core.buffers_bytes.l0a)) return false;
-    if (round_up(kk, k0) * round_up(p, n0) * es > cap(hw.core.buffers_bytes.l0b)) return false;
-    if (round_up(c.mt, m0) * round_up(p, n0) * acc_bytes > cap(hw.core.buffers_bytes.l0c))
-      return false;
-    return em.footprint_bytes({1, c.mt, c.ht, c.wt}) <= cap(hw.core.buffers_bytes.ub);
+  const int64_t copies = db ? 2 : 1;  // ping-pong copies of a streamed buffer
+  const int64_t l0a_cap = hw.core.buffers_bytes.l0a / copies;
+  const int64_t l0b_cap = hw.core.buffers_bytes.l0b / copies;
+  // The L0 sub-tile for an L1 tile: the most channels whose weights fit an L0A buffer (whole
+  // fractals of K when more than one fractal), then the most rows whose im2col block fits L0B.
+  auto derive_l0 = [&](ConvChoice& c) {
+    const int64_t kk_cap = l0a_cap / (round_up(c.mt, m0) * es);
+    int64_t kc0 = std::min(c.kc, kk_cap / khw);
+    if (kc0 < 1) return false;
+    if (kc0 < c.kc && kc0 * khw > k0) {  // prefer K sub-chunks of whole fractals
+      int64_t whole = kc0;
+      while (whole > 1 && (whole * khw) % k0 != 0) --whole;
+      if (whole * 2 >= kc0) kc0 = whole;
+    }
+    c.kc0 = kc0;
+    const int64_t kk0 = round_up(kc0 * khw, k0);
+    int64_t hr = std::min(c.ht, l0b_cap / (kk0 * es) / c.wt);
+    while (hr > 0 && kk0 * round_up(hr * c.wt, n0) * es > l0b_cap) --hr;
+    if (hr < 1) return false;
+    c.hr = hr;
+    return true;
   };
-  const CostModel cm{hw};
-  auto cost = [&](const Choice& c) {
+  auto fits = [&](ConvChoice& c) {
+    if (!derive_l0(c)) return false;
+    const int64_t window = align32(c.kc * g.in_h(c.ht) * g.in_w(c.wt) * es);
+    int64_t l1 = copies * window;
+    if (c.w_resident) {
+      l1 += align32(c.mt * g.cg * khw * es);  // one copy (no_double_buffer)
+    } else {
+      l1 += copies * align32(c.mt * c.kc * khw * es);
+    }
+    if (l1 > hw.core.buffers_bytes.l1) return false;
+    const int64_t groups_per_tile = ceil_div(c.ht, c.hr);
+    if (round_up(c.mt, m0) * groups_per_tile * round_up(c.hr * c.wt, n0) * acc_bytes * copies >
+        hw.core.buffers_bytes.l0c)
+      return false;
+    return em.footprint_bytes({1, c.mt, c.ht, c.wt}) * copies <= hw.core.buffers_bytes.ub;
+  };
+  const int cores = hw.cores;
+  // Which loop the cores split: 0 batch, 1 group, 2 co tiles, 3 output-row tiles (-1: none).
+  auto split_of = [&](const ConvChoice& c) {
+    return pick_split({g.n, g.groups, ceil_div(g.cout_g, c.mt), ceil_div(g.oh, c.ht)}, cores);
+  };
+  auto cost = [&](const ConvChoice& c) {
     const double n_co = static_cast<double>(ceil_div(g.cout_g, c.mt));
-    const double n_pix = static_cast<double>(ceil_div(g.oh, c.ht) * ceil_div(g.ow, c.wt));
+    const double n_oh = static_cast<double>(ceil_div(g.oh, c.ht));
+    const double n_pix = n_oh * static_cast<double>(ceil_div(g.ow, c.wt));
     const double n_kc = static_cast<double>(ceil_div(g.cg, c.kc));
-    const double tiles = static_cast<double>(g.n * g.groups) * n_co * n_pix;
-    const int64_t kk = c.kc * khw, p = c.ht * c.wt;
-    double per_chunk = cm.dma(c.kc * g.in_h(c.ht) * g.in_w(c.wt) * es) +
-                       cm.mte1(round_up(kk, k0) * round_up(p, n0) * es) +
-                       cm.cube(ceil_div(c.mt, m0) * ceil_div(kk, k0) * ceil_div(p, n0));
-    const double weights =
-        cm.dma(c.mt * kk * es) + cm.mte1(round_up(c.mt, m0) * round_up(kk, k0) * es);
-    double per_tile = n_kc * per_chunk + cm.fix(round_up(c.mt, m0) * round_up(p, n0) * acc_bytes) +
-                      (1 + em.stages().size()) * cm.vec(c.mt * p * es) + cm.dma(c.mt * p * es);
-    if (n_kc > 1) per_tile += n_kc * weights;
-    double total = tiles * per_tile;
-    if (n_kc == 1) total += g.n * g.groups * n_co * weights;
-    return total;
+    const double ng = static_cast<double>(g.n * g.groups);
+    const double tiles = ng * n_co * n_pix;
+    const int split = split_of(c);
+    const std::vector<double> counts{static_cast<double>(g.n), static_cast<double>(g.groups), n_co,
+                                     n_oh};
+    const double used = split < 0 ? 1.0 : std::min<double>(cores, counts[split]);
+    const double tiles_per_core = std::ceil(tiles / used);
+    // One pixel tile's work per pipe (cycles).
+    const double window_bytes = static_cast<double>(g.cg * g.in_h(c.ht) * g.in_w(c.wt) * es);
+    const double wtile = static_cast<double>(c.mt * g.cg * khw * es);
+    const double in_bytes = window_bytes + (c.w_resident ? 0.0 : wtile);
+    const double out_bytes = static_cast<double>(c.mt * c.ht * c.wt * es);
+    const double n_sub = static_cast<double>(ceil_div(g.cg, c.kc0));
+    const double kk0r = static_cast<double>(round_up(c.kc0 * khw, k0));
+    const double n_grp = static_cast<double>(ceil_div(c.ht, c.hr));
+    const double pr = n_grp * static_cast<double>(round_up(c.hr * c.wt, n0));
+    const double mr = static_cast<double>(round_up(c.mt, m0));
+    const double lat2 = hw.core.mte2.latency_cycles + hw.dram.latency_cycles;
+    const double lat3 = hw.core.mte3.latency_cycles + hw.dram.latency_cycles;
+    const double mte2 = in_bytes / hw.core.mte2.bytes_per_cycle;
+    const double mte3 = out_bytes / hw.core.mte3.bytes_per_cycle;
+    const double mte1 = n_sub * (mr * kk0r + kk0r * pr) * es / hw.core.mte1.bytes_per_cycle;
+    const double cube = n_sub * (mr / m0) * (kk0r / k0) * (pr / n0);
+    const double fix = mr * pr * acc_bytes / hw.core.fix.bytes_per_cycle;
+    const double vec = static_cast<double>(1 + em.stages().size()) * c.mt * c.ht * c.wt * es /
+                       hw.core.vector.width_bytes;
+    const double issue = n_sub * (1 + 2 * n_grp) + n_grp + 10;  // scalar unit, 1 cycle each
+    // One tile's dependence chain: window in, L0 loads, mmads, fix, epilogue (its own GM inputs
+    // each wait a DMA latency), output out. Tile i+2 reuses tile i's buffers, so with double
+    // buffering a tile takes at least half the chain.
+    const double chain = lat2 + mte2 + mte1 + cube + fix + vec + mte3 + lat3 +
+                         static_cast<double>(em.inputs().size()) * lat2;
+    const double sum = chain;
+    double per_tile;
+    if (db) {
+      per_tile = std::max(
+          {mte2, mte3, mte1, cube, fix, vec, issue, chain / 2, n_kc * (lat2 + mte2 / n_kc) / 2});
+    } else {
+      per_tile = chain + (n_kc - 1) * lat2;
+    }
+    double core = tiles_per_core * per_tile + sum;
+    // Resident weights: one exposed load per co tile.
+    if (c.w_resident)
+      core += std::ceil(ng * n_co / (split == 3 ? 1.0 : used)) *
+              (lat2 + wtile / hw.core.mte2.bytes_per_cycle);
+    // Shared DRAM: every byte once through the controller.
+    const double dram_bytes = tiles * in_bytes + tiles * out_bytes +
+                              (c.w_resident ? ng * n_co * wtile * (split == 3 ? used : 1.0) : 0.0);
+    return std::max(core, dram_bytes / hw.dram.bytes_per_cycle + sum);
   };
 
-  Choice best{0, 0, 0, 0};
+  ConvChoice best;
   if (knobs && knobs->mt > 0) {
-    best = {knobs->mt, knobs->kc, knobs->ht, knobs->wt};
+    best.mt = knobs->mt;
+    best.kc = knobs->kc;
+    best.ht = knobs->ht;
+    best.wt = knobs->wt;
+    best.w_resident = knobs->weights_resident;
     if (best.mt > g.cout_g || best.kc < 1 || best.kc > g.cg || best.ht < 1 || best.ht > g.oh ||
         best.wt < 1 || best.wt > g.ow)
       fail("kernel {}: conv tile knobs mt={} kc={} ht={} wt={} outside the layer ({}x{}x{}x{})",
@@ -253,88 +346,121 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
       if (v == 1) break;
     }
     double best_cost = std::numeric_limits<double>::infinity();
+    std::vector<std::pair<double, ConvChoice>> ranked;
+    auto consider = [&](ConvChoice c) {
+      if (!fits(c)) return;
+      const double v = cost(c);
+      ranked.push_back({v, c});
+      if (v < best_cost) {
+        best_cost = v;
+        best = c;
+      }
+    };
     for (int64_t mt : mts)
       for (int64_t kc : kcs)
-        for (int64_t wt : wts) {
-          if (wt < g.ow && best_cost < std::numeric_limits<double>::infinity() && wt * 4 < n0)
-            continue;
-          Choice c{mt, kc, 1, wt};
-          if (!fits(c)) continue;
-          int64_t lo = 1, hi = g.oh + 1;  // lo fits, hi does not
-          while (hi - lo > 1) {
-            const int64_t mid = (lo + hi) / 2;
-            c.ht = mid;
-            (fits(c) ? lo : hi) = mid;
+        for (int64_t wt : wts)
+          for (bool res : {true, false}) {
+            if (wt < g.ow && best_cost < std::numeric_limits<double>::infinity() && wt * 4 < n0)
+              continue;
+            ConvChoice c;
+            c.mt = mt;
+            c.kc = kc;
+            c.wt = wt;
+            c.ht = 1;
+            c.w_resident = res;
+            if (!fits(c)) continue;
+            // The most rows that fit, and a few smaller row counts (fewer halo rows are not
+            // always better: the pixel tiles must also spread over the cores).
+            int64_t lo = 1, hi = g.oh + 1;  // lo fits, hi does not
+            while (hi - lo > 1) {
+              const int64_t mid = (lo + hi) / 2;
+              c.ht = mid;
+              (fits(c) ? lo : hi) = mid;
+            }
+            for (int64_t ht = lo; ht >= 1; ht = ht / 2) {
+              c.ht = ht;
+              consider(c);
+              if (ht == 1) break;
+            }
+            c.ht = std::min<int64_t>(lo, ceil_div(g.oh, std::min<int64_t>(g.oh, cores)));
+            consider(c);
           }
-          c.ht = lo;
-          const double v = cost(c);
-          if (v < best_cost) {
-            best_cost = v;
-            best = c;
-          }
-        }
     if (best.mt == 0)
       fail("kernel {}: no convolution tile fits the scratchpads (core.buffers_bytes)", spec.name);
-  }
-  // Multicore: when the layer has fewer tiles than cores, split the output rows (else the
-  // output channels) finer so every core gets work.
-  const int cores = hw.cores;
-  if (cores > 1 && !(knobs && knobs->mt > 0)) {
-    auto n_tiles = [&](const Choice& c) {
-      return g.n * g.groups * ceil_div(g.cout_g, c.mt) * ceil_div(g.oh, c.ht) *
-             ceil_div(g.ow, c.wt);
-    };
-    if (n_tiles(best) < cores && g.oh >= 2) {
-      Choice c = best;
-      c.ht = std::min(c.ht, ceil_div(g.oh, std::min<int64_t>(g.oh, cores)));
-      if (fits(c)) best = c;
+    if (candidates) {
+      // The estimate ranks well between similar tilings but not always between loop structures:
+      // offer the best few overall plus the best of every (mt, weights) structure.
+      std::stable_sort(ranked.begin(), ranked.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, bool>> seen;
+      std::set<std::pair<int64_t, bool>> structures;
+      auto add = [&](const ConvChoice& c) {
+        if (static_cast<int>(candidates->size()) >= n_candidates) return;
+        if (!seen.insert({c.mt, c.kc, c.ht, c.wt, c.w_resident}).second) return;
+        structures.insert({c.mt, c.w_resident});
+        CubeKnobs k;
+        k.mt = c.mt;
+        k.kc = c.kc;
+        k.ht = c.ht;
+        k.wt = c.wt;
+        k.weights_resident = c.w_resident;
+        k.double_buffer = db;
+        candidates->push_back(k);
+      };
+      for (size_t i = 0; i < ranked.size() && i < 3; ++i) add(ranked[i].second);
+      for (const auto& [v, c] : ranked)
+        if (!structures.count({c.mt, c.w_resident})) add(c);
     }
-    if (n_tiles(best) < cores && g.cout_g > m0) {
-      Choice c = best;
-      c.mt = std::min(c.mt, round_up(ceil_div(g.cout_g, cores), m0));
-      if (fits(c)) best = c;
-    }
   }
-  const int split =
-      pick_split({g.n, g.groups, ceil_div(g.cout_g, best.mt), ceil_div(g.oh, best.ht)}, cores);
-  if (knobs) *knobs = CubeKnobs{best.mt, best.kc, best.ht, best.wt, 0, 0, db};
+  const int split = split_of(best);
+  if (knobs) {
+    CubeKnobs k;
+    k.mt = best.mt;
+    k.kc = best.kc;
+    k.ht = best.ht;
+    k.wt = best.wt;
+    k.weights_resident = best.w_resident;
+    k.double_buffer = db;
+    *knobs = k;
+  }
   em.allocate({1, best.mt, best.ht, best.wt});
 
-  // Scratchpad allocations (full tile; tails use views).
-  const int64_t kk_full = best.kc * khw, p_full = best.ht * best.wt;
+  // Scratchpad allocations (full tile; tails use views). L0A/L0B: two buffers each when double
+  // buffering, alternated by the tiler itself (so the double_buffer pass leaves them).
+  const int64_t kk0_full = round_up(best.kc0 * khw, k0);
+  const int64_t grp_full = round_up(best.hr * best.wt, n0);  // pixel columns per row group
+  const int64_t n_grp_full = ceil_div(best.ht, best.hr);
   L::Buffer l1_x = L::make_buffer("l1_x", L::MemScope::l1, target.act_dtype,
                                   {best.kc, g.in_h(best.ht), g.in_w(best.wt)});
-  L::Buffer l1_w = L::make_buffer("l1_w", L::MemScope::l1, target.act_dtype, {best.mt, kk_full});
-  L::Buffer l0a = L::make_buffer("l0a", L::MemScope::l0a, target.act_dtype,
-                                 {round_up(best.mt, m0) * round_up(kk_full, k0)});
-  L::Buffer l0b = L::make_buffer("l0b", L::MemScope::l0b, target.act_dtype,
-                                 {round_up(kk_full, k0) * round_up(p_full, n0)});
+  const int64_t w_cols = best.w_resident ? g.cg * khw : best.kc * khw;
+  L::Buffer l1_w = L::make_buffer("l1_w", L::MemScope::l1, target.act_dtype, {best.mt, w_cols});
+  l1_w->no_double_buffer = best.w_resident;
+  std::vector<L::Buffer> l0a, l0b;
+  for (int64_t i = 0; i < copies; ++i) {
+    l0a.push_back(L::make_buffer(i ? "l0a_pong" : "l0a", L::MemScope::l0a, target.act_dtype,
+                                 {round_up(best.mt, m0) * kk0_full}));
+    l0b.push_back(L::make_buffer(i ? "l0b_pong" : "l0b", L::MemScope::l0b, target.act_dtype,
+                                 {kk0_full * grp_full}));
+    l0a.back()->no_double_buffer = l0b.back()->no_double_buffer = db;
+  }
   L::Buffer l0c = L::make_buffer("l0c", L::MemScope::l0c, acc_dtype(target),
-                                 {round_up(best.mt, m0) * round_up(p_full, n0)});
+                                 {round_up(best.mt, m0) * n_grp_full * grp_full});
   const L::Buffer gx = spec.gm.at(x.get());
   const L::Buffer gw =
       L::make_view(spec.gm.at(w.get()), spec.gm.at(w.get())->name + "_2d", {g.cout, g.cg * khw},
                    {g.cg * khw, 1}, spec.gm.at(w.get())->elem_offset);
-  const int64_t n_kc = ceil_div(g.cg, best.kc);
-  const bool hoist_weights = n_kc == 1;
 
   auto dense_view = [](const L::Buffer& b, const Shape& shape) {
     return b->shape == shape ? b : L::make_view(b, b->name, shape, L::dense_strides(shape), 0);
   };
-  auto weights = [&](const L::Affine& co_abs, int64_t mt, const L::Affine& kc0, int64_t kc) {
+  // GM -> L1 copy of the weights of output channels [co, co+mt) and input channels
+  // [kc0s, kc0s+kc) into l1_w's first kc*khw columns (dense).
+  auto copy_weights = [&](const L::Affine& co_abs, int64_t mt, const L::Affine& kc0s, int64_t kc) {
     const int64_t kk = kc * khw;
     L::Buffer wv = dense_view(l1_w, {mt, kk});
-    std::vector<L::Stmt> s;
-    s.push_back(L::copy(
+    return L::copy(
         L::Region{wv, {L::int_imm(0), L::int_imm(0)}, {mt, kk}},
-        L::Region{gw, {em.start_expr(co_abs), em.start_expr(aff_scale(kc0, khw))}, {mt, kk}}));
-    isa::Load2dArgs a;
-    a.dtype = isa_dtype(target.act_dtype);
-    a.rows = static_cast<uint32_t>(mt);
-    a.cols = static_cast<uint32_t>(kk);
-    a.src_row_stride = kk;
-    s.push_back(mk(Opcode::load2d, a, {at0(l0a), at0(wv)}));
-    return L::seq(s);
+        L::Region{gw, {em.start_expr(co_abs), em.start_expr(aff_scale(kc0s, khw))}, {mt, kk}});
   };
 
   L::Var vn = L::make_var("bn"), vg = L::make_var("grp");
@@ -342,24 +468,76 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   em.register_var(vg);
   const L::Affine n_idx = g.n > 1 ? aff_var(vn, 1) : aff_const(0);
   const L::Affine g_idx = g.groups > 1 ? aff_var(vg, 1) : aff_const(0);
+  int64_t pp = 0, ppb = 0;  // ping-pong counters of the L0A / L0B buffers (alternate per use)
+
+  // The L0 level of one K chunk: kc channels (chunk start kcs, relative to the group's channels)
+  // of the window xv (kc x ih x iw) for an ht x wt pixel tile of mt output channels.
+  auto chunk_l0 = [&](const L::Affine& kcs, int64_t kc, int64_t mt, int64_t ht, int64_t wt,
+                      int64_t ih, int64_t iw, bool first_chunk) {
+    std::vector<L::Stmt> s;
+    const int64_t n_grp = ceil_div(ht, best.hr);
+    for (int64_t c0 = 0; c0 < kc; c0 += best.kc0) {
+      const int64_t kcs0 = std::min(best.kc0, kc - c0);
+      const int64_t kk = kcs0 * khw;
+      const int64_t buf = db ? pp++ % 2 : 0;
+      // Weights of this sub-chunk: columns [(kcs + c0) * khw, +kk) of the resident tile, or
+      // [c0 * khw, +kk) of the chunk's copy.
+      isa::Load2dArgs a;
+      a.dtype = isa_dtype(target.act_dtype);
+      a.rows = static_cast<uint32_t>(mt);
+      a.cols = static_cast<uint32_t>(kk);
+      a.src_row_stride = best.w_resident ? w_cols : kc * khw;
+      const L::Affine wcol =
+          best.w_resident ? aff_add(aff_scale(kcs, khw), aff_const(c0 * khw)) : aff_const(c0 * khw);
+      s.push_back(mk(Opcode::load2d, a, {at0(l0a[buf]), {l1_w, em.start_expr(wcol)}}));
+      for (int64_t gi = 0; gi < n_grp; ++gi) {
+        const int64_t r0 = gi * best.hr, hr = std::min(best.hr, ht - r0), p = hr * wt;
+        const int64_t bbuf = db ? ppb++ % 2 : 0;
+        isa::Img2colArgs ic;
+        ic.dtype = isa_dtype(target.act_dtype);
+        ic.c = static_cast<uint32_t>(kcs0);
+        ic.h = static_cast<uint32_t>(ih);
+        ic.w = static_cast<uint32_t>(iw);
+        ic.kh = static_cast<uint32_t>(g.kh);
+        ic.kw = static_cast<uint32_t>(g.kw);
+        ic.stride_h = static_cast<uint32_t>(g.sh);
+        ic.stride_w = static_cast<uint32_t>(g.sw);
+        ic.dilation_h = static_cast<uint32_t>(g.dh);
+        ic.dilation_w = static_cast<uint32_t>(g.dw);
+        ic.pad_top = static_cast<int32_t>(-r0 * g.sh);  // the group's first window row
+        ic.oh = static_cast<uint32_t>(hr);
+        ic.ow = static_cast<uint32_t>(wt);
+        s.push_back(mk(Opcode::img2col, ic, {at0(l0b[bbuf]), {l1_x, L::int_imm(c0 * ih * iw)}}));
+        isa::MmadArgs mm;
+        mm.m1 = static_cast<uint32_t>(ceil_div(mt, m0));
+        mm.k1 = static_cast<uint32_t>(ceil_div(kk, k0));
+        mm.n1 = static_cast<uint32_t>(ceil_div(p, n0));
+        mm.accumulate = !(first_chunk && c0 == 0);
+        const int64_t c_off = gi * round_up(mt, m0) * grp_full;
+        s.push_back(
+            mk(Opcode::mmad, mm, {{l0c, L::int_imm(c_off)}, at0(l0a[buf]), at0(l0b[bbuf])}));
+      }
+    }
+    return L::seq(s);
+  };
 
   L::Stmt co_loop = for_tiles(
       em, "tco", g.cout_g, best.mt,
       [&](const L::Affine& co0, int64_t mt) {
         const L::Affine co_abs = aff_add(aff_scale(g_idx, g.cout_g), co0);
         std::vector<L::Stmt> co_body;
-        if (hoist_weights) co_body.push_back(weights(co_abs, mt, aff_const(0), g.cg));
+        if (best.w_resident) co_body.push_back(copy_weights(co_abs, mt, aff_const(0), g.cg));
         co_body.push_back(for_tiles(
             em, "toh", g.oh, best.ht,
             [&](const L::Affine& oh0, int64_t ht) {
               return for_tiles(em, "tow", g.ow, best.wt, [&](const L::Affine& ow0, int64_t wt) {
-                const int64_t ih = g.in_h(ht), iw = g.in_w(wt), p = ht * wt;
+                const int64_t ih = g.in_h(ht), iw = g.in_w(wt);
                 std::vector<L::Stmt> tile;
                 tile.push_back(for_tiles_first(
-                    em, "tkc", g.cg, best.kc, [&](const L::Affine& kc0, int64_t kc, bool first) {
+                    em, "tkc", g.cg, best.kc, [&](const L::Affine& kcs, int64_t kc, bool first) {
                       std::vector<L::Stmt> s;
                       L::Buffer xv = dense_view(l1_x, {1, kc, ih, iw});
-                      const L::Affine c_abs = aff_add(aff_scale(g_idx, g.cg), kc0);
+                      const L::Affine c_abs = aff_add(aff_scale(g_idx, g.cg), kcs);
                       s.push_back(L::copy(
                           L::Region{xv,
                                     {L::int_imm(0), L::int_imm(0), L::int_imm(0), L::int_imm(0)},
@@ -371,37 +549,25 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
                                em.start_expr(aff_add(aff_scale(ow0, g.sw), aff_const(-g.pl)))},
                               {1, kc, ih, iw}},
                           0.0));
-                      if (!hoist_weights) s.push_back(weights(co_abs, mt, kc0, kc));
-                      isa::Img2colArgs ic;
-                      ic.dtype = isa_dtype(target.act_dtype);
-                      ic.c = static_cast<uint32_t>(kc);
-                      ic.h = static_cast<uint32_t>(ih);
-                      ic.w = static_cast<uint32_t>(iw);
-                      ic.kh = static_cast<uint32_t>(g.kh);
-                      ic.kw = static_cast<uint32_t>(g.kw);
-                      ic.stride_h = static_cast<uint32_t>(g.sh);
-                      ic.stride_w = static_cast<uint32_t>(g.sw);
-                      ic.dilation_h = static_cast<uint32_t>(g.dh);
-                      ic.dilation_w = static_cast<uint32_t>(g.dw);
-                      ic.oh = static_cast<uint32_t>(ht);
-                      ic.ow = static_cast<uint32_t>(wt);
-                      s.push_back(mk(Opcode::img2col, ic, {at0(l0b), at0(xv)}));
-                      isa::MmadArgs mm;
-                      mm.m1 = static_cast<uint32_t>(ceil_div(mt, m0));
-                      mm.k1 = static_cast<uint32_t>(ceil_div(kc * khw, k0));
-                      mm.n1 = static_cast<uint32_t>(ceil_div(p, n0));
-                      mm.accumulate = !first;
-                      s.push_back(mk(Opcode::mmad, mm, {at0(l0c), at0(l0a), at0(l0b)}));
+                      if (!best.w_resident) s.push_back(copy_weights(co_abs, mt, kcs, kc));
+                      s.push_back(chunk_l0(kcs, kc, mt, ht, wt, ih, iw, first));
                       return L::seq(s);
                     }));
-                // Accumulators -> UB, then the epilogue and the output copy.
+                // Accumulators -> UB (one fix per row group), then the epilogue and the output.
                 L::Buffer cv = em.ub_view(conv.get(), {1, mt, ht, wt});
-                isa::FixArgs fx;
-                fx.dst_dtype = isa_dtype(target.act_dtype);
-                fx.m = static_cast<uint32_t>(mt);
-                fx.n = static_cast<uint32_t>(p);
-                fx.dst_row_stride = p;
-                tile.push_back(mk(Opcode::fix, fx, {at0(cv), at0(l0c)}));
+                const L::IntrinOperand cv0 = at0(cv);
+                const int64_t cv_off = cv->elem_offset;
+                for (int64_t gi = 0, n_grp = ceil_div(ht, best.hr); gi < n_grp; ++gi) {
+                  const int64_t r0 = gi * best.hr, hr = std::min(best.hr, ht - r0);
+                  isa::FixArgs fx;
+                  fx.dst_dtype = isa_dtype(target.act_dtype);
+                  fx.m = static_cast<uint32_t>(mt);
+                  fx.n = static_cast<uint32_t>(hr * wt);
+                  fx.dst_row_stride = ht * wt;
+                  tile.push_back(mk(Opcode::fix, fx,
+                                    {{cv0.buffer, L::int_imm(cv_off + r0 * wt)},
+                                     {l0c, L::int_imm(gi * round_up(mt, m0) * grp_full)}}));
+                }
                 TileBox box;
                 box.start = {n_idx, co_abs, oh0, ow0};
                 box.extent = {1, mt, ht, wt};
@@ -420,8 +586,10 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   if (g.n > 1)
     body = L::for_loop(vn, g.n, body, split == 0 ? L::ForKind::core_bound : L::ForKind::serial);
   body = L::seq({body});
-  body->comment = fmt::format("kernel {} (cube conv, mt={} kc={} ht={} wt={})", spec.name, best.mt,
-                              best.kc, best.ht, best.wt);
+  body->comment =
+      fmt::format("kernel {} (cube conv, mt={} kc={} ht={} wt={}, weights {}, L0 kc0={} hr={})",
+                  spec.name, best.mt, best.kc, best.ht, best.wt,
+                  best.w_resident ? "resident" : "streamed", best.kc0, best.hr);
   return body;
 }
 
@@ -430,7 +598,7 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
 // ---------------------------------------------------------------------------------------------
 
 L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTarget& target,
-                      CubeKnobs* knobs) {
+                      CubeKnobs* knobs, std::vector<CubeKnobs>* candidates, int n_candidates) {
   const auto& hw = *target.hw;
   const int64_t m0 = hw.core.cube.m, k0 = hw.core.cube.k, n0 = hw.core.cube.n;
   const int64_t es = target.act_bytes();
@@ -454,6 +622,7 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
 
   struct Choice {
     int64_t mt, nt, kt;
+    bool a_res = false;  // A's m tile (all of K) stays in L1 across the n tiles
   };
   auto out_ext = [&](int64_t mt, int64_t nt) {
     std::vector<int64_t> e(rank, 1);
@@ -464,8 +633,14 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
   const bool db = knobs ? knobs->double_buffer : true;
   const auto cap = [&](int64_t bytes) { return db ? bytes / 2 : bytes; };
   auto fits = [&](const Choice& c) {
-    if (align32(c.mt * c.kt * es) + align32(c.kt * c.nt * es) > cap(hw.core.buffers_bytes.l1))
+    if (c.a_res) {
+      if (align32(c.mt * K * es) + (db ? 2 : 1) * align32(c.kt * c.nt * es) >
+          hw.core.buffers_bytes.l1)
+        return false;
+    } else if (align32(c.mt * c.kt * es) + align32(c.kt * c.nt * es) >
+               cap(hw.core.buffers_bytes.l1)) {
       return false;
+    }
     if (round_up(c.mt, m0) * round_up(c.kt, k0) * es > cap(hw.core.buffers_bytes.l0a)) return false;
     if (round_up(c.kt, k0) * round_up(c.nt, n0) * es > cap(hw.core.buffers_bytes.l0b)) return false;
     if (round_up(c.mt, m0) * round_up(c.nt, n0) * acc_bytes > cap(hw.core.buffers_bytes.l0c))
@@ -479,8 +654,8 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
     const double n_m = static_cast<double>(ceil_div(M, c.mt)),
                  n_n = static_cast<double>(ceil_div(N, c.nt));
     const double n_k = static_cast<double>(ceil_div(K, c.kt));
-    const double a_chunk =
-        cm.dma(c.mt * c.kt * es) + cm.mte1(round_up(c.mt, m0) * round_up(c.kt, k0) * es);
+    const double a_chunk = (c.a_res ? 0.0 : cm.dma(c.mt * c.kt * es)) +
+                           cm.mte1(round_up(c.mt, m0) * round_up(c.kt, k0) * es);
     const double b_chunk =
         cm.dma(c.kt * c.nt * es) + cm.mte1(round_up(c.kt, k0) * round_up(c.nt, n0) * es);
     const double mm = cm.cube(ceil_div(c.mt, m0) * ceil_div(c.kt, k0) * ceil_div(c.nt, n0));
@@ -488,12 +663,13 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
         n_k * (a_chunk + mm) + cm.fix(round_up(c.mt, m0) * round_up(c.nt, n0) * acc_bytes) +
         (1 + em.stages().size()) * cm.vec(c.mt * c.nt * es) + cm.dma(c.mt * c.nt * es);
     double total = batches * n_m * n_n * per_tile;
-    total += batches * n_n * (n_k == 1 ? 1.0 : n_m) * n_k * b_chunk;
+    total += batches * n_n * (n_k == 1 && !c.a_res ? 1.0 : n_m) * n_k * b_chunk;
+    if (c.a_res) total += batches * n_m * cm.dma(c.mt * K * es);
     return total;
   };
   Choice best{0, 0, 0};
   if (knobs && knobs->mt > 0) {
-    best = {knobs->mt, knobs->nt, knobs->kt};
+    best = {knobs->mt, knobs->nt, knobs->kt, knobs->a_resident};
     if (best.mt > M || best.nt < 1 || best.nt > N || best.kt < 1 || best.kt > K)
       fail("kernel {}: matmul tile knobs mt={} nt={} kt={} outside {}x{}x{}", spec.name, best.mt,
            best.nt, best.kt, M, N, K);
@@ -505,26 +681,46 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
     for (int64_t v = n0; v < N; v *= 2) nts.push_back(v);
     nts.push_back(N);
     double best_cost = std::numeric_limits<double>::infinity();
+    std::vector<std::pair<double, Choice>> ranked;
     for (int64_t mt : mts)
-      for (int64_t nt : nts) {
-        Choice c{mt, nt, 1};
-        if (!fits(c)) continue;
-        int64_t lo = 1, hi = K + 1;
-        while (hi - lo > 1) {
-          const int64_t mid = (lo + hi) / 2;
-          c.kt = mid;
-          (fits(c) ? lo : hi) = mid;
+      for (int64_t nt : nts)
+        for (bool a_res : {false, true}) {
+          Choice c{mt, nt, 1, a_res};
+          if (!fits(c)) continue;
+          int64_t lo = 1, hi = K + 1;
+          while (hi - lo > 1) {
+            const int64_t mid = (lo + hi) / 2;
+            c.kt = mid;
+            (fits(c) ? lo : hi) = mid;
+          }
+          // Prefer whole fractals of K when K is split.
+          c.kt = lo < K && lo > k0 ? lo / k0 * k0 : lo;
+          const double v = cost(c);
+          ranked.push_back({v, c});
+          if (v < best_cost) {
+            best_cost = v;
+            best = c;
+          }
         }
-        // Prefer whole fractals of K when K is split.
-        c.kt = lo < K && lo > k0 ? lo / k0 * k0 : lo;
-        const double v = cost(c);
-        if (v < best_cost) {
-          best_cost = v;
-          best = c;
-        }
-      }
     if (best.mt == 0)
       fail("kernel {}: no matmul tile fits the scratchpads (core.buffers_bytes)", spec.name);
+    if (candidates) {
+      std::stable_sort(ranked.begin(), ranked.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      // The best few, then the best of each loop structure (A resident or not) not yet in.
+      std::set<bool> structures;
+      auto add = [&](const Choice& c) {
+        if (static_cast<int>(candidates->size()) >= n_candidates) return;
+        structures.insert(c.a_res);
+        CubeKnobs k{c.mt, 0, 0, 0, c.nt, c.kt, db};
+        k.a_resident = c.a_res;
+        candidates->push_back(k);
+      };
+      for (size_t i = 0; i < ranked.size() && i + 1 < static_cast<size_t>(n_candidates); ++i)
+        add(ranked[i].second);
+      for (const auto& [v, c] : ranked)
+        if (!structures.count(c.a_res)) add(c);
+    }
   }
   const int cores = hw.cores;
   if (cores > 1 && !(knobs && knobs->mt > 0)) {
@@ -546,10 +742,15 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
   loop_counts.push_back(ceil_div(M, best.mt));
   const int split = pick_split(loop_counts, cores);
   const int split_n = static_cast<int>(rank) - 2, split_m = split_n + 1;
-  if (knobs) *knobs = CubeKnobs{best.mt, 0, 0, 0, best.nt, best.kt, db};
+  if (knobs) {
+    *knobs = CubeKnobs{best.mt, 0, 0, 0, best.nt, best.kt, db};
+    knobs->a_resident = best.a_res;
+  }
   em.allocate(out_ext(best.mt, best.nt));
 
-  L::Buffer l1_a = L::make_buffer("l1_a", L::MemScope::l1, target.act_dtype, {best.mt * best.kt});
+  L::Buffer l1_a = L::make_buffer("l1_a", L::MemScope::l1, target.act_dtype,
+                                  {best.mt * (best.a_res ? K : best.kt)});
+  l1_a->no_double_buffer = best.a_res;
   L::Buffer l1_b = L::make_buffer("l1_b", L::MemScope::l1, target.act_dtype, {best.kt * best.nt});
   L::Buffer l0a = L::make_buffer("l0a", L::MemScope::l0a, target.act_dtype,
                                  {round_up(best.mt, m0) * round_up(best.kt, k0)});
@@ -560,7 +761,7 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
   const L::Buffer ga = spec.gm.at(a.get());
   const L::Buffer gb = spec.gm.at(b.get());
   const int64_t n_k = ceil_div(K, best.kt);
-  const bool hoist_b = n_k == 1;
+  const bool hoist_b = n_k == 1 && !best.a_res;
 
   // Batch loops.
   std::vector<L::Var> bvars;
@@ -610,64 +811,105 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
     return L::seq(s);
   };
 
-  L::Stmt n_loop = for_tiles(
-      em, "tn", N, best.nt,
-      [&](const L::Affine& n0s, int64_t nt) {
-        std::vector<L::Stmt> nb;
-        if (hoist_b) nb.push_back(load(b, gb, l1_b, l0b, tb, aff_const(0), K, n0s, nt));
-        nb.push_back(for_tiles(
-            em, "tm", M, best.mt,
-            [&](const L::Affine& m0s, int64_t mt) {
-              std::vector<L::Stmt> tile;
-              tile.push_back(for_tiles_first(
-                  em, "tk", K, best.kt, [&](const L::Affine& k0s, int64_t kt, bool first) {
-                    std::vector<L::Stmt> s;
-                    s.push_back(load(a, ga, l1_a, l0a, ta, m0s, mt, k0s, kt));
-                    if (!hoist_b) s.push_back(load(b, gb, l1_b, l0b, tb, k0s, kt, n0s, nt));
-                    isa::MmadArgs mm;
-                    mm.m1 = static_cast<uint32_t>(ceil_div(mt, m0));
-                    mm.k1 = static_cast<uint32_t>(ceil_div(kt, k0));
-                    mm.n1 = static_cast<uint32_t>(ceil_div(nt, n0));
-                    mm.accumulate = !first;
-                    s.push_back(mk(Opcode::mmad, mm, {at0(l0c), at0(l0a), at0(l0b)}));
-                    return L::seq(s);
-                  }));
-              L::Buffer cv = em.ub_view(mmt.get(), out_ext(mt, nt));
-              isa::FixArgs fx;
-              fx.dst_dtype = isa_dtype(target.act_dtype);
-              fx.m = static_cast<uint32_t>(mt);
-              fx.n = static_cast<uint32_t>(nt);
-              fx.dst_row_stride = nt;
-              tile.push_back(mk(Opcode::fix, fx, {at0(cv), at0(l0c)}));
-              TileBox box;
-              box.start = bidx;
-              box.start.push_back(m0s);
-              box.start.push_back(n0s);
-              box.extent = out_ext(mt, nt);
-              tile.push_back(em.emit_tile(box, {{mmt.get(), cv}}));
-              return L::seq(tile);
-            },
-            split == split_m));
-        return L::seq(nb);
-      },
-      split == split_n);
+  // A resident: A's m tile for all of K, copied once (stored as in GM: [mt x K], or [K x mt]
+  // when transposed); each K chunk goes L1 -> L0A from its column (row) block.
+  auto load_a_resident = [&](const L::Affine& k0s, int64_t mt, int64_t kt) {
+    isa::Load2dArgs la;
+    la.dtype = isa_dtype(target.act_dtype);
+    la.rows = static_cast<uint32_t>(mt);
+    la.cols = static_cast<uint32_t>(kt);
+    la.src_row_stride = ta ? mt : K;
+    la.transpose = ta;
+    const L::Expr off = ta ? L::mul(em.start_expr(k0s), L::int_imm(mt)) : em.start_expr(k0s);
+    return mk(Opcode::load2d, la, {at0(l0a), {l1_a, off}});
+  };
+  // One output tile: the K loop (A and B chunks, mmad), fix into UB, the epilogue and the output.
+  auto output_tile = [&](const L::Affine& m0s, int64_t mt, const L::Affine& n0s, int64_t nt) {
+    std::vector<L::Stmt> tile;
+    tile.push_back(
+        for_tiles_first(em, "tk", K, best.kt, [&](const L::Affine& k0s, int64_t kt, bool first) {
+          std::vector<L::Stmt> s;
+          if (best.a_res)
+            s.push_back(load_a_resident(k0s, mt, kt));
+          else
+            s.push_back(load(a, ga, l1_a, l0a, ta, m0s, mt, k0s, kt));
+          if (!hoist_b) s.push_back(load(b, gb, l1_b, l0b, tb, k0s, kt, n0s, nt));
+          isa::MmadArgs mm;
+          mm.m1 = static_cast<uint32_t>(ceil_div(mt, m0));
+          mm.k1 = static_cast<uint32_t>(ceil_div(kt, k0));
+          mm.n1 = static_cast<uint32_t>(ceil_div(nt, n0));
+          mm.accumulate = !first;
+          s.push_back(mk(Opcode::mmad, mm, {at0(l0c), at0(l0a), at0(l0b)}));
+          return L::seq(s);
+        }));
+    L::Buffer cv = em.ub_view(mmt.get(), out_ext(mt, nt));
+    isa::FixArgs fx;
+    fx.dst_dtype = isa_dtype(target.act_dtype);
+    fx.m = static_cast<uint32_t>(mt);
+    fx.n = static_cast<uint32_t>(nt);
+    fx.dst_row_stride = nt;
+    tile.push_back(mk(Opcode::fix, fx, {at0(cv), at0(l0c)}));
+    TileBox box;
+    box.start = bidx;
+    box.start.push_back(m0s);
+    box.start.push_back(n0s);
+    box.extent = out_ext(mt, nt);
+    tile.push_back(em.emit_tile(box, {{mmt.get(), cv}}));
+    return L::seq(tile);
+  };
+  L::Stmt n_loop;
+  if (best.a_res) {
+    // m outer, n inner: A's tile is read from GM once per m tile.
+    n_loop = for_tiles(
+        em, "tm", M, best.mt,
+        [&](const L::Affine& m0s, int64_t mt) {
+          std::vector<L::Stmt> mb;
+          L::Region src = ta ? operand_region(a, ga, aff_const(0), K, m0s, mt)
+                             : operand_region(a, ga, m0s, mt, aff_const(0), K);
+          Shape vshape(src.extents.begin(), src.extents.end());
+          L::Buffer v = L::make_view(l1_a, l1_a->name, vshape, L::dense_strides(vshape), 0);
+          mb.push_back(L::copy(
+              L::Region{v, std::vector<L::Expr>(vshape.size(), L::int_imm(0)), vshape}, src));
+          mb.push_back(for_tiles(
+              em, "tn", N, best.nt,
+              [&](const L::Affine& n0s, int64_t nt) { return output_tile(m0s, mt, n0s, nt); },
+              split == split_n));
+          return L::seq(mb);
+        },
+        split == split_m);
+  } else {
+    n_loop = for_tiles(
+        em, "tn", N, best.nt,
+        [&](const L::Affine& n0s, int64_t nt) {
+          std::vector<L::Stmt> nb;
+          if (hoist_b) nb.push_back(load(b, gb, l1_b, l0b, tb, aff_const(0), K, n0s, nt));
+          nb.push_back(for_tiles(
+              em, "tm", M, best.mt,
+              [&](const L::Affine& m0s, int64_t mt) { return output_tile(m0s, mt, n0s, nt); },
+              split == split_m));
+          return L::seq(nb);
+        },
+        split == split_n);
+  }
   L::Stmt body = n_loop;
   for (int d = static_cast<int>(bvars.size()) - 1; d >= 0; --d)
     if (os[d] > 1)
       body = L::for_loop(bvars[d], os[d], body,
                          split == d ? L::ForKind::core_bound : L::ForKind::serial);
   body = L::seq({body});
-  body->comment = fmt::format("kernel {} (cube matmul, mt={} nt={} kt={})", spec.name, best.mt,
-                              best.nt, best.kt);
+  body->comment = fmt::format("kernel {} (cube matmul, mt={} nt={} kt={}{})", spec.name, best.mt,
+                              best.nt, best.kt, best.a_res ? ", A resident" : "");
   return body;
 }
 
 }  // namespace
 
 L::Stmt tile_cube(const KernelSpec& spec, const te::Tensor& contraction, const NpuTarget& target,
-                  CubeKnobs* knobs) {
-  if (contraction->tag == "conv2d") return conv_kernel(spec, contraction, target, knobs);
-  if (contraction->tag == "matmul") return matmul_kernel(spec, contraction, target, knobs);
+                  CubeKnobs* knobs, std::vector<CubeKnobs>* candidates, int n_candidates) {
+  if (contraction->tag == "conv2d")
+    return conv_kernel(spec, contraction, target, knobs, candidates, n_candidates);
+  if (contraction->tag == "matmul")
+    return matmul_kernel(spec, contraction, target, knobs, candidates, n_candidates);
   internal_fail("tile_cube: {} is not a cube contraction (tag '{}')", contraction->name,
                 contraction->tag);
 }

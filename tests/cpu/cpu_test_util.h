@@ -38,7 +38,8 @@ struct CpuGraph {
   }
   Value* constant(const std::string& name, Tensor t) { return g->add_constant(name, std::move(t)); }
   Value* node(const std::string& op, std::vector<Value*> ins, Attributes attrs = {}) {
-    Value* out = g->add_value(op + "_out" + std::to_string(g->nodes().size()), DType::undefined, {});
+    Value* out =
+        g->add_value(op + "_out" + std::to_string(g->nodes().size()), DType::undefined, {});
     Node* n = g->add_node(op, op + "_" + std::to_string(g->nodes().size()), std::move(ins), {out},
                           std::move(attrs));
     ops::infer_node(*n);
@@ -78,8 +79,7 @@ inline double max_diff(const Tensor& a, const Tensor& b) {
 /// interpreter: |cpu - ref| <= rel * max|ref| + 1e-6. Returns the JIT result.
 inline cpu_backend::CpuJit::Result check_cpu(const Graph& graph,
                                              const std::map<std::string, Tensor>& inputs,
-                                             double rel,
-                                             cpu_backend::CpuCompileOptions opts = {}) {
+                                             double rel, cpu_backend::CpuCompileOptions opts = {}) {
   cpu_backend::CpuJit jit(cpu_backend::compile_cpu(graph, opts));
   auto got = jit.run(inputs, true);
   auto want = ops::run_reference(graph, inputs);

@@ -112,11 +112,11 @@ TEST(OnnxImport, CorruptBytesNameTheSource) {
 }
 
 TEST(OnnxImport, OpsetRange) {
-  for (int64_t opset : {6, 19}) {
+  for (int64_t opset : {5, 19}) {
     auto m = make_model(opset);
     EXPECT_EQ(error_of([&] { import_model(m); }),
               fmt::format("model.onnx: the model uses default-domain opset {}; tessel supports "
-                          "opsets 7 to 18",
+                          "opsets 6 to 18",
                           opset));
     EXPECT_THROW(import_model(m), Unsupported);
   }
@@ -907,6 +907,116 @@ TEST(Canonicalise, BatchNormAndDropoutInferenceForms) {
   EXPECT_EQ(error_of([&] { import_model(used); }),
             "model.onnx: node 'bn1' (BatchNormalization): output 'rm' (training statistics) is "
             "used; tessel imports inference graphs only");
+}
+
+// Opset 6 -> 7: legacy broadcasting (broadcast/axis) becomes numpy broadcasting, Gemm's broadcast
+// is dropped, PRelu-6's per-channel 1-D slope is reshaped to [C, 1, 1]; BatchNormalization-6 and
+// Dropout-6 in training mode (is_test=0, the default) are refused.
+TEST(Canonicalise, Opset6LegacyBroadcastGemmPReluAndTrainingModes) {
+  const bool values =
+      have_op("Add") & have_op("Mul") & have_op("Gemm") & have_op("PRelu") & have_op("Reshape");
+  auto m = make_model(6);
+  add_input(m, "x", kF32, {int64_t{1}, int64_t{2}, int64_t{2}, int64_t{2}});
+  add_initializer(m, float_tensor("b", {2}, {10, 20}));
+  add_initializer(m, float_tensor("slope", {2}, {0.5f, 0.25f}));
+  // y = x + b with b along axis 1 (channels): b is reshaped to [2, 1, 1].
+  auto* add = add_node(m, "Add", {"x", "b"}, {"y"}, "add");
+  attr_int(add, "broadcast", 1);
+  attr_int(add, "axis", 1);
+  // z = y * y (no broadcast attribute: equal shapes).
+  add_node(m, "Mul", {"y", "y"}, {"z"}, "mul");
+  // w = z * bi along axis 1, with bi = Identity(b) computed by a node: the importer inserts a
+  // Reshape node instead of reshaping a constant.
+  add_node(m, "Identity", {"b"}, {"bi"}, "id");
+  auto* mul2 = add_node(m, "Mul", {"z", "bi"}, {"w"}, "mul2");
+  attr_int(mul2, "broadcast", 1);
+  attr_int(mul2, "axis", 1);
+  // p = PRelu(w - 1000, slope): per channel in opset 6.
+  add_initializer(m, float_tensor("k", {1}, {1000}));
+  auto* sub = add_node(m, "Sub", {"w", "k"}, {"v"}, "sub");
+  attr_int(sub, "broadcast", 1);  // no axis: suffix alignment, as numpy
+  add_node(m, "PRelu", {"v", "slope"}, {"p"}, "prelu");
+  add_output(m, "p");
+  auto g = import_model(m);
+  EXPECT_FALSE(g->find_node("add")->attrs.has("broadcast"));
+  EXPECT_FALSE(g->find_node("add")->attrs.has("axis"));
+  EXPECT_EQ(g->find_node("add")->input(1)->shape, (Shape{2, 1, 1}));
+  EXPECT_EQ(g->find_node("mul2")->input(1)->shape, (Shape{2, 1, 1}));
+  ASSERT_NE(g->find_node("mul2")->input(1)->producer, nullptr);
+  EXPECT_EQ(g->find_node("mul2")->input(1)->producer->op_type, "Reshape");
+  EXPECT_EQ(g->find_node("prelu")->input(1)->shape, (Shape{2, 1, 1}));
+  if (values) {
+    // x = [1..8] as [1,2,2,2]: channel 0 = 1..4, channel 1 = 5..8.
+    // y = x + [10 | 20] = [11..14 | 25..28]; z = y^2; w = z * [10 | 20];
+    // v = w - 1000: channel 0: 10*[121,144,169,196] - 1000 = [210, 440, 690, 960];
+    // channel 1: 20*[625,676,729,784] - 1000 = [11500, 12520, 13580, 14680]; all positive,
+    // so PRelu passes them through.
+    std::vector<float> x(8);
+    for (int i = 0; i < 8; ++i) x[i] = static_cast<float>(i + 1);
+    EXPECT_EQ(run1(*g, Tensor::from_floats({1, 2, 2, 2}, x), "p").to_float_vector(),
+              (std::vector<float>{210, 440, 690, 960, 11500, 12520, 13580, 14680}));
+  }
+  // PRelu-6 alone: v = x, slope per channel: negatives scaled by 0.5 (channel 0), 0.25 (1).
+  auto pm = make_model(6);
+  add_input(pm, "x", kF32, {int64_t{1}, int64_t{2}, int64_t{1}, int64_t{2}});
+  add_initializer(pm, float_tensor("slope", {2}, {0.5f, 0.25f}));
+  add_node(pm, "PRelu", {"x", "slope"}, {"p"}, "prelu");
+  add_output(pm, "p");
+  auto pg = import_model(pm);
+  if (values) {
+    EXPECT_EQ(run1(*pg, Tensor::from_floats({1, 2, 1, 2}, {-4, 4, -4, 4}), "p").to_float_vector(),
+              (std::vector<float>{-2, 4, -1, 4}));
+  }
+  // Gemm-6 with broadcast=1: the attribute is dropped.
+  auto gm = make_model(6);
+  add_input(gm, "x", kF32, {int64_t{1}, int64_t{2}});
+  add_initializer(gm, float_tensor("w", {2, 2}, {1, 2, 3, 4}));
+  add_initializer(gm, float_tensor("c", {2}, {100, 200}));
+  attr_int(add_node(gm, "Gemm", {"x", "w", "c"}, {"y"}, "gemm"), "broadcast", 1);
+  add_output(gm, "y");
+  auto gg = import_model(gm);
+  EXPECT_FALSE(gg->find_node("gemm")->attrs.has("broadcast"));
+  if (values) {
+    // [1, 1] x [[1, 2], [3, 4]] + [100, 200] = [104, 206]
+    EXPECT_EQ(run1(*gg, Tensor::from_floats({1, 2}, {1, 1}), "y").to_float_vector(),
+              (std::vector<float>{104, 206}));
+  }
+  // BatchNormalization-6 and Dropout-6 default to training mode (is_test=0): refused.
+  auto bn6 = batchnorm_model(6);
+  add_node(bn6, "BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}, "bn6");
+  add_output(bn6, "y");
+  EXPECT_EQ(error_of([&] { import_model(bn6); }),
+            "model.onnx: node 'bn6' (BatchNormalization): BatchNormalization-6 without is_test=1 "
+            "runs in training mode (batch statistics); tessel imports inference graphs only");
+  EXPECT_THROW(import_model(bn6), Unsupported);
+  attr_int(bn6.mutable_graph()->mutable_node(0), "is_test", 1);
+  EXPECT_NO_THROW(import_model(bn6));
+  auto dr6 = batchnorm_model(6);
+  add_node(dr6, "Dropout", {"x"}, {"y"}, "drop6");
+  add_output(dr6, "y");
+  EXPECT_EQ(error_of([&] { import_model(dr6); }),
+            "model.onnx: node 'drop6' (Dropout): Dropout-6 without is_test=1 runs in training mode "
+            "(a random mask); tessel imports inference graphs only");
+  attr_float(dr6.mutable_graph()->mutable_node(0), "ratio", 0.0f);
+  EXPECT_NO_THROW(import_model(dr6));
+  // Bad legacy broadcasts name the node.
+  auto bad = make_model(6);
+  add_input(bad, "x", kF32, {int64_t{2}, int64_t{3}});
+  add_initializer(bad, float_tensor("b", {3}, {1, 2, 3}));
+  attr_int(add_node(bad, "Add", {"x", "b"}, {"y"}, "noflag"), "axis", 0);
+  add_output(bad, "y");
+  EXPECT_EQ(error_of([&] { import_model(bad); }),
+            "model.onnx: node 'noflag' (Add): without broadcast=1 (opset 6) A and B must have the "
+            "same shape, got [2,3] and [3]");
+  auto bad2 = make_model(6);
+  add_input(bad2, "x", kF32, {int64_t{2}, int64_t{3}});
+  add_initializer(bad2, float_tensor("b", {3}, {1, 2, 3}));
+  auto* a2 = add_node(bad2, "Add", {"x", "b"}, {"y"}, "axis0");
+  attr_int(a2, "broadcast", 1);
+  attr_int(a2, "axis", 0);
+  add_output(bad2, "y");
+  EXPECT_EQ(error_of([&] { import_model(bad2); }),
+            "model.onnx: node 'axis0' (Add): B [3] does not broadcast into A [2,3] from axis 0");
 }
 
 // ---------------------------------------------------------------------------------------------

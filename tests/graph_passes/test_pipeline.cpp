@@ -1,5 +1,6 @@
 // The pass manager (verifier between passes, errors, IR dumps, timing, disabling), the CLI flags
 // of run/check/compile and the experiment key graph_passes.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,11 +8,14 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "compiler/driver/cli.h"
 #include "compiler/driver/commands.h"
 #include "compiler/driver/experiment.h"
+#include "compiler/driver/report.h"
 #include "compiler/driver/runner.h"
 #include "passes/graph/graph_passes.h"
 #include "tests/graph_passes/gp_util.h"
@@ -330,6 +334,131 @@ TEST(Experiment, RunHonoursTheKeyAndTheFlags) {
   std::ostringstream out2, err2;
   ASSERT_EQ(driver::cmd_run(args, out2, err2), 0) << err2.str();
   EXPECT_EQ(err2.str(), "");
+}
+
+TEST(Flags, CheckAndRunTakeTheFlags) {
+  const std::string dir = kSrcCases() + "/hello_deepa";
+  const CliRun c = run_cli({"check", dir, "--disable-pass=fuse_layer_norm", "--pass-timing"});
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_NE(c.out.find("PASS"), std::string::npos) << c.out;
+  EXPECT_NE(c.err.find("  fuse_layer_norm   disabled"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("  fold_batchnorm    no"), std::string::npos) << c.err;
+  // No pass runs, so --print-ir-after=all prints nothing.
+  const CliRun n = run_cli({"check", dir, "--no-graph-passes", "--print-ir-after=all"});
+  ASSERT_EQ(n.code, 0) << n.err;
+  EXPECT_EQ(n.err, "");
+
+  const std::string yaml = write_yaml("gp_flags.yaml", "");
+  const CliRun r = run_cli({"run", yaml, "--print-ir-after", "fuse_layer_norm"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("// ----- IR after fuse_layer_norm -----"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("LayerNormalization("), std::string::npos) << r.err;
+  const CliRun bad = run_cli({"run", yaml, "--disable-pass", "nope"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err.rfind("error: unknown graph pass 'nope' in --disable-pass (passes: "
+                          "shape_folding, constant_folding, ",
+                          0),
+            0u)
+      << bad.err;
+  EXPECT_EQ(bad.out, "");
+}
+
+// The JSON report carries the node count after the graph passes and the kernel count, and
+// scripts/graph_passes_table.py turns it into the docs/results.md table.
+TEST(Experiment, ReportCarriesGraphNodesAndKernelsAndTheTableScriptReadsIt) {
+  const std::string src = TESSEL_SOURCE_DIR;
+  const std::string yaml =
+      ::testing::TempDir() + "/" + std::to_string(::getpid()) + "_gp_report.yaml";
+  std::ofstream(yaml) << "model: " << kModels << "/hello_deepa.onnx\n"
+                      << "inputs: {\"onnx::Flatten_0\": {shape: [1, 25, 96]}}\n"
+                      << "hw: " << src << "/hw_configs/npu_4core.yaml\ntarget: npu\n"
+                      << "check: none\ntiming_only: true\nreport: [summary]\nruns:\n"
+                      << "  - {name: hello_deepa/none, graph_passes: none}\n"
+                      << "  - {name: hello_deepa/all}\n"
+                      << "  - {name: hello_deepa/-fuse_kernels, "
+                         "graph_passes: {disable: [fuse_kernels]}}\n";
+  const std::string report =
+      ::testing::TempDir() + "/" + std::to_string(::getpid()) + "_gp_report.json";
+  driver::RunArgs args;
+  args.experiment = yaml;
+  args.report_path = report;
+  std::ostringstream out, err;
+  ASSERT_EQ(driver::cmd_run(args, out, err), 0) << out.str() << err.str();
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(report));
+  const auto& runs = j.at("runs");
+  ASSERT_EQ(runs.size(), 3u);
+  // 25 nodes as imported; 9 after the passes (the two 9-node layer norms become one node each:
+  // 25 - 2 * 8 = 9; tests Models/PipelineOnRealModel.* check the same count).
+  EXPECT_EQ(runs[0].at("graph_nodes"), 25);
+  EXPECT_EQ(runs[1].at("graph_nodes"), 9);
+  EXPECT_EQ(runs[2].at("graph_nodes"), 9);
+  EXPECT_EQ(runs[0].at("graph_passes").at("enabled"), false);
+  EXPECT_EQ(runs[1].at("graph_passes").at("disabled"), nlohmann::json::array());
+  EXPECT_EQ(runs[2].at("graph_passes").at("disabled"), (nlohmann::json{"fuse_kernels"}));
+  // fuse_kernels forms 3 groups over 6 nodes ({LayerNormalization, Relu} twice: a layer norm
+  // cannot follow a contraction in a group; {Gemm, Sigmoid}); each compiles as one kernel
+  // instead of two, so the pipeline without fuse_kernels compiles 6 - 3 = 3 kernels more.
+  const int k_all = runs[1].at("kernels"), k_nofuse = runs[2].at("kernels");
+  EXPECT_EQ(k_nofuse - k_all, 3);
+  EXPECT_LT(k_all, runs[0].at("kernels").get<int>());
+
+  if (std::system("python3 --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+  const std::string md = report + ".md";
+  ASSERT_EQ(std::system(("python3 " + src + "/scripts/graph_passes_table.py " + report + " > " +
+                         md + " 2>&1")
+                            .c_str()),
+            0);
+  std::stringstream text;
+  text << std::ifstream(md).rdbuf();
+  const std::string t = text.str();
+  auto dram = [&](int i) {
+    return driver::with_commas(runs[i].at("dram_bytes").at("total").get<uint64_t>());
+  };
+  auto cycles = [&](int i) {
+    return driver::with_commas(runs[i].at("total_cycles").get<uint64_t>());
+  };
+  const std::string row_none = fmt::format("| hello_deepa | none | 25 | {} | {} | ",
+                                           runs[0].at("kernels").get<int>(), dram(0));
+  EXPECT_NE(t.find(row_none), std::string::npos) << row_none << "\n" << t;
+  EXPECT_NE(t.find(fmt::format("| hello_deepa | all | 9 | {} | {} | +0.0% | {} | +0.0% |", k_all,
+                               dram(1), cycles(1))),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find(fmt::format("| hello_deepa | all but `fuse_kernels` | 9 | {} | {} |", k_nofuse,
+                               dram(2))),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find(fmt::format("takes DRAM traffic from {} to {} bytes", dram(2), dram(1))),
+            std::string::npos)
+      << t;
+}
+
+// experiments/graph_passes.yaml (docs/results.md) covers every pass of the pipeline: per model a
+// run with none, one with all and one with each pass disabled, timing-only on npu_4core.
+TEST(Experiment, GraphPassesExperimentDisablesEachPassInTurn) {
+  const auto ex =
+      driver::load_experiment(std::string(TESSEL_SOURCE_DIR) + "/experiments/graph_passes.yaml");
+  std::map<std::string, std::vector<std::string>> configs;  // model -> configs in order
+  for (const auto& r : ex.runs) {
+    const auto slash = r.name.find('/');
+    ASSERT_NE(slash, std::string::npos) << r.name;
+    const std::string model = r.name.substr(0, slash), config = r.name.substr(slash + 1);
+    configs[model].push_back(config);
+    EXPECT_EQ(r.target, driver::Target::npu) << r.name;
+    EXPECT_TRUE(r.timing_only) << r.name;
+    EXPECT_EQ(fs::path(r.hw).filename(), "npu_4core.yaml") << r.name;
+    if (config == "none") {
+      EXPECT_FALSE(r.graph_passes) << r.name;
+    } else if (config == "all") {
+      EXPECT_TRUE(r.graph_passes && r.disabled_passes.empty()) << r.name;
+    } else {
+      EXPECT_EQ(r.disabled_passes, (std::vector<std::string>{config.substr(1)})) << r.name;
+    }
+  }
+  std::vector<std::string> want = {"none", "all"};
+  for (const auto& p : kPipeline) want.push_back("-" + p);
+  EXPECT_EQ(configs.size(), 4u);
+  for (const auto& [model, got] : configs) EXPECT_EQ(got, want) << model;
 }
 
 }  // namespace

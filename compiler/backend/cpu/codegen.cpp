@@ -26,7 +26,8 @@ CodegenTarget CodegenTarget::host(int vector_lanes) {
   llvm::StringMap<bool> f;
   std::string feats;
   if (llvm::sys::getHostCPUFeatures(f)) {
-    for (const auto& kv : f) feats += (feats.empty() ? "" : ",") + std::string(kv.second ? "+" : "-") + kv.first().str();
+    for (const auto& kv : f)
+      feats += (feats.empty() ? "" : ",") + std::string(kv.second ? "+" : "-") + kv.first().str();
   }
   t.features = feats;
   t.vector_bits = vector_lanes * 32;
@@ -72,6 +73,8 @@ class KernelCodegen {
     if (mod_.getFunction(name_)) fail("cpu codegen: function {} defined twice", name_);
     fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name_, mod_);
     set_function_attributes(*fn_, target_);
+    // Called once from the entry points: inlining would only duplicate code (and compile time).
+    fn_->addFnAttr(llvm::Attribute::NoInline);
     for (size_t i = 0; i < params.size(); ++i) {
       TESSEL_CHECK(!params[i]->base, "kernel {}: parameter {} is a view", name_, params[i]->name);
       fn_->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
@@ -113,7 +116,9 @@ class KernelCodegen {
   }
 
   // ---------------------------------------------------------------- types and constants
-  llvm::Type* vec_ty(llvm::Type* t) { return llvm::FixedVectorType::get(t, static_cast<unsigned>(lanes_)); }
+  llvm::Type* vec_ty(llvm::Type* t) {
+    return llvm::FixedVectorType::get(t, static_cast<unsigned>(lanes_));
+  }
   llvm::Value* splat(llvm::Value* v) {
     return b_.CreateVectorSplat(static_cast<unsigned>(lanes_), v);
   }
@@ -162,13 +167,11 @@ class KernelCodegen {
         return bin(eval_int(e->args[0]), eval_int(e->args[1]),
                    [&](auto* x, auto* y) { return b_.CreateNSWMul(x, y); });
       case ExprKind::Min:
-        return bin(eval_int(e->args[0]), eval_int(e->args[1]), [&](auto* x, auto* y) {
-          return b_.CreateSelect(b_.CreateICmpSLT(x, y), x, y);
-        });
+        return bin(eval_int(e->args[0]), eval_int(e->args[1]),
+                   [&](auto* x, auto* y) { return b_.CreateSelect(b_.CreateICmpSLT(x, y), x, y); });
       case ExprKind::Max:
-        return bin(eval_int(e->args[0]), eval_int(e->args[1]), [&](auto* x, auto* y) {
-          return b_.CreateSelect(b_.CreateICmpSGT(x, y), x, y);
-        });
+        return bin(eval_int(e->args[0]), eval_int(e->args[1]),
+                   [&](auto* x, auto* y) { return b_.CreateSelect(b_.CreateICmpSGT(x, y), x, y); });
       case ExprKind::FloorDiv:
       case ExprKind::FloorMod: {
         const int64_t d = e->args[1]->int_value;
@@ -184,7 +187,8 @@ class KernelCodegen {
           llvm::Value* r = b_.CreateSRem(x, y);
           llvm::Value* neg = b_.CreateICmpSLT(r, llvm::Constant::getNullValue(r->getType()));
           if (div) return b_.CreateSub(q, b_.CreateZExt(neg, q->getType()));
-          return b_.CreateAdd(r, b_.CreateSelect(neg, y, llvm::Constant::getNullValue(r->getType())));
+          return b_.CreateAdd(r,
+                              b_.CreateSelect(neg, y, llvm::Constant::getNullValue(r->getType())));
         });
       }
       case ExprKind::Lt:
@@ -199,7 +203,8 @@ class KernelCodegen {
       case ExprKind::Select: {
         V c = eval_cond(e->args[0]);
         V x = eval_int(e->args[1]), y = eval_int(e->args[2]);
-        if (c.vec || x.vec || y.vec) return {b_.CreateSelect(as_vec(c), as_vec(x), as_vec(y)), true};
+        if (c.vec || x.vec || y.vec)
+          return {b_.CreateSelect(as_vec(c), as_vec(x), as_vec(y)), true};
         return {b_.CreateSelect(c.v, x.v, y.v), false};
       }
       default:
@@ -328,7 +333,8 @@ class KernelCodegen {
 
   /// Calls the scalar libm function `name` on every lane of `x`.
   llvm::Value* libm_call(const char* name, const V& x) {
-    llvm::FunctionCallee f = mod_.getOrInsertFunction(name, llvm::FunctionType::get(f32_, {f32_}, false));
+    llvm::FunctionCallee f =
+        mod_.getOrInsertFunction(name, llvm::FunctionType::get(f32_, {f32_}, false));
     if (!x.vec) return b_.CreateCall(f, {x.v});
     llvm::Value* r = llvm::UndefValue::get(vec_ty(f32_));
     for (int64_t i = 0; i < lanes_; ++i) {
@@ -441,7 +447,8 @@ class KernelCodegen {
           ge = bin(nc, *guard, [&](auto* x, auto* y) { return b_.CreateAnd(x, y); });
         }
         V x = eval_float(e->args[1], &gt), y = eval_float(e->args[2], &ge);
-        if (c.vec || x.vec || y.vec) return {b_.CreateSelect(as_vec(c), as_vec(x), as_vec(y)), true};
+        if (c.vec || x.vec || y.vec)
+          return {b_.CreateSelect(as_vec(c), as_vec(x), as_vec(y)), true};
         return {b_.CreateSelect(c.v, x.v, y.v), false};
       }
       case ExprKind::Call:
@@ -507,9 +514,9 @@ class KernelCodegen {
     const int64_t bytes = n * 4;
     llvm::Value* ptr;
     if (bytes <= kMaxAllocaBytes) {
-      ptr = b_.CreateBitCast(entry_alloca(llvm::ArrayType::get(f32_, static_cast<uint64_t>(n)),
-                                          sanitize(buf->name)),
-                             f32p_);
+      ptr = b_.CreateBitCast(
+          entry_alloca(llvm::ArrayType::get(f32_, static_cast<uint64_t>(n)), sanitize(buf->name)),
+          f32p_);
     } else {
       llvm::FunctionCallee f = mod_.getOrInsertFunction(
           "tessel_cpu_scratch", llvm::FunctionType::get(i8p_, {i64_, i64_}, false));
@@ -627,7 +634,8 @@ class KernelCodegen {
     base_.clear();
     vars_.clear();
     for (size_t i = 0; i < fields.size(); ++i) {
-      llvm::Value* v = b_.CreateLoad(fields[i], b_.CreateStructGEP(st, cl, static_cast<unsigned>(i)));
+      llvm::Value* v =
+          b_.CreateLoad(fields[i], b_.CreateStructGEP(st, cl, static_cast<unsigned>(i)));
       if (i < bufs.size()) {
         base_[bufs[i].first] = v;
       } else {

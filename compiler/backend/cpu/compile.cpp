@@ -39,7 +39,8 @@ std::vector<const CpuKernelInfo*> CpuProgram::timed_kernels() const {
 
 std::vector<std::string> cpu_ops() {
   std::vector<std::string> ops = lower::compute_ops();
-  for (const char* v : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Cast"})
+  for (const char* v :
+       {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Cast"})
     ops.push_back(v);
   std::sort(ops.begin(), ops.end());
   ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
@@ -55,17 +56,17 @@ int64_t align_up(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 /// Ops that may consume a contraction's output as its fused epilogue (elementwise, one output).
 bool epilogue_op(const std::string& op) {
   static const std::set<std::string> ops = {
-      "Relu",     "Clip", "HardSwish", "HardSigmoid", "Sigmoid",  "LeakyRelu", "Tanh",
-      "Add",      "Sub",  "Mul",       "Div",         "BatchNormalization"};
+      "Relu", "Clip", "HardSwish", "HardSigmoid", "Sigmoid", "LeakyRelu",
+      "Tanh", "Add",  "Sub",       "Mul",         "Div",     "BatchNormalization"};
   return ops.count(op) > 0;
 }
 
 /// Where a value's bytes live at run time.
 struct Storage {
   enum class Kind { none, input, output, arena, constant } kind = Kind::none;
-  int index = 0;            // input / output position
-  int64_t offset_bytes = 0; // arena offset
-  std::string symbol;       // constant global
+  int index = 0;             // input / output position
+  int64_t offset_bytes = 0;  // arena offset
+  std::string symbol;        // constant global
 };
 
 /// A parameter of a kernel: which value (or derived/packed constant) it reads or writes.
@@ -137,10 +138,11 @@ class Compiler {
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
       const Value* v = graph_.inputs[i];
       if (!dtype_is_float(v->dtype))
-        throw Unsupported(fmt::format(
-            "graph input '{}' has dtype {}; the CPU backend takes float inputs", v->name,
-            dtype_to_string(v->dtype)));
+        throw Unsupported(
+            fmt::format("graph input '{}' has dtype {}; the CPU backend takes float inputs",
+                        v->name, dtype_to_string(v->dtype)));
       storage_[v] = {Storage::Kind::input, static_cast<int>(i), 0, ""};
+      ready_.insert(v);
       prog_.inputs.push_back({v->name, v->shape});
     }
     plan_nodes();
@@ -177,8 +179,8 @@ class Compiler {
   }
 
   int add_constant(const std::string& name, Tensor data) {
-    consts_.push_back({fmt::format("tessel_const_{}_{}", consts_.size(), sanitize(name)),
-                       std::move(data)});
+    consts_.push_back(
+        {fmt::format("tessel_const_{}_{}", consts_.size(), sanitize(name)), std::move(data)});
     prog_.constant_bytes += consts_.back().data.numel() * 4;
     return static_cast<int>(consts_.size()) - 1;
   }
@@ -192,6 +194,9 @@ class Compiler {
   }
 
   // ------------------------------------------------------------------ planning
+  std::set<const Node*> fused_away_;  // nodes computed inside an earlier node's kernel
+  std::set<const Value*> ready_;      // root values computed (or input) before the next kernel
+
   /// The chain of nodes starting at contraction `p` that fuse into one kernel (p first).
   std::vector<const Node*> epilogue_chain(const Node& p) {
     std::vector<const Node*> chain = {&p};
@@ -201,14 +206,19 @@ class Compiler {
       if (cur->outputs.size() != 1 && !(cur->outputs.size() > 1 && !cur->outputs[1])) break;
       const Value* v = cur->outputs[0];
       if (!v || v->constant) break;
-      if (std::find(graph_.outputs.begin(), graph_.outputs.end(), v) != graph_.outputs.end())
-        break;
+      if (std::find(graph_.outputs.begin(), graph_.outputs.end(), v) != graph_.outputs.end()) break;
       auto users = graph_.users(v);
       if (users.size() != 1) break;
       const Node* u = users[0];
       if (!epilogue_op(u->op_type) || u->outputs.empty() || !u->outputs[0] ||
-          u->outputs[0]->shape != v->shape || u->outputs[0]->constant)
+          u->outputs[0]->shape != v->shape || u->outputs[0]->constant || fused_away_.count(u))
         break;
+      // The kernel runs where the chain starts: every other operand of u must be computed by
+      // then (e.g. a residual Add whose other branch comes later in the graph is not fused).
+      bool operands_ready = true;
+      for (const Value* in : u->inputs)
+        if (in && in != v && !in->constant && !ready_.count(root(in))) operands_ready = false;
+      if (!operands_ready) break;
       chain.push_back(u);
       cur = u;
     }
@@ -216,18 +226,25 @@ class Compiler {
   }
 
   void plan_nodes() {
-    std::set<const Node*> fused_away;
     for (const auto& nptr : graph_.nodes()) {
       const Node& node = *nptr;
       CpuKernelInfo info;
       info.node = node.name;
       info.op_type = node.op_type;
-      if (fused_away.count(&node)) continue;  // added with its kernel
+      if (fused_away_.count(&node)) continue;  // added with its kernel
       bool all_known = true;
       for (const Value* o : node.outputs)
         if (o && !o->constant) all_known = false;
       if (all_known) {
         info.kind = "const";
+        prog_.kernels.push_back(info);
+        continue;
+      }
+      bool all_empty = true;  // zero-element outputs: nothing to compute
+      for (const Value* o : node.outputs)
+        if (o && shape_numel(o->shape) != 0) all_empty = false;
+      if (all_empty) {
+        info.kind = "empty";
         prog_.kernels.push_back(info);
         continue;
       }
@@ -237,9 +254,10 @@ class Compiler {
         const bool is_out =
             std::find(graph_.outputs.begin(), graph_.outputs.end(), extra) != graph_.outputs.end();
         if (is_out || !graph_.users(extra).empty())
-          throw Unsupported(fmt::format("{}: output {} ('{}') is used but the CPU backend "
-                                        "computes only the first output",
-                                        node.describe(), i, extra->name));
+          throw Unsupported(
+              fmt::format("{}: output {} ('{}') is used but the CPU backend "
+                          "computes only the first output",
+                          node.describe(), i, extra->name));
       }
       if (lower::is_alias_op(node)) {
         info.kind = "view";
@@ -251,8 +269,10 @@ class Compiler {
       if (node.op_type == "Conv" || node.op_type == "MatMul" || node.op_type == "Gemm")
         chain = epilogue_chain(node);
       const Node& last = *chain.back();
+      for (const Value* o : last.outputs)
+        if (o) ready_.insert(root(o));
       for (size_t i = 0; i + 1 < chain.size(); ++i) {
-        fused_away.insert(chain[i + 1]);
+        fused_away_.insert(chain[i + 1]);
         CpuKernelInfo fi;
         fi.node = chain[i]->name;
         fi.op_type = chain[i]->op_type;
@@ -328,7 +348,8 @@ class Compiler {
     for (auto& [ph, data] : ctx.derived) {
       const int c = add_constant(ph->name, to_f32(data));
       spec.constants[ph.get()] = &consts_[c].data;
-      spec.buffers[ph.get()] = dense_view(add_param(ph->name, ph->shape, nullptr, c), ph->name, ph->shape);
+      spec.buffers[ph.get()] =
+          dense_view(add_param(ph->name, ph->shape, nullptr, c), ph->name, ph->shape);
     }
     return add_param(out_value->name, out_value->shape, out_value, -1);
   }
@@ -439,7 +460,8 @@ class Compiler {
       }
       plan.params.push_back(p);
       src = L::make_view(p.buffer, in->name, in->shape, L::dense_strides(in->shape), 0);
-      L::Buffer dst = L::make_view(op.buffer, out->name, in->shape, strides, offset * strides[axis]);
+      L::Buffer dst =
+          L::make_view(op.buffer, out->name, in->shape, strides, offset * strides[axis]);
       te::Tensor ph = te::placeholder(in->name, in->shape);
       te::Tensor cp = te::compute(node.name + ".part", in->shape,
                                   [&](const std::vector<L::Expr>& i) { return te::read(ph, i); });
@@ -463,8 +485,10 @@ class Compiler {
     for (size_t j = 0; j < graph_.outputs.size(); ++j) {
       const Value* o = graph_.outputs[j];
       prog_.outputs.push_back({o->name, o->shape});
+      if (shape_numel(o->shape) == 0) continue;  // zero elements: nothing to write
       if (o->constant && !o->producer)
-        throw Unsupported(fmt::format("graph output '{}' is a constant; nothing to compute", o->name));
+        throw Unsupported(
+            fmt::format("graph output '{}' is a constant; nothing to compute", o->name));
       const Value* r = root(o);
       if (produced.count(r) && !storage_.count(r)) {
         storage_[r] = {Storage::Kind::output, static_cast<int>(j), 0, ""};
@@ -487,7 +511,8 @@ class Compiler {
       }
       Param dst;
       dst.value = nullptr;
-      dst.buffer = L::make_buffer(o->name + ".out", L::MemScope::host, DType::f32, {shape_numel(o->shape)});
+      dst.buffer =
+          L::make_buffer(o->name + ".out", L::MemScope::host, DType::f32, {shape_numel(o->shape)});
       plan.params = {src, dst};
       output_copy_[plans_.size()] = static_cast<int>(j);
       te::Tensor ph = te::placeholder(r->name, {shape_numel(o->shape)});
@@ -584,14 +609,15 @@ class Compiler {
     const Storage& s = it->second;
     switch (s.kind) {
       case Storage::Kind::input:
-        return b.CreateLoad(f32p, b.CreateConstGEP1_64(f32p, inputs, static_cast<uint64_t>(s.index)));
+        return b.CreateLoad(f32p,
+                            b.CreateConstGEP1_64(f32p, inputs, static_cast<uint64_t>(s.index)));
       case Storage::Kind::output:
-        return b.CreateLoad(f32p, b.CreateConstGEP1_64(f32p, outputs, static_cast<uint64_t>(s.index)));
+        return b.CreateLoad(f32p,
+                            b.CreateConstGEP1_64(f32p, outputs, static_cast<uint64_t>(s.index)));
       case Storage::Kind::arena:
-        return b.CreateBitCast(
-            b.CreateConstGEP1_64(llvm::Type::getInt8Ty(*prog_.context), arena,
-                                 static_cast<uint64_t>(s.offset_bytes)),
-            f32p);
+        return b.CreateBitCast(b.CreateConstGEP1_64(llvm::Type::getInt8Ty(*prog_.context), arena,
+                                                    static_cast<uint64_t>(s.offset_bytes)),
+                               f32p);
       default:
         internal_fail("value without storage: {}", r->name);
     }
@@ -603,14 +629,16 @@ class Compiler {
     if (it != globals_.end()) return it->second;
     const ConstData& cd = consts_[c];
     const int64_t n = std::max<int64_t>(1, cd.data.numel());
-    auto* ty = llvm::ArrayType::get(llvm::Type::getFloatTy(*prog_.context), static_cast<uint64_t>(n));
+    auto* ty =
+        llvm::ArrayType::get(llvm::Type::getFloatTy(*prog_.context), static_cast<uint64_t>(n));
     llvm::GlobalVariable* g;
     if (opts_.embed_constants) {
       std::vector<float> v(static_cast<size_t>(n), 0.f);
-      if (cd.data.numel() > 0) std::copy(cd.data.data<float>(), cd.data.data<float>() + cd.data.numel(), v.begin());
-      g = new llvm::GlobalVariable(*prog_.module, ty, true, llvm::GlobalValue::InternalLinkage,
-                                   llvm::ConstantDataArray::get(*prog_.context, llvm::ArrayRef<float>(v)),
-                                   cd.symbol);
+      if (cd.data.numel() > 0)
+        std::copy(cd.data.data<float>(), cd.data.data<float>() + cd.data.numel(), v.begin());
+      g = new llvm::GlobalVariable(
+          *prog_.module, ty, true, llvm::GlobalValue::InternalLinkage,
+          llvm::ConstantDataArray::get(*prog_.context, llvm::ArrayRef<float>(v)), cd.symbol);
     } else {
       g = new llvm::GlobalVariable(*prog_.module, ty, true, llvm::GlobalValue::ExternalLinkage,
                                    nullptr, cd.symbol);
@@ -619,7 +647,8 @@ class Compiler {
       if (!raw) throw std::bad_alloc();
       std::shared_ptr<float> data(raw, [](float* q) { std::free(q); });
       std::fill(raw, raw + n, 0.f);
-      if (cd.data.numel() > 0) std::copy(cd.data.data<float>(), cd.data.data<float>() + cd.data.numel(), raw);
+      if (cd.data.numel() > 0)
+        std::copy(cd.data.data<float>(), cd.data.data<float>() + cd.data.numel(), raw);
       prog_.constants.push_back({cd.symbol, data, n});
     }
     g->setAlignment(llvm::Align(64));
@@ -648,11 +677,12 @@ class Compiler {
     llvm::Value* arena = llvm::ConstantPointerNull::get(i8p);
     llvm::FunctionCallee free_fn;
     if (prog_.arena_bytes > 0) {
-      auto alloc = prog_.module->getOrInsertFunction("aligned_alloc",
-                                                     llvm::FunctionType::get(i8p, {i64, i64}, false));
+      auto alloc = prog_.module->getOrInsertFunction(
+          "aligned_alloc", llvm::FunctionType::get(i8p, {i64, i64}, false));
       free_fn = prog_.module->getOrInsertFunction(
           "free", llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {i8p}, false));
-      arena = b.CreateCall(alloc, {b.getInt64(kAlign), b.getInt64(static_cast<uint64_t>(prog_.arena_bytes))});
+      arena = b.CreateCall(
+          alloc, {b.getInt64(kAlign), b.getInt64(static_cast<uint64_t>(prog_.arena_bytes))});
       auto* bad = llvm::BasicBlock::Create(ctx, "no_memory", f);
       auto* ok = llvm::BasicBlock::Create(ctx, "run", f);
       b.CreateCondBr(b.CreateIsNull(arena), bad, ok);
@@ -662,7 +692,8 @@ class Compiler {
     }
     llvm::FunctionCallee now;
     if (profiled)
-      now = prog_.module->getOrInsertFunction("tessel_cpu_now_seconds", llvm::FunctionType::get(dbl, {}, false));
+      now = prog_.module->getOrInsertFunction("tessel_cpu_now_seconds",
+                                              llvm::FunctionType::get(dbl, {}, false));
     int timed = 0;
     for (size_t k = 0; k < plans_.size(); ++k) {
       const Plan& p = plans_[k];
@@ -672,7 +703,8 @@ class Compiler {
       auto oc = output_copy_.find(k);
       std::vector<llvm::Value*> ptrs;
       for (const auto& prm : p.params)
-        ptrs.push_back(param_pointer(b, prm, inputs, outputs, arena, oc == output_copy_.end() ? -1 : oc->second));
+        ptrs.push_back(param_pointer(b, prm, inputs, outputs, arena,
+                                     oc == output_copy_.end() ? -1 : oc->second));
       llvm::Value* t0 = profiled ? b.CreateCall(now) : nullptr;
       b.CreateCall(kf, ptrs);
       if (profiled) {

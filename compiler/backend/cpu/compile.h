@@ -50,12 +50,12 @@ struct CpuCompileOptions {
 struct CpuKernelInfo {
   std::string node;      // graph node name
   std::string op_type;   // ONNX op
-  std::string kind;      // "gemm", "generic", "copy", "view" / "const" (no code), "fused"
+  std::string kind;      // "gemm", "generic", "copy", "view" / "const" / "empty" (no code), "fused"
   std::string function;  // LLVM function ("" without code)
-  std::string fused_into;        // kind "fused": the node whose kernel computes this one
+  std::string fused_into;          // kind "fused": the node whose kernel computes this one
   std::vector<std::string> fused;  // nodes computed inside this kernel (its epilogue producers)
-  double flops = 0;              // gemm: 2 * batch * M * N * K
-  passes::CpuGemmKnobs gemm;     // gemm: the knobs used
+  double flops = 0;                // gemm: 2 * batch * M * N * K
+  passes::CpuGemmKnobs gemm;       // gemm: the knobs used
   std::string loop_ir;
 };
 

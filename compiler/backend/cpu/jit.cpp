@@ -117,8 +117,8 @@ CpuJit::CpuJit(CpuProgram program) : program_(std::move(program)) {
   llvm::orc::SymbolMap syms;
   auto& es = jit_->getExecutionSession();
   auto add = [&](const std::string& name, const void* addr) {
-    syms[es.intern(name)] = llvm::JITEvaluatedSymbol(
-        llvm::pointerToJITTargetAddress(addr), llvm::JITSymbolFlags::Exported);
+    syms[es.intern(name)] = llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(addr),
+                                                     llvm::JITSymbolFlags::Exported);
   };
   add("tessel_cpu_parallel_for", reinterpret_cast<const void*>(&tessel_cpu_parallel_for));
   add("tessel_cpu_scratch", reinterpret_cast<const void*>(&tessel_cpu_scratch));
@@ -126,8 +126,8 @@ CpuJit::CpuJit(CpuProgram program) : program_(std::move(program)) {
   for (const auto& c : program_.constants) add(c.symbol, c.data.get());
   if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
     fail("cpu backend: {}", llvm::toString(std::move(err)));
-  if (auto err = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(program_.module),
-                                                               std::move(program_.context))))
+  if (auto err = jit_->addIRModule(
+          llvm::orc::ThreadSafeModule(std::move(program_.module), std::move(program_.context))))
     fail("cpu backend: JIT rejected the module: {}", llvm::toString(std::move(err)));
   auto sym = jit_->lookup("tessel_model_run");
   if (!sym) fail("cpu backend: JIT compilation failed: {}", llvm::toString(sym.takeError()));
@@ -135,8 +135,7 @@ CpuJit::CpuJit(CpuProgram program) : program_(std::move(program)) {
   auto psym = jit_->lookup("tessel_model_run_profiled");
   if (!psym) fail("cpu backend: JIT compilation failed: {}", llvm::toString(psym.takeError()));
   run_profiled_ = reinterpret_cast<int (*)(const float**, float**, double*)>(psym->getAddress());
-  compile_seconds_ =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 CpuJit::~CpuJit() = default;
@@ -166,13 +165,15 @@ CpuJit::Result CpuJit::run(const std::map<std::string, Tensor>& inputs, bool pro
   for (auto& t : outs) out_ptrs.push_back(t.data<float>());
   r.kernel_seconds.assign(program_.timed_kernels().size(), 0.0);
   const auto t0 = std::chrono::steady_clock::now();
-  const int status = profile ? run_profiled_(in_ptrs.data(), out_ptrs.data(), r.kernel_seconds.data())
-                             : run_(in_ptrs.data(), out_ptrs.data());
+  const int status = profile
+                         ? run_profiled_(in_ptrs.data(), out_ptrs.data(), r.kernel_seconds.data())
+                         : run_(in_ptrs.data(), out_ptrs.data());
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (status != 0)
     fail("cpu run of {}: out of memory for the {}-byte activation arena", program_.name,
          program_.arena_bytes);
-  for (size_t i = 0; i < outs.size(); ++i) r.outputs[program_.outputs[i].value] = std::move(outs[i]);
+  for (size_t i = 0; i < outs.size(); ++i)
+    r.outputs[program_.outputs[i].value] = std::move(outs[i]);
   return r;
 }
 

@@ -12,6 +12,7 @@
 #include "compiler/lower/op_compute.h"
 #include "compiler/support/error.h"
 #include "compiler/support/fp16.h"
+#include "simulator/simulator.h"
 
 namespace tessel::npu_backend {
 
@@ -154,7 +155,8 @@ te::Tensor find_contraction(const te::Tensor& out) {
 int arithmetic_nodes(const L::Expr& e) {
   if (!e) return 0;
   if (e->kind == L::ExprKind::TensorRead || e->kind == L::ExprKind::Load ||
-      e->kind == L::ExprKind::Float || e->kind == L::ExprKind::Int || e->kind == L::ExprKind::VarRef)
+      e->kind == L::ExprKind::Float || e->kind == L::ExprKind::Int ||
+      e->kind == L::ExprKind::VarRef)
     return 0;
   int n = 1;
   for (const auto& a : e->args) n += arithmetic_nodes(a);
@@ -162,8 +164,8 @@ int arithmetic_nodes(const L::Expr& e) {
 }
 
 /// The tiling-independent work of a kernel computing `out` (see npu::OpWork).
-npu::OpWork kernel_work(const te::Tensor& out, const passes::KernelSpec& spec, const npu::HwConfig& hw,
-                        int esize) {
+npu::OpWork kernel_work(const te::Tensor& out, const passes::KernelSpec& spec,
+                        const npu::HwConfig& hw, int esize) {
   npu::OpWork w;
   const double m0 = hw.core.cube.m, k0 = hw.core.cube.k, n0 = hw.core.cube.n;
   const double acc = hw.core.cube.acc_dtype == isa::DType::f16 ? 2 : 4;
@@ -176,12 +178,14 @@ npu::OpWork kernel_work(const te::Tensor& out, const passes::KernelSpec& spec, c
     }
     if (t->tag == "conv2d") {
       const Shape& ws = t->extra_inputs[1]->shape;  // [Cout, Cg, KH, KW]
-      const double n = static_cast<double>(t->shape[0]), groups = static_cast<double>(t->attr("groups"));
+      const double n = static_cast<double>(t->shape[0]),
+                   groups = static_cast<double>(t->attr("groups"));
       const double cout_g = static_cast<double>(ws[0]) / groups;
       const double k = static_cast<double>(ws[1] * ws[2] * ws[3]);
       const double p = static_cast<double>(t->shape[2] * t->shape[3]);
       w.cube_macs += n * groups * cout_g * k * p;
-      w.cube_fractals += n * groups * std::ceil(cout_g / m0) * std::ceil(k / k0) * std::ceil(p / n0);
+      w.cube_fractals +=
+          n * groups * std::ceil(cout_g / m0) * std::ceil(k / k0) * std::ceil(p / n0);
       w.mte1_bytes += n * groups * (up(cout_g, m0) * up(k, k0) + up(k, k0) * up(p, n0)) * esize;
       w.fix_bytes += n * groups * up(cout_g, m0) * up(p, n0) * acc;
       continue;
@@ -222,6 +226,11 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
   NpuModule mod;
   mod.act_dtype = hw.core.cube.input_dtype == isa::DType::f16 ? DType::f16 : DType::f32;
   passes::NpuTarget target{&hw, mod.act_dtype};
+  // Single-core schedule (options.multicore off): the tilers see one core, so they neither mark a
+  // core-bound loop nor split tiles finer for the other cores.
+  npu::HwConfig hw_one_core = hw;
+  hw_one_core.cores = 1;
+  const passes::NpuTarget tile_target{options.multicore ? &hw : &hw_one_core, mod.act_dtype};
   isa::Program& prog = mod.program;
   prog.name = graph.name;
   prog.cores.resize(hw.cores);
@@ -239,39 +248,88 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
   // compiled): tile (cube or vector), tensorize, then per core its share of the core-bound loop,
   // double buffering, loop partitioning, memory planning, sync insertion and code generation.
   using CoreCode = std::vector<std::vector<isa::Instruction>>;
+  auto tensorize = [&](const L::Stmt& body) { return passes::tensorize_vector(body, target); };
+  // Cycles of one kernel simulated alone (timing only; GM contents are not needed).
+  auto simulated_cycles = [&](const CoreCode& code) -> uint64_t {
+    isa::Program p;
+    p.name = "tune";
+    p.cores = code;
+    p.gm_bytes = gm.next();
+    for (auto& stream : p.cores) {
+      isa::Instruction bar;
+      bar.op = hw.cores > 1 ? isa::Opcode::core_barrier : isa::Opcode::barrier;
+      bar.args = isa::ScalarArgs{};
+      stream.push_back(bar);
+    }
+    sim::SimOptions so;
+    so.functional = false;
+    so.skip_gm_image = true;
+    sim::Simulator simulator(hw, so);
+    simulator.load(p);
+    return simulator.run().total_cycles;
+  };
   auto compile_kernel = [&](KernelInfo& info, passes::KernelSpec& spec,
                             const std::string& knob_key) -> CoreCode {
-    L::Stmt body;
-    bool db = options.double_buffer;
+    // Per core: its share of the core-bound loop, double buffering, loop partitioning, memory
+    // planning, sync insertion and code generation.
+    auto lower_cores = [&](const L::Stmt& body, bool db, bool keep_ir) {
+      CoreCode code(hw.cores);
+      const int share_cores = options.multicore ? hw.cores : 1;  // single-core: core 0 does it all
+      for (int core = 0; core < share_cores; ++core) {
+        L::Stmt b = passes::split_cores(body, core, share_cores);
+        if (db) b = passes::double_buffer(b);
+        b = passes::partition_loops(b);
+        passes::plan_memory(b, target, spec.name);
+        b = passes::insert_sync(b, target);
+        if (keep_ir && core == 0) info.loop_ir += L::to_string(b);
+        emit_kernel(b, target, info.op_index, code[core]);
+      }
+      return code;
+    };
+    CoreCode code;
     if (te::Tensor c = find_contraction(spec.out)) {
       info.kind = "cube";
       auto it = options.cube_knobs.find(knob_key);
       passes::CubeKnobs knobs;
       knobs.double_buffer = options.double_buffer;
       if (it != options.cube_knobs.end()) knobs = it->second;
-      body = passes::tile_cube(spec, c, target, &knobs);
+      const bool tune = it == options.cube_knobs.end() && options.tune_candidates > 1;
+      std::vector<passes::CubeKnobs> candidates;
+      L::Stmt body = passes::tile_cube(spec, c, tile_target, &knobs, tune ? &candidates : nullptr,
+                                       options.tune_candidates);
+      if (tune && !candidates.empty()) {
+        // Measured selection: the analytical choice first, then the other candidates; keep the
+        // one the simulator runs fastest (ties: the earlier).
+        uint64_t best_cycles =
+            simulated_cycles(lower_cores(tensorize(body), knobs.double_buffer, false));
+        passes::CubeKnobs best = knobs;
+        for (passes::CubeKnobs k : candidates) {
+          if (k.mt == knobs.mt && k.kc == knobs.kc && k.ht == knobs.ht && k.wt == knobs.wt &&
+              k.nt == knobs.nt && k.kt == knobs.kt &&
+              k.weights_resident == knobs.weights_resident && k.a_resident == knobs.a_resident)
+            continue;
+          L::Stmt b = passes::tile_cube(spec, c, tile_target, &k);
+          const uint64_t cycles =
+              simulated_cycles(lower_cores(tensorize(b), k.double_buffer, false));
+          if (cycles < best_cycles) {
+            best_cycles = cycles;
+            best = k;
+          }
+        }
+        knobs = best;
+        body = passes::tile_cube(spec, c, tile_target, &knobs);
+      }
       info.cube_knobs = knobs;
-      db = knobs.double_buffer;
+      code = lower_cores(tensorize(body), knobs.double_buffer, options.keep_loop_ir);
     } else {
       if (info.kind.empty()) info.kind = "vector";
       auto it = options.vector_knobs.find(knob_key);
       passes::VectorKnobs knobs;
       knobs.double_buffer = options.double_buffer;
       if (it != options.vector_knobs.end()) knobs = it->second;
-      body = passes::tile_vector(spec, target, &knobs);
+      L::Stmt body = passes::tile_vector(spec, tile_target, &knobs);
       info.vector_knobs = knobs;
-      db = knobs.double_buffer;
-    }
-    body = passes::tensorize_vector(body, target);
-    CoreCode code(hw.cores);
-    for (int core = 0; core < hw.cores; ++core) {
-      L::Stmt b = passes::split_cores(body, core, hw.cores);
-      if (db) b = passes::double_buffer(b);
-      b = passes::partition_loops(b);
-      passes::plan_memory(b, target, spec.name);
-      b = passes::insert_sync(b, target);
-      if (options.keep_loop_ir && core == 0) info.loop_ir += L::to_string(b);
-      emit_kernel(b, target, info.op_index, code[core]);
+      code = lower_cores(tensorize(body), knobs.double_buffer, options.keep_loop_ir);
     }
     const npu::OpWork w = kernel_work(spec.out, spec, hw, dtype_size(mod.act_dtype));
     info.work.cube_macs += w.cube_macs;
@@ -378,9 +436,10 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
       const bool is_graph_output =
           std::find(graph.outputs.begin(), graph.outputs.end(), extra) != graph.outputs.end();
       if (is_graph_output || !graph.users(extra).empty())
-        throw Unsupported(fmt::format("{}: output {} ('{}') is used but the NPU backend computes "
-                                      "only the first output",
-                                      node.describe(), i, extra->name));
+        throw Unsupported(
+            fmt::format("{}: output {} ('{}') is used but the NPU backend computes "
+                        "only the first output",
+                        node.describe(), i, extra->name));
     }
     if (shape_numel(node.outputs[0]->shape) == 0) {  // an empty tensor: nothing to compute
       info.kind = "empty";

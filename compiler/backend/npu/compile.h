@@ -25,6 +25,15 @@ struct NpuCompileOptions {
   std::map<std::string, passes::CubeKnobs> cube_knobs;      // by node name
   bool keep_loop_ir = false;  // keep each kernel's final loop IR text in KernelInfo::loop_ir
   bool double_buffer = true;  // default of every kernel's double_buffer knob
+  /// true: each kernel's core-bound loop is split over hw.cores (split_cores); false: every
+  /// kernel is tiled for one core and runs on core 0 (the other cores only take part in the
+  /// barriers), to measure what multicore gains.
+  bool multicore = true;
+  /// Measured tile selection: for every cube kernel whose knobs are not given, the tiler's best
+  /// `tune_candidates` tilings by its analytical estimate are each compiled and simulated alone
+  /// (timing only, simulator/) and the one with the fewest cycles is kept -- the simulator's
+  /// cycles as the cost feedback. 0 or 1: the analytical choice only.
+  int tune_candidates = 8;
 };
 
 /// One graph node as compiled.
@@ -36,7 +45,7 @@ struct KernelInfo {
   uint64_t instructions = 0;  // static instruction count
   passes::VectorKnobs vector_knobs;
   passes::CubeKnobs cube_knobs;
-  npu::OpWork work;       // tiling-independent work, for the roofline
+  npu::OpWork work;  // tiling-independent work, for the roofline
   std::string loop_ir;
 };
 

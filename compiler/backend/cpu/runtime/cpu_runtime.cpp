@@ -1,5 +1,5 @@
-// The CPU runtime (see cpu_runtime.h): a fork-join thread pool with spinning workers that fall
-// asleep after a short wait, per-thread scratch buffers and a clock.
+// The CPU runtime (see cpu_runtime.h): a fork-join thread pool (dynamic chunk claiming) with
+// spinning workers that fall asleep after a short wait, per-thread scratch buffers and a clock.
 #include "compiler/backend/cpu/runtime/cpu_runtime.h"
 
 #include <atomic>
@@ -32,6 +32,10 @@ class Pool {
     return prev;
   }
 
+  /// Fork-join with dynamic chunk claiming: the range is cut into up to 4 chunks per thread;
+  /// the caller and every awake worker claim chunks until none is left, and the caller waits
+  /// only for chunks already claimed. A worker that is descheduled (an oversubscribed machine)
+  /// therefore delays nothing: the caller runs its share.
   void run(int64_t n, tessel_cpu_task_fn fn, void* closure) {
     if (n <= 0) return;
     if (active_ <= 1 || n < 2 || tl_in_parallel) {
@@ -39,21 +43,27 @@ class Pool {
       return;
     }
     std::lock_guard<std::mutex> run(run_mutex_);
-    const int parts = static_cast<int>(std::min<int64_t>(active_, n));
+    const int64_t parts = std::min<int64_t>(n, 4 * static_cast<int64_t>(active_));
+    uint64_t gen;
     {
       std::lock_guard<std::mutex> lk(mutex_);
       fn_ = fn;
       closure_ = closure;
       n_ = n;
       parts_ = parts;
-      pending_.store(parts - 1, std::memory_order_relaxed);
-      generation_.fetch_add(1, std::memory_order_release);
+      done_.store(0, std::memory_order_relaxed);
+      gen = generation_.fetch_add(1, std::memory_order_acq_rel) + 1;
+      claim_.store(gen << 32, std::memory_order_release);
     }
     cv_.notify_all();
     tl_in_parallel = true;
-    fn(closure, 0, chunk_end(0, n, parts));
+    int64_t part;
+    while ((part = claim(gen, parts)) >= 0) {
+      fn(closure, chunk_begin(part, n, parts), chunk_begin(part + 1, n, parts));
+      done_.fetch_add(1, std::memory_order_acq_rel);
+    }
     tl_in_parallel = false;
-    while (pending_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+    while (done_.load(std::memory_order_acquire) != parts) std::this_thread::yield();
   }
 
  private:
@@ -76,19 +86,29 @@ class Pool {
     for (auto& t : workers_) t.join();
   }
 
-  static int64_t chunk_end(int part, int64_t n, int parts) { return n * (part + 1) / parts; }
+  static int64_t chunk_begin(int64_t part, int64_t n, int64_t parts) { return n * part / parts; }
 
-  void grow(int n) {
-    while (static_cast<int>(workers_.size()) + 1 < n) {
-      const int id = static_cast<int>(workers_.size()) + 1;
-      // The worker starts from the current generation (read here, not in the new thread, so a
-      // job posted before the thread runs is not missed).
-      const uint64_t start = generation_.load(std::memory_order_acquire);
-      workers_.emplace_back([this, id, start] { worker(id, start); });
+  /// The next unclaimed chunk of job `gen` (claim_ holds generation << 32 | next chunk), or -1
+  /// when that job has no chunk left or a newer job replaced it.
+  int64_t claim(uint64_t gen, int64_t parts) {
+    uint64_t c = claim_.load(std::memory_order_acquire);
+    for (;;) {
+      if ((c >> 32) != (gen & 0xffffffffu) || static_cast<int64_t>(c & 0xffffffffu) >= parts)
+        return -1;
+      if (claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) return c & 0xffffffffu;
     }
   }
 
-  void worker(int id, uint64_t seen) {
+  void grow(int n) {
+    while (static_cast<int>(workers_.size()) + 1 < n) {
+      // The worker starts from the current generation (read here, not in the new thread, so a
+      // job posted before the thread runs is not missed).
+      const uint64_t start = generation_.load(std::memory_order_acquire);
+      workers_.emplace_back([this, start] { worker(start); });
+    }
+  }
+
+  void worker(uint64_t seen) {
     tl_in_parallel = true;
     for (;;) {
       // Spin briefly (kernels follow each other within microseconds), then sleep.
@@ -102,8 +122,7 @@ class Pool {
       }
       tessel_cpu_task_fn fn;
       void* closure;
-      int64_t n;
-      int parts;
+      int64_t n, parts;
       {
         std::lock_guard<std::mutex> lk(mutex_);
         if (stop_) return;
@@ -113,9 +132,10 @@ class Pool {
         n = n_;
         parts = parts_;
       }
-      if (id < parts) {
-        fn(closure, chunk_end(id - 1, n, parts), chunk_end(id, n, parts));
-        pending_.fetch_sub(1, std::memory_order_acq_rel);
+      int64_t part;
+      while ((part = claim(seen, parts)) >= 0) {
+        fn(closure, chunk_begin(part, n, parts), chunk_begin(part + 1, n, parts));
+        done_.fetch_add(1, std::memory_order_acq_rel);
       }
     }
   }
@@ -125,11 +145,12 @@ class Pool {
   std::condition_variable cv_;
   std::vector<std::thread> workers_;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
+  std::atomic<uint64_t> claim_{0};  // generation << 32 | next chunk of the current job
+  std::atomic<int64_t> done_{0};    // chunks of the current job finished
   tessel_cpu_task_fn fn_ = nullptr;
   void* closure_ = nullptr;
   int64_t n_ = 0;
-  int parts_ = 0;
+  int64_t parts_ = 0;
   int active_ = 1;
   bool stop_ = false;
 };
@@ -165,8 +186,7 @@ void* tessel_cpu_scratch(int64_t slot, int64_t bytes) {
 }
 
 double tessel_cpu_now_seconds(void) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 int tessel_cpu_set_threads(int threads) { return Pool::get().set_threads(threads); }

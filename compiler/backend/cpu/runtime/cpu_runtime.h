@@ -12,8 +12,9 @@ extern "C" {
 /// A parallel loop body: runs iterations [begin, end) with the captured variables in `closure`.
 typedef void (*tessel_cpu_task_fn)(void* closure, int64_t begin, int64_t end);
 
-/// Runs iterations [0, n) of `fn` on the thread pool: contiguous equal chunks, one per thread
-/// (the caller runs the first); returns when all are done. Runs serially when the pool has one
+/// Runs iterations [0, n) of `fn` on the thread pool: up to 4 contiguous chunks per thread,
+/// claimed dynamically by the caller and the awake workers (a descheduled worker delays
+/// nothing); returns when all are done. Runs serially when the pool has one
 /// thread, when n < 2, or when called from inside a parallel body (no nested parallelism).
 void tessel_cpu_parallel_for(int64_t n, tessel_cpu_task_fn fn, void* closure);
 

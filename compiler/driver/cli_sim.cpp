@@ -1,0 +1,108 @@
+// `tessel sim`: compile and simulate one model in one step, without an experiment file. The
+// options become a one-run Experiment (experiment.h) that runs through run_experiment, the code
+// path of `tessel run`, so both give the same cycles and the same report for the same config.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "compiler/driver/cli.h"
+#include "compiler/driver/commands.h"
+#include "compiler/driver/experiment.h"
+#include "compiler/driver/zoo.h"
+#include "compiler/support/error.h"
+
+namespace tessel::driver {
+
+namespace fs = std::filesystem;
+
+int cmd_sim(const SimArgs& args, std::ostream& out, std::ostream& err) {
+  try {
+    // Everything is validated before any work: output paths, model, shapes, hw config + overrides.
+    check_output_path(args.report_path, "--report");
+    check_output_path(args.trace_path, "--trace");
+    const bool zoo_model = args.model.rfind("zoo:", 0) == 0;
+    if (zoo_model) {
+      zoo::find_zoo_model(args.model.substr(4));
+    } else if (!fs::is_regular_file(args.model)) {
+      fail("{}: cannot open model file ({})", args.model,
+           fs::exists(args.model) ? "not a regular file" : "no such file");
+    }
+    if (args.hw.empty()) fail("--hw FILE is required (e.g. hw_configs/npu_4core.yaml)");
+    const std::map<std::string, Shape> shapes = parse_input_shapes(args.input_shapes);
+    try {
+      load_hw(args.hw, args.hw_set);
+    } catch (const Error& e) {
+      fail("{}{}", e.what(), args.hw_set.empty() ? "" : " (with the --hw-set overrides)");
+    }
+    // Every model input needs a shape: the bound one, else the model's own (static) one. The
+    // import binds and checks the shapes (a misspelt name or an unbound dynamic dim is an error).
+    graph_passes::PipelineOptions no_passes;
+    no_passes.enabled = false;
+    const auto graph = load_model(args.model, shapes, no_passes);
+
+    RunSpec run;
+    run.name = zoo_model ? args.model.substr(4) : fs::path(args.model).stem().string();
+    run.model = args.model;
+    for (const Value* v : graph->inputs) {
+      InputSpec in;  // uniform in [-1, 1), seed 0 (experiment.h)
+      in.shape = v->shape;
+      run.inputs[v->name] = in;
+    }
+    run.hw = args.hw;
+    for (const auto& s : args.hw_set) run.hw_set.push_back(npu::parse_hw_override(s));
+    run.target = Target::npu;
+    run.timing_only = args.timing_only;
+    run.check = !args.timing_only;
+    run.double_buffer = !args.no_double_buffer;
+    run.multicore = !args.single_core;
+    Experiment ex;
+    ex.name = run.name;
+    ex.source = args.model;
+    ex.runs.push_back(run);
+
+    RunArgs run_args;
+    run_args.report_path = args.report_path;
+    run_args.trace_path = args.trace_path;
+    run_args.passes = args.passes;
+    return run_experiment(ex, run_args, out, err, "sim");
+  } catch (const Error& e) {
+    err << "error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+Command add_sim_command(CLI::App& app) {
+  auto args = std::make_shared<SimArgs>();
+  auto* cmd = app.add_subcommand(
+      "sim", "compile and simulate a model on the NPU in one step (no experiment file)");
+  cmd->footer(
+      "Inputs are uniform in [-1, 1) (seed 0). Outputs are checked against the reference "
+      "interpreter unless --timing-only. Exit code: 0 pass, 1 an output outside its tolerance, 2 "
+      "an error (nothing is written).");
+  cmd->add_option("model", args->model, "ONNX model file, or zoo:NAME (resnet50, bert_layer, ...)")
+      ->required();
+  cmd->add_option("--hw", args->hw, "hardware config YAML")->required();
+  cmd->add_option("--hw-set", args->hw_set, "override a config key: KEY=VALUE (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--input-shape", args->input_shapes, "bind an input: NAME=D0,D1,... (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--timing-only", args->timing_only,
+                "simulate timing only (no values computed, no check)");
+  cmd->add_flag("--no-double-buffer", args->no_double_buffer,
+                "schedule without double buffering (NpuCompileOptions::double_buffer off)");
+  cmd->add_flag("--single-core", args->single_core,
+                "run every kernel on core 0 (NpuCompileOptions::multicore off)");
+  cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
+  cmd->add_option("--trace", args->trace_path,
+                  "write a Chrome/Perfetto trace of the NPU pipes to FILE");
+  add_graph_pass_flags(cmd, args->passes);
+  return {cmd, [args] { return cmd_sim(*args, std::cout, std::cerr); }};
+}
+
+}  // namespace tessel::driver

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Tables of the graph passes experiment (experiments/graph_passes.yaml) from its JSON report.
+
+    python3 scripts/graph_passes_table.py REPORT.json                 # print the Markdown
+    python3 scripts/graph_passes_table.py REPORT.json --update docs/results.md
+    python3 scripts/graph_passes_table.py --run build/bin/tessel --update docs/results.md
+        # runs the experiment first (report: out/graph_passes.json), then updates
+
+--update replaces the text between the markers
+    <!-- graph_passes:begin --> ... <!-- graph_passes:end -->
+in the given file (they must exist, inside its "## Graph passes" section); nothing else of the
+file changes. Run names in the experiment are MODEL/CONFIG with CONFIG `none` (no graph pass),
+`all` (the default pipeline) or `-PASS` (all but PASS). Every number comes from the report:
+graph_nodes (nodes after the graph passes), kernels (compiled NPU kernels; a fusion group is one),
+dram_bytes.total (bytes read + written in DRAM) and total_cycles (simulated). Standard library only.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+MODEL_TITLES = {
+    "ppocr_cls": "PP-OCR cls (MobileNetV3), 1x3x48x192",
+    "hello_deepa": "hello_deepa, 1x25x96",
+    "ppocr_det": "PP-OCRv4 det, 1x3x320x320",
+    "ppocr_rec": "PP-OCRv4 rec (SVTR), 1x3x48x320",
+}
+BEGIN, END = "<!-- graph_passes:begin -->", "<!-- graph_passes:end -->"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXPERIMENT = "experiments/graph_passes.yaml"
+DEFAULT_REPORT = "out/graph_passes.json"
+
+
+def commas(v):
+    return f"{int(round(v)):,}"
+
+
+def change(v, base):
+    """Relative change of v against base as a signed percentage ("+0.0%" when equal)."""
+    if base == 0:
+        return "n/a"
+    return f"{100.0 * (v - base) / base:+.1f}%"
+
+
+def load_runs(path):
+    """{model: {config: run}} in the report's order; exits naming the run on a malformed name."""
+    with open(path) as f:
+        report = json.load(f)
+    runs = {}
+    for r in report["runs"]:
+        if "/" not in r["name"]:
+            sys.exit(f"{path}: run '{r['name']}' is not named MODEL/CONFIG")
+        for key in ("graph_nodes", "kernels", "dram_bytes", "total_cycles"):
+            if key not in r:
+                sys.exit(f"{path}: run '{r['name']}' has no '{key}' (an NPU run of a current "
+                         "tessel is needed)")
+        model, config = r["name"].split("/", 1)
+        runs.setdefault(model, {})[config] = r
+    for model, by in runs.items():
+        for need in ("none", "all"):
+            if need not in by:
+                sys.exit(f"{path}: model '{model}' has no run '{model}/{need}'")
+    return runs
+
+
+def title(model):
+    return MODEL_TITLES.get(model, model)
+
+
+def summary_table(runs):
+    lines = ["| model | graph nodes none -> all | kernels none -> all | DRAM bytes none -> all "
+             "| NPU cycles none -> all |",
+             "|---|---:|---:|---:|---:|"]
+    for model, by in runs.items():
+        n, a = by["none"], by["all"]
+        lines.append(
+            f"| {title(model)} | {n['graph_nodes']} -> {a['graph_nodes']} | "
+            f"{n['kernels']} -> {a['kernels']} | "
+            f"{commas(n['dram_bytes']['total'])} -> {commas(a['dram_bytes']['total'])} "
+            f"({change(a['dram_bytes']['total'], n['dram_bytes']['total'])}) | "
+            f"{commas(n['total_cycles'])} -> {commas(a['total_cycles'])} "
+            f"({change(a['total_cycles'], n['total_cycles'])}) |")
+    return "\n".join(lines)
+
+
+def ablation_table(runs):
+    lines = ["| model | graph passes | graph nodes | kernels | DRAM bytes | DRAM vs all "
+             "| NPU cycles | cycles vs all |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for model, by in runs.items():
+        base = by["all"]
+        for config, r in by.items():
+            label = ("none" if config == "none" else "all" if config == "all"
+                     else f"all but `{config[1:]}`" if config.startswith("-") else config)
+            lines.append(
+                f"| {model} | {label} | {r['graph_nodes']} | {r['kernels']} | "
+                f"{commas(r['dram_bytes']['total'])} | "
+                f"{change(r['dram_bytes']['total'], base['dram_bytes']['total'])} | "
+                f"{commas(r['total_cycles'])} | "
+                f"{change(r['total_cycles'], base['total_cycles'])} |")
+    return "\n".join(lines)
+
+
+def fusion_text(runs):
+    """What operator fusion (fuse_kernels) and the whole pipeline save in DRAM traffic."""
+    out = []
+    for model, by in runs.items():
+        if "-fuse_kernels" not in by:
+            continue
+        a, nf, n = by["all"], by["-fuse_kernels"], by["none"]
+        da, dnf, dn = (r["dram_bytes"]["total"] for r in (a, nf, n))
+        out.append(
+            f"- {title(model)}: operator fusion (`fuse_kernels`) takes DRAM traffic from "
+            f"{commas(dnf)} to {commas(da)} bytes ({change(da, dnf)}; {nf['kernels']} -> "
+            f"{a['kernels']} kernels) and changes NPU cycles by {change(a['total_cycles'], nf['total_cycles'])}; "
+            f"the whole pipeline against none: DRAM {change(da, dn)}, cycles "
+            f"{change(a['total_cycles'], n['total_cycles'])}.")
+    return "\n".join(out)
+
+
+def headline(runs):
+    """The MobileNetV3 classifier's DRAM saving from fusion, as one sentence (issue #3)."""
+    by = runs.get("ppocr_cls")
+    if not by or "-fuse_kernels" not in by:
+        return ""
+    a, nf, n = by["all"], by["-fuse_kernels"], by["none"]
+    da, dnf, dn = (r["dram_bytes"]["total"] for r in (a, nf, n))
+    return (f"**Fusion on the MobileNetV3 classifier (PP-OCR cls):** operator fusion "
+            f"(`fuse_kernels`, {nf['kernels']} -> {a['kernels']} kernels) cuts DRAM bytes by "
+            f"{100.0 * (dnf - da) / dnf:.1f}% ({commas(dnf)} -> {commas(da)}); with BatchNorm "
+            f"folding and the hard-swish pattern fusion as well (all passes against none) by "
+            f"{100.0 * (dn - da) / dn:.1f}% ({commas(dn)} -> {commas(da)}).")
+
+
+def markdown(runs, report_path):
+    rel = os.path.relpath(os.path.abspath(report_path), ROOT)
+    return "\n".join([
+        BEGIN,
+        "",
+        f"Generated by `python3 scripts/graph_passes_table.py {rel} --update docs/results.md` "
+        "from the report of",
+        "",
+        "```",
+        f"build/bin/tessel run {EXPERIMENT} --report {rel}",
+        "```",
+        "",
+        "(`python3 scripts/graph_passes_table.py --run build/bin/tessel --update docs/results.md` "
+        "does both). Each model is compiled for `hw_configs/npu_4core.yaml` (4 cores, 1 GHz) and "
+        "simulated timing-only; `graph nodes` = nodes after the graph passes, `kernels` = "
+        "compiled NPU kernels (a fusion group is one kernel), `DRAM bytes` = bytes read + "
+        "written in DRAM, `NPU cycles` = simulated total cycles. The graph passes' effect on the "
+        "outputs is checked by `tests/graph_passes` (reference outputs unchanged within 1e-4) "
+        "and the NPU's against the reference by `tests/e2e`.",
+        "",
+        headline(runs),
+        "",
+        "### No graph passes vs all",
+        "",
+        summary_table(runs),
+        "",
+        fusion_text(runs),
+        "",
+        "### Each pass disabled in turn",
+        "",
+        ablation_table(runs),
+        "",
+        END,
+    ])
+
+
+def update(path, text):
+    with open(path) as f:
+        doc = f.read()
+    b, e = doc.find(BEGIN), doc.find(END)
+    if b < 0 or e < b:
+        sys.exit(f"{path}: markers {BEGIN} ... {END} not found")
+    doc = doc[:b] + text + doc[e + len(END):]
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(doc)
+    os.replace(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("report", nargs="?",
+                    help="JSON report of tessel run experiments/graph_passes.yaml")
+    ap.add_argument("--run", metavar="TESSEL",
+                    help="run the experiment with this tessel binary first (report: "
+                         + DEFAULT_REPORT + " unless REPORT is given)")
+    ap.add_argument("--update", metavar="FILE.md", help="replace the marked section of FILE.md")
+    args = ap.parse_args()
+    report = args.report or DEFAULT_REPORT
+    if args.run:
+        os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
+        rc = subprocess.call([args.run, "run", os.path.join(ROOT, EXPERIMENT), "--report", report],
+                             stdout=subprocess.DEVNULL)
+        if rc != 0:
+            sys.exit(f"tessel run exited with {rc}")
+    elif not args.report:
+        ap.error("give REPORT.json or --run TESSEL")
+    text = markdown(load_runs(report), report)
+    if args.update:
+        update(args.update, text)
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()

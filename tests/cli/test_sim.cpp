@@ -1,0 +1,245 @@
+// `tessel sim` as a user runs it: the same cycles as `tessel run` on the same config, the report's
+// fields (total/roofline cycles, efficiency, per-pipe utilisation, per op), --hw-set and the
+// schedule options reaching the compiled program, zoo:NAME models, and errors (exit code 2, a
+// message naming the key/value/file, nothing written).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace tessel::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+const std::string kSrc = TESSEL_SOURCE_DIR;
+const std::string kModels = TESSEL_MODELS_DIR;
+const std::string kCls = kModels + "/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+const std::string kHw = "hw_configs/npu_4core.yaml";
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+fs::path temp_dir() {
+  const fs::path d = fs::path(::testing::TempDir()) / ("tessel_sim_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+/// Runs `tessel ARGS` from the repository root (files private to this process).
+Result tessel(const std::string& args) {
+  static int counter = 0;
+  const fs::path out = temp_dir() / ("out" + std::to_string(counter) + ".txt");
+  const fs::path err = temp_dir() / ("err" + std::to_string(counter++) + ".txt");
+  const std::string cmd = "cd '" + kSrc + "' && '" + std::string(TESSEL_BINARY) + "' " + args +
+                          " > '" + out.string() + "' 2> '" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+json read_json(const fs::path& p) { return json::parse(slurp(p)); }
+
+#define EXPECT_CONTAINS(haystack, needle)                                                         \
+  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing \"" << (needle) << "\" in:\n" \
+                                                        << (haystack)
+
+/// `tessel sim` on the classifier, timing only, with extra options; returns the report's run.
+json sim_report(const std::string& extra, const std::string& tag) {
+  const fs::path rep = temp_dir() / ("sim_" + tag + ".json");
+  const Result r =
+      tessel("sim '" + kCls + "' --hw " + kHw +
+             " --input-shape x=1,3,48,192 --timing-only --report '" + rep.string() + "' " + extra);
+  EXPECT_EQ(r.code, 0) << r.err;
+  if (r.code != 0) return json::object();
+  const json j = read_json(rep);
+  EXPECT_EQ(j["command"], "sim");
+  return j["runs"][0];
+}
+
+TEST(SimCli, SameCyclesAsTheExperimentPathAndACompleteReport) {
+  const json s = sim_report("", "default");
+  ASSERT_TRUE(s.contains("total_cycles"));
+  // The experiment file with the same model, input shape, config and timing-only mode.
+  const fs::path ex = temp_dir() / "same.yaml";
+  std::ofstream(ex) << "model: " << kCls << "\ninputs:\n  x: {shape: [1, 3, 48, 192]}\nhw: " << kSrc
+                    << "/" << kHw << "\ncheck: none\ntiming_only: true\n";
+  const fs::path rep = temp_dir() / "run.json";
+  const Result r = tessel("run '" + ex.string() + "' --report '" + rep.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json e = read_json(rep)["runs"][0];
+  EXPECT_EQ(s["total_cycles"], e["total_cycles"]);
+  ASSERT_EQ(s["ops"].size(), e["ops"].size());
+  for (size_t i = 0; i < s["ops"].size(); ++i)
+    EXPECT_EQ(s["ops"][i]["cycles"], e["ops"][i]["cycles"]) << s["ops"][i]["name"];
+  // The report: efficiency = roofline / simulated, in (0, 1]; utilisation per pipe, per op.
+  const double total = s["total_cycles"], roof = s["roofline_cycles"], eff = s["efficiency"];
+  EXPECT_GT(total, 0);
+  EXPECT_GT(roof, 0);
+  EXPECT_NEAR(eff, roof / total, 1e-12);
+  EXPECT_LE(eff, 1.0);
+  for (const char* p : {"mte2", "mte1", "cube", "fix", "vector", "mte3"}) {
+    const double u = s["per_pipe_utilization"][p];
+    EXPECT_GE(u, 0.0) << p;
+    EXPECT_LE(u, 1.0) << p;
+  }
+  EXPECT_EQ(s["hw"]["cores"], 4);
+  EXPECT_EQ(s["schedule"]["double_buffer"], true);
+  EXPECT_EQ(s["schedule"]["multicore"], true);
+  size_t with_roofline = 0;
+  for (const auto& o : s["ops"]) {
+    // Every op with code has its roofline and per-pipe utilisation.
+    EXPECT_EQ(o.contains("roofline_cycles"), o["instructions"].get<uint64_t>() > 0) << o["name"];
+    if (!o.contains("roofline_cycles")) continue;
+    ASSERT_TRUE(o.contains("per_pipe_utilization")) << o["name"];
+    ++with_roofline;
+    const double c = o["cycles"], rc = o["roofline_cycles"], oe = o["efficiency"];
+    if (c > 0) {
+      EXPECT_NEAR(oe, rc / c, 1e-12) << o["name"];
+    }
+    // busy cycles of a pipe within an op <= its span x cores.
+    for (const auto& [p, u] : o["per_pipe_utilization"].items()) {
+      EXPECT_LE(u.get<double>(), 1.0 + 1e-12) << o["name"] << " " << p;
+      const double busy = o["per_pipe_busy_cycles"][p].get<double>();
+      EXPECT_NEAR(busy, u.get<double>() * c * 4, 1e-9 * std::max(1.0, busy)) << o["name"];
+    }
+  }
+  EXPECT_GT(with_roofline, 50u);  // the classifier compiles to ~75 kernels
+}
+
+TEST(SimCli, HwSetCoresChangesTheCoreCount) {
+  const json four = sim_report("", "four");
+  const json one = sim_report("--hw-set cores=1", "one");
+  ASSERT_TRUE(one.contains("hw"));
+  EXPECT_EQ(one["hw"]["cores"], 1);
+  EXPECT_EQ(one["per_core"].size(), 1u);
+  EXPECT_EQ(one["hw_set"]["cores"], "1");
+  EXPECT_EQ(four["per_core"].size(), 4u);
+  EXPECT_GT(one["total_cycles"].get<uint64_t>(), four["total_cycles"].get<uint64_t>());
+}
+
+TEST(SimCli, ScheduleOptionsReachTheProgram) {
+  const json both = sim_report("", "both");
+  const json single = sim_report("--single-core", "single");
+  const json no_db = sim_report("--no-double-buffer", "nodb");
+  ASSERT_TRUE(single.contains("per_core"));
+  EXPECT_EQ(single["schedule"]["multicore"], false);
+  EXPECT_EQ(no_db["schedule"]["double_buffer"], false);
+  // --single-core: cores 1..3 execute no data instruction (only the barriers).
+  for (size_t c = 1; c < 4; ++c)
+    for (const char* p : {"mte2", "mte1", "cube", "fix", "vector", "mte3"})
+      EXPECT_EQ(single["per_core"][c]["busy_cycles"][p], 0) << "core " << c << " " << p;
+  EXPECT_GT(single["total_cycles"].get<uint64_t>(), both["total_cycles"].get<uint64_t>());
+  // Double buffering unrolls the tile loops by two over ping and pong buffers: more static
+  // instructions, other cycles (whether faster depends on the tiling, see docs/results.md).
+  EXPECT_GT(both["instructions"]["static"].get<uint64_t>(),
+            no_db["instructions"]["static"].get<uint64_t>());
+  EXPECT_NE(no_db["total_cycles"].get<uint64_t>(), both["total_cycles"].get<uint64_t>());
+  // The same schedule through an experiment file's schedule key gives the same cycles.
+  const fs::path ex = temp_dir() / "schedule.yaml";
+  std::ofstream(ex) << "model: " << kCls << "\ninputs:\n  x: {shape: [1, 3, 48, 192]}\nhw: " << kSrc
+                    << "/" << kHw
+                    << "\ncheck: none\ntiming_only: true\nschedule: {double_buffer: false, "
+                       "multicore: true}\n";
+  const fs::path rep = temp_dir() / "schedule.json";
+  const Result r = tessel("run '" + ex.string() + "' --report '" + rep.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(read_json(rep)["runs"][0]["total_cycles"], no_db["total_cycles"]);
+}
+
+TEST(SimCli, FunctionalRunIsChecked) {
+  const Result r =
+      tessel("sim '" + kCls + "' --hw " + kHw + " --input-shape x=1,3,48,192 --hw-set cores=2");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "PASS");
+  EXPECT_CONTAINS(r.out, "npu-4core (2 cores");
+}
+
+/// Runs `tessel sim ARGS --report R`, expects exit 2, the message, and no report file.
+void expect_error(const std::string& args, const std::string& message) {
+  const fs::path rep = temp_dir() / "never.json";
+  fs::remove(rep);
+  const Result r = tessel("sim " + args + " --report '" + rep.string() + "'");
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
+  EXPECT_CONTAINS(r.err, message);
+  EXPECT_FALSE(fs::exists(rep)) << args;
+  EXPECT_FALSE(fs::exists(rep.string() + ".tmp")) << args;
+}
+
+TEST(SimCli, BadInputIsAClearErrorAndWritesNothing) {
+  const std::string m = "'" + kCls + "' --hw " + kHw + " --timing-only ";
+  expect_error(m + "--input-shape x=1,3,48,192 --hw-set core.no_such_key=1", "no_such_key");
+  expect_error(m + "--input-shape x=1,3,48,192 --hw-set cores=abc", "cores");
+  expect_error(m + "--input-shape x=1,3,48,192 --hw-set cores=0", "cores");
+  expect_error(m + "--input-shape x=1,3,48,192 --hw-set cores", "cores");
+  expect_error(m + "--input-shape x=1,3,x,192", "--input-shape x=1,3,x,192");
+  expect_error(m + "--input-shape x", "expected NAME=D0,D1,...");
+  expect_error(m + "--input-shape nosuch=1,3,48,192", "nosuch");
+  expect_error("no/such/model.onnx --hw " + kHw, "no/such/model.onnx: cannot open model file");
+  expect_error("'" + kCls + "' --hw no/such/hw.yaml --input-shape x=1,3,48,192", "no/such/hw.yaml");
+  expect_error("zoo:resnet51 --hw " + kHw, "unknown model 'resnet51'");
+  expect_error("'" + kCls + "' --input-shape x=1,3,48,192", "--hw");
+}
+
+TEST(SimCli, ZooModelInAnExperimentFileIsValidated) {
+  const fs::path ex = temp_dir() / "zoo_bad.yaml";
+  std::ofstream(ex) << "model: zoo:resnet51\ninputs:\n  input: {shape: [1, 3, 224, 224]}\nhw: "
+                    << kSrc << "/" << kHw << "\n";
+  const Result r = tessel("run '" + ex.string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, ex.string() + ":1:");
+  EXPECT_CONTAINS(r.err, "unknown model 'resnet51'");
+  const fs::path ex2 = temp_dir() / "sched_bad.yaml";
+  std::ofstream(ex2) << "model: " << kCls
+                     << "\ninputs:\n  x: {shape: [1, 3, 48, 192]}\nhw: " << kSrc << "/" << kHw
+                     << "\nschedule: {double_buffer: maybe}\n";
+  const Result r2 = tessel("run '" + ex2.string() + "'");
+  EXPECT_EQ(r2.code, 2);
+  EXPECT_CONTAINS(r2.err, "schedule.double_buffer");
+  EXPECT_CONTAINS(r2.err, "expected true or false, got 'maybe'");
+  const fs::path ex3 = temp_dir() / "sched_key.yaml";
+  std::ofstream(ex3) << "model: " << kCls
+                     << "\ninputs:\n  x: {shape: [1, 3, 48, 192]}\nhw: " << kSrc << "/" << kHw
+                     << "\nschedule: {multicores: false}\n";
+  const Result r3 = tessel("run '" + ex3.string() + "'");
+  EXPECT_EQ(r3.code, 2);
+  EXPECT_CONTAINS(r3.err, "schedule.multicores: unknown key");
+}
+
+TEST(SimCli, ZooModelSimulates) {
+  // zoo:bert_layer built in memory (no file), timing only: its 12-head attention and FFN matmuls
+  // run on the cube.
+  const fs::path rep = temp_dir() / "bert.json";
+  const Result r =
+      tessel("sim zoo:bert_layer --hw " + kHw + " --timing-only --report '" + rep.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = read_json(rep)["runs"][0];
+  EXPECT_EQ(j["model"], "zoo:bert_layer");
+  EXPECT_EQ(j["inputs"]["hidden_states"], json::array({1, 128, 768}));
+  uint64_t macs = 0;
+  for (const auto& o : j["ops"])
+    if (o.contains("macs")) macs += o["macs"].get<uint64_t>();
+  // 931,135,488 MACs (docs/zoo.md): 4*128*768^2 + 2*12*128^2*64 + 2*128*768*3072.
+  EXPECT_EQ(macs, 931135488u);
+  EXPECT_GT(j["per_pipe_busy_cycles"]["cube"].get<uint64_t>(), 0u);
+}
+
+}  // namespace
+}  // namespace tessel::testing
