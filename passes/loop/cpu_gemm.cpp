@@ -61,6 +61,12 @@ struct Contraction {
   te::Tensor a, b;                        // placeholders
   std::vector<Expr> a_idx, b_idx, c_idx;  // c_idx: index into the contraction's output
   bool b_padded = false;
+  // Convolution only: N = oh * OW + ow, and B's index over (oh, ow) instead of the flattened n
+  // (for the row-wise pack of B, which reads input rows with a constant stride).
+  bool conv = false;
+  int64_t OH = 0, OW = 0;
+  Var oh, ow;
+  std::vector<Expr> b_idx_rows;
 
   int64_t K() const {
     int64_t k = 1;
@@ -114,6 +120,18 @@ std::optional<Contraction> conv_contraction(const te::Tensor& c) {
   Expr ih = L::add(L::mul(ohv, L::int_imm(s0)), L::sub(L::mul(rh, L::int_imm(d0)), L::int_imm(p0)));
   Expr iw = L::add(L::mul(owv, L::int_imm(s1)), L::sub(L::mul(rw, L::int_imm(d1)), L::int_imm(p1)));
   r.b_idx = {bn, L::add(L::mul(bg, L::int_imm(cin_g)), ci), ih, iw};
+  r.conv = true;
+  r.OH = oh;
+  r.OW = ow;
+  r.oh = L::make_var("oh");
+  r.ow = L::make_var("ow");
+  {
+    Expr ih2 = L::add(L::mul(vref(r.oh), L::int_imm(s0)),
+                      L::sub(L::mul(rh, L::int_imm(d0)), L::int_imm(p0)));
+    Expr iw2 = L::add(L::mul(vref(r.ow), L::int_imm(s1)),
+                      L::sub(L::mul(rw, L::int_imm(d1)), L::int_imm(p1)));
+    r.b_idx_rows = {bn, L::add(L::mul(bg, L::int_imm(cin_g)), ci), ih2, iw2};
+  }
   r.b_padded = !(window_inside(oh, x->shape[2], kh, s0, d0, p0) &&
                  window_inside(ow, x->shape[3], kw, s1, d1, p1));
   r.c_idx = {bn, co, ohv, owv};
@@ -486,6 +504,21 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
   L::Buffer bp =
       b_const ? nullptr
               : L::make_buffer(spec.name + ".Bp", L::MemScope::host, DType::f32, {NC / NR, KC, NR});
+  // Row-wise pack of B (convolution whose input pixels are not contiguous along the flattened
+  // n, e.g. stride 2, but are with a small constant stride along ow): Rp holds the input rows
+  // of one k for the output rows an N block touches, plus one vector of slack for the last
+  // chunk's lanes past the row end.
+  bool row_pack = false;
+  if (g.conv && !b_const) {
+    auto flat = var_coefficient(linear_index(*b_buf, g.b_idx), g.n.get());
+    auto along_ow = var_coefficient(linear_index(*b_buf, g.b_idx_rows), g.ow.get());
+    row_pack = (!flat || *flat != 1) && along_ow && *along_ow >= 1 && *along_ow <= 4;
+  }
+  const int64_t row_chunks = ceil_div(g.OW, W);
+  const int64_t row_count = row_pack ? std::min(g.OH, (g.OW - 1 + NC - 1) / g.OW + 1) : 0;
+  L::Buffer rp = row_pack ? L::make_buffer(spec.name + ".Rp", L::MemScope::host, DType::f32,
+                                           {row_count * g.OW + W})
+                          : nullptr;
   L::Buffer ap =
       a_const ? nullptr
               : L::make_buffer(spec.name + ".Ap", L::MemScope::host, DType::f32, {MCP, KC, MR});
@@ -518,8 +551,56 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
     Expr kb0 = L::mul(pc, L::int_imm(KC0));
     const int64_t kc = kc0 * KR;
     std::vector<L::Stmt> block;
-    // pack B
-    if (!b_const) {
+    // pack B, row-wise: per k, the input rows of the N block's output rows go to Rp
+    // (contiguous in ow, so a stride-s read of the row is de-interleaved from contiguous loads
+    // instead of gathered), then Rp, contiguous in the flattened n, is copied into the panels.
+    if (!b_const && row_pack) {
+      Var row = L::make_var("row"), owc = L::make_var("owc"), l = L::make_var("l");
+      Var jr = L::make_var("jr"), jv = L::make_var("jv"), l2 = L::make_var("l");
+      Expr oh_first = L::floordiv(n0, g.OW);
+      Expr ohv = L::add(oh_first, vref(row));
+      Expr owv = L::add(L::mul(vref(owc), L::int_imm(W)), vref(l));
+      Expr n = L::add(
+          L::add(L::add(n0, L::mul(vref(jr), L::int_imm(NR))), L::mul(vref(jv), L::int_imm(W))),
+          vref(l2));
+      L::Stmt pack = k_nest(kb0, kc0, [&](const auto& ks, Expr kflat) {
+        std::map<const L::VarNode*, Expr> sub = ks;
+        sub[g.oh.get()] = ohv;
+        sub[g.ow.get()] = owv;
+        std::vector<Expr> idx;
+        for (const auto& e : g.b_idx_rows) idx.push_back(with_batch(L::substitute(e, sub)));
+        // Padded even without conv padding: lanes past the row end (ow >= OW) stay in the buffer.
+        Expr v = L::load(b_buf, idx, true, 0.0);
+        L::Stmt build = L::for_loop(l, W,
+                                    L::store(rp,
+                                             {L::add(L::add(L::mul(vref(row), L::int_imm(g.OW)),
+                                                            L::mul(vref(owc), L::int_imm(W))),
+                                                     vref(l))},
+                                             v),
+                                    L::ForKind::vectorized);
+        // Chunks in increasing ow and rows in increasing oh: a chunk's lanes past the row end
+        // are overwritten by the next row's first chunk.
+        build = L::for_loop(owc, row_chunks, build,
+                            row_chunks <= 4 ? L::ForKind::unrolled : L::ForKind::serial);
+        build = L::if_then(
+            L::logical_and(L::lt(ohv, L::int_imm(g.OH)),
+                           L::lt(L::mul(ohv, L::int_imm(g.OW)), L::add(n0, L::int_imm(NC)))),
+            build);
+        build = L::for_loop(row, row_count, build);
+        Expr rv = L::load(rp, {L::sub(n, L::mul(oh_first, L::int_imm(g.OW)))});
+        if (N % NR != 0) rv = L::select(L::lt(n, L::int_imm(N)), rv, L::float_imm(0.0));
+        L::Stmt copy = L::for_loop(
+            l2, W,
+            L::store(bp, {vref(jr), kflat, L::add(L::mul(vref(jv), L::int_imm(W)), vref(l2))}, rv),
+            L::ForKind::vectorized);
+        copy = L::for_loop(jv, NV, copy, L::ForKind::unrolled);
+        copy = L::if_then(L::lt(L::add(n0, L::mul(vref(jr), L::int_imm(NR))), L::int_imm(N)), copy);
+        copy = L::for_loop(jr, NC / NR, copy);
+        return L::seq({build, copy});
+      });
+      pack->comment = "pack B (row-wise)";
+      block.push_back(pack);
+    } else if (!b_const) {
       Var jr = L::make_var("jr"), jv = L::make_var("jv"), l = L::make_var("l");
       Expr n = L::add(
           L::add(L::add(n0, L::mul(vref(jr), L::int_imm(NR))), L::mul(vref(jv), L::int_imm(W))),
@@ -699,6 +780,7 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
   L::Stmt task = L::seq(kparts);
   if (ap) task = L::allocate(ap, task);
   if (bp) task = L::allocate(bp, task);
+  if (rp) task = L::allocate(rp, task);
   const bool par = knobs.parallel && target.threads > 1 && T > 1;
   L::Stmt body;
   if (T == 1) {

@@ -45,6 +45,9 @@ void set_function_attributes(llvm::Function& fn, const CodegenTarget& target) {
 namespace {
 
 constexpr int64_t kMaxAllocaBytes = 16 * 1024;
+/// Vector loads with a constant lane stride up to this are de-interleaved from contiguous loads
+/// (strided_load); larger or unknown strides are gathers.
+constexpr int64_t kMaxDeinterleaveStride = 4;
 
 /// A value in scalar or vector form.
 struct V {
@@ -296,11 +299,59 @@ class KernelCodegen {
       if (!mask) return {b_.CreateAlignedLoad(vec_ty(f32_), vptr, al), true};
       return {b_.CreateMaskedLoad(vec_ty(f32_), vptr, al, as_vec(*mask), passthru), true};
     }
+    if (coeff && *coeff >= 2 && *coeff <= kMaxDeinterleaveStride) {
+      Expr first = L::substitute(lin, {{lane_, L::int_imm(0)}});
+      return strided_load(b_.CreateGEP(f32_, base, eval_int(first).v), *coeff, mask, passthru);
+    }
     // Gather.
     llvm::Value* offs = as_vec(eval_int(lin));
     llvm::Value* ptrs = b_.CreateGEP(f32_, base, offs);
     llvm::Value* m = mask ? as_vec(*mask) : splat(llvm::ConstantInt::getTrue(ctx_));
     return {b_.CreateMaskedGather(vec_ty(f32_), ptrs, al, m, passthru), true};
+  }
+
+  /// Lanes i = 0..W-1 of ptr[stride * i] (stride 2..kMaxDeinterleaveStride) without a gather:
+  /// `stride` contiguous masked vector loads cover ptr[0 .. stride * W), each enabling only the
+  /// elements some lane selects (and whose lane is in `mask`, when given), so nothing outside the
+  /// selected elements is read; one shufflevector then de-interleaves lanes 0, stride, 2 stride,
+  /// ... of their concatenation (vpermt2ps on AVX-512). Lanes off in `mask` are `passthru`.
+  V strided_load(llvm::Value* ptr, int64_t stride, const V* mask, llvm::Value* passthru) {
+    const llvm::Align al(4);
+    const unsigned w = static_cast<unsigned>(lanes_);
+    llvm::Value* lane_mask = mask ? as_vec(*mask) : nullptr;
+    llvm::Value* no_lanes = llvm::Constant::getNullValue(vec_ty(i1_));
+    std::vector<llvm::Value*> parts;
+    for (int64_t p = 0; p < stride; ++p) {
+      std::vector<int> pick(w);
+      std::vector<llvm::Constant*> bits(w);
+      for (unsigned j = 0; j < w; ++j) {
+        const int64_t o = p * lanes_ + j;  // element offset from lane 0's element
+        const bool used = o % stride == 0;
+        pick[j] = used ? static_cast<int>(o / stride) : static_cast<int>(w);  // w: a false lane
+        bits[j] = llvm::ConstantInt::get(i1_, used ? 1 : 0);
+      }
+      llvm::Value* m = lane_mask ? b_.CreateShuffleVector(lane_mask, no_lanes, pick)
+                                 : llvm::ConstantVector::get(bits);
+      llvm::Value* vptr = b_.CreateBitCast(b_.CreateGEP(f32_, ptr, i64c(p * lanes_)),
+                                           llvm::PointerType::getUnqual(vec_ty(f32_)));
+      parts.push_back(b_.CreateMaskedLoad(vec_ty(f32_), vptr, al, m, passthru));
+    }
+    // Concatenate pairwise (an odd part is widened with poison lanes, never selected below).
+    while (parts.size() > 1) {
+      std::vector<llvm::Value*> next;
+      for (size_t i = 0; i < parts.size(); i += 2) {
+        llvm::Value* a = parts[i];
+        const unsigned n = llvm::cast<llvm::FixedVectorType>(a->getType())->getNumElements();
+        llvm::Value* c = i + 1 < parts.size() ? parts[i + 1] : llvm::PoisonValue::get(a->getType());
+        std::vector<int> cat(2 * n);
+        for (unsigned j = 0; j < 2 * n; ++j) cat[j] = static_cast<int>(j);
+        next.push_back(b_.CreateShuffleVector(a, c, cat));
+      }
+      parts = std::move(next);
+    }
+    std::vector<int> sel(w);
+    for (unsigned i = 0; i < w; ++i) sel[i] = static_cast<int>(i * stride);
+    return {b_.CreateShuffleVector(parts[0], sel), true};
   }
 
   void store(const L::Buffer& buf, const std::vector<Expr>& idx, const V& value) {

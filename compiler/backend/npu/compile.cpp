@@ -297,6 +297,15 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
       std::vector<passes::CubeKnobs> candidates;
       L::Stmt body = passes::tile_cube(spec, c, tile_target, &knobs, tune ? &candidates : nullptr,
                                        options.tune_candidates);
+      if (tune && options.double_buffer) {
+        // Double buffering halves the scratchpad a tile may use: where that costs more than the
+        // overlap gains, a single-buffered tiling wins -- offer the best few of those as well.
+        passes::CubeKnobs single;
+        single.double_buffer = false;
+        std::vector<passes::CubeKnobs> more;
+        passes::tile_cube(spec, c, tile_target, &single, &more, 3);
+        candidates.insert(candidates.end(), more.begin(), more.end());
+      }
       if (tune && !candidates.empty()) {
         // Measured selection: the analytical choice first, then the other candidates; keep the
         // one the simulator runs fastest (ties: the earlier).
@@ -306,7 +315,8 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
         for (passes::CubeKnobs k : candidates) {
           if (k.mt == knobs.mt && k.kc == knobs.kc && k.ht == knobs.ht && k.wt == knobs.wt &&
               k.nt == knobs.nt && k.kt == knobs.kt &&
-              k.weights_resident == knobs.weights_resident && k.a_resident == knobs.a_resident)
+              k.weights_resident == knobs.weights_resident && k.a_resident == knobs.a_resident &&
+              k.double_buffer == knobs.double_buffer)
             continue;
           L::Stmt b = passes::tile_cube(spec, c, tile_target, &k);
           const uint64_t cycles =

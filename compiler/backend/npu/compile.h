@@ -32,7 +32,9 @@ struct NpuCompileOptions {
   /// Measured tile selection: for every cube kernel whose knobs are not given, the tiler's best
   /// `tune_candidates` tilings by its analytical estimate are each compiled and simulated alone
   /// (timing only, simulator/) and the one with the fewest cycles is kept -- the simulator's
-  /// cycles as the cost feedback. 0 or 1: the analytical choice only.
+  /// cycles as the cost feedback. With double_buffer on, the best single-buffered tilings are
+  /// candidates too (double buffering is kept per kernel where it pays). 0 or 1: the analytical
+  /// choice only.
   int tune_candidates = 8;
 };
 
