@@ -27,7 +27,7 @@ struct PackCase {
   std::vector<int64_t> strides, pads, dilations;
   int64_t group;
   bool relu;
-  int64_t nc_vectors;  // > 0: N block of this many vectors (nr = one vector)
+  int64_t nc_vectors;  // > 0: N block of this many vectors (mr = 4, nr = one vector)
   bool row_pack;       // the schedule is expected to pack B row-wise
 };
 
@@ -100,6 +100,7 @@ TEST_P(CpuConvPack, MatchesReference) {
   opts.keep_loop_ir = true;
   if (c.nc_vectors > 0) {
     passes::CpuGemmKnobs k;
+    k.mr = 4;
     k.nr = opts.target.vector_lanes;
     k.nc = c.nc_vectors * opts.target.vector_lanes;
     opts.gemm_knobs[g->nodes().back()->name] = k;
