@@ -226,8 +226,16 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
       par.pop_back();
     }
     if (!par.empty()) {
-      repeat_dim = par.back();
-      par.pop_back();
+      // The repeat dim: the parallel dim with the most iterations (the innermost on ties), so the
+      // fewest instructions remain -- e.g. a depthwise convolution repeats over its channels
+      // (per-channel weight: repeat stride kh*kw, element stride 0) rather than over 2 rows.
+      // Any parallel dim may repeat: every operand's offset is affine in it. Each output element
+      // still sees its reduction steps in the same order, so results do not change.
+      size_t pick = par.size() - 1;
+      for (size_t i = par.size(); i-- > 0;)
+        if (par[i].extent > par[pick].extent) pick = i;
+      repeat_dim = par[pick];
+      par.erase(par.begin() + static_cast<std::ptrdiff_t>(pick));
     }
     outer = par;
     inner = red;
