@@ -20,6 +20,14 @@
 //               acc[i][jW+l] += Ap[..][k][i] * Bp[..][k][jW+l]       broadcast x vector FMA
 //             C = last K block ? epilogue(acc) : acc                 bias/activation/residual
 //
+// Packing B of a convolution reads the input window directly (no im2col buffer). When the input
+// pixels of consecutive flattened outputs are contiguous (stride 1, OW == IW) a panel row is one
+// (masked) vector load. Otherwise (stride 2, dilation, "valid" padding, ...) B is packed row-wise
+// when the input stride along ow is 1..4: per k, the input row of every output row the N block
+// touches goes to a row buffer Rp (a vector of ow per load: contiguous loads de-interleaved by a
+// shuffle in codegen.cpp instead of a gather), then Rp, contiguous in n, is copied into the
+// panels. Larger strides gather.
+//
 // Partial panels at the M and N borders compute a full micro-tile on zero-padded panels and
 // store through a guarded scalar loop; full panels store vectors. Block sizes follow the
 // analytical model of Low et al. (TOMS 2016): mr x nr from the vector registers

@@ -5,7 +5,8 @@
 //   for (serial)      a counted loop (i64 induction variable)
 //   for (unrolled)    the body once per iteration with the variable a constant
 //   for (vectorized)  the body once with the variable the lane index 0..W-1: accesses with unit
-//                     stride in it become vector loads/stores, stride 0 scalar loads, other
+//                     stride in it become vector loads/stores, stride 0 scalar loads, loads
+//                     of stride 2..4 contiguous masked loads + a de-interleaving shuffle, other
 //                     strides gathers/scatters; padded and select-guarded loads become masked
 //   for (parallel)    the body outlined into `NAME.parK(closure, begin, end)` (captured buffer
 //                     pointers and loop variables in a closure struct) and run by

@@ -141,6 +141,12 @@ class Compiler {
         throw Unsupported(
             fmt::format("graph input '{}' has dtype {}; the CPU backend takes float inputs",
                         v->name, dtype_to_string(v->dtype)));
+      // The generated code computes in fp32: a float64 model would silently lose range and
+      // precision (values beyond 3.4e38 become inf), so it is refused rather than downgraded.
+      if (v->dtype == DType::f64)
+        throw Unsupported(fmt::format(
+            "graph input '{}' is float64; the CPU backend computes in fp32 (use --target ref)",
+            v->name));
       storage_[v] = {Storage::Kind::input, static_cast<int>(i), 0, ""};
       ready_.insert(v);
       prog_.inputs.push_back({v->name, v->shape});
