@@ -135,7 +135,8 @@ void per_node_report(Graph& graph, const std::map<std::string, Tensor>& inputs,
       if (!v || !npu_run.outputs.count(v->name) || !ref.outputs.count(v->name)) continue;
       const Tensor& want = ref.outputs.at(v->name);
       auto c = compare_output(v->name, npu_run.outputs.at(v->name), want, npu_tolerance(hw, want));
-      rows.push_back({rows.size(), n->name, n->op_type, v->name, c.max_abs_error, c.max_expected, c.pass});
+      rows.push_back(
+          {rows.size(), n->name, n->op_type, v->name, c.max_abs_error, c.max_expected, c.pass});
     }
   }
   auto rel = [](const Row& r) { return r.scale > 0 ? r.err / r.scale : r.err; };
@@ -143,20 +144,24 @@ void per_node_report(Graph& graph, const std::map<std::string, Tensor>& inputs,
   for (const auto& r : rows)
     if (!r.pass) shown.push_back(r);
   std::vector<Row> by_rel = rows;
-  std::sort(by_rel.begin(), by_rel.end(), [&](const Row& a, const Row& b) { return rel(a) > rel(b); });
+  std::sort(by_rel.begin(), by_rel.end(),
+            [&](const Row& a, const Row& b) { return rel(a) > rel(b); });
   for (const auto& r : by_rel) {
     if (shown.size() >= 15) break;
     if (r.pass) shown.push_back(r);
   }
-  std::sort(shown.begin(), shown.end(), [](const Row& a, const Row& b) { return a.order < b.order; });
-  const size_t failing = std::count_if(rows.begin(), rows.end(), [](const Row& r) { return !r.pass; });
+  std::sort(shown.begin(), shown.end(),
+            [](const Row& a, const Row& b) { return a.order < b.order; });
+  const size_t failing =
+      std::count_if(rows.begin(), rows.end(), [](const Row& r) { return !r.pass; });
   Table t({"node", "op", "value", "max abs error", "max |expected|", "relative", "result"});
   for (const auto& r : shown)
     t.add({r.node, r.op, r.value, fmt::format("{:.3e}", r.err), fmt::format("{:.3e}", r.scale),
            fmt::format("{:.2e}", rel(r)), r.pass ? "ok" : "FAIL"});
-  out << fmt::format("  per-node comparison: {} of {} values outside the NPU tolerance; the failing "
-                     "ones and the largest relative errors:\n",
-                     failing, rows.size());
+  out << fmt::format(
+      "  per-node comparison: {} of {} values outside the NPU tolerance; the failing "
+      "ones and the largest relative errors:\n",
+      failing, rows.size());
   out << t.str();
 }
 
@@ -262,12 +267,16 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   }
 }
 
-int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
-                   std::ostream& err, const std::string& command) {
+int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out, std::ostream& err,
+                   const std::string& command) {
   OutputGuard guard;
   try {
     check_output_path(args.report_path, "--report");
     check_output_path(args.trace_path, "--trace");
+    if (!args.report_path.empty() && !args.trace_path.empty() &&
+        fs::weakly_canonical(args.report_path) == fs::weakly_canonical(args.trace_path))
+      fail("--report '{}' and --trace '{}' are the same file: the report would overwrite the trace",
+           args.report_path, args.trace_path);
     const graph_passes::PipelineOptions cli_passes = pipeline_options(args.passes, err);
     // Prepare every run (inputs, model, hardware config) before running any, so a mistake in a
     // later run is reported before minutes of simulation.

@@ -236,6 +236,9 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
       while (whole > 1 && (whole * khw) % k0 != 0) --whole;
       if (whole * 2 >= kc0) kc0 = whole;
     }
+    // The L0A buffer holds whole fractals of K: rounding up must still fit.
+    while (kc0 > 1 && round_up(kc0 * khw, k0) > kk_cap) --kc0;
+    if (round_up(kc0 * khw, k0) > kk_cap) return false;
     c.kc0 = kc0;
     const int64_t kk0 = round_up(kc0 * khw, k0);
     int64_t hr = std::min(c.ht, l0b_cap / (kk0 * es) / c.wt);

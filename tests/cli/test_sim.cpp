@@ -196,6 +196,9 @@ TEST(SimCli, BadInputIsAClearErrorAndWritesNothing) {
   expect_error("'" + kCls + "' --hw no/such/hw.yaml --input-shape x=1,3,48,192", "no/such/hw.yaml");
   expect_error("zoo:resnet51 --hw " + kHw, "unknown model 'resnet51'");
   expect_error("'" + kCls + "' --input-shape x=1,3,48,192", "--hw");
+  // The report would overwrite the trace: refused before anything runs.
+  const std::string same = (temp_dir() / "never.json").string();
+  expect_error(m + "--input-shape x=1,3,48,192 --trace '" + same + "'", "are the same file");
 }
 
 TEST(SimCli, ZooModelInAnExperimentFileIsValidated) {
