@@ -42,41 +42,6 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-/// Input slots whose value determines an output shape (or, for data-dependent ops, the values
-/// themselves): a graph input they depend on is bound to the data set's value. The same table as
-/// the node-conformance harness (tests/ops/test_onnx_node_conformance.cpp).
-const std::map<std::string, std::vector<int>>& compile_time_slots() {
-  static const std::map<std::string, std::vector<int>> slots = {
-      {"Reshape", {1}},
-      {"Slice", {1, 2, 3, 4}},
-      {"Expand", {1}},
-      {"Tile", {1}},
-      {"ConstantOfShape", {0}},
-      {"Range", {0, 1, 2}},
-      {"Pad", {1}},
-      {"Resize", {1, 2, 3}},
-      {"Upsample", {1}},
-      {"TopK", {1}},
-      {"Split", {1}},
-      {"Squeeze", {1}},
-      {"Unsqueeze", {1}},
-      {"ReduceSum", {1}},
-      {"OneHot", {1}},
-      {"NonZero", {0}},
-      {"HannWindow", {0}},
-      {"HammingWindow", {0}},
-      {"BlackmanWindow", {0}},
-      {"MaxUnpool", {2}},
-      {"DFT", {1}},
-      {"STFT", {1, 3}},
-      {"MelWeightMatrix", {0, 1, 2, 3, 4}},
-      {"Compress", {1}},
-      {"Unique", {0}},
-      {"NonMaxSuppression", {0, 1, 2, 3, 4}},
-  };
-  return slots;
-}
-
 /// Ops the frontend rewrites into registered ones (Upsample-7/9 -> Resize).
 const std::set<std::string> kRewrittenByFrontend = {"Upsample"};
 
@@ -250,8 +215,8 @@ void run_case_body(const ConformCase& c, const ConformOptions& options, ConformR
   std::set<std::string> bind, visited;
   std::vector<std::string> work;
   for (const auto& n : model.graph().node()) {
-    auto it = compile_time_slots().find(n.op_type());
-    if (it == compile_time_slots().end()) continue;
+    auto it = ops::shape_input_slots().find(n.op_type());
+    if (it == ops::shape_input_slots().end()) continue;
     for (int slot : it->second)
       if (slot < n.input_size() && !n.input(slot).empty()) work.push_back(n.input(slot));
   }
@@ -1021,8 +986,8 @@ int cmd_conform(const ConformArgs& args, std::ostream& out, std::ostream& err,
   const std::string target_text =
       opts.target == Target::npu
           ? fmt::format("npu on {} ({})", hw.name, fs::path(hw.source_file).filename().string())
-          : opts.target == Target::cpu ? std::string("cpu (host CPU through LLVM)")
-                                       : std::string("ref (reference interpreter)");
+      : opts.target == Target::cpu ? std::string("cpu (host CPU through LLVM)")
+                                   : std::string("ref (reference interpreter)");
   std::set<std::string> suites;
   for (const auto& c : cases) suites.insert(c.suite);
   out << fmt::format("conform: {} cases in {} suite{} ({}) on {}, {} job{}{}\n", cases.size(),

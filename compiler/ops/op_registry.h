@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -68,5 +69,12 @@ std::vector<Tensor> run_reference_node(const Node& node, const std::vector<const
 /// Multidirectional broadcast of two shapes (ONNX Broadcasting.md); throws tessel::Error naming
 /// `context` if incompatible.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& context);
+
+/// Input slots, per op type, whose values determine an output shape (Reshape's shape, Slice's
+/// starts/ends/axes/steps, ...) or, for data-dependent ops (NonZero, Compress, Unique,
+/// NonMaxSuppression), the output values' count. A runner that binds graph inputs (the ONNX
+/// backend-test cases) must treat a graph input feeding one of these slots as a compile-time
+/// constant taken from the test data.
+const std::map<std::string, std::vector<int>>& shape_input_slots();
 
 }  // namespace tessel::ops

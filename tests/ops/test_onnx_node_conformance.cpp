@@ -9,9 +9,9 @@
 //
 // Harness adaptations (each keeps the op's semantics unchanged):
 //  * Inputs an op needs at compile time (Reshape's shape, Slice's starts/ends/axes/steps, the
-//    values of data-dependent ops such as NonZero's input; see kCompileTimeSlots) are graph inputs
-//    in many cases. tessel compiles static shapes, so a graph input that such a slot depends on
-//    (directly or through other nodes, e.g. Size -> Cast -> Range) is turned into an initializer
+//    values of data-dependent ops such as NonZero's input; see ops::shape_input_slots) are graph
+//    inputs in many cases. tessel compiles static shapes, so a graph input that such a slot depends
+//    on (directly or through other nodes, e.g. Size -> Cast -> Range) is turned into an initializer
 //    holding the test data set's value, as a deployment does when it binds shapes.
 //  * The frontend accepts default-domain opsets >= 7. Models declaring opset 1..6 whose ops all
 //    have the same semantics in opset 7..17 (kSameSinceOpset1: only type constraints changed) are
@@ -51,38 +51,6 @@ const char* kNodeDir = "/usr/share/libonnx-testdata/data/node";
 // ONNX backend test default tolerance (onnx.backend.test runner).
 constexpr double kRtol = 1e-3;
 constexpr double kAtol = 1e-7;
-
-/// Input slots whose value determines an output shape: bound to the test data when they are fed
-/// directly by a graph input.
-const std::map<std::string, std::vector<int>> kCompileTimeSlots = {
-    {"Reshape", {1}},
-    {"Slice", {1, 2, 3, 4}},
-    {"Expand", {1}},
-    {"Tile", {1}},
-    {"ConstantOfShape", {0}},
-    {"Range", {0, 1, 2}},
-    {"Pad", {1}},
-    {"Resize", {1, 2, 3}},
-    {"Upsample", {1}},
-    {"TopK", {1}},
-    {"Split", {1}},
-    {"Squeeze", {1}},
-    {"Unsqueeze", {1}},
-    {"ReduceSum", {1}},
-    {"OneHot", {1}},
-    {"NonZero", {0}},
-    {"HannWindow", {0}},
-    {"HammingWindow", {0}},
-    {"BlackmanWindow", {0}},
-    {"MaxUnpool", {2}},
-    {"DFT", {1}},
-    {"STFT", {1, 3}},
-    {"MelWeightMatrix", {0, 1, 2, 3, 4}},
-    // Data-dependent output shapes: the values themselves must be known at compile time.
-    {"Compress", {1}},
-    {"Unique", {0}},
-    {"NonMaxSuppression", {0, 1, 2, 3, 4}},
-};
 
 /// Ops the frontend rewrites into registered ones (Upsample-7/9 -> Resize).
 const std::set<std::string> kRewrittenByFrontend = {"Upsample"};
@@ -242,8 +210,8 @@ TEST_P(OnnxNodeConformance, MatchesExpectedOutputs) {
   std::set<std::string> bind, visited;
   std::vector<std::string> work;
   for (const auto& n : model.graph().node()) {
-    auto it = kCompileTimeSlots.find(n.op_type());
-    if (it == kCompileTimeSlots.end()) continue;
+    auto it = ops::shape_input_slots().find(n.op_type());
+    if (it == ops::shape_input_slots().end()) continue;
     for (int slot : it->second)
       if (slot < n.input_size() && !n.input(slot).empty()) work.push_back(n.input(slot));
   }
