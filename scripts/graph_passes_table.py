@@ -14,11 +14,11 @@ file changes. Run names in the experiment are MODEL/CONFIG with CONFIG `none` (n
 graph_nodes (nodes after the graph passes), kernels (compiled NPU kernels; a fusion group is one),
 dram_bytes.total (bytes read + written in DRAM) and total_cycles (simulated). Standard library only.
 """
-import argparse
-import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_tables import ROOT, commas, main, runs_by_model  # noqa: E402
 
 MODEL_TITLES = {
     "ppocr_cls": "PP-OCR cls (MobileNetV3), 1x3x48x192",
@@ -27,13 +27,8 @@ MODEL_TITLES = {
     "ppocr_rec": "PP-OCRv4 rec (SVTR), 1x3x48x320",
 }
 BEGIN, END = "<!-- graph_passes:begin -->", "<!-- graph_passes:end -->"
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPERIMENT = "experiments/graph_passes.yaml"
 DEFAULT_REPORT = "out/graph_passes.json"
-
-
-def commas(v):
-    return f"{int(round(v)):,}"
 
 
 def change(v, base):
@@ -44,19 +39,8 @@ def change(v, base):
 
 
 def load_runs(path):
-    """{model: {config: run}} in the report's order; exits naming the run on a malformed name."""
-    with open(path) as f:
-        report = json.load(f)
-    runs = {}
-    for r in report["runs"]:
-        if "/" not in r["name"]:
-            sys.exit(f"{path}: run '{r['name']}' is not named MODEL/CONFIG")
-        for key in ("graph_nodes", "kernels", "dram_bytes", "total_cycles"):
-            if key not in r:
-                sys.exit(f"{path}: run '{r['name']}' has no '{key}' (an NPU run of a current "
-                         "tessel is needed)")
-        model, config = r["name"].split("/", 1)
-        runs.setdefault(model, {})[config] = r
+    """{model: {config: run}}; exits when a run lacks a reported value or a model lacks none/all."""
+    runs = runs_by_model(path, ("graph_nodes", "kernels", "dram_bytes", "total_cycles"))
     for model, by in runs.items():
         for need in ("none", "all"):
             if need not in by:
@@ -169,43 +153,6 @@ def markdown(runs, report_path):
     ])
 
 
-def update(path, text):
-    with open(path) as f:
-        doc = f.read()
-    b, e = doc.find(BEGIN), doc.find(END)
-    if b < 0 or e < b:
-        sys.exit(f"{path}: markers {BEGIN} ... {END} not found")
-    doc = doc[:b] + text + doc[e + len(END):]
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(doc)
-    os.replace(tmp, path)
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("report", nargs="?",
-                    help="JSON report of tessel run experiments/graph_passes.yaml")
-    ap.add_argument("--run", metavar="TESSEL",
-                    help="run the experiment with this tessel binary first (report: "
-                         + DEFAULT_REPORT + " unless REPORT is given)")
-    ap.add_argument("--update", metavar="FILE.md", help="replace the marked section of FILE.md")
-    args = ap.parse_args()
-    report = args.report or DEFAULT_REPORT
-    if args.run:
-        os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
-        rc = subprocess.call([args.run, "run", os.path.join(ROOT, EXPERIMENT), "--report", report],
-                             stdout=subprocess.DEVNULL)
-        if rc != 0:
-            sys.exit(f"tessel run exited with {rc}")
-    elif not args.report:
-        ap.error("give REPORT.json or --run TESSEL")
-    text = markdown(load_runs(report), report)
-    if args.update:
-        update(args.update, text)
-    else:
-        print(text)
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__.split("\n")[0], EXPERIMENT, DEFAULT_REPORT, load_runs, markdown, BEGIN, END,
+         quiet_run=True)

@@ -12,11 +12,11 @@ in the given file (they must exist, inside its "## NPU performance" section); no
 file changes. Run names in the experiment are MODEL/CONFIG (off, double_buffer, multicore, both,
 cores1, cores2, cores4, cores8); the tables are keyed by them. Standard library only.
 """
-import argparse
-import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_tables import ROOT, commas, main, runs_by_model  # noqa: E402
 
 PIPES = ["mte2", "mte1", "cube", "fix", "vector", "mte3"]
 CONFIGS = [("off", "passes off"), ("double_buffer", "double buffering"),
@@ -25,13 +25,8 @@ MODEL_TITLES = {"resnet50": "ResNet-50 (zoo:resnet50, 1x3x224x224)",
                 "bert_layer": "BERT-base layer (zoo:bert_layer, 1x128x768)",
                 "ppocr_cls": "MobileNetV3 classifier (PP-OCR cls, 1x3x48x192)"}
 BEGIN, END = "<!-- perf_passes:begin -->", "<!-- perf_passes:end -->"
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPERIMENT = "experiments/perf_passes.yaml"
 DEFAULT_REPORT = os.path.join(ROOT, "out", "perf_passes.json")
-
-
-def commas(v):
-    return f"{int(round(v)):,}"
 
 
 def pct(v):
@@ -39,15 +34,7 @@ def pct(v):
 
 
 def load_runs(path):
-    with open(path) as f:
-        report = json.load(f)
-    runs = {}
-    for r in report["runs"]:
-        if "/" not in r["name"]:
-            sys.exit(f"{path}: run '{r['name']}' is not named MODEL/CONFIG")
-        model, config = r["name"].split("/", 1)
-        runs.setdefault(model, {})[config] = r
-    return runs
+    return runs_by_model(path)
 
 
 def models_in_order(runs):
@@ -196,41 +183,6 @@ def markdown(runs, report_path):
     ])
 
 
-def update(path, text):
-    with open(path) as f:
-        doc = f.read()
-    b, e = doc.find(BEGIN), doc.find(END)
-    if b < 0 or e < b:
-        sys.exit(f"{path}: markers {BEGIN} ... {END} not found")
-    doc = doc[:b] + text + doc[e + len(END):]
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(doc)
-    os.replace(tmp, path)
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("report", nargs="?", help="JSON report of tessel run experiments/perf_passes.yaml")
-    ap.add_argument("--run", metavar="TESSEL",
-                    help="run the experiment with this tessel binary first (report: "
-                         + DEFAULT_REPORT + " unless REPORT is given)")
-    ap.add_argument("--update", metavar="FILE.md", help="replace the marked section of FILE.md")
-    args = ap.parse_args()
-    report = args.report or DEFAULT_REPORT
-    if args.run:
-        os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
-        rc = subprocess.call([args.run, "run", os.path.join(ROOT, EXPERIMENT), "--report", report])
-        if rc != 0:
-            sys.exit(f"tessel run exited with {rc}")
-    elif not args.report:
-        ap.error("give REPORT.json or --run TESSEL")
-    text = markdown(load_runs(report), report)
-    if args.update:
-        update(args.update, text)
-    else:
-        print(text)
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__.split("\n")[0], EXPERIMENT, DEFAULT_REPORT, load_runs, markdown, BEGIN, END,
+         quiet_run=False)
