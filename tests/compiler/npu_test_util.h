@@ -15,47 +15,13 @@
 #include "isa/interpreter.h"
 #include "npu_model/hw_config.h"
 #include "simulator/simulator.h"
+#include "tests/test_graph_builder.h"
 
 namespace tessel::testing {
 
 inline npu::HwConfig preset(const std::string& name) {
   return npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/" + name + ".yaml");
 }
-
-/// Deterministic pseudo-random tensor with values in [lo, hi).
-inline Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(shape_numel(shape));
-  for (auto& x : v) x = dist(rng);
-  return Tensor::from_floats(shape, v);
-}
-
-/// A graph under construction: values by name.
-struct GraphBuilder {
-  std::unique_ptr<Graph> g = std::make_unique<Graph>();
-  GraphBuilder() {
-    g->name = "test";
-    g->opset = 17;
-  }
-  Value* input(const std::string& name, const Shape& shape) {
-    Value* v = g->add_value(name, DType::f32, shape);
-    g->inputs.push_back(v);
-    return v;
-  }
-  Value* constant(const std::string& name, Tensor t) { return g->add_constant(name, std::move(t)); }
-  Value* node(const std::string& op, std::vector<Value*> ins, Attributes attrs = {}) {
-    Value* out = g->add_value(op + "_out", DType::undefined, {});
-    Node* n = g->add_node(op, op + "_" + std::to_string(g->nodes().size()), std::move(ins), {out},
-                          std::move(attrs));
-    ops::infer_node(*n);
-    return out;
-  }
-  std::unique_ptr<Graph> finish(std::vector<Value*> outputs) {
-    g->outputs = std::move(outputs);
-    return std::move(g);
-  }
-};
 
 /// The GM image holding `mod`'s constants and `inputs` (converted to the activation dtype).
 inline std::vector<uint8_t> initial_gm(const npu_backend::NpuModule& mod,

@@ -12,43 +12,16 @@
 #include "compiler/backend/cpu/jit.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/ops/reference.h"
+#include "tests/test_graph_builder.h"
 
 namespace tessel::testing {
 
-/// Deterministic pseudo-random tensor with values in [lo, hi).
+/// Random inputs and graphs for the CPU tests: the shared helpers, with unique output names.
 inline Tensor cpu_random(const Shape& shape, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
-  for (auto& x : v) x = dist(rng);
-  return Tensor::from_floats(shape, v);
+  return random_tensor(shape, seed, lo, hi);
 }
-
-/// A graph under construction.
-struct CpuGraph {
-  std::unique_ptr<Graph> g = std::make_unique<Graph>();
-  CpuGraph() {
-    g->name = "test";
-    g->opset = 17;
-  }
-  Value* input(const std::string& name, const Shape& shape) {
-    Value* v = g->add_value(name, DType::f32, shape);
-    g->inputs.push_back(v);
-    return v;
-  }
-  Value* constant(const std::string& name, Tensor t) { return g->add_constant(name, std::move(t)); }
-  Value* node(const std::string& op, std::vector<Value*> ins, Attributes attrs = {}) {
-    Value* out =
-        g->add_value(op + "_out" + std::to_string(g->nodes().size()), DType::undefined, {});
-    Node* n = g->add_node(op, op + "_" + std::to_string(g->nodes().size()), std::move(ins), {out},
-                          std::move(attrs));
-    ops::infer_node(*n);
-    return out;
-  }
-  std::unique_ptr<Graph> finish(std::vector<Value*> outputs) {
-    g->outputs = std::move(outputs);
-    return std::move(g);
-  }
+struct CpuGraph : GraphBuilder {
+  CpuGraph() : GraphBuilder(/*unique_names=*/true) {}
 };
 
 inline Attributes attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
