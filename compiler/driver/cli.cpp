@@ -8,17 +8,29 @@
 
 namespace tessel::driver {
 
+CLI::Option* add_repeatable_option(CLI::App* cmd, const std::string& name,
+                                   std::vector<std::string>& values, const std::string& help) {
+  return cmd->add_option(name, values, help)
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+void add_hw_set_option(CLI::App* cmd, std::vector<std::string>& hw_set) {
+  add_repeatable_option(cmd, "--hw-set", hw_set, "override a config key: KEY=VALUE (repeatable)");
+}
+
+void add_input_shape_option(CLI::App* cmd, std::vector<std::string>& input_shapes) {
+  add_repeatable_option(cmd, "--input-shape", input_shapes,
+                        "bind an input: NAME=D0,D1,... (repeatable)");
+}
+
 void add_graph_pass_flags(CLI::App* cmd, GraphPassArgs& args) {
-  cmd->add_option("--disable-pass", args.disable, "skip a graph pass: NAME (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_repeatable_option(cmd, "--disable-pass", args.disable,
+                        "skip a graph pass: NAME (repeatable)");
   cmd->add_flag("--no-graph-passes", args.none, "run no graph pass (the graph as imported)");
-  cmd->add_option("--print-ir-after", args.print_ir_after,
-                  "print the Graph IR after a graph pass: NAME or all (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_repeatable_option(cmd, "--print-ir-after", args.print_ir_after,
+                        "print the Graph IR after a graph pass: NAME or all (repeatable)");
   cmd->add_flag("--print-ir-after-change", args.print_ir_after_change,
                 "print the Graph IR after every graph pass that changed it");
   cmd->add_flag("--pass-timing", args.timing,
@@ -45,10 +57,7 @@ Command add_check_command(CLI::App& app) {
       ->required();
   cmd->add_option("--target", args->target, "ref | npu | cpu")->default_val("ref");
   cmd->add_option("--hw", args->hw, "hardware config YAML (required for --target npu)");
-  cmd->add_option("--hw-set", args->hw_set, "override a config key: KEY=VALUE (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_hw_set_option(cmd, args->hw_set);
   cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
   cmd->add_flag("--per-node", args->per_node,
                 "npu: compare every intermediate value with the reference, list mismatches");
@@ -62,14 +71,8 @@ Command add_compile_command(CLI::App& app) {
       app.add_subcommand("compile", "compile a model and print its graph, loop IR or NPU assembly");
   cmd->add_option("model", args->model, "ONNX model")->required();
   cmd->add_option("--hw", args->hw, "hardware config YAML");
-  cmd->add_option("--hw-set", args->hw_set, "override a config key: KEY=VALUE (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--input-shape", args->input_shapes, "bind an input: NAME=D0,D1,... (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_hw_set_option(cmd, args->hw_set);
+  add_input_shape_option(cmd, args->input_shapes);
   cmd->add_option("--target", args->target, "npu | cpu")->default_val("npu");
   cmd->add_option("--emit", args->emit,
                   "npu: graph | loop | asm (default) | bin; cpu: graph | loop | llvm | asm | obj "

@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace tessel::driver {
 
@@ -25,5 +27,13 @@ struct GraphPassArgs;
 /// Adds --disable-pass, --no-graph-passes, --print-ir-after, --print-ir-after-change and
 /// --pass-timing to a subcommand.
 void add_graph_pass_flags(CLI::App* cmd, GraphPassArgs& args);
+
+/// Adds a repeatable option NAME taking one value per use (KEY=VALUE, NAME=DIMS, ...) collected
+/// into `values` in command-line order.
+CLI::Option* add_repeatable_option(CLI::App* cmd, const std::string& name,
+                                   std::vector<std::string>& values, const std::string& help);
+/// The shared --hw-set KEY=VALUE and --input-shape NAME=DIMS options.
+void add_hw_set_option(CLI::App* cmd, std::vector<std::string>& hw_set);
+void add_input_shape_option(CLI::App* cmd, std::vector<std::string>& input_shapes);
 
 }  // namespace tessel::driver

@@ -22,10 +22,7 @@ Command add_conform_command(CLI::App& app) {
       ->required();
   cmd->add_option("--target", args->target, "ref | npu | cpu")->default_val("ref");
   cmd->add_option("--hw", args->hw, "hardware config YAML (required for --target npu)");
-  cmd->add_option("--hw-set", args->hw_set, "override a config key: KEY=VALUE (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_hw_set_option(cmd, args->hw_set);
   cmd->add_option("--report", args->report_path, "write every case as JSON to FILE");
   cmd->add_option("--markdown", args->markdown_path,
                   "write the per-suite table, unsupported reasons and failures as Markdown");

@@ -84,14 +84,8 @@ Command add_sim_command(CLI::App& app) {
   cmd->add_option("model", args->model, "ONNX model file, or zoo:NAME (resnet50, bert_layer, ...)")
       ->required();
   cmd->add_option("--hw", args->hw, "hardware config YAML")->required();
-  cmd->add_option("--hw-set", args->hw_set, "override a config key: KEY=VALUE (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--input-shape", args->input_shapes, "bind an input: NAME=D0,D1,... (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_hw_set_option(cmd, args->hw_set);
+  add_input_shape_option(cmd, args->input_shapes);
   cmd->add_flag("--timing-only", args->timing_only,
                 "simulate timing only (no values computed, no check)");
   cmd->add_flag("--no-double-buffer", args->no_double_buffer,
