@@ -12,6 +12,7 @@
 
 #include "compiler/frontend/onnx_import.h"
 #include "isa/asm.h"
+#include "tests/cli/cli_test_util.h"
 
 namespace tessel::testing {
 namespace {
@@ -20,36 +21,11 @@ namespace fs = std::filesystem;
 const std::string kSrc = TESSEL_SOURCE_DIR;
 const std::string kModels = TESSEL_MODELS_DIR;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using Result = CliResult;
+constexpr auto slurp = slurp_file;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-/// Runs `tessel ARGS` from the repository root. Output files are private to this process and call
-/// (ctest runs the tests of this file in parallel processes).
-Result tessel(const std::string& args) {
-  static int counter = 0;
-  const fs::path dir =
-      fs::path(::testing::TempDir()) / ("tessel_cli_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
-  const fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
-  const std::string cmd = "cd '" + kSrc + "' && '" + std::string(TESSEL_BINARY) + "' " + args +
-                          " > '" + out.string() + "' 2> '" + err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+/// Runs `tessel ARGS` from the repository root (output files private to this process and call).
+Result tessel(const std::string& args) { return run_tessel(args, "tessel_cli"); }
 
 fs::path temp_dir(const std::string& name) {
   fs::path d = fs::path(::testing::TempDir()) / (name + "_" + std::to_string(::getpid()));
@@ -61,10 +37,6 @@ fs::path temp_dir(const std::string& name) {
 void write(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
-
-#define EXPECT_CONTAINS(haystack, needle)                                                         \
-  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing \"" << (needle) << "\" in:\n" \
-                                                        << (haystack)
 
 TEST(Cli, HelpListsTheCommands) {
   Result r = tessel("--help");

@@ -12,6 +12,8 @@
 
 #include <unistd.h>
 
+#include "tests/cli/cli_test_util.h"
+
 namespace tessel::testing {
 namespace {
 
@@ -22,17 +24,8 @@ const std::string kModels = TESSEL_MODELS_DIR;
 const std::string kCls = kModels + "/ch_ppocr_mobile_v2.0_cls_infer.onnx";
 const std::string kHw = "hw_configs/npu_4core.yaml";
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using Result = CliResult;
+constexpr auto slurp = slurp_file;
 
 fs::path temp_dir() {
   const fs::path d = fs::path(::testing::TempDir()) / ("tessel_sim_" + std::to_string(::getpid()));
@@ -41,25 +34,9 @@ fs::path temp_dir() {
 }
 
 /// Runs `tessel ARGS` from the repository root (files private to this process).
-Result tessel(const std::string& args) {
-  static int counter = 0;
-  const fs::path out = temp_dir() / ("out" + std::to_string(counter) + ".txt");
-  const fs::path err = temp_dir() / ("err" + std::to_string(counter++) + ".txt");
-  const std::string cmd = "cd '" + kSrc + "' && '" + std::string(TESSEL_BINARY) + "' " + args +
-                          " > '" + out.string() + "' 2> '" + err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+Result tessel(const std::string& args) { return run_tessel(args, "tessel_sim"); }
 
 json read_json(const fs::path& p) { return json::parse(slurp(p)); }
-
-#define EXPECT_CONTAINS(haystack, needle)                                                         \
-  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing \"" << (needle) << "\" in:\n" \
-                                                        << (haystack)
 
 /// `tessel sim` on the classifier, timing only, with extra options; returns the report's run.
 json sim_report(const std::string& extra, const std::string& tag) {
