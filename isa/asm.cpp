@@ -474,6 +474,7 @@ void format_args(std::string& out, const Instruction& in, int32_t label_limit) {
       if (a.pad_left != d.pad_left) w.key("pad_left", "{}", a.pad_left);
       w.key("oh", "{}", a.oh);
       w.key("ow", "{}", a.ow);
+      if (a.c0 != d.c0) w.key("c0", "{}", a.c0);
       break;
     }
     case 5: {
@@ -1242,6 +1243,8 @@ void parse_operands(Operands& ops, Instruction& in, DType dtype, std::vector<Tar
       }
       ops.key("pad_top", "an integer", [&](Cursor& c) { a.pad_top = parse_i32(c, "pad_top"); });
       ops.key("pad_left", "an integer", [&](Cursor& c) { a.pad_left = parse_i32(c, "pad_left"); });
+      ops.key("c0", "a non-negative integer (0: dense source, > 0: NC1HWC0 with this C0)",
+              [&](Cursor& c) { a.c0 = parse_u32(c, "c0"); });
       ops.finish(2);
       in.args = a;
       break;

@@ -253,7 +253,8 @@ void write_compact(Writer& w, const Instruction& in) {
           w.svar(a.src_row_stride);
         } else if constexpr (std::is_same_v<T, Img2colArgs>) {
           const bool geom = !img2col_default_geometry(a);
-          w.u8(static_cast<uint8_t>(static_cast<uint8_t>(a.dtype) | (geom << 1)));
+          const bool c0 = a.c0 != 0;
+          w.u8(static_cast<uint8_t>(static_cast<uint8_t>(a.dtype) | (geom << 1) | (c0 << 2)));
           w.mem_compact(a.dst);
           w.mem_compact(a.src);
           for (uint32_t v : {a.c, a.h, a.w, a.kh, a.kw, a.oh, a.ow}) w.uvar(v);
@@ -262,6 +263,7 @@ void write_compact(Writer& w, const Instruction& in) {
             w.svar(a.pad_top);
             w.svar(a.pad_left);
           }
+          if (c0) w.uvar(a.c0);
         } else if constexpr (std::is_same_v<T, MmadArgs>) {
           w.u8(a.accumulate ? 1 : 0);
           w.mem_compact(a.c);
@@ -327,7 +329,7 @@ void write_full(Writer& w, const Instruction& in) {
                {a.c, a.h, a.w, a.kh, a.kw, a.stride_h, a.stride_w, a.dilation_h, a.dilation_w}) {
             w.uvar(v);
           }
-          w.svar(a.pad_top), w.svar(a.pad_left), w.uvar(a.oh), w.uvar(a.ow);
+          w.svar(a.pad_top), w.svar(a.pad_left), w.uvar(a.oh), w.uvar(a.ow), w.uvar(a.c0);
         } else if constexpr (std::is_same_v<T, MmadArgs>) {
           w.mem_full(a.c);
           w.mem_full(a.a);
@@ -587,7 +589,7 @@ void read_compact(Reader& r, Instruction& in) {
     case 4: {
       Img2colArgs a;
       const std::size_t at = r.pos();
-      const uint8_t f = r.flags(2, "the img2col flag byte");
+      const uint8_t f = r.flags(3, "the img2col flag byte");
       a.dtype = r.dtype(f & 1, at);
       a.dst = r.mem_compact();
       a.src = r.mem_compact();
@@ -600,6 +602,7 @@ void read_compact(Reader& r, Instruction& in) {
         a.pad_top = r.i32v("pad_top");
         a.pad_left = r.i32v("pad_left");
       }
+      if (f & 4) a.c0 = r.u32v("c0");
       in.args = a;
       break;
     }
@@ -714,6 +717,7 @@ void read_full(Reader& r, Instruction& in) {
       a.pad_left = r.i32v("pad_left");
       a.oh = r.u32v("oh");
       a.ow = r.u32v("ow");
+      a.c0 = r.u32v("c0");
       in.args = a;
       break;
     }

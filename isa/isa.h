@@ -130,7 +130,8 @@ struct Load2dArgs {
   bool operator==(const Load2dArgs&) const = default;
 };
 
-/// img2col: the L1 source is a dense c x h x w feature map (row-major). The im2col matrix has
+/// img2col: the L1 source is a c x h x w feature map, dense row-major (c0 = 0) or in the NC1HWC0
+/// storage format (c0 > 0; see `c0`). The im2col matrix has
 /// K = c * kh * kw rows, k = (ci * kh + r) * kw + s, and N = oh * ow columns, p = i * ow + j, with
 ///   X[k][p] = fm[ci][i*stride_h + r*dilation_h - pad_top][j*stride_w + s*dilation_w - pad_left]
 /// and 0 where the row/column falls outside [0,h) x [0,w). With dst in L0B it is written as B = X
@@ -144,6 +145,12 @@ struct Img2colArgs {
   uint32_t dilation_h = 1, dilation_w = 1;
   int32_t pad_top = 0, pad_left = 0;
   uint32_t oh = 0, ow = 0;
+  /// Source layout. 0: dense, fm[ci][y][x] at element (ci * h + y) * w + x. > 0: NC1HWC0 (the
+  /// Ascend 5-D format, c0 channels contiguous per pixel), the source is a
+  /// [ceil(c/c0)][h][w][c0] block and fm[ci][y][x] is at element
+  /// ((ci / c0) * h + y) * w * c0 + x * c0 + ci % c0; the c0 - c % c0 pad channels of the last
+  /// block are never read. Only the addressing changes: X and the destination are as above.
+  uint32_t c0 = 0;
   bool operator==(const Img2colArgs&) const = default;
 };
 

@@ -150,6 +150,15 @@ void check_cube_shape(const npu::HwConfig& hw, Opcode op) {
 struct Img2colShape {
   int64_t rows, cols;  // of the matrix written (B = X or A = X^T)
 };
+// Bytes of the L1 source block: c*h*w elements dense, ceil(c/c0)*h*w*c0 in NC1HWC0. Computed in
+// 128 bits and saturated to INT64_MAX, so absurd sizes fail the bounds check instead of wrapping.
+int64_t img2col_source_bytes(const Img2colArgs& g) {
+  const __int128 c = g.c, c0 = g.c0;
+  const __int128 chans = c0 > 0 ? (c + c0 - 1) / c0 * c0 : c;
+  const __int128 bytes = chans * g.h * g.w * dtype_bytes(g.dtype);
+  return bytes > INT64_MAX ? INT64_MAX : static_cast<int64_t>(bytes);
+}
+
 Img2colShape img2col_shape(const Img2colArgs& g) {
   const int64_t K = int64_t{g.c} * g.kh * g.kw;
   const int64_t N = int64_t{g.oh} * g.ow;
@@ -267,9 +276,14 @@ void img2col_exec(const Img2colArgs& g, const FractalShape& f, uint8_t* dst, con
   const int64_t h = g.h, w = g.w, kh = g.kh, kw = g.kw, ow = g.ow;
   const int64_t sh = g.stride_h, sw = g.stride_w, dh = g.dilation_h, dw = g.dilation_w;
   const int64_t pt = g.pad_top, pl = g.pad_left;
-  auto put = [&](uint8_t* out, int64_t ci, int64_t hh, int64_t ww) {
+  // fm[ci][hh][ww] is at element chan(ci) + hh * row + ww * pixel: dense (c0 = 0) c x h x w, or
+  // NC1HWC0 (c0 > 0) [ceil(c/c0)][h][w][c0].
+  const int64_t c0 = g.c0;
+  const int64_t pixel = c0 > 0 ? c0 : 1, row = w * pixel;
+  auto chan = [&](int64_t ci) { return c0 > 0 ? (ci / c0) * h * row + ci % c0 : ci * h * w; };
+  auto put = [&](uint8_t* out, int64_t cbase, int64_t hh, int64_t ww) {
     if (hh >= 0 && hh < h && ww >= 0 && ww < w)
-      std::memcpy(out, fm + ((ci * h + hh) * w + ww) * ES, ES);
+      std::memcpy(out, fm + (cbase + hh * row + ww * pixel) * ES, ES);
     else
       std::memset(out, 0, ES);
   };
@@ -279,10 +293,10 @@ void img2col_exec(const Img2colArgs& g, const FractalShape& f, uint8_t* dst, con
     write_fractal<ES>(dst, shape.rows, shape.cols, f.b0, f.b1,
                       [&](int64_t k, int64_t p0, int64_t n, uint8_t* out) {
                         const int64_t s = k % kw, r = (k / kw) % kh, ci = k / (kw * kh);
-                        const int64_t hb = r * dh - pt, wb = s * dw - pl;
+                        const int64_t hb = r * dh - pt, wb = s * dw - pl, cb = chan(ci);
                         int64_t i = p0 / ow, j = p0 % ow;
                         for (int64_t e = 0; e < n; ++e) {
-                          put(out + e * ES, ci, i * sh + hb, j * sw + wb);
+                          put(out + e * ES, cb, i * sh + hb, j * sw + wb);
                           if (++j == ow) {
                             j = 0;
                             ++i;
@@ -295,13 +309,14 @@ void img2col_exec(const Img2colArgs& g, const FractalShape& f, uint8_t* dst, con
                       [&](int64_t p, int64_t k0, int64_t n, uint8_t* out) {
                         const int64_t hb = (p / ow) * sh - pt, wb = (p % ow) * sw - pl;
                         int64_t s = k0 % kw, r = (k0 / kw) % kh, ci = k0 / (kw * kh);
+                        int64_t cb = chan(ci);
                         for (int64_t e = 0; e < n; ++e) {
-                          put(out + e * ES, ci, hb + r * dh, wb + s * dw);
+                          put(out + e * ES, cb, hb + r * dh, wb + s * dw);
                           if (++s == kw) {
                             s = 0;
                             if (++r == kh) {
                               r = 0;
-                              ++ci;
+                              cb = chan(++ci);
                             }
                           }
                         }
@@ -624,7 +639,7 @@ AccessRangeList access_range_list(const npu::HwConfig& hw, const Instruction& in
       const int es = dtype_bytes(g.dtype);
       const Img2colShape shape = img2col_shape(g);
       if (shape.rows > 0 && shape.cols > 0) {
-        add_dense(list, Scope::l1, false, g.src.offset, int64_t{g.c} * g.h * g.w * es);
+        add_dense(list, Scope::l1, false, g.src.offset, img2col_source_bytes(g));
         add_dense(list, g.dst.scope, true, g.dst.offset,
                   ceil_div(shape.rows, f.b0) * f.b0 * ceil_div(shape.cols, f.b1) * f.b1 * es);
       }

@@ -363,7 +363,10 @@ class Verifier {
     if (!ok) return;
     check_cube_dtype(a.dtype);
     const int eb = dtype_bytes(a.dtype);
-    check_operand("src", a.src, {0, static_cast<i128>(a.c) * a.h * a.w * eb});
+    // The source block: dense c x h x w, or NC1HWC0 [ceil(c/c0)][h][w][c0] when c0 > 0.
+    const i128 src_elems = a.c0 > 0 ? (static_cast<i128>(a.c) + a.c0 - 1) / a.c0 * a.h * a.w * a.c0
+                                    : static_cast<i128>(a.c) * a.h * a.w;
+    check_operand("src", a.src, {0, src_elems * eb});
     const i128 k = static_cast<i128>(a.c) * a.kh * a.kw;
     const i128 np = static_cast<i128>(a.oh) * a.ow;
     if (a.dst.scope == Scope::l0b) {

@@ -139,7 +139,7 @@ inline Program every_opcode_program() {
     g.src = mem(Scope::l1, 10, 2048);
     g.c = 3, g.h = 17, g.w = 19, g.kh = 3, g.kw = 5;
     g.stride_h = 2, g.stride_w = 3, g.dilation_h = 4, g.dilation_w = 2;
-    g.pad_top = 1, g.pad_left = -2, g.oh = 8, g.ow = 7;
+    g.pad_top = 1, g.pad_left = -2, g.oh = 8, g.ow = 7, g.c0 = 16;
     c0.push_back(make(Opcode::img2col, g, 2));
   }
   {
@@ -405,6 +405,7 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
         a.stride_h = u32(), a.stride_w = u32(), a.dilation_h = u32(), a.dilation_w = u32();
         a.pad_top = i32(), a.pad_left = i32();
       }
+      if (u(0, 1)) a.c0 = u32();  // NC1HWC0 source (0 = dense)
       break;
     }
     case 5: {

@@ -293,6 +293,7 @@ TEST(Verifier, FootprintsAgreeWithSemantics) {
         g.w = static_cast<uint32_t>(u(1, 9)), g.kh = static_cast<uint32_t>(u(1, 3));
         g.kw = static_cast<uint32_t>(u(1, 3)), g.oh = static_cast<uint32_t>(u(1, 6));
         g.ow = static_cast<uint32_t>(u(1, 6));
+        if (u(0, 1)) g.c0 = static_cast<uint32_t>(u(1, 5));  // NC1HWC0 source: a larger block
         in = make(Opcode::img2col, g);
         break;
       }

@@ -205,6 +205,48 @@ TEST(Semantics, Img2colPaddedStridedDilatedMatchesNaiveLoop) {
   EXPECT_EQ(naive_x(fm, g, 3, 0), 2.0f);
 }
 
+TEST(Semantics, Img2colNc1hwc0MatchesNaiveLoop) {
+  // The map of Img2colPaddedStridedDilatedMatchesNaiveLoop with c = 3 stored as NC1HWC0 with
+  // c0 = 2: a [2][5][6][2] block, fm[ci][y][x] at ((ci / 2) * 5 + y) * 12 + x * 2 + ci % 2. The
+  // pad channel (ci = 3 of block 1) holds 999, which must never appear in the output; every
+  // element must equal the docs/isa.md definition evaluated on the dense map.
+  isa::Img2colArgs g;
+  g.dtype = DType::f16;
+  g.src = l1(64);
+  g.c = 3, g.h = 5, g.w = 6, g.kh = 3, g.kw = 2, g.stride_h = 2, g.stride_w = 1;
+  g.dilation_h = 1, g.dilation_w = 2, g.pad_top = 1, g.pad_left = 1, g.oh = 3, g.ow = 5;
+  g.c0 = 2;
+  std::vector<float> fm(3 * 5 * 6);
+  for (size_t i = 0; i < fm.size(); ++i) fm[i] = static_cast<float>(i + 1);
+  for (int to_a = 0; to_a < 2; ++to_a) {
+    Mem m;
+    for (int i = 0; i < 2 * 5 * 6 * 2; ++i) put_f16(m[Scope::l1], 64 + i * 2, 999.0f);
+    for (int ci = 0; ci < 3; ++ci)
+      for (int y = 0; y < 5; ++y)
+        for (int x = 0; x < 6; ++x)
+          put_f16(m[Scope::l1], 64 + (((ci / 2) * 5 + y) * 12 + x * 2 + ci % 2) * 2,
+                  fm[(ci * 5 + y) * 6 + x]);
+    g.dst = to_a ? l0a(0) : l0b(0);
+    std::vector<uint8_t>& dst = to_a ? m[Scope::l0a] : m[Scope::l0b];
+    std::fill(dst.begin(), dst.begin() + 4096, 0x77);
+    m.run(img2col(g));
+    const int K = 18, N = 15;  // K = 3*3*2, N = 3*5: one 16 x 16 fractal would not hold K
+    // L0B: B = X (K x N), blocks [2][1]. L0A: A = X^T (N x K), blocks [1][2].
+    const int R = to_a ? N : K, C = to_a ? K : N, C1 = to_a ? 2 : 1;
+    for (int row = 0; row < 32; ++row)
+      for (int col = 0; col < 16 * C1; ++col) {
+        if (to_a && row >= 16) continue;  // L0A has one block row
+        if (!to_a && col >= 16) continue;
+        const float expect = row < R && col < C
+                                 ? (to_a ? naive_x(fm, g, col, row) : naive_x(fm, g, row, col))
+                                 : 0.0f;
+        const int off = ((row / 16) * C1 + col / 16) * 256 + (row % 16) * 16 + col % 16;
+        EXPECT_EQ(get_f16(dst, off * 2), expect) << (to_a ? "L0A " : "L0B ") << row << "," << col;
+      }
+    EXPECT_EQ(dst[1024], 0x77);  // two fractals (1024 bytes) written, the rest untouched
+  }
+}
+
 TEST(Semantics, Img2colMultiFractal) {
   // K = 3*3*3 = 27 > 16 and N = 6*6 = 36 > 16: B is blocks [2][3]; compare every element.
   isa::Img2colArgs g;

@@ -136,6 +136,13 @@ TEST(Timing, Img2col) {
   // 2i + r - 1 in [0, 5): 7 of 9 pairs (i=0, r=0 -> -1 and i=2, r=2 -> 5 fall outside);
   // 2 channels * 7 * 7 taps * 2 B.
   EXPECT_EQ(r.cores[0].bytes_read[int(Scope::l1)], 2u * 7 * 7 * 2);
+  // From an NC1HWC0 map (c0 = 16: one block of 16 channels, 14 of them padding): the same
+  // 9 cycles (MTE1 cost = W bytes written) and the same L1 bytes (only real channels are read).
+  g.c0 = 16;
+  r = simulate(program({img2col(g)}));
+  EXPECT_EQ(r.total_cycles, 9u);
+  EXPECT_EQ(pipe(r, Pipe::mte1).busy_cycles, 4u);
+  EXPECT_EQ(r.cores[0].bytes_read[int(Scope::l1)], 2u * 7 * 7 * 2);
 }
 
 TEST(Timing, Mmad) {
