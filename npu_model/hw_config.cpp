@@ -34,6 +34,8 @@ constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMaxBufferBytes = int64_t{1} << 30;
 // Sanity bound on a cube dimension: keeps m*k*n and the fractal sizes far from overflow.
 constexpr int64_t kMaxCubeDim = 4096;
+// Bound on memory.dram.burst_bytes: real DRAM bursts are 16..128 bytes; 4 KiB is a page.
+constexpr int64_t kMaxBurstBytes = 4096;
 // Sanity bound on the clock: catches a value written in MHz (e.g. 1000) instead of GHz.
 constexpr double kMaxClockGhz = 100.0;
 
@@ -44,8 +46,12 @@ struct Field {
   std::string name;
   Kind kind = Kind::section;
   int64_t min_int = 0, max_int = 0, multiple_of = 1;  // integer: [min_int, max_int], multiple_of
-  double max_number = 0;                              // number: (0, max_number]
-  std::vector<Field> children;                        // section
+  bool power_of_two = false;                          // integer: must also be a power of two
+  bool optional = false;        // integer: may be absent; then default_int is used
+  int64_t default_int = 0;      // integer: the value of an absent optional key
+  std::string default_meaning;  // what the default means, for messages ("byte-granular")
+  double max_number = 0;        // number: (0, max_number]
+  std::vector<Field> children;  // section
   void (*set_int)(HwConfig&, int64_t) = nullptr;
   int64_t (*get_int)(const HwConfig&) = nullptr;
   void (*set_number)(HwConfig&, double) = nullptr;
@@ -83,6 +89,15 @@ Field integer(std::string name, int64_t min, int64_t max, int64_t multiple_of,
       NAME, MIN, MAX, MULTIPLE,                                                      \
       [](HwConfig& h, int64_t v) { h.MEMBER = static_cast<decltype(h.MEMBER)>(v); }, \
       [](const HwConfig& h) { return static_cast<int64_t>(h.MEMBER); })
+
+/// An optional power-of-two integer leaf: absent means `default_value` (documented as `meaning`).
+Field optional_power_of_two(Field f, int64_t default_value, std::string meaning) {
+  f.power_of_two = true;
+  f.optional = true;
+  f.default_int = default_value;
+  f.default_meaning = std::move(meaning);
+  return f;
+}
 
 #define TESSEL_DTYPE(NAME, MEMBER)                                 \
   [] {                                                             \
@@ -146,7 +161,10 @@ const Field& schema() {
                  {section("dram",
                           {TESSEL_INT("bytes_per_cycle", dram.bytes_per_cycle, 1, kIntMax, 1),
                            TESSEL_INT("latency_cycles", dram.latency_cycles, 0, kIntMax, 1),
-                           TESSEL_INT("capacity_bytes", dram.capacity_bytes, 1, kInt64Max, 1)})})});
+                           TESSEL_INT("capacity_bytes", dram.capacity_bytes, 1, kInt64Max, 1),
+                           optional_power_of_two(
+                               TESSEL_INT("burst_bytes", dram.burst_bytes, 1, kMaxBurstBytes, 1), 1,
+                               "byte-granular DRAM, no burst rounding")})})});
   }();
   return root;
 }
@@ -177,6 +195,12 @@ std::string expected(const Field& f) {
     case Kind::number:
       return fmt::format("a number > 0 and <= {}", f.max_number);
     case Kind::integer: {
+      if (f.power_of_two) {
+        std::string out = fmt::format("a power of two in [{}, {}]", f.min_int, f.max_int);
+        if (f.optional)
+          out += fmt::format(" (optional: when absent, {} = {})", f.default_int, f.default_meaning);
+        return out;
+      }
       std::string out = (f.max_int == kIntMax || f.max_int == kInt64Max)
                             ? fmt::format("an integer >= {}", f.min_int)
                             : fmt::format("an integer in [{}, {}]", f.min_int, f.max_int);
@@ -481,6 +505,8 @@ class Loader {
                 fmt::format("{}: --hw-set {}={}", source_, ov->second.ov.key, ov->second.ov.value),
                 YAML::Mark::null_mark(), &ov->second.ov};
         visit_leaf(child, v);
+      } else if (it == present.end() && child.optional) {
+        child.set_int(hw_, child.default_int);  // documented default (docs/hw_config.md)
       } else if (it == present.end()) {
         add(key_mark, fmt::format("{}: {}missing required key '{}'; expected {}",
                                   mark_text(source_, key_mark), path.empty() ? "" : path + ": ",
@@ -578,6 +604,10 @@ class Loader {
     }
     if (value < f.min_int || value > f.max_int) {
       error(v, fmt::format("expected {}, got {}", want, value));
+      return std::nullopt;
+    }
+    if (f.power_of_two && (value & (value - 1)) != 0) {
+      error(v, fmt::format("expected {}, got {}, which is not a power of two", want, value));
       return std::nullopt;
     }
     if (value % f.multiple_of != 0) {

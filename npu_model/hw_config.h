@@ -70,6 +70,10 @@ struct DramConfig {
   int bytes_per_cycle = 0;  // peak bandwidth shared by all cores, bytes per cycle
   int latency_cycles = 0;   // access latency added to every transfer, cycles
   int64_t capacity_bytes = 0;
+  /// Access granularity: the channel moves whole aligned blocks of burst_bytes (a power of two;
+  /// e.g. 32 for an LPDDR5 x16 channel with BL16 or an HBM2 pseudo-channel). 1 = byte-granular.
+  /// Optional in YAML (default 1). Timing: docs/isa.md, "DRAM" bullet.
+  int burst_bytes = 1;
   bool operator==(const DramConfig&) const = default;
 };
 

@@ -3,6 +3,8 @@
 #include "npu_model/timing.h"
 
 #include <algorithm>
+#include <bit>
+#include <numeric>
 
 #include "compiler/support/error.h"
 #include "isa/semantics.h"
@@ -103,6 +105,72 @@ uint64_t dma_gm_bytes(const isa::DmaArgs& dma) {
   return 0;
 }
 
+uint64_t dma_gm_burst_bytes(const HwConfig& hw, const isa::DmaArgs& d) {
+  const bool load = d.src.scope == Scope::gm;
+  if (!load && d.dst.scope != Scope::gm) return 0;
+  check_ndims(d);
+  const int64_t burst = hw.dram.burst_bytes;
+  if (burst < 1 || burst > 4096 || (burst & (burst - 1)) != 0)
+    fail("hardware config: memory.dram.burst_bytes is {}, expected a power of two in [1, 4096]",
+         burst);
+  const int shift = std::countr_zero(static_cast<uint64_t>(burst));  // B = 2^shift
+  const int64_t es = isa::dtype_bytes(d.dtype);
+  const auto& stride = load ? d.src_stride : d.dst_stride;
+  // The accessed index ranges, dimensions with a single index folded into the base address.
+  int64_t base = (load ? d.src : d.dst).offset;  // GM byte address of the first accessed element
+  std::array<int64_t, isa::kMaxDmaDims> count{}, step{};  // per kept dim: indices, stride in bytes
+  int n = 0;
+  for (int k = 0; k < d.ndims; ++k) {
+    int64_t b = 0, e = d.extent[k];
+    if (load) {
+      b = std::min<int64_t>(d.valid_begin[k], e);
+      e = std::min<int64_t>(d.valid_end[k], e);
+    }
+    if (e <= b) return 0;  // nothing accessed
+    base += b * stride[k] * es;
+    if (e - b == 1) continue;
+    count[n] = e - b;
+    step[n] = stride[k] * es;
+    ++n;
+  }
+  // Merge the innermost dims into one contiguous run of run_elems elements.
+  int64_t run_elems = 1;
+  int outer = n;  // dims [0, outer) enumerate the runs
+  if (n > 0 && step[n - 1] == es) {
+    run_elems = count[n - 1];
+    outer = n - 1;
+    while (outer > 0 && step[outer - 1] == run_elems * es) run_elems *= count[--outer];
+  }
+  const int64_t L = run_elems * es;
+  // Blocks touched by a run at address a (arithmetic shift = floor division by B).
+  auto blocks = [&](int64_t a) { return ((a + L - 1) >> shift) - (a >> shift) + 1; };
+  if (outer == 0) return static_cast<uint64_t>(blocks(base)) << shift;
+  // The runs along the innermost iterated dim j: address a0 + i * s. blocks() depends on the
+  // address modulo B only, which repeats with period B / gcd(s mod B, B): sum one period.
+  const int j = outer - 1;
+  const int64_t s = step[j], cj = count[j];
+  const int64_t period =
+      std::min<int64_t>(cj, burst / std::gcd(((s % burst) + burst) % burst, burst));
+  const int64_t whole = cj / period, rest = cj % period;
+  std::array<int64_t, isa::kMaxDmaDims> idx{};
+  uint64_t total_blocks = 0;
+  while (true) {
+    int64_t a0 = base;
+    for (int k = 0; k < j; ++k) a0 += idx[k] * step[k];
+    int64_t per_period = 0, rest_sum = 0;
+    for (int64_t i = 0; i < period; ++i) {
+      const int64_t bl = blocks(a0 + i * s);
+      per_period += bl;
+      if (i < rest) rest_sum += bl;
+    }
+    total_blocks += static_cast<uint64_t>(per_period * whole + rest_sum);
+    int k = j - 1;  // odometer over dims [0, j)
+    while (k >= 0 && ++idx[k] == count[k]) idx[k--] = 0;
+    if (k < 0) break;
+  }
+  return total_blocks << shift;
+}
+
 uint64_t dram_transfer_cycles(const HwConfig& hw, uint64_t gm_bytes) {
   return ceil_div(gm_bytes, positive(hw.dram.bytes_per_cycle, "memory.dram.bytes_per_cycle"));
 }
@@ -131,6 +199,8 @@ ScopeTraffic scope_traffic(const HwConfig& hw, const isa::Instruction& in) {
       if (K == 0 || N == 0) break;
       const uint64_t taps = valid_taps(g.oh, g.kh, g.stride_h, g.dilation_h, g.pad_top, g.h) *
                             valid_taps(g.ow, g.kw, g.stride_w, g.dilation_w, g.pad_left, g.w);
+      // Every in-bounds element of X is one L1 element read, in either source layout (dense or
+      // NC1HWC0, g.c0 > 0): NC1HWC0 only moves the elements, and its pad channels are never read.
       t.read[int(Scope::l1)] += uint64_t{g.c} * taps * isa::dtype_bytes(g.dtype);
       const bool to_a = g.dst.scope == Scope::l0a;
       t.written[int(g.dst.scope)] +=

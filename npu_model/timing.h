@@ -37,8 +37,24 @@ InstrCost instruction_cost(const HwConfig& hw, const isa::Instruction& instr);
 /// (padded elements write pad_value to GM). 0 when neither operand is in GM.
 uint64_t dma_gm_bytes(const isa::DmaArgs& dma);
 
+/// DRAM bytes a dma costs with burst-granular access (docs/isa.md, Timing, "DRAM"): the bytes of
+/// the aligned blocks of B = hw.dram.burst_bytes that its GM accesses touch. The GM access (load:
+/// valid elements only; store: every element) is split into maximal contiguous runs: starting at
+/// the innermost dimension, which must have GM stride 1 (otherwise every element is its own run),
+/// outer dimensions are merged while their GM stride equals the product of the inner accessed
+/// extents (dimensions with one accessed index are skipped). A run at GM byte address a of L bytes
+/// touches floor((a + L - 1) / B) - floor(a / B) + 1 blocks; the result is B times the sum over
+/// runs. `resolved` must have absolute addresses (isa::resolve): the GM operand's offset is the
+/// byte address of element 0. With B = 1 the result equals dma_gm_bytes(). 0 when neither operand
+/// is in GM. Cost: one pass over the runs; the runs of the innermost iterated dimension are summed
+/// over one period of their address modulo B, so there is no per-element work and no allocation.
+/// Throws tessel::Error if hw.dram.burst_bytes is not a power of two in [1, 4096] (a config that
+/// was not validated), tessel::InternalError if ndims is out of range.
+uint64_t dma_gm_burst_bytes(const HwConfig& hw, const isa::DmaArgs& resolved);
+
 /// Cycles the shared DRAM channel is busy serving `gm_bytes`: ceil(gm_bytes / dram.bytes_per_cycle)
-/// (docs/isa.md, Timing). DRAM latency (dram.latency_cycles) comes on top of the completion.
+/// (docs/isa.md, Timing). The simulator passes the burst-rounded bytes (dma_gm_burst_bytes). DRAM
+/// latency (dram.latency_cycles) comes on top of the completion.
 uint64_t dram_transfer_cycles(const HwConfig& hw, uint64_t gm_bytes);
 
 /// Bytes one instruction reads and writes in each scope, indexed by isa::Scope:

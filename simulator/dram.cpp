@@ -27,16 +27,22 @@ void Dram::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_
   if (!ext || !ext->instr) internal_fail("Dram: transaction without a DmaExtension");
   const uint64_t issue = sc_core::sc_time_stamp().value() + delay.value();
   const uint64_t g = trans.get_data_length();
+  // The channel moves whole bursts: it is busy for the burst-rounded bytes (== g when
+  // memory.dram.burst_bytes is 1).
+  const auto* dma = std::get_if<isa::DmaArgs>(&ext->instr->args);
+  if (!dma) internal_fail("Dram: transaction for a non-dma instruction");
+  const uint64_t burst_bytes = g > 0 ? npu::dma_gm_burst_bytes(*run_.hw, *dma) : 0;
   uint64_t done = issue;
-  if (g > 0) {
+  if (burst_bytes > 0) {
     const uint64_t start = std::max(issue, next_free_cycle_);
-    done = start + (g + bytes_per_cycle_ - 1) / bytes_per_cycle_;
+    done = start + (burst_bytes + bytes_per_cycle_ - 1) / bytes_per_cycle_;
     next_free_cycle_ = done;
   }
   if (trans.is_read())
     run_.result.dram_read_bytes += g;
   else
     run_.result.dram_write_bytes += g;
+  run_.result.dram_burst_bytes += burst_bytes;
   if (ext->functional) {
     isa::CoreMemory mem = *ext->memory;
     mem.base[int(isa::Scope::gm)] = run_.gm;

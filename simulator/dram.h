@@ -6,9 +6,11 @@
 // (read = GM -> core, write = core -> GM), the lowest GM address touched and data_length = G, the
 // GM bytes of the transfer (npu::dma_gm_bytes). The strided descriptor itself travels in a
 // DmaExtension. The target serves the transfer from dram_start = max(s, next_free) for
-// ceil(G / dram.bytes_per_cycle) cycles, performs the functional copy (isa::execute) when asked,
-// and returns in `delay` the time from s until the channel finishes the transfer (dram_done - s);
-// the extension also returns dram_done and the DRAM latency that comes on top of the completion.
+// ceil(G_burst / dram.bytes_per_cycle) cycles, where G_burst is G rounded to the aligned
+// dram.burst_bytes blocks the access touches (npu::dma_gm_burst_bytes; = G when burst_bytes is 1),
+// performs the functional copy (isa::execute) when asked, and returns in `delay` the time from s
+// until the channel finishes the transfer (dram_done - s); the extension also returns dram_done
+// and the DRAM latency that comes on top of the completion.
 #pragma once
 
 #include <tlm_utils/multi_passthrough_target_socket.h>

@@ -54,6 +54,10 @@ struct SimResult {
   uint64_t instructions = 0;  // dynamic, all cores, all pipes incl. scalar
   uint64_t dram_read_bytes = 0;
   uint64_t dram_write_bytes = 0;
+  /// Bytes the DRAM channel was busy moving: every dma's GM access rounded to the aligned blocks
+  /// of memory.dram.burst_bytes it touches (npu::dma_gm_burst_bytes), reads and writes together.
+  /// Equals dram_read_bytes + dram_write_bytes when burst_bytes is 1.
+  uint64_t dram_burst_bytes = 0;
   std::vector<CoreStats> cores;
   std::vector<uint64_t> op_cycles;  // per op_index: cycles from its first start to last completion
                                     // of its pipe instructions (0 if it has none); sized

@@ -232,15 +232,26 @@ TEST(HwConfigPresets, EveryPresetRoundTripsThroughYaml) {
 
 TEST(HwConfigPresets, KeysListIsTheSchemaAndDocsDescribeEveryKey) {
   const std::vector<std::string> keys = hw_config_keys();
-  // 3 top-level + scalar 2 + cube 6 + vector 2 + buffers 5 + dma 4x2 + sync 1 + dram 3 = 30.
-  ASSERT_EQ(keys.size(), 30u);
+  // 3 top-level + scalar 2 + cube 6 + vector 2 + buffers 5 + dma 4x2 + sync 1 + dram 4 = 31
+  // (dram: bytes_per_cycle, latency_cycles, capacity_bytes and the optional burst_bytes).
+  ASSERT_EQ(keys.size(), 31u);
   EXPECT_EQ(keys.front(), "name");
   EXPECT_EQ(keys[3], "core.scalar.cycles_per_instruction");
-  EXPECT_EQ(keys.back(), "memory.dram.capacity_bytes");
+  EXPECT_EQ(keys[29], "memory.dram.capacity_bytes");
+  EXPECT_EQ(keys.back(), "memory.dram.burst_bytes");
   const std::string docs = read_text(kSourceDir + "/docs/hw_config.md");
   for (const std::string& key : keys) {
     EXPECT_NE(docs.find("`" + key + "`"), std::string::npos)
         << key << " is not in docs/hw_config.md";
+  }
+}
+
+TEST(HwConfigPresets, EveryPresetHas32ByteDramBursts) {
+  // LPDDR5 (npu_4core) and LPDDR4X (edge_1core): BL16 on a x16 channel = 16 * 2 B = 32 B;
+  // HBM2 pseudo-channel (server_32core): 64 bit x BL4 = 32 B. The header comments cite them.
+  for (const char* file : {"npu_4core.yaml", "edge_1core.yaml", "server_32core.yaml"}) {
+    SCOPED_TRACE(file);
+    EXPECT_EQ(load_hw_config(preset_path(file)).dram.burst_bytes, 32);
   }
 }
 
@@ -249,6 +260,44 @@ TEST(HwConfigPresets, BaseTextOfTheseTestsIsValid) {
   EXPECT_EQ(hw.name, "test-npu");
   EXPECT_EQ(hw.source_file, "<test>");
   EXPECT_EQ(hw.dram.bytes_per_cycle, 128);
+  // memory.dram.burst_bytes is absent from kValid: the documented default 1 (byte-granular).
+  EXPECT_EQ(hw.dram.burst_bytes, 1);
+}
+
+TEST(HwConfigBurstBytes, OptionalKeyIsReadOverriddenAndRoundTrips) {
+  const std::string text = kValid + "    burst_bytes: 64\n";
+  const HwConfig hw = parse_hw_config(text, "<test>");
+  EXPECT_EQ(hw.dram.burst_bytes, 64);
+  EXPECT_EQ(parse_hw_config(hw_config_to_yaml(hw), "<again>").dram.burst_bytes, 64);
+  EXPECT_EQ(
+      parse_hw_config(kValid, "<test>", {{"memory.dram.burst_bytes", "4096"}}).dram.burst_bytes,
+      4096);
+  EXPECT_EQ(parse_hw_config(text, "<test>", {{"memory.dram.burst_bytes", "1"}}).dram.burst_bytes,
+            1);
+  // A config built in code without it gets the default 1 and validates.
+  HwConfig built = parse_hw_config(kValid, "<test>");
+  built.dram = DramConfig{128, 200, int64_t{8} << 30};
+  finalize_hw_config(built);
+  EXPECT_EQ(built.dram.burst_bytes, 1);
+}
+
+TEST(HwConfigBurstBytes, BadValuesNameFileLineKeyAndTheDefault) {
+  const std::string expected =
+      "expected a power of two in [1, 4096] (optional: when absent, 1 = byte-granular DRAM, no "
+      "burst rounding), got ";
+  const std::string want = "memory.dram.burst_bytes: " + expected;
+  const std::string t48 = kValid + "    burst_bytes: 48\n";
+  EXPECT_HAS(error_of(t48),
+             loc(t48, "burst_bytes: 48", "48") + ": " + want + "48, which is not a power of two");
+  const std::string t0 = kValid + "    burst_bytes: 0\n";
+  EXPECT_HAS(error_of(t0), loc(t0, "burst_bytes: 0", "0") + ": " + want + "0");
+  EXPECT_HAS(error_of(kValid + "    burst_bytes: 8192\n"), want + "8192");
+  EXPECT_HAS(error_of(kValid + "    burst_bytes: -32\n"), want + "-32");
+  EXPECT_HAS(error_of(kValid + "    burst_bytes: 32.0\n"), want + "32.0, which is not an integer");
+  EXPECT_HAS(error_of(kValid + "    burst_bytes:\n"), want + "nothing (an empty value)");
+  EXPECT_HAS(error_of(kValid, {{"memory.dram.burst_bytes", "24"}}),
+             "<test>: --hw-set memory.dram.burst_bytes=24: " + expected +
+                 "24, which is not a power of two");
 }
 
 // ---------------------------------------------------------------------------------------------
