@@ -163,13 +163,14 @@ RunOutput run_model(const Graph& graph, Target target, const npu::HwConfig* hw,
       bytes.resize(static_cast<size_t>(t.numel()) * esize);
       simulator.read_gm(o.address, bytes.data(), bytes.size());
       for (int64_t i = 0; i < t.numel(); ++i) {
+        const int64_t j = npu_backend::gm_element_index(o, i);  // NC1HWC0 values are unpacked
         float f;
         if (f16) {
           uint16_t h;
-          std::memcpy(&h, bytes.data() + 2 * i, 2);
+          std::memcpy(&h, bytes.data() + 2 * j, 2);
           f = f16_bits_to_f32(h);
         } else {
-          std::memcpy(&f, bytes.data() + 4 * i, 4);
+          std::memcpy(&f, bytes.data() + 4 * j, 4);
         }
         t.data<float>()[i] = f;
       }

@@ -111,6 +111,10 @@ const Tensor* Attributes::get_tensor(const std::string& name) const {
 
 std::string Node::describe() const { return op_type + " '" + name + "'"; }
 
+const char* storage_format_name(StorageFormat f) {
+  return f == StorageFormat::nc1hwc0 ? "NC1HWC0" : "plain";
+}
+
 // ---------------------------------------------------------------------------------------------
 // Graph
 

@@ -12,6 +12,7 @@
 //     %s: i64[4] known [1, 8, 24, 96] = Shape(%y0)  # shape_0
 //     %y: f32[1,8,24,96] = Conv(%x, %w, _) {group=1, kernel_shape=[3,3], strides=[2,2]}  # conv_0
 //     %a: f32[2], %b: f32[3] = Split(%t, %sizes) {axis=0}  # split_0
+//     %z: f32[1,32,24,96] format NC1HWC0 = Conv(%y, %w2, _) {...}  # conv_1
 //   }
 // - Names (graph, values after '%', nodes after '#', attributes) are bare when made of
 //   [A-Za-z0-9_.+-/] (no "//"), else quoted: %"onnx::Conv_0". Strings escape \" \\ \n \t \r and
@@ -21,7 +22,8 @@
 //   f32/f64 as the shortest decimal that reads back to the same value (std::to_chars), f16 as the
 //   f32 form of its (exactly representable) value; inf, -inf, nan, -nan (the canonical quiet NaN),
 //   else nan0x<bits> (the full bit pattern in hex). `known <data>` after an output's type is a
-//   value known at compile time (Value::constant set on a produced value).
+//   value known at compile time (Value::constant set on a produced value). `format NC1HWC0` after
+//   an output's type is its storage format (absent: plain).
 // - Attribute values: int `3`; float always with '.', 'e', inf or nan (`1.0`); string "..."; lists
 //   `[1, 2]`, `[1.0, 0.5]`, `["a"]` (empty: `ints[]`, `floats[]`, `strings[]`); tensor
 //   `tensor<f32[2] [1, 2]>`. Attributes print sorted by name.
@@ -45,14 +47,32 @@ namespace tessel {
 
 class Node;
 
+/// How a value is stored in memory on the NPU (its "format", after Ascend's graph engine). The
+/// logical value is always the NCHW tensor of `Value::shape`; the format only changes where its
+/// elements live, so the reference interpreter and the CPU backend ignore it.
+///   plain   -- dense row-major over `shape` (NCHW for feature maps).
+///   nc1hwc0 -- a rank-4 [N, C, H, W] value stored as the 5-D [N, C1, H, W, C0] array with
+///              C1 = C / C0 and C0 = kNc1hwc0C0: the C0 channels of one pixel are contiguous
+///              (32 bytes in fp16), which is the cube unit's fractal K and the layout DaVinci's
+///              load3d/img2col reads (Liao et al., HPCA 2021; CANN "NC1HWC0" data format).
+///              C must be a multiple of C0 (no padded channels).
+enum class StorageFormat { plain, nc1hwc0 };
+
+/// C0 of the NC1HWC0 format: 16 channels (32 bytes of fp16).
+inline constexpr int64_t kNc1hwc0C0 = 16;
+
+/// "NC1HWC0" for nc1hwc0, "plain" for plain.
+const char* storage_format_name(StorageFormat f);
+
 /// An SSA value: a tensor with a static dtype and shape.
 struct Value {
   std::string name;
   DType dtype = DType::undefined;
   Shape shape;
-  Node* producer = nullptr;                // null for graph inputs and constants
-  int producer_output = 0;                 // which output of `producer`
-  std::shared_ptr<const Tensor> constant;  // set for constants (initializers, folded values)
+  StorageFormat format = StorageFormat::plain;  // set by the graph pass layout_nc1hwc0
+  Node* producer = nullptr;                     // null for graph inputs and constants
+  int producer_output = 0;                      // which output of `producer`
+  std::shared_ptr<const Tensor> constant;       // set for constants (initializers, folded values)
 
   bool is_constant() const { return constant != nullptr; }
 };

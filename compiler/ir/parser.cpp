@@ -464,7 +464,16 @@ class Parser {
     return t;
   }
 
-  // "%name: type [known data]": creates the value.
+  // "[format NC1HWC0]" after a declared type (absent: plain).
+  StorageFormat parse_format() {
+    if (!is_word("format")) return StorageFormat::plain;
+    lex_.next();
+    if (!is_word("NC1HWC0")) error("a storage format after 'format' (NC1HWC0)");
+    lex_.next();
+    return StorageFormat::nc1hwc0;
+  }
+
+  // "%name: type [known data] [format NC1HWC0]": creates the value.
   Value* parse_decl(bool allow_known) {
     if (lex_.peek().kind != Tok::value_ref) error("a value declaration (%name: type)");
     const Token ref = lex_.next();
@@ -482,9 +491,11 @@ class Parser {
       lex_.next();
       known = std::make_shared<const Tensor>(parse_data(dtype, shape));
     }
+    const StorageFormat format = parse_format();
     Value* v = g_->add_value(ref.str, dtype, shape);
     TESSEL_CHECK(v->name == ref.str, "value name {} changed to {}", ref.str, v->name);
     v->constant = std::move(known);
+    v->format = format;
     def_line_[ref.str] = ref.line;
     return v;
   }
@@ -592,6 +603,7 @@ class Parser {
       Shape shape;
       std::shared_ptr<const Tensor> known;
       int line;
+      StorageFormat format = StorageFormat::plain;
     };
     std::vector<Decl> decls;
     do {
@@ -604,6 +616,7 @@ class Parser {
         lex_.next();
         d.known = std::make_shared<const Tensor>(parse_data(d.dtype, d.shape));
       }
+      d.format = parse_format();
       decls.push_back(std::move(d));
     } while (accept_punct(','));
     expect_punct('=', "'=' after the declared values");
@@ -617,6 +630,7 @@ class Parser {
       Value* v = g_->add_value(d.name, d.dtype, d.shape);
       TESSEL_CHECK(v->name == d.name, "value name {} changed to {}", d.name, v->name);
       v->constant = d.known;
+      v->format = d.format;
       def_line_[d.name] = d.line;
       return v;
     };

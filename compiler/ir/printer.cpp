@@ -223,7 +223,8 @@ void append_type(std::string& out, DType dtype, const Shape& shape) {
   out += shape_to_string(shape);
 }
 
-// "%name: f32[1,2]" plus " known [...]" when the value is known at compile time.
+// "%name: f32[1,2]" plus " known [...]" when the value is known at compile time and
+// " format NC1HWC0" when it is not stored plain.
 void append_decl(std::string& out, const Value* v, const PrintOptions& opts) {
   append_value_ref(out, v);
   out += ": ";
@@ -231,6 +232,10 @@ void append_decl(std::string& out, const Value* v, const PrintOptions& opts) {
   if (v->constant) {
     out += " known ";
     append_data(out, *v->constant, opts);
+  }
+  if (v->format != StorageFormat::plain) {
+    out += " format ";
+    out += storage_format_name(v->format);
   }
 }
 

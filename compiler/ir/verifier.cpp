@@ -34,6 +34,18 @@ void check_value_type(const Graph& g, const Value& v, const std::string& where) 
            shape_to_string(v.shape));
     }
   }
+  if (v.format == StorageFormat::nc1hwc0) {
+    if (v.shape.size() != 4 || !dtype_is_float(v.dtype) || v.shape[1] % kNc1hwc0C0 != 0)
+      fail(
+          "verify graph '{}': {}: value %{} is {} in format NC1HWC0 (expected a rank-4 float "
+          "[N, C, H, W] value with C a multiple of {})",
+          g.name, where, v.name, type_string(v), kNc1hwc0C0);
+    if (!v.producer || v.constant)
+      fail(
+          "verify graph '{}': {}: value %{} is in format NC1HWC0 but is a graph input or a "
+          "constant (expected a node output computed at run time)",
+          g.name, where, v.name);
+  }
   if (v.constant) {
     if (v.constant->dtype() != v.dtype || v.constant->shape() != v.shape) {
       fail("verify graph '{}': {}: value %{} is declared {} but its known data is {}{}", g.name,
@@ -141,6 +153,9 @@ void verify_graph(const Graph& g) {
       fail("verify graph '{}': graph output %{} is not produced by any node, input or constant",
            g.name, out->name);
     }
+    if (out->format != StorageFormat::plain)
+      fail("verify graph '{}': graph output %{} is in format {} (graph outputs are plain)", g.name,
+           out->name, storage_format_name(out->format));
   }
 
   if (auto check = detail::g_shape_rule_check.load()) {

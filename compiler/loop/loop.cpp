@@ -254,6 +254,7 @@ std::string intrin_text(const StmtNode& s) {
     extra = fmt::format(" chw=({},{},{}) k=({},{}) s=({},{}) d=({},{}) pad=({},{}) out=({},{})",
                         c->c, c->h, c->w, c->kh, c->kw, c->stride_h, c->stride_w, c->dilation_h,
                         c->dilation_w, c->pad_top, c->pad_left, c->oh, c->ow);
+    if (c->c0 > 0) extra += fmt::format(" c0={}", c->c0);
   } else if (const auto* f = std::get_if<isa::FixArgs>(&in.args)) {
     extra = fmt::format(" m={} n={} stride={} relu={}", f->m, f->n, f->dst_row_stride, f->relu);
   }

@@ -104,6 +104,14 @@ bool dce(Graph& graph);
 /// closed, and keeps the largest valid group found.
 bool fuse_kernels(Graph& graph);
 
+/// layout_nc1hwc0.cpp: sets Value::format = NC1HWC0 on every value that is the result of a 2-D
+/// Conv kernel (group = 1; unfused or the contraction of its fusion group), has C % 16 == 0, is not
+/// a graph output, and is read only by such Conv kernels -- as the convolution's input X or as a
+/// same-shape elementwise epilogue operand (a residual). Every other value is plain. So no layout
+/// conversion kernel is ever needed (see the file's header for why this equals inserting TransData
+/// pairs and cancelling the redundant ones). Runs after fuse_kernels; changes formats only.
+bool layout_nc1hwc0(Graph& graph);
+
 /// The attribute fuse_kernels sets.
 inline constexpr const char* kFusionGroupAttr = "fusion_group";
 

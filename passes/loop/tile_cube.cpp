@@ -220,6 +220,21 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
     if (s->is_reduce())
       throw Unsupported(
           fmt::format("kernel {}: epilogue stage {} is a reduction", spec.name, s->name));
+  // NC1HWC0 tensors (graph pass layout_nc1hwc0): an NC1HWC0 input X is read into L1 as
+  // [kc/C0][ih][iw][C0] blocks for img2col (c0 operand), so K chunks are whole C0 blocks; an
+  // NC1HWC0 output or epilogue operand is moved in C0 blocks of output channels, so mt is too.
+  const L::Buffer gx = spec.gm.at(x.get());
+  const bool x_nc1hwc0 = is_nc1hwc0(gx, 4);
+  const int64_t c_step = x_nc1hwc0 ? gx->shape[4] : 1;  // K chunk granularity (channels)
+  int64_t mt_step = 1;                                  // co tile granularity
+  if (is_nc1hwc0(spec.gm.at(spec.out.get()), 4)) mt_step = spec.gm.at(spec.out.get())->shape[4];
+  for (const auto& t : em.inputs())
+    if (is_nc1hwc0(spec.gm.at(t.get()), t->shape.size())) mt_step = spec.gm.at(t.get())->shape[4];
+  if (x_nc1hwc0 && (g.groups != 1 || g.cg % c_step != 0))
+    internal_fail("kernel {}: NC1HWC0 input of a grouped conv or with {} channels", spec.name,
+                  g.cg);
+  if (g.cout_g % mt_step != 0)
+    internal_fail("kernel {}: NC1HWC0 tensors with {} output channels", spec.name, g.cout_g);
 
   const bool db = knobs ? knobs->double_buffer : true;
   const int64_t copies = db ? 2 : 1;  // ping-pong copies of a streamed buffer
@@ -229,15 +244,15 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   // fractals of K when more than one fractal), then the most rows whose im2col block fits L0B.
   auto derive_l0 = [&](ConvChoice& c) {
     const int64_t kk_cap = l0a_cap / (round_up(c.mt, m0) * es);
-    int64_t kc0 = std::min(c.kc, kk_cap / khw);
+    int64_t kc0 = std::min(c.kc, kk_cap / khw) / c_step * c_step;
     if (kc0 < 1) return false;
     if (kc0 < c.kc && kc0 * khw > k0) {  // prefer K sub-chunks of whole fractals
       int64_t whole = kc0;
-      while (whole > 1 && (whole * khw) % k0 != 0) --whole;
+      while (whole > c_step && (whole * khw) % k0 != 0) whole -= c_step;
       if (whole * 2 >= kc0) kc0 = whole;
     }
     // The L0A buffer holds whole fractals of K: rounding up must still fit.
-    while (kc0 > 1 && round_up(kc0 * khw, k0) > kk_cap) --kc0;
+    while (kc0 > c_step && round_up(kc0 * khw, k0) > kk_cap) kc0 -= c_step;
     if (round_up(kc0 * khw, k0) > kk_cap) return false;
     c.kc0 = kc0;
     const int64_t kk0 = round_up(kc0 * khw, k0);
@@ -335,13 +350,19 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
         best.wt < 1 || best.wt > g.ow)
       fail("kernel {}: conv tile knobs mt={} kc={} ht={} wt={} outside the layer ({}x{}x{}x{})",
            spec.name, best.mt, best.kc, best.ht, best.wt, g.cout_g, g.cg, g.oh, g.ow);
+    if (best.kc % c_step != 0 || best.mt % mt_step != 0)
+      fail(
+          "kernel {}: conv tile knobs mt={} kc={}: its NC1HWC0 tensors need mt a multiple of {} "
+          "and kc a multiple of {}",
+          spec.name, best.mt, best.kc, mt_step, c_step);
     if (!fits(best)) fail("kernel {}: conv tile knobs do not fit the scratchpads", spec.name);
   } else {
     std::vector<int64_t> mts, kcs, wts;
-    for (int64_t v = m0; v < g.cout_g; v *= 2) mts.push_back(v);
+    for (int64_t v = m0; v < g.cout_g; v *= 2)
+      if (v % mt_step == 0) mts.push_back(v);
     mts.push_back(g.cout_g);
     for (int64_t v = g.cg;; v = ceil_div(v, 2)) {
-      kcs.push_back(v);
+      if (v % c_step == 0) kcs.push_back(v);
       if (v == 1) break;
     }
     for (int64_t v = g.ow;; v = ceil_div(v, 2)) {
@@ -448,7 +469,6 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   }
   L::Buffer l0c = L::make_buffer("l0c", L::MemScope::l0c, acc_dtype(target),
                                  {round_up(best.mt, m0) * n_grp_full * grp_full});
-  const L::Buffer gx = spec.gm.at(x.get());
   const L::Buffer gw =
       L::make_view(spec.gm.at(w.get()), spec.gm.at(w.get())->name + "_2d", {g.cout, g.cg * khw},
                    {g.cg * khw, 1}, spec.gm.at(w.get())->elem_offset);
@@ -510,6 +530,9 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
         ic.pad_top = static_cast<int32_t>(-r0 * g.sh);  // the group's first window row
         ic.oh = static_cast<uint32_t>(hr);
         ic.ow = static_cast<uint32_t>(wt);
+        ic.c0 = x_nc1hwc0 ? static_cast<uint32_t>(c_step) : 0;
+        // Channel c0 starts at element c0 * ih * iw in both layouts ([c][ih][iw], or
+        // [c/C0][ih][iw][C0] with c0 a multiple of C0).
         s.push_back(mk(Opcode::img2col, ic, {at0(l0b[bbuf]), {l1_x, L::int_imm(c0 * ih * iw)}}));
         isa::MmadArgs mm;
         mm.m1 = static_cast<uint32_t>(ceil_div(mt, m0));
@@ -539,8 +562,29 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
                 tile.push_back(for_tiles_first(
                     em, "tkc", g.cg, best.kc, [&](const L::Affine& kcs, int64_t kc, bool first) {
                       std::vector<L::Stmt> s;
-                      L::Buffer xv = dense_view(l1_x, {1, kc, ih, iw});
                       const L::Affine c_abs = aff_add(aff_scale(g_idx, g.cg), kcs);
+                      if (x_nc1hwc0) {
+                        // The window as [1][kc/C0][ih][iw][C0] blocks of the NC1HWC0 input.
+                        const Shape ext{1, kc / c_step, ih, iw, c_step};
+                        const std::optional<L::Affine> c1 = affine_div_exact(c_abs, c_step);
+                        TESSEL_CHECK(c1.has_value(), "kernel {}: K chunk not C0-aligned",
+                                     spec.name);
+                        s.push_back(L::copy(
+                            L::Region{dense_view(l1_x, ext), std::vector<L::Expr>(5, L::int_imm(0)),
+                                      ext},
+                            L::Region{
+                                gx,
+                                {em.start_expr(n_idx), em.start_expr(*c1),
+                                 em.start_expr(aff_add(aff_scale(oh0, g.sh), aff_const(-g.pt))),
+                                 em.start_expr(aff_add(aff_scale(ow0, g.sw), aff_const(-g.pl))),
+                                 L::int_imm(0)},
+                                ext},
+                            0.0));
+                        if (!best.w_resident) s.push_back(copy_weights(co_abs, mt, kcs, kc));
+                        s.push_back(chunk_l0(kcs, kc, mt, ht, wt, ih, iw, first));
+                        return L::seq(s);
+                      }
+                      L::Buffer xv = dense_view(l1_x, {1, kc, ih, iw});
                       s.push_back(L::copy(
                           L::Region{xv,
                                     {L::int_imm(0), L::int_imm(0), L::int_imm(0), L::int_imm(0)},

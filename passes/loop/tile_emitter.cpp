@@ -207,12 +207,6 @@ L::Stmt TileEmitter::emit_tile(
   const auto boxes = infer(out_box);
   std::vector<L::Stmt> body;
   std::map<const te::TensorNode*, L::Buffer> views;
-  auto zero_starts = [](size_t n) { return std::vector<Expr>(n, L::int_imm(0)); };
-  auto starts_of = [&](const TileBox& b) {
-    std::vector<Expr> s;
-    for (const auto& a : b.start) s.push_back(start_expr(a));
-    return s;
-  };
 
   // 1. Inputs: GM -> UB.
   for (const auto& t : inputs_) {
@@ -222,9 +216,8 @@ L::Stmt TileEmitter::emit_tile(
     L::Buffer view = ub_view(t.get(), b.extent);
     views[t.get()] = view;
     auto pit = pad_value_.find(t.get());
-    body.push_back(L::copy(L::Region{view, zero_starts(b.extent.size()), b.extent},
-                           L::Region{spec_.gm.at(t.get()), starts_of(b), b.extent},
-                           pit == pad_value_.end() ? 0.0 : pit->second));
+    body.push_back(copy_gm_box(*this, view, spec_.gm.at(t.get()), b, /*to_gm=*/false,
+                               pit == pad_value_.end() ? 0.0 : pit->second, spec_.name));
   }
   for (const auto& [t, v] : precomputed_views) views[t] = v;
 
@@ -303,9 +296,50 @@ L::Stmt TileEmitter::emit_tile(
   const TileBox& ob = boxes.at(spec_.out.get());
   auto oit = views.find(spec_.out.get());
   TESSEL_CHECK(oit != views.end(), "kernel {}: output not computed", spec_.name);
-  body.push_back(L::copy(L::Region{spec_.gm.at(spec_.out.get()), starts_of(ob), ob.extent},
-                         L::Region{oit->second, zero_starts(ob.extent.size()), ob.extent}));
+  body.push_back(copy_gm_box(*this, oit->second, spec_.gm.at(spec_.out.get()), ob, /*to_gm=*/true,
+                             0.0, spec_.name));
   return L::seq(body);
+}
+
+bool is_nc1hwc0(const L::Buffer& gm, size_t logical_rank) {
+  return gm->scope == L::MemScope::gm && logical_rank == 4 && gm->shape.size() == 5;
+}
+
+std::optional<Affine> affine_div_exact(const Affine& a, int64_t d) {
+  if (a.constant % d != 0) return std::nullopt;
+  Affine q;
+  q.constant = a.constant / d;
+  for (auto [v, c] : a.coeffs) {
+    if (c % d != 0) return std::nullopt;
+    q.coeffs[v] = c / d;
+  }
+  return q;
+}
+
+L::Stmt copy_gm_box(const TileEmitter& em, const L::Buffer& local, const L::Buffer& gm,
+                    const TileBox& box, bool to_gm, double pad_value, const std::string& kernel) {
+  const size_t rank = box.extent.size();
+  std::vector<Expr> zeros(rank, L::int_imm(0)), starts;
+  for (const auto& a : box.start) starts.push_back(em.start_expr(a));
+  if (!is_nc1hwc0(gm, rank)) {
+    L::Region l{local, zeros, box.extent}, g{gm, starts, box.extent};
+    return to_gm ? L::copy(g, l) : L::copy(l, g, pad_value);
+  }
+  // [n][c][h][w] = [n][c1 * C0 + c0][h][w]: local strides (sn, sc, sh, sw) become
+  // (sn, C0 * sc, sh, sw, sc) over [n][c1][h][w][c0]; GM is indexed (n, c / C0, h, w, 0).
+  const int64_t c0 = gm->shape[4];
+  const std::optional<Affine> c1 = affine_div_exact(box.start[1], c0);
+  if (!c1 || box.extent[1] % c0 != 0)
+    internal_fail("kernel {}: the tile of {} covers channels not aligned to C0 = {} (NC1HWC0)",
+                  kernel, gm->name, c0);
+  const std::vector<int64_t>& st = local->strides;
+  const Shape ext{box.extent[0], box.extent[1] / c0, box.extent[2], box.extent[3], c0};
+  L::Buffer local5 = L::make_view(local, local->name + "_c1hwc0", ext,
+                                  {st[0], c0 * st[1], st[2], st[3], st[1]}, local->elem_offset);
+  std::vector<Expr> zeros5(5, L::int_imm(0));
+  std::vector<Expr> starts5{starts[0], em.start_expr(*c1), starts[2], starts[3], L::int_imm(0)};
+  L::Region l{local5, zeros5, ext}, g{gm, starts5, ext};
+  return to_gm ? L::copy(g, l) : L::copy(l, g, pad_value);
 }
 
 }  // namespace tessel::passes

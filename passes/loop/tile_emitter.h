@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -69,6 +70,24 @@ class TileEmitter {
   std::map<const te::TensorNode*, loop::Buffer> ub_;
   std::map<const loop::VarNode*, loop::Var> vars_;
 };
+
+/// True when `gm` holds a rank-`logical_rank` tensor stored NC1HWC0: the NPU backend allocates a
+/// [N, C, H, W] value in that format (graph.h, StorageFormat) as the 5-D [N, C/C0, H, W, C0]
+/// buffer, while the kernel's tensor expressions keep the logical NCHW shape.
+bool is_nc1hwc0(const loop::Buffer& gm, size_t logical_rank);
+
+/// The copy of one tile `box` (NCHW coordinates) between a local (UB or L1) view `local` of shape
+/// box.extent laid out [n][c][h][w] (any strides) and the GM tensor `gm`: `to_gm` stores local ->
+/// gm, else loads gm -> local (positions outside gm read `pad_value`). For a plain `gm` this is
+/// loop::copy of the box; for an NC1HWC0 `gm` it is the same elements as a 5-D copy
+/// [n][c1][h][w][c0] whose innermost dim is GM-contiguous (whole C0 blocks per pixel). Throws
+/// tessel::InternalError naming `kernel` when an NC1HWC0 box's channel start or extent is not a
+/// multiple of C0.
+loop::Stmt copy_gm_box(const TileEmitter& em, const loop::Buffer& local, const loop::Buffer& gm,
+                       const TileBox& box, bool to_gm, double pad_value, const std::string& kernel);
+
+/// `a` / `d` when every coefficient and the constant of `a` is a multiple of `d`, else nullopt.
+std::optional<loop::Affine> affine_div_exact(const loop::Affine& a, int64_t d);
 
 /// Round `bytes` up to the 32-byte scratchpad alignment.
 inline int64_t align32(int64_t bytes) { return (bytes + 31) / 32 * 32; }

@@ -39,7 +39,8 @@ const std::vector<std::string> kPipeline = {"shape_folding",
                                             "fuse_silu",
                                             "cse",
                                             "dce",
-                                            "fuse_kernels"};
+                                            "fuse_kernels",
+                                            "layout_nc1hwc0"};
 
 constexpr const char* kSmall = R"(graph t opset 17 (%x: f32[2,4]) -> (%y) {
     %one: f32[] = const [1]
@@ -277,7 +278,7 @@ TEST(Flags, UnknownPassNameIsAnErrorNamingTheValidOnes) {
   EXPECT_EQ(r.err,
             "error: unknown graph pass 'fold_bn' in --disable-pass (passes: shape_folding, "
             "constant_folding, simplify, fold_batchnorm, fuse_hard_swish, fuse_gelu, "
-            "fuse_layer_norm, fuse_silu, cse, dce, fuse_kernels)\n");
+            "fuse_layer_norm, fuse_silu, cse, dce, fuse_kernels, layout_nc1hwc0)\n");
   EXPECT_EQ(r.out, "");
   const CliRun p = run_cli({"check", kSrcCases() + "/hello_deepa", "--print-ir-after", "al"});
   EXPECT_EQ(p.code, 2);
@@ -313,7 +314,7 @@ TEST(Experiment, GraphPassesKey) {
             bad +
                 ":4:31: graph_passes.disable: unknown graph pass 'fold' (passes: "
                 "shape_folding, constant_folding, simplify, fold_batchnorm, fuse_hard_swish, "
-                "fuse_gelu, fuse_layer_norm, fuse_silu, cse, dce, fuse_kernels)");
+                "fuse_gelu, fuse_layer_norm, fuse_silu, cse, dce, fuse_kernels, layout_nc1hwc0)");
   const std::string word = write_yaml("gp_word.yaml", "graph_passes: some\n");
   EXPECT_EQ(error_of([&] { driver::load_experiment(word); }),
             word + ":4:15: graph_passes: 'some' is not one of all, none, {disable: [...]}");
@@ -457,7 +458,7 @@ TEST(Experiment, GraphPassesExperimentDisablesEachPassInTurn) {
   }
   std::vector<std::string> want = {"none", "all"};
   for (const auto& p : kPipeline) want.push_back("-" + p);
-  EXPECT_EQ(configs.size(), 4u);
+  EXPECT_EQ(configs.size(), 5u);  // ppocr_cls, hello_deepa, ppocr_det, ppocr_rec, resnet50
   for (const auto& [model, got] : configs) EXPECT_EQ(got, want) << model;
 }
 

@@ -12,6 +12,7 @@
 #include "compiler/lower/op_compute.h"
 #include "compiler/support/error.h"
 #include "compiler/support/fp16.h"
+#include "passes/loop/tile_emitter.h"
 #include "simulator/simulator.h"
 
 namespace tessel::npu_backend {
@@ -34,6 +35,11 @@ class GmPlanner {
     L::Buffer b;
     if (v->constant) {
       b = constant(v->name, *v->constant);
+    } else if (v->format == StorageFormat::nc1hwc0) {
+      // [N, C, H, W] stored as [N, C/C0, H, W, C0] (graph.h StorageFormat).
+      const Shape& s = v->shape;
+      b = allocate(v->name, {s[0], s[1] / kNc1hwc0C0, s[2], s[3], kNc1hwc0C0}, isa::GmKind::scratch,
+                   nullptr);
     } else {
       b = allocate(v->name, v->shape, isa::GmKind::scratch, nullptr);
     }
@@ -43,6 +49,9 @@ class GmPlanner {
 
   /// Makes `out` a view of `in` (same bytes, new shape).
   void alias(const Value* out, const Value* in) {
+    if (in->format != StorageFormat::plain)
+      fail("value '{}' is stored {} but is read by a view op (only Conv kernels read it)", in->name,
+           storage_format_name(in->format));
     L::Buffer src = value(in);
     by_value_[out] =
         L::make_view(src, out->name, out->shape, L::dense_strides(out->shape), src->elem_offset);
@@ -221,6 +230,13 @@ npu::OpWork kernel_work(const te::Tensor& out, const passes::KernelSpec& spec,
 
 }  // namespace
 
+int64_t gm_element_index(const GmBinding& b, int64_t i) {
+  if (b.c0 <= 0) return i;
+  const int64_t C = b.shape[1], H = b.shape[2], W = b.shape[3];
+  const int64_t w = i % W, h = i / W % H, c = i / (W * H) % C, n = i / (W * H * C);
+  return (((n * (C / b.c0) + c / b.c0) * H + h) * W + w) * b.c0 + c % b.c0;
+}
+
 NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
                       const NpuCompileOptions& options) {
   NpuModule mod;
@@ -287,7 +303,13 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
       return code;
     };
     CoreCode code;
-    if (te::Tensor c = find_contraction(spec.out)) {
+    const te::Tensor contraction = find_contraction(spec.out);
+    if (!contraction || contraction->tag != "conv2d")
+      for (const auto& [t, b] : spec.gm)
+        if (passes::is_nc1hwc0(b, t->shape.size()))
+          fail("kernel {}: tensor '{}' is stored NC1HWC0, which only Conv kernels read and write",
+               spec.name, t->name);
+    if (te::Tensor c = contraction) {
       info.kind = "cube";
       auto it = options.cube_knobs.find(knob_key);
       passes::CubeKnobs knobs;
@@ -376,7 +398,7 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
     mod.values.push_back(
         {v->name,
          static_cast<uint64_t>(st->address_bytes + b->elem_offset * dtype_size(mod.act_dtype)),
-         v->shape});
+         v->shape, v->format == StorageFormat::nc1hwc0 ? kNc1hwc0C0 : 0});
   };
   // Every node is a kernel of its own, except the members of a fusion group (the `fusion_group`
   // attribute set by the graph pass fuse_kernels), compiled as one kernel whose intermediate values
@@ -422,7 +444,14 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
       mod.kernels.push_back(std::move(info));
       return true;
     } catch (const Error&) {
-      return false;  // compiled node by node below
+      // Compiled node by node below -- unless the group reads or writes an NC1HWC0 value, which
+      // only the group's conv kernel can (layout_nc1hwc0 chose it for this kernel): report why.
+      for (const Node* m : members) {
+        for (const Value* v : m->inputs)
+          if (v && v->format != StorageFormat::plain) throw;
+        if (m->outputs[0]->format != StorageFormat::plain) throw;
+      }
+      return false;
     }
   };
 

@@ -55,8 +55,14 @@ struct KernelInfo {
 struct GmBinding {
   std::string value;  // graph value name
   uint64_t address = 0;
-  Shape shape;
+  Shape shape;     // logical shape
+  int64_t c0 = 0;  // > 0: stored NC1HWC0 with this C0 ([N, C/c0, H, W, c0]); 0: dense
 };
+
+/// The element index in GM of element `i` (row-major over the logical shape) of the value bound by
+/// `b`: `i` for a dense value; for NC1HWC0 (b.c0 > 0) element [n][c][h][w] of the logical
+/// [N, C, H, W] lives at [n][c / c0][h][w][c % c0] of the 5-D [N, C/c0, H, W, c0] array.
+int64_t gm_element_index(const GmBinding& b, int64_t i);
 
 /// A graph compiled for the NPU.
 struct NpuModule {
