@@ -25,6 +25,7 @@ MODEL_TITLES = {
     "hello_deepa": "hello_deepa, 1x25x96",
     "ppocr_det": "PP-OCRv4 det, 1x3x320x320",
     "ppocr_rec": "PP-OCRv4 rec (SVTR), 1x3x48x320",
+    "resnet50": "ResNet-50 (zoo), 1x3x224x224",
 }
 BEGIN, END = "<!-- graph_passes:begin -->", "<!-- graph_passes:end -->"
 EXPERIMENT = "experiments/graph_passes.yaml"
@@ -103,6 +104,29 @@ def fusion_text(runs):
     return "\n".join(out)
 
 
+def layout_text(runs):
+    """What the layout pass (layout_nc1hwc0) saves: DRAM bursts and NPU cycles, per model."""
+    out = []
+    for model, by in runs.items():
+        if "-layout_nc1hwc0" not in by:
+            continue
+        a, nl = by["all"], by["-layout_nc1hwc0"]
+        ba, bnl = a["dram_bytes"].get("burst", 0), nl["dram_bytes"].get("burst", 0)
+        if ba == bnl and a["total_cycles"] == nl["total_cycles"]:
+            out.append(f"- {title(model)}: the NC1HWC0 layout pass changes neither the DRAM "
+                       f"bursts ({commas(ba)} bytes) nor the NPU cycles "
+                       f"({commas(a['total_cycles'])}).")
+            continue
+        out.append(
+            f"- {title(model)}: the NC1HWC0 layout pass (`layout_nc1hwc0`) takes DRAM traffic in "
+            f"whole 32-byte bursts from {commas(bnl)} to {commas(ba)} bytes ({change(ba, bnl)}; "
+            f"bytes accessed {commas(nl['dram_bytes']['total'])} -> "
+            f"{commas(a['dram_bytes']['total'])}) and NPU cycles from "
+            f"{commas(nl['total_cycles'])} to {commas(a['total_cycles'])} "
+            f"({change(a['total_cycles'], nl['total_cycles'])}).")
+    return "\n".join(out)
+
+
 def headline(runs):
     """The MobileNetV3 classifier's DRAM saving from fusion, as one sentence (issue #3)."""
     by = runs.get("ppocr_cls")
@@ -144,6 +168,8 @@ def markdown(runs, report_path):
         summary_table(runs),
         "",
         fusion_text(runs),
+        "",
+        layout_text(runs),
         "",
         "### Each pass disabled in turn",
         "",

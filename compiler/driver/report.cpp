@@ -101,7 +101,10 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
   j["bytes"] = bytes;
   j["dram_bytes"] = {{"read", s.dram_read_bytes},
                      {"written", s.dram_write_bytes},
-                     {"total", s.dram_read_bytes + s.dram_write_bytes}};
+                     {"total", s.dram_read_bytes + s.dram_write_bytes},
+                     // the bytes of the whole DRAM bursts those accesses occupied
+                     // (memory.dram.burst_bytes; equal to total when it is 1)
+                     {"burst", s.dram_burst_bytes}};
   // Compiled kernels, counted as the summary line counts them (a fusion group is one kernel).
   j["kernels"] = std::count_if(run.module.kernels.begin(), run.module.kernels.end(),
                                [](const auto& k) { return k.op_index >= 0; });
@@ -172,8 +175,10 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
         "host)\n",
         with_commas(s.total_cycles), static_cast<double>(s.total_cycles) / (hw.clock_ghz * 1e3),
         hw.clock_ghz, with_commas(s.instructions), s.host_seconds);
-    out += fmt::format("  DRAM       {} bytes read, {} bytes written\n",
-                       with_commas(s.dram_read_bytes), with_commas(s.dram_write_bytes));
+    out +=
+        fmt::format("  DRAM       {} bytes read, {} bytes written ({} bytes in {}-byte bursts)\n",
+                    with_commas(s.dram_read_bytes), with_commas(s.dram_write_bytes),
+                    with_commas(s.dram_burst_bytes), hw.dram.burst_bytes);
     double roof = 0;
     for (const auto& k : run.module.kernels)
       if (k.op_index >= 0) roof += npu::roofline(hw, k.work).cycles;

@@ -100,6 +100,11 @@ TEST(Quickstart, ExperimentRunsAndReportsTheRequiredFields) {
   EXPECT_GT(run["per_pipe_busy_cycles"]["cube"].get<uint64_t>(),
             0u);  // convolutions ran on the cube
   EXPECT_GT(run["dram_bytes"]["total"].get<uint64_t>(), 0u);
+  // npu_4core moves 32-byte bursts: whole bursts cover at least the bytes accessed, and a
+  // multiple of 32 (each dma occupies whole bursts).
+  EXPECT_GE(run["dram_bytes"]["burst"].get<uint64_t>(),
+            run["dram_bytes"]["total"].get<uint64_t>());
+  EXPECT_EQ(run["dram_bytes"]["burst"].get<uint64_t>() % 32, 0u);
   EXPECT_GT(run["instructions"]["dynamic"].get<uint64_t>(), 0u);
   ASSERT_EQ(run["outputs"].size(), 1u);
   EXPECT_LT(run["outputs"][0]["max_abs_error"].get<double>(),
