@@ -816,11 +816,19 @@ std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
     }
     if (scale[0] != 1 || scale[1] != 1) unsupported(node, "Resize along N or C");
     te::Tensor src = ctx.input(xv);
-    for (int64_t a = 0; a < scale[2]; ++a)
-      for (int64_t b = 0; b < scale[3]; ++b)
-        parts.push_back({copy_of(src, fmt::format("{}.tap{}{}", node.name, a, b)), xv->shape,
-                         {ostr[0], ostr[1], ostr[2] * scale[2], ostr[3] * scale[3]},
-                         a * ostr[2] + b * ostr[3]});
+    // One part per row phase a: output rows a, a + sh, ... as a [N, C, H, W, sw] tensor whose
+    // last axis repeats the source pixel (out[n][c][y*sh + a][x*sw + b] = x[n][c][y][x]), so each
+    // part writes whole output rows: contiguous DRAM runs instead of every sw-th element.
+    const Shape& xs = xv->shape;
+    for (int64_t a = 0; a < scale[2]; ++a) {
+      te::Tensor rows = te::compute(
+          fmt::format("{}.row{}", node.name, a), {xs[0], xs[1], xs[2], xs[3], scale[3]},
+          [&](const std::vector<Expr>& i) { return te::read(src, {i[0], i[1], i[2], i[3]}); });
+      parts.push_back({rows,
+                       {xs[0], xs[1], xs[2], xs[3], scale[3]},
+                       {ostr[0], ostr[1], ostr[2] * scale[2], ostr[3] * scale[3], ostr[3]},
+                       a * ostr[2]});
+    }
     return parts;
   }
   if (node.op_type == "ConvTranspose") {

@@ -223,7 +223,8 @@ namespace {
 
 TEST(NpuOps, GeluThroughVectorErf) {
   // Gelu = 0.5 x (1 + erf(x / sqrt 2)); erf by Abramowitz-Stegun 7.1.26 (1.5e-7) in ~20 fp16
-  // vector steps: each step rounds (u = 2^-11) values of magnitude <= 4: ~20 u * 4 = 0.04 worst case.
+  // vector steps: each step rounds (u = 2^-11) values of magnitude <= 4: ~20 u * 4 = 0.04 worst
+  // case.
   GraphBuilder b;
   Value* x = b.input("x", {2, 64, 33});
   Value* y = b.node("Gelu", {x});
@@ -244,18 +245,23 @@ TEST(NpuOps, LayerNormalizationLastAxis) {
   check(k, "npu_4core", 2e-2);
 }
 
+// One kernel per row phase writes whole output rows (the source pixel repeated sw times); scales
+// (2, 2) and (3, 2) / (2, 3) cover both phase counts.
 TEST(NpuOps, ResizeNearestTimesTwo) {
-  GraphBuilder b;
-  Value* x = b.input("x", {1, 8, 6, 10});
-  Value* roi = b.constant("roi", Tensor(DType::f32, {0}));
-  Value* scales = b.constant("scales", Tensor::from_floats({4}, {1, 1, 2, 2}));
-  Attributes a;
-  a.set("mode", std::string("nearest"));
-  a.set("coordinate_transformation_mode", std::string("asymmetric"));
-  a.set("nearest_mode", std::string("floor"));
-  Value* y = b.node("Resize", {x, roi, scales}, a);
-  Case k{b.finish({y}), {{"x", random_tensor({1, 8, 6, 10}, 35)}}};
-  check(k, "npu_4core", 6e-4);  // a copy: only the fp16 rounding of the input
+  for (auto [sh, sw] : {std::pair<float, float>{2, 2}, {3, 2}, {2, 3}}) {
+    GraphBuilder b;
+    Value* x = b.input("x", {1, 8, 6, 10});
+    Value* roi = b.constant("roi", Tensor(DType::f32, {0}));
+    Value* scales = b.constant("scales", Tensor::from_floats({4}, {1, 1, sh, sw}));
+    Attributes a;
+    a.set("mode", std::string("nearest"));
+    a.set("coordinate_transformation_mode", std::string("asymmetric"));
+    a.set("nearest_mode", std::string("floor"));
+    Value* y = b.node("Resize", {x, roi, scales}, a);
+    Case k{b.finish({y}), {{"x", random_tensor({1, 8, 6, 10}, 35)}}};
+    SCOPED_TRACE(fmt::format("scales {}x{}", sh, sw));
+    check(k, "npu_4core", 6e-4);  // a copy: only the fp16 rounding of the input
+  }
 }
 
 TEST(NpuOps, ConvTransposeKernelEqualsStride) {
@@ -271,7 +277,6 @@ TEST(NpuOps, ConvTransposeKernelEqualsStride) {
   check(k, "npu_4core", 1e-2);  // 24-term dot products of fp16 operands, fp32 accumulation
 }
 
-
 // The matmul loop orders: A resident (m outer, A's m tile for all of K in L1, n inner) and A
 // streamed, with A stored plain and transposed (Gemm transA). K = 1000 in 128-wide chunks, so A's
 // resident tile is read at 8 column (or, transposed, row) offsets. K-term dot products of
@@ -283,7 +288,8 @@ TEST(NpuOps, MatMulLoopOrdersAResidentAndStreamed) {
       Value* x = b.input("x", trans_a ? Shape{1000, 64} : Shape{64, 1000});
       Value* w = b.constant("w", random_tensor({1000, 96}, 31, -0.1f, 0.1f));
       Value* y = b.node("Gemm", {x, w}, attrs({{"transA", int64_t{trans_a ? 1 : 0}}}));
-      Case k{b.finish({y}), {{"x", random_tensor(trans_a ? Shape{1000, 64} : Shape{64, 1000}, 32)}}};
+      Case k{b.finish({y}),
+             {{"x", random_tensor(trans_a ? Shape{1000, 64} : Shape{64, 1000}, 32)}}};
       npu_backend::NpuCompileOptions options;
       passes::CubeKnobs knobs;
       knobs.mt = 32;
