@@ -116,14 +116,23 @@ def layout_text(runs):
             out.append(f"- {title(model)}: the NC1HWC0 layout pass changes neither the DRAM "
                        f"bursts ({commas(ba)} bytes) nor the NPU cycles "
                        f"({commas(a['total_cycles'])}).")
-            continue
-        out.append(
-            f"- {title(model)}: the NC1HWC0 layout pass (`layout_nc1hwc0`) takes DRAM traffic in "
-            f"whole 32-byte bursts from {commas(bnl)} to {commas(ba)} bytes ({change(ba, bnl)}; "
-            f"bytes accessed {commas(nl['dram_bytes']['total'])} -> "
-            f"{commas(a['dram_bytes']['total'])}) and NPU cycles from "
-            f"{commas(nl['total_cycles'])} to {commas(a['total_cycles'])} "
-            f"({change(a['total_cycles'], nl['total_cycles'])}).")
+        else:
+            out.append(
+                f"- {title(model)}: the NC1HWC0 layout pass (`layout_nc1hwc0`) takes DRAM traffic in "
+                f"whole 32-byte bursts from {commas(bnl)} to {commas(ba)} bytes ({change(ba, bnl)}; "
+                f"bytes accessed {commas(nl['dram_bytes']['total'])} -> "
+                f"{commas(a['dram_bytes']['total'])}) and NPU cycles from "
+                f"{commas(nl['total_cycles'])} to {commas(a['total_cycles'])} "
+                f"({change(a['total_cycles'], nl['total_cycles'])}).")
+        if "-cancel_transdata" in by:
+            nc = by["-cancel_transdata"]
+            removed = nc["graph_nodes"] - a["graph_nodes"]
+            if removed:
+                out[-1] += (
+                    f" `cancel_transdata` removes the {removed} TransData conversions "
+                    f"`layout_nc1hwc0` inserts around the conv kernels; run as kernels they would "
+                    f"cost DRAM traffic {change(nc['dram_bytes']['total'], a['dram_bytes']['total'])} "
+                    f"and NPU cycles {change(nc['total_cycles'], a['total_cycles'])}.")
     return "\n".join(out)
 
 

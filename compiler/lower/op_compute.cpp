@@ -675,6 +675,8 @@ const std::map<std::string, ComputeFn>& computes() {
     un("Neg", [](Expr x) { return L::call(CallOp::neg, x); });
     un("Tanh", [](Expr x) { return L::call(CallOp::tanh, x); });
     un("Identity", [](Expr x) { return x; });
+    // Same logical values; the storage formats of X and Y are the GM buffers' business.
+    un("TransData", [](Expr x) { return x; });
     un("HardSwish", [](Expr x) {
       return L::mul(x, L::min(L::max(L::add(L::mul(x, L::float_imm(1.0 / 6.0)), L::float_imm(0.5)),
                                      L::float_imm(0.0)),

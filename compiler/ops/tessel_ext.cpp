@@ -43,8 +43,30 @@ std::vector<Tensor> silu_kernel(const Node& node, const std::vector<const Tensor
   });
 }
 
+void trans_data_infer(Node& node) {
+  check_arity(node, 1, 1, 1, 1);
+  const Value& x = required_input(node, 0, "X");
+  expect_float(node, x.dtype, "input X");
+  const std::string to = node.attrs.get_string_or("dst_format", "", node.name);
+  if (to != "NC1HWC0" && to != "NCHW")
+    node_fail(node, "attribute dst_format is '{}' (expected \"NC1HWC0\" or \"NCHW\")", to);
+  if (x.shape.size() != 4 || x.shape[1] % kNc1hwc0C0 != 0)
+    node_fail(node, "input X is {} (expected a rank-4 [N, C, H, W] tensor, C a multiple of {})",
+              shape_to_string(x.shape), kNc1hwc0C0);
+  set_output(node, 0, x.dtype, x.shape);
+}
+
+/// The logical value is unchanged (a storage format is not part of it): a copy.
+std::vector<Tensor> trans_data_kernel(const Node& node, const std::vector<const Tensor*>& inputs) {
+  check_arity(node, 1, 1, 1, 1);
+  return one_output(kernel_input(node, inputs, 0, "X"));
+}
+
 }  // namespace
 
-void register_tessel_ext_ops() { register_op({"Silu", silu_infer, silu_kernel}); }
+void register_tessel_ext_ops() {
+  register_op({"Silu", silu_infer, silu_kernel});
+  register_op({"TransData", trans_data_infer, trans_data_kernel});
+}
 
 }  // namespace tessel::ops

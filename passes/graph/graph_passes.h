@@ -104,13 +104,20 @@ bool dce(Graph& graph);
 /// closed, and keeps the largest valid group found.
 bool fuse_kernels(Graph& graph);
 
-/// layout_nc1hwc0.cpp: sets Value::format = NC1HWC0 on every value that is the result of a 2-D
-/// Conv kernel (group = 1; unfused or the contraction of its fusion group), has C % 16 == 0, is not
-/// a graph output, and is read only by such Conv kernels -- as the convolution's input X or as a
-/// same-shape elementwise epilogue operand (a residual). Every other value is plain. So no layout
-/// conversion kernel is ever needed (see the file's header for why this equals inserting TransData
-/// pairs and cancelling the redundant ones). Runs after fuse_kernels; changes formats only.
+/// layout_nc1hwc0.cpp (layout pass, step 1): every convolution kernel (a 2-D Conv with group = 1,
+/// unfused or the contraction of its fusion group) reads its input X and its same-shape epilogue
+/// operands through TransData(v) {dst_format="NC1HWC0"} and writes its result NC1HWC0, read back
+/// through TransData(r) {dst_format="NCHW"} (graph outputs stay plain); only tensors with C a
+/// multiple of 16. Runs after fuse_kernels; the TransData nodes are kernels of their own.
 bool layout_nc1hwc0(Graph& graph);
+
+/// cancel_transdata.cpp (layout pass, step 2): removes inverse TransData pairs and identity
+/// conversions (to a fixed point), then every conversion left, since a conversion kernel's DRAM
+/// round trip costs more than the format saves and the conv kernels it converts for read and
+/// write either format (a conversion of a plain value: its readers read it plain; of an NC1HWC0
+/// result: the result is written plain). Leaves NC1HWC0 exactly the results of conv kernels read only by conv
+/// kernels. Never removes a TransData producing a graph output.
+bool cancel_transdata(Graph& graph);
 
 /// The attribute fuse_kernels sets.
 inline constexpr const char* kFusionGroupAttr = "fusion_group";

@@ -15,8 +15,9 @@ namespace tessel::graph_passes {
 // The pipeline, in the order it runs. Folding first (so later patterns see constants), then
 // algebraic clean-up and BatchNormalization folding, the pattern fusions (after `simplify`, which
 // removes the x*1 in exported swish and turns Div by constants into Mul: the patterns accept both
-// forms), then CSE and DCE, kernel grouping (it only annotates), and the storage formats last
-// (they depend on the kernels' boundaries).
+// forms), then CSE and DCE, kernel grouping (it only annotates), and the layout pass last (it
+// depends on the kernels' boundaries): TransData around every conv kernel, then the redundant
+// ones cancelled.
 std::vector<GraphPass> default_pipeline(const OpAvailable& available) {
   return {
       {"shape_folding", "values known at compile time (Shape/Gather/Concat/Cast chains) -> consts",
@@ -37,8 +38,10 @@ std::vector<GraphPass> default_pipeline(const OpAvailable& available) {
       {"dce", "nodes and values no output depends on removed", dce},
       {"fuse_kernels", "fusion_group attributes: nodes the NPU compiles as one kernel",
        fuse_kernels},
-      {"layout_nc1hwc0", "feature maps between conv kernels stored NC1HWC0 (no conversions)",
+      {"layout_nc1hwc0", "conv kernels read and write NC1HWC0, TransData conversions around them",
        layout_nc1hwc0},
+      {"cancel_transdata", "inverse TransData pairs and conversions that do not pay removed",
+       cancel_transdata},
   };
 }
 

@@ -20,11 +20,13 @@ namespace L = tessel::loop;
 
 namespace {
 
-/// Analytic tile choice: see the file comment.
+/// Analytic tile choice: see the file comment. Axis 1 takes multiples of `c_align` channels (or
+/// all of them): the whole C0 blocks of NC1HWC0 tensors.
 std::vector<int64_t> choose_tile(const TileEmitter& em, const Shape& shape, int64_t budget,
-                                 const std::string& name) {
+                                 const std::string& name, int64_t c_align) {
   const size_t rank = shape.size();
   std::vector<int64_t> tile(rank, 1);
+  if (c_align > 1) tile[1] = std::min(c_align, shape[1]);
   if (em.footprint_bytes(tile) > budget)
     throw Unsupported(fmt::format(
         "kernel {}: even a 1-element tile needs {} bytes of UB, more than the {} available "
@@ -39,13 +41,20 @@ std::vector<int64_t> choose_tile(const TileEmitter& em, const Shape& shape, int6
           "but "
           "does not fit the {} bytes of UB (core.buffers_bytes.ub)",
           name, d, shape[d], budget);
-    int64_t lo = 1, hi = shape[d];  // lo fits, hi does not
+    // Binary search over units of g elements (g = c_align on the channel axis, else 1).
+    const int64_t g = d == 1 && c_align > 1 ? c_align : 1;
+    int64_t lo = 1, hi = (shape[d] + g - 1) / g;  // lo * g fits, hi * g does not
     while (hi - lo > 1) {
       const int64_t mid = (lo + hi) / 2;
-      tile[d] = mid;
+      tile[d] = mid * g;
       (em.footprint_bytes(tile) <= budget ? lo : hi) = mid;
     }
-    tile[d] = lo;
+    tile[d] = std::min(lo * g, shape[d]);
+    if (em.footprint_bytes(tile) > budget)
+      throw Unsupported(fmt::format(
+          "kernel {}: a tile of {} channels (whole NC1HWC0 blocks) does not fit the {} bytes of "
+          "UB",
+          name, tile[d], budget));
     break;
   }
   return tile;
@@ -58,6 +67,16 @@ L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs
   const Shape& shape = spec.out->shape;
   const bool db = knobs ? knobs->double_buffer : true;
   const int64_t budget = target.hw->core.buffers_bytes.ub / (db ? 2 : 1);
+  // NC1HWC0 tensors (graph pass layout_nc1hwc0) move in C0-channel blocks: channel tiles are
+  // multiples of C0 (or the whole axis). Only [N, C, H, W] kernels read or write them.
+  int64_t c_align = 1;
+  for (const auto& [t, b] : spec.gm)
+    if (is_nc1hwc0(b, t->shape.size())) {
+      if (shape.size() != 4)
+        fail("kernel {}: tensor '{}' is stored NC1HWC0 but the kernel's output {} is not rank 4",
+             spec.name, t->name, shape_to_string(shape));
+      c_align = b->shape[4];
+    }
   std::vector<int64_t> tile;
   if (knobs && !knobs->tile.empty()) {
     tile = knobs->tile;
@@ -67,11 +86,14 @@ L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs
     for (size_t d = 0; d < tile.size(); ++d)
       if (tile[d] < 1 || tile[d] > shape[d])
         fail("kernel {}: tile[{}] = {} outside 1..{}", spec.name, d, tile[d], shape[d]);
+    if (c_align > 1 && tile[1] % c_align != 0 && tile[1] != shape[1])
+      fail("kernel {}: tile[1] = {} channels; its NC1HWC0 tensors need a multiple of {}", spec.name,
+           tile[1], c_align);
     if (em.footprint_bytes(tile) > budget)
       fail("kernel {}: tile {} needs {} bytes of UB, more than {}", spec.name,
            shape_to_string(tile), em.footprint_bytes(tile), budget);
   } else {
-    tile = choose_tile(em, shape, budget, spec.name);
+    tile = choose_tile(em, shape, budget, spec.name, c_align);
   }
   // Multicore: the tiles of one axis are distributed over the cores. When the tile leaves fewer
   // tiles than cores, the outermost axis with at least as many elements as cores (else the
@@ -93,6 +115,8 @@ L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs
     const int64_t want = std::min<int64_t>(shape[best], cores);
     std::vector<int64_t> finer = tile;
     finer[best] = std::min(tile[best], (shape[best] + want - 1) / want);
+    if (best == 1 && c_align > 1)
+      finer[1] = std::min(tile[1], std::max(c_align, finer[1] / c_align * c_align));
     // A finer split of an axis some stage reduces over has no common region: keep the tile.
     if (em.can_tile_axis(best, finer) && em.footprint_bytes(finer) <= budget) tile = finer;
   }

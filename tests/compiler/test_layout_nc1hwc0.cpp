@@ -125,28 +125,61 @@ TEST(NpuLayout, GmElementIndexOfNc1hwc0) {
   EXPECT_EQ(npu_backend::gm_element_index(b, 749), 749);
 }
 
-TEST(NpuLayout, TileKnobsMustKeepC0Blocks) {
+// Without cancel_transdata the TransData conversions layout_nc1hwc0 inserts run as NPU kernels
+// (a copy between a plain and an NC1HWC0 GM tensor, in whole C0 blocks): the outputs still match
+// the reference, and the program is longer than with the conversions cancelled.
+TEST(NpuLayout, UncancelledConversionsRunAsKernels) {
   Block k = residual_block();
-  graph_passes::run_pipeline(*k.graph);
-  // The conv reading b (NC1HWC0) with K chunks of 8 channels cannot read whole C0 blocks.
-  const Node* conv_c = nullptr;
-  for (const auto& n : k.graph->nodes())
-    if (n->op_type == "Conv" && n->input(0) == k.b) conv_c = n.get();
-  ASSERT_NE(conv_c, nullptr);
+  graph_passes::PipelineOptions o;
+  o.disabled = {"cancel_transdata"};
+  graph_passes::run_pipeline(*k.graph, o);
+  int transdata = 0;
+  for (const auto& n : k.graph->nodes()) transdata += n->op_type == "TransData";
+  // To NC1HWC0, one per value a conv kernel reads: x (16 channels), a_nchw (conv b's X and the
+  // residual of y1's kernel), b_nchw, y1_nchw = 4. To NCHW: a, b, y1 = 3 (d is the graph output).
+  EXPECT_EQ(transdata, 7);
+  const npu::HwConfig hw = preset("npu_4core");
+  const auto mod = npu_backend::compile_npu(*k.graph, hw);
+  int transdata_kernels = 0;
+  for (const auto& kernel : mod.kernels) transdata_kernels += kernel.op_type == "TransData";
+  EXPECT_EQ(transdata_kernels, 7);
+  const std::map<std::string, Tensor> inputs{{"x", random_tensor({1, 16, 13, 11}, 7)}};
+  const auto got = run_interpreter(mod, hw, inputs);
+  Block r = residual_block();
+  const auto want = ops::run_reference(*r.graph, inputs);
+  const Tensor& d_ref = want.at(r.d->name);
+  EXPECT_LE(max_abs_diff(got.at(k.d->name), d_ref), 2e-2 * max_abs(d_ref));
+}
+
+// Tile knobs of a conv whose input is NC1HWC0 must keep K chunks of whole C0 blocks.
+TEST(NpuLayout, TileKnobsMustKeepC0Blocks) {
+  GraphBuilder gb(/*unique_names=*/true);
+  Value* x = gb.input("x", {1, 16, 8, 8});
+  auto conv = [&](Value* in, Shape w, uint32_t seed) {
+    return gb.node("Conv", {in, gb.constant("w" + std::to_string(seed),
+                                            random_tensor(w, seed, -0.05f, 0.05f))});
+  };
+  Value* a = conv(x, {32, 16, 1, 1}, 1);
+  Value* b = conv(a, {32, 32, 1, 1}, 2);
+  auto g = gb.finish({b});
+  graph_passes::run_pipeline(*g);
+  ASSERT_EQ(a->format, StorageFormat::nc1hwc0);
   npu_backend::NpuCompileOptions options;
   passes::CubeKnobs knobs;
   knobs.mt = 32;
   knobs.kc = 8;
-  knobs.ht = 13;
-  knobs.wt = 11;
-  // The fused kernel is named after its last member (y1's Relu).
-  options.cube_knobs[k.y1->producer->name] = knobs;
+  knobs.ht = 8;
+  knobs.wt = 8;
+  options.cube_knobs[b->producer->name] = knobs;
   try {
-    npu_backend::compile_npu(*k.graph, preset("npu_4core"), options);
+    npu_backend::compile_npu(*g, preset("npu_4core"), options);
     FAIL() << "compiled kc=8 on an NC1HWC0 input";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("kc a multiple of 16"), std::string::npos) << e.what();
   }
+  knobs.kc = 16;
+  options.cube_knobs[b->producer->name] = knobs;
+  EXPECT_NO_THROW(npu_backend::compile_npu(*g, preset("npu_4core"), options));
 }
 
 }  // namespace

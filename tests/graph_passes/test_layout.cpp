@@ -1,5 +1,6 @@
-// Before/after tests of the layout pass (passes/graph/layout_nc1hwc0.cpp) on small graphs, and
-// the storage format in the Graph IR text form and the verifier.
+// Before/after tests of the layout pass (passes/graph/layout_nc1hwc0.cpp, then
+// cancel_transdata.cpp) on small graphs, and the storage format in the Graph IR text form and the
+// verifier.
 #include <gtest/gtest.h>
 
 #include "compiler/ops/reference.h"
@@ -19,13 +20,23 @@ std::vector<std::string> nc1hwc0_values(const Graph& g) {
   return out;
 }
 
-/// Runs fuse_kernels then layout_nc1hwc0 on `text`, checks the reference outputs are unchanged
-/// (formats do not change logical values) and returns the graph.
+/// Number of TransData nodes.
+int transdata_count(const Graph& g) {
+  int n = 0;
+  for (const auto& node : g.nodes()) n += node->op_type == "TransData";
+  return n;
+}
+
+/// Runs fuse_kernels, layout_nc1hwc0 and cancel_transdata on `text`, checks the reference outputs
+/// are unchanged (formats do not change logical values) and returns the graph.
 std::unique_ptr<Graph> layout(const std::string& text) {
   auto g = parse_ok(text);
   fuse_kernels(*g);
   layout_nc1hwc0(*g);
   verify_graph(*g);
+  cancel_transdata(*g);
+  verify_graph(*g);
+  EXPECT_EQ(transdata_count(*g), 0);
   auto before = parse_ok(text);
   const auto inputs = random_inputs(*before);
   EXPECT_EQ(max_scaled_error(ops::run_reference(*g, inputs), ops::run_reference(*before, inputs)),
@@ -50,6 +61,35 @@ constexpr const char* kResidual = R"(graph t opset 17 (%x: f32[1,16,6,6]) -> (%y
     %y: f32[1,32,6,6] = Relu(%s)
   })";
 
+TEST(LayoutNc1hwc0, InsertsConversionsAroundEveryConvKernel) {
+  auto g = parse_ok(kResidual);
+  fuse_kernels(*g);
+  EXPECT_TRUE(layout_nc1hwc0(*g));
+  verify_graph(*g);
+  // Kernels: {c0}, {c1, c1r}, {c2, s, y}. To NC1HWC0: x (c0's X), c0_nchw (c1's X and the
+  // residual of {c2, s, y}: one conversion), c1r_nchw (c2's X) = 3. To NCHW: c0, c1r = 2 (y is
+  // the graph output and stays plain).
+  std::vector<std::string> to;
+  for (const auto& n : g->nodes())
+    if (n->op_type == "TransData")
+      to.push_back(n->inputs[0]->name + "->" + n->attrs.get_string_or("dst_format", "", n->name));
+  EXPECT_EQ(to, (std::vector<std::string>{"x->NC1HWC0", "c0->NCHW", "c0_nchw->NC1HWC0", "c1r->NCHW",
+                                          "c1r_nchw->NC1HWC0"}));
+  EXPECT_EQ(nc1hwc0_values(*g), (std::vector<std::string>{"c0", "c1r", "x_nc1hwc0",
+                                                          "c0_nchw_nc1hwc0", "c1r_nchw_nc1hwc0"}));
+  // The reference interpreter copies through TransData: outputs unchanged.
+  auto before = parse_ok(kResidual);
+  const auto inputs = random_inputs(*before);
+  EXPECT_EQ(max_scaled_error(ops::run_reference(*g, inputs), ops::run_reference(*before, inputs)),
+            0.0);
+  // Step 2: the two inverse pairs cancel; x's conversion does not pay (x is read plain).
+  EXPECT_TRUE(cancel_transdata(*g));
+  verify_graph(*g);
+  EXPECT_EQ(transdata_count(*g), 0);
+  EXPECT_EQ(nc1hwc0_values(*g), (std::vector<std::string>{"c0", "c1r"}));
+  EXPECT_FALSE(cancel_transdata(*g));
+}
+
 TEST(LayoutNc1hwc0, ResidualBlockBetweenConvKernels) {
   auto g = layout(kResidual);
   EXPECT_EQ(nc1hwc0_values(*g), (std::vector<std::string>{"c0", "c1r"}));
@@ -57,8 +97,6 @@ TEST(LayoutNc1hwc0, ResidualBlockBetweenConvKernels) {
   const std::string text = graph_to_string(*g);
   EXPECT_NE(text.find("%c0: f32[1,32,6,6] format NC1HWC0 = Conv("), std::string::npos) << text;
   EXPECT_EQ(graph_to_string(*parse_ok(text)), text);
-  // Idempotent: a second run changes nothing.
-  EXPECT_FALSE(layout_nc1hwc0(*g));
 }
 
 TEST(LayoutNc1hwc0, OtherReadersKeepAValuePlain) {
@@ -115,7 +153,10 @@ TEST(LayoutNc1hwc0, WithoutFusionOnlyConvToConvEdges) {
   // standalone Add (a vector kernel), c1 and c2 by a Relu / the Add, c1r is a Relu's result:
   // nothing qualifies.
   auto g = parse_ok(kResidual);
-  EXPECT_FALSE(layout_nc1hwc0(*g));
+  layout_nc1hwc0(*g);
+  cancel_transdata(*g);
+  verify_graph(*g);
+  EXPECT_EQ(transdata_count(*g), 0);
   EXPECT_TRUE(nc1hwc0_values(*g).empty());
   // A plain conv -> conv edge does.
   auto h = parse_ok(R"(graph t opset 17 (%x: f32[1,16,4,4]) -> (%y) {
@@ -125,6 +166,8 @@ TEST(LayoutNc1hwc0, WithoutFusionOnlyConvToConvEdges) {
     %y: f32[1,16,4,4] = Relu(%b)
   })");
   EXPECT_TRUE(layout_nc1hwc0(*h));
+  EXPECT_TRUE(cancel_transdata(*h));
+  verify_graph(*h);
   EXPECT_EQ(nc1hwc0_values(*h), (std::vector<std::string>{"a"}));
 }
 

@@ -40,7 +40,8 @@ const std::vector<std::string> kPipeline = {"shape_folding",
                                             "cse",
                                             "dce",
                                             "fuse_kernels",
-                                            "layout_nc1hwc0"};
+                                            "layout_nc1hwc0",
+                                            "cancel_transdata"};
 
 constexpr const char* kSmall = R"(graph t opset 17 (%x: f32[2,4]) -> (%y) {
     %one: f32[] = const [1]
@@ -275,10 +276,11 @@ TEST(Flags, UnknownPassNameIsAnErrorNamingTheValidOnes) {
   const CliRun r = run_cli(
       {"compile", kModels + "/hello_deepa.onnx", "--emit", "graph", "--disable-pass=fold_bn"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err,
-            "error: unknown graph pass 'fold_bn' in --disable-pass (passes: shape_folding, "
-            "constant_folding, simplify, fold_batchnorm, fuse_hard_swish, fuse_gelu, "
-            "fuse_layer_norm, fuse_silu, cse, dce, fuse_kernels, layout_nc1hwc0)\n");
+  EXPECT_EQ(
+      r.err,
+      "error: unknown graph pass 'fold_bn' in --disable-pass (passes: shape_folding, "
+      "constant_folding, simplify, fold_batchnorm, fuse_hard_swish, fuse_gelu, "
+      "fuse_layer_norm, fuse_silu, cse, dce, fuse_kernels, layout_nc1hwc0, cancel_transdata)\n");
   EXPECT_EQ(r.out, "");
   const CliRun p = run_cli({"check", kSrcCases() + "/hello_deepa", "--print-ir-after", "al"});
   EXPECT_EQ(p.code, 2);
@@ -314,7 +316,8 @@ TEST(Experiment, GraphPassesKey) {
             bad +
                 ":4:31: graph_passes.disable: unknown graph pass 'fold' (passes: "
                 "shape_folding, constant_folding, simplify, fold_batchnorm, fuse_hard_swish, "
-                "fuse_gelu, fuse_layer_norm, fuse_silu, cse, dce, fuse_kernels, layout_nc1hwc0)");
+                "fuse_gelu, fuse_layer_norm, fuse_silu, cse, dce, fuse_kernels, layout_nc1hwc0, "
+                "cancel_transdata)");
   const std::string word = write_yaml("gp_word.yaml", "graph_passes: some\n");
   EXPECT_EQ(error_of([&] { driver::load_experiment(word); }),
             word + ":4:15: graph_passes: 'some' is not one of all, none, {disable: [...]}");
