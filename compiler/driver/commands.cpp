@@ -370,7 +370,8 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
                     {"file", hw.source_file},
                     {"cores", hw.cores},
                     {"clock_ghz", hw.clock_ghz},
-                    {"dram_bytes_per_cycle", hw.dram.bytes_per_cycle}};
+                    {"dram_bytes_per_cycle", hw.dram.bytes_per_cycle},
+                    {"dram_burst_bytes", hw.dram.burst_bytes}};
         json hw_set = json::object();
         for (const auto& o : r.hw_set) hw_set[o.key] = o.value;
         rj["hw_set"] = hw_set;
@@ -612,6 +613,9 @@ int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
     auto graph = load_model(args.model, parse_input_shapes(args.input_shapes), passes);
     std::string text;
     if (emit_arg == "graph") {
+      // The graph does not depend on the hardware, but a given config must still be valid.
+      if (!args.hw.empty()) (void)load_hw(args.hw, args.hw_set);
+      if (args.hw.empty() && !args.hw_set.empty()) fail("--hw-set needs --hw FILE");
       text = graph_to_string(*graph, PrintOptions{true});
     } else {
       if (args.hw.empty()) fail("--emit {} needs --hw FILE", emit_arg);

@@ -171,9 +171,19 @@ class Parser {
       const YAML::Node hs = n["hw_set"];
       if (!hs.IsMap())
         error(hs, key("hw_set"), "expected a mapping of dotted config keys to values");
-      for (const auto& kv : hs)
-        run.hw_set.push_back({kv.first.as<std::string>(),
-                              str(kv.second, key("hw_set") + "." + kv.first.as<std::string>())});
+      for (const auto& kv : hs) {
+        const std::string k = key("hw_set") + "." + kv.first.as<std::string>();
+        // Overrides are parsed as YAML values and validated like the config file; a quoted scalar
+        // stays quoted (a string: rejected for numeric keys, as in the file).
+        std::string value = str(kv.second, k);
+        if (kv.second.IsScalar() && kv.second.Tag() == "!") {
+          std::string quoted = "\"";
+          for (char c : value)
+            quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+          value = quoted + "\"";
+        }
+        run.hw_set.push_back({kv.first.as<std::string>(), value});
+      }
     }
     if (n["target"]) {
       const std::string t = str(n["target"], key("target"));

@@ -259,6 +259,38 @@ TEST(Cli, HardwareOptionsWithTheReferenceTargetAreAnError) {
   EXPECT_CONTAINS(r.err, "--hw-set only applies to --target npu");
 }
 
+// --emit graph does not need the hardware config, but a bad one given with it is still an error.
+TEST(Cli, EmitGraphStillValidatesTheHardwareConfig) {
+  Result r = tessel(
+      "compile models/hello_deepa.onnx --emit graph --hw hw_configs/npu_4core.yaml "
+      "--hw-set memory.dram.burst_bytes=48");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "memory.dram.burst_bytes");
+  EXPECT_CONTAINS(r.err, "power of two");
+  r = tessel("compile models/hello_deepa.onnx --emit graph --hw no/such/config.yaml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "no/such/config.yaml");
+  r = tessel("compile models/hello_deepa.onnx --emit graph --hw-set cores=2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "--hw-set needs --hw FILE");
+}
+
+// An experiment's hw_set is validated like the config file: a quoted number is a string there.
+TEST(Cli, ExperimentHwSetQuotedNumberIsRejectedLikeTheFile) {
+  fs::path d = temp_dir("hw_set_quoted");
+  write(d / "e.yaml", "model: " + kModels +
+                          "/hello_deepa.onnx\n"
+                          "inputs: {onnx::Flatten_0: {shape: [1, 25, 96]}}\n"
+                          "hw: " +
+                          kSrc +
+                          "/hw_configs/npu_4core.yaml\n"
+                          "hw_set: {memory.dram.burst_bytes: \"32\"}\n");
+  Result r = tessel("run '" + (d / "e.yaml").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "memory.dram.burst_bytes");
+  EXPECT_CONTAINS(r.err, "quoted string");
+}
+
 TEST(Cli, ExperimentDuplicateKey) {
   fs::path d = temp_dir("dup_key");
   write(d / "e.yaml", "model: " + kModels + "/hello_deepa.onnx\ntarget: ref\ntarget: npu\n");

@@ -104,6 +104,7 @@ TEST(Quickstart, ExperimentRunsAndReportsTheRequiredFields) {
   // multiple of 32 (each dma occupies whole bursts).
   EXPECT_GE(run["dram_bytes"]["burst"].get<uint64_t>(),
             run["dram_bytes"]["total"].get<uint64_t>());
+  EXPECT_EQ(run["hw"]["dram_burst_bytes"].get<uint64_t>(), 32u);
   EXPECT_EQ(run["dram_bytes"]["burst"].get<uint64_t>() % 32, 0u);
   EXPECT_GT(run["instructions"]["dynamic"].get<uint64_t>(), 0u);
   ASSERT_EQ(run["outputs"].size(), 1u);
