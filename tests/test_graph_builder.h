@@ -21,6 +21,13 @@ inline Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.f, 
   return Tensor::from_floats(shape, v);
 }
 
+/// Node attributes from {name, value} pairs, e.g. attrs({{"axis", int64_t{1}}}).
+inline Attributes attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
+  Attributes a;
+  for (auto& [k, v] : kv) a.set(k, v);
+  return a;
+}
+
 /// A graph under construction: inputs, constants and nodes named OP_INDEX. A node's output is
 /// named OP_out, or OP_outINDEX with `unique_output_names` (needed when an op type repeats).
 struct GraphBuilder {

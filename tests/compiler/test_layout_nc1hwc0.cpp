@@ -11,12 +11,6 @@
 namespace tessel::testing {
 namespace {
 
-Attributes attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
-  Attributes a;
-  for (auto& [k, v] : kv) a.set(k, v);
-  return a;
-}
-
 struct Block {
   std::unique_ptr<Graph> graph;
   Value *a = nullptr, *b = nullptr, *y1 = nullptr, *d = nullptr;

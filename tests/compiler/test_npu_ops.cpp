@@ -10,12 +10,6 @@
 namespace tessel::testing {
 namespace {
 
-Attributes attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
-  Attributes a;
-  for (auto& [k, v] : kv) a.set(k, v);
-  return a;
-}
-
 struct Case {
   std::unique_ptr<Graph> graph;
   std::map<std::string, Tensor> inputs;

@@ -24,12 +24,6 @@ struct CpuGraph : GraphBuilder {
   CpuGraph() : GraphBuilder(/*unique_names=*/true) {}
 };
 
-inline Attributes attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
-  Attributes a;
-  for (auto& [k, v] : kv) a.set(k, v);
-  return a;
-}
-
 inline double max_abs(const Tensor& t) {
   double m = 0;
   for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::abs(t.get_as_double(i)));
