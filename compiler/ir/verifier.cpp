@@ -126,6 +126,14 @@ void verify_graph(const Graph& g) {
       }
     }
     if (n.outputs.empty()) fail("verify graph '{}': {} has no outputs", g.name, n.describe());
+    // A storage-format conversion writes the format it names (compiler/ops/tessel_ext.h).
+    if (n.op_type == "TransData" && n.outputs[0]) {
+      const std::string to = n.attrs.get_string_or("dst_format", "", n.name);
+      const StorageFormat want = to == "NC1HWC0" ? StorageFormat::nc1hwc0 : StorageFormat::plain;
+      if ((to == "NC1HWC0" || to == "NCHW") && n.outputs[0]->format != want)
+        fail("verify graph '{}': {} has dst_format \"{}\" but its output %{} is stored {}", g.name,
+             n.describe(), to, n.outputs[0]->name, storage_format_name(n.outputs[0]->format));
+    }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       const Value* out = n.outputs[i];
       if (!out) fail("verify graph '{}': {} output {} is null", g.name, n.describe(), i);

@@ -197,6 +197,20 @@ TEST(StorageFormatText, ParserAndVerifierErrors) {
     EXPECT_NE(std::string(e.what()).find("%c is f32[1,8,2,2] in format NC1HWC0"), std::string::npos)
         << e.what();
   }
+  // A TransData writes the format it names.
+  auto t = parse_graph(with_data(R"(graph t opset 17 (%x: f32[1,16,2,2]) -> (%y) {
+    %c: f32[1,16,2,2] = TransData(%x) {dst_format="NC1HWC0"}
+    %y: f32[1,16,2,2] = Relu(%c)
+  })"));
+  try {
+    verify_graph(*t);
+    FAIL() << "verified a TransData to NC1HWC0 with a plain output";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("has dst_format \"NC1HWC0\" but its output %c is stored plain"),
+        std::string::npos)
+        << e.what();
+  }
   // A graph output must be plain.
   auto h = parse_graph(with_data(R"(graph t opset 17 (%x: f32[1,16,2,2]) -> (%y) {
     %w: f32[16,16,1,1] = const dense
