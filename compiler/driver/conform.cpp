@@ -25,6 +25,7 @@
 
 #include "compiler/driver/commands.h"
 #include "compiler/driver/compare.h"
+#include "compiler/frontend/backend_test_case.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/support/error.h"
@@ -41,16 +42,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
-
-/// Ops the frontend rewrites into registered ones (Upsample-7/9 -> Resize).
-const std::set<std::string> kRewrittenByFrontend = {"Upsample"};
-
-/// Ops whose opset-1..6 definition has the same semantics as their opset-7..17 one (only type
-/// constraints changed), so a model declaring opset < 7 with only these ops imports as opset 7.
-const std::set<std::string> kSameSinceOpset1 = {
-    "Elu",      "Selu",     "HardSigmoid",       "InstanceNormalization", "Not",
-    "Softplus", "Softsign", "GlobalAveragePool", "GlobalMaxPool",         "ReduceLogSum",
-};
 
 std::string read_bytes(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -102,7 +93,7 @@ std::vector<std::string> model_ops(const onnx::ModelProto& model) {
 /// The first op of `ops` that tessel does not register (and the frontend does not rewrite).
 std::string first_missing_op(const std::vector<std::string>& ops) {
   for (const auto& op : ops)
-    if (ops::find_op(op) == nullptr && !kRewrittenByFrontend.count(op)) return op;
+    if (ops::find_op(op) == nullptr && !frontend::rewritten_by_frontend(op)) return op;
   return "";
 }
 
@@ -194,42 +185,12 @@ void run_case_body(const ConformCase& c, const ConformOptions& options, ConformR
     fail("{}: not a valid ONNX model (protobuf parse failed)", model_path.string());
   r.ops = model_ops(model);
 
-  // Raise opset 1..6 to 7 when every op's semantics is unchanged since opset 1.
-  const bool same_since_1 = std::all_of(r.ops.begin(), r.ops.end(), [](const std::string& op) {
-    return kSameSinceOpset1.count(op) > 0;
-  });
-  for (auto& os : *model.mutable_opset_import())
-    if ((os.domain().empty() || os.domain() == "ai.onnx") && os.version() < 7 && same_since_1)
-      os.set_version(7);
-
-  // Graph inputs (not initializers), in order: input_K.pb is the K-th.
-  std::set<std::string> initializers;
-  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
-  std::vector<std::string> input_names;
-  for (const auto& vi : model.graph().input())
-    if (!initializers.count(vi.name())) input_names.push_back(vi.name());
-  // Graph inputs a compile-time slot depends on, directly or through other nodes.
-  std::map<std::string, const onnx::NodeProto*> producer;
-  for (const auto& n : model.graph().node())
-    for (const auto& o : n.output()) producer[o] = &n;
-  std::set<std::string> bind, visited;
-  std::vector<std::string> work;
-  for (const auto& n : model.graph().node()) {
-    auto it = ops::shape_input_slots().find(n.op_type());
-    if (it == ops::shape_input_slots().end()) continue;
-    for (int slot : it->second)
-      if (slot < n.input_size() && !n.input(slot).empty()) work.push_back(n.input(slot));
-  }
-  while (!work.empty()) {
-    const std::string v = work.back();
-    work.pop_back();
-    if (!visited.insert(v).second) continue;
-    if (std::find(input_names.begin(), input_names.end(), v) != input_names.end()) bind.insert(v);
-    auto p = producer.find(v);
-    if (p != producer.end())
-      for (const auto& in : p->second->input())
-        if (!in.empty()) work.push_back(in);
-  }
+  frontend::raise_opset_to_7_when_unchanged(model, {r.ops.begin(), r.ops.end()});
+  // Graph inputs in order (input_K.pb is the K-th), and those shapes depend on: bound as
+  // initializers.
+  const frontend::BackendTestInputs inputs = frontend::backend_test_inputs(model);
+  const std::vector<std::string>& input_names = inputs.input_names;
+  const std::set<std::string>& bind = inputs.bind;
 
   const auto sets = data_sets(dir);
   if (sets.empty()) fail("{}: no test_data_set_N directory", dir.string());

@@ -14,8 +14,8 @@
 //    on (directly or through other nodes, e.g. Size -> Cast -> Range) is turned into an initializer
 //    holding the test data set's value, as a deployment does when it binds shapes.
 //  * The frontend accepts default-domain opsets >= 7. Models declaring opset 1..6 whose ops all
-//    have the same semantics in opset 7..17 (kSameSinceOpset1: only type constraints changed) are
-//    imported with the declared opset raised to 7.
+//    have the same semantics in opset 7..17 (only type constraints changed; see
+//    frontend::raise_opset_to_7_when_unchanged) are imported with the declared opset raised to 7.
 //  * Upsample counts as supported: the frontend rewrites it into Resize.
 //
 // Expectations: a case whose ops are all registered must pass, unless it is listed in
@@ -36,6 +36,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/frontend/backend_test_case.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/ops/reference.h"
@@ -51,15 +52,6 @@ const char* kNodeDir = "/usr/share/libonnx-testdata/data/node";
 // ONNX backend test default tolerance (onnx.backend.test runner).
 constexpr double kRtol = 1e-3;
 constexpr double kAtol = 1e-7;
-
-/// Ops the frontend rewrites into registered ones (Upsample-7/9 -> Resize).
-const std::set<std::string> kRewrittenByFrontend = {"Upsample"};
-
-/// Ops whose opset-1/6 definition has the same semantics as their opset-7..17 one.
-const std::set<std::string> kSameSinceOpset1 = {
-    "Elu",      "Selu",     "HardSigmoid",       "InstanceNormalization", "Not",
-    "Softplus", "Softsign", "GlobalAveragePool", "GlobalMaxPool",         "ReduceLogSum",
-};
 
 /// Cases whose ops are registered but which tessel does not support, with the reason. Each must
 /// fail with tessel::Unsupported.
@@ -181,50 +173,18 @@ TEST_P(OnnxNodeConformance, MatchesExpectedOutputs) {
     result.ops.insert(op);
   }
   for (const std::string& op : result.ops) {
-    if (ops::find_op(op) == nullptr && !kRewrittenByFrontend.count(op)) {
+    if (ops::find_op(op) == nullptr && !frontend::rewritten_by_frontend(op)) {
       result.outcome = Outcome::skipped_op;
       GTEST_SKIP() << "op " << op << " is not registered";
     }
   }
 
-  // Raise opset 1..6 to 7 when every op's semantics is unchanged since then.
-  for (auto& os : *model.mutable_opset_import()) {
-    if ((os.domain().empty() || os.domain() == "ai.onnx") && os.version() < 7) {
-      const bool same =
-          std::all_of(result.ops.begin(), result.ops.end(),
-                      [](const std::string& op) { return kSameSinceOpset1.count(op); });
-      if (same) os.set_version(7);
-    }
-  }
-
-  // Graph inputs (not initializers), in order: input_K.pb is the K-th.
-  std::set<std::string> initializers;
-  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
-  std::vector<std::string> input_names;
-  for (const auto& vi : model.graph().input())
-    if (!initializers.count(vi.name())) input_names.push_back(vi.name());
-  // Graph inputs that a compile-time slot depends on (directly or through other nodes).
-  std::map<std::string, const onnx::NodeProto*> producer;
-  for (const auto& n : model.graph().node())
-    for (const auto& o : n.output()) producer[o] = &n;
-  std::set<std::string> bind, visited;
-  std::vector<std::string> work;
-  for (const auto& n : model.graph().node()) {
-    auto it = ops::shape_input_slots().find(n.op_type());
-    if (it == ops::shape_input_slots().end()) continue;
-    for (int slot : it->second)
-      if (slot < n.input_size() && !n.input(slot).empty()) work.push_back(n.input(slot));
-  }
-  while (!work.empty()) {
-    const std::string v = work.back();
-    work.pop_back();
-    if (!visited.insert(v).second) continue;
-    if (std::find(input_names.begin(), input_names.end(), v) != input_names.end()) bind.insert(v);
-    auto p = producer.find(v);
-    if (p != producer.end())
-      for (const auto& in : p->second->input())
-        if (!in.empty()) work.push_back(in);
-  }
+  frontend::raise_opset_to_7_when_unchanged(model, result.ops);
+  // Graph inputs in order (input_K.pb is the K-th), and those shapes depend on: bound as
+  // initializers.
+  const frontend::BackendTestInputs inputs = frontend::backend_test_inputs(model);
+  const std::vector<std::string>& input_names = inputs.input_names;
+  const std::set<std::string>& bind = inputs.bind;
 
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(c.dir))
