@@ -241,6 +241,17 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
 
   const bool db = knobs ? knobs->double_buffer : true;
   const int64_t copies = db ? 2 : 1;  // ping-pong copies of a streamed buffer
+  // The knobs that reproduce a tiling (what measured selection and the caller get back).
+  auto knobs_of = [db](const ConvChoice& c) {
+    CubeKnobs k;
+    k.mt = c.mt;
+    k.kc = c.kc;
+    k.ht = c.ht;
+    k.wt = c.wt;
+    k.weights_resident = c.w_resident;
+    k.double_buffer = db;
+    return k;
+  };
   const int64_t l0a_cap = hw.core.buffers_bytes.l0a / copies;
   const int64_t l0b_cap = hw.core.buffers_bytes.l0b / copies;
   // The L0 sub-tile for an L1 tile: the most channels whose weights fit an L0A buffer (whole
@@ -425,14 +436,7 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
         if (static_cast<int>(candidates->size()) >= n_candidates) return;
         if (!seen.insert({c.mt, c.kc, c.ht, c.wt, c.w_resident}).second) return;
         structures.insert({c.mt, c.w_resident});
-        CubeKnobs k;
-        k.mt = c.mt;
-        k.kc = c.kc;
-        k.ht = c.ht;
-        k.wt = c.wt;
-        k.weights_resident = c.w_resident;
-        k.double_buffer = db;
-        candidates->push_back(k);
+        candidates->push_back(knobs_of(c));
       };
       for (size_t i = 0; i < ranked.size() && i < 3; ++i) add(ranked[i].second);
       for (const auto& [v, c] : ranked)
@@ -440,16 +444,7 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
     }
   }
   const int split = split_of(best);
-  if (knobs) {
-    CubeKnobs k;
-    k.mt = best.mt;
-    k.kc = best.kc;
-    k.ht = best.ht;
-    k.wt = best.wt;
-    k.weights_resident = best.w_resident;
-    k.double_buffer = db;
-    *knobs = k;
-  }
+  if (knobs) *knobs = knobs_of(best);
   em.allocate({1, best.mt, best.ht, best.wt});
 
   // Scratchpad allocations (full tile; tails use views). L0A/L0B: two buffers each when double
