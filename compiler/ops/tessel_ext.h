@@ -8,8 +8,9 @@
 //   TransData): Y holds the same logical values as X (same dtype and [N, C, H, W] shape, C a
 //   multiple of 16), stored in dst_format (graph.h StorageFormat; the verifier checks that Y's
 //   format is dst_format). The reference copies; the NPU runs a copy kernel (DMA in, vector copy,
-//   DMA out, in whole C0 blocks) that re-lays the data out. Inserted by passes/graph/layout_nc1hwc0.cpp,
-//   removed again by passes/graph/cancel_transdata.cpp where redundant.
+//   DMA out, in whole C0 blocks) that re-lays the data out. Inserted by
+//   passes/graph/layout_nc1hwc0.cpp, removed again by passes/graph/cancel_transdata.cpp where
+//   redundant.
 #pragma once
 
 namespace tessel::ops {

@@ -7,9 +7,10 @@
 //   2. Every conversion left, by a fixed cost rule (not a cost model): a remaining TransData is a
 //      DRAM round trip of the whole tensor (read it, write it re-laid out), assumed to cost more
 //      than NC1HWC0 saves on the reads it serves (the burst waste of those reads; measured on the
-//      real models in docs/results.md, keeping them costs 19-57% more cycles). And the kernels layout_nc1hwc0 converts for -- the only
-//      readers of a to-NC1HWC0 conversion and the only writers of a value converted back -- are
-//      conv kernels, which read and write either format. So:
+//      real models in docs/results.md, keeping them costs 19-57% more cycles). And the kernels
+//      layout_nc1hwc0 converts for -- the only readers of a to-NC1HWC0 conversion and the only
+//      writers of a value converted back -- are conv kernels, which read and write either format.
+//      So:
 //        TransData(v) {to NC1HWC0}, v plain:   its readers read v itself (plain);
 //        TransData(r) {to NCHW}, r NC1HWC0:   r's kernel writes r plain for all its readers.
 //      This also covers the boundaries: a conv that reads a graph input or a pooling's result

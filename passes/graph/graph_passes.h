@@ -115,8 +115,8 @@ bool layout_nc1hwc0(Graph& graph);
 /// conversions (to a fixed point), then every conversion left, since a conversion kernel's DRAM
 /// round trip costs more than the format saves and the conv kernels it converts for read and
 /// write either format (a conversion of a plain value: its readers read it plain; of an NC1HWC0
-/// result: the result is written plain). Leaves NC1HWC0 exactly the results of conv kernels read only by conv
-/// kernels. Never removes a TransData producing a graph output.
+/// result: the result is written plain). Leaves NC1HWC0 exactly the results of conv kernels read
+/// only by conv kernels. Never removes a TransData producing a graph output.
 bool cancel_transdata(Graph& graph);
 
 /// The attribute fuse_kernels sets.

@@ -231,13 +231,15 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   for (const auto& t : em.inputs())
     if (is_nc1hwc0(spec.gm.at(t.get()), t->shape.size())) mt_step = spec.gm.at(t.get())->shape[4];
   if (x_nc1hwc0 && (g.groups != 1 || g.cg % c_step != 0))
-    fail("kernel {}: its input '{}' is stored NC1HWC0, which only a group-1 conv with a multiple "
-         "of {} input channels reads (this conv: group {}, {} channels per group)",
-         spec.name, x->name, c_step, g.groups, g.cg);
+    fail(
+        "kernel {}: its input '{}' is stored NC1HWC0, which only a group-1 conv with a multiple "
+        "of {} input channels reads (this conv: group {}, {} channels per group)",
+        spec.name, x->name, c_step, g.groups, g.cg);
   if (g.cout_g % mt_step != 0)
-    fail("kernel {}: an NC1HWC0 output or epilogue operand needs a multiple of {} output channels "
-         "per group (this conv: {})",
-         spec.name, mt_step, g.cout_g);
+    fail(
+        "kernel {}: an NC1HWC0 output or epilogue operand needs a multiple of {} output channels "
+        "per group (this conv: {})",
+        spec.name, mt_step, g.cout_g);
 
   const bool db = knobs ? knobs->double_buffer : true;
   const int64_t copies = db ? 2 : 1;  // ping-pong copies of a streamed buffer

@@ -83,7 +83,6 @@ INSTANTIATE_TEST_SUITE_P(Cases, RealModel,
                                            "ppocr_rec_48x320", "ppocr_det_64x96",
                                            "ppocr_det_64x96_strokes"));
 
-
 TEST(Quickstart, ExperimentRunsAndReportsTheRequiredFields) {
   const std::string report = ::testing::TempDir() + "/quickstart.json";
   driver::RunArgs args;
@@ -102,8 +101,7 @@ TEST(Quickstart, ExperimentRunsAndReportsTheRequiredFields) {
   EXPECT_GT(run["dram_bytes"]["total"].get<uint64_t>(), 0u);
   // npu_4core moves 32-byte bursts: whole bursts cover at least the bytes accessed, and a
   // multiple of 32 (each dma occupies whole bursts).
-  EXPECT_GE(run["dram_bytes"]["burst"].get<uint64_t>(),
-            run["dram_bytes"]["total"].get<uint64_t>());
+  EXPECT_GE(run["dram_bytes"]["burst"].get<uint64_t>(), run["dram_bytes"]["total"].get<uint64_t>());
   EXPECT_EQ(run["hw"]["dram_burst_bytes"].get<uint64_t>(), 32u);
   EXPECT_EQ(run["dram_bytes"]["burst"].get<uint64_t>() % 32, 0u);
   EXPECT_GT(run["instructions"]["dynamic"].get<uint64_t>(), 0u);
