@@ -3,9 +3,11 @@
 //   - formatting: format_instruction / disassemble print the canonical text;
 //   - parsing: a line-oriented lexer and a recursive-descent parser with errors that name the
 //     source, line, column and what was expected.
-// Fields an opcode does not use are printed as `key=value` only when they differ from their
-// defaults, so assemble(disassemble(p)) == p holds exactly for every program whose registers are
-// x0..x31 and whose operand scopes are legal (the assembler rejects anything else).
+// Instructions are printed and parsed from their records and operand classes
+// (isa/instruction_list.h, isa/operand_classes.h): one formatter and one parser per value kind, no
+// code per opcode. Fields an opcode does not use are printed as `key=value` only when they differ
+// from their defaults, so assemble(disassemble(p)) == p holds exactly for every program whose
+// registers are x0..x31 and whose operand scopes are legal (the assembler rejects anything else).
 #include "isa/asm.h"
 
 #include <fmt/format.h>
@@ -22,121 +24,51 @@
 #include <vector>
 
 #include "compiler/support/error.h"
+#include "isa/operand_classes.h"
 #include "isa/verifier.h"
 
 namespace tessel::isa {
 
-std::size_t args_index(Opcode op) {
-  switch (op) {
-    case Opcode::li:
-    case Opcode::addi:
-    case Opcode::add:
-    case Opcode::sub:
-    case Opcode::mul:
-    case Opcode::muli:
-    case Opcode::blt:
-    case Opcode::blti:
-    case Opcode::jmp:
-    case Opcode::barrier:
-    case Opcode::core_barrier:
-      return 0;
-    case Opcode::set_flag:
-    case Opcode::wait_flag:
-      return 1;
-    case Opcode::dma:
-      return 2;
-    case Opcode::load2d:
-      return 3;
-    case Opcode::img2col:
-      return 4;
-    case Opcode::mmad:
-      return 5;
-    case Opcode::fix:
-      return 6;
-    default:
-      return 7;
-  }
-}
+namespace oc = opclass;
 
 VectorOperandUse vector_operand_use(Opcode op) {
-  switch (op) {
-    case Opcode::vadd:
-    case Opcode::vsub:
-    case Opcode::vmul:
-    case Opcode::vdiv:
-    case Opcode::vmax:
-    case Opcode::vmin:
-    case Opcode::vmla:
-      return {true, true, false};
-    case Opcode::vadds:
-    case Opcode::vmuls:
-    case Opcode::vmaxs:
-    case Opcode::vmins:
-      return {true, false, true};
-    case Opcode::vdup:
-      return {false, false, true};
-    case Opcode::vexp:
-    case Opcode::vln:
-    case Opcode::vsqrt:
-    case Opcode::vrec:
-    case Opcode::vabs:
-    case Opcode::vrelu:
-    case Opcode::vneg:
-    case Opcode::vcopy:
-    case Opcode::vrsum:
-    case Opcode::vrmax:
-    case Opcode::vrmin:
-      return {true, false, false};
-    default:
-      return {};
-  }
+  if (!is_valid_opcode(op) || !is_vector_opcode(op)) return {};
+  const InstrInfo& r = instr_info(op);
+  return {r.uses(Field::src0), r.uses(Field::src1), r.uses(Field::scalar)};
 }
 
 std::string invalid_enum_field(const Instruction& in) {
-  if (static_cast<int>(in.op) >= kNumOpcodes) {
+  if (!is_valid_opcode(in.op)) {
     return fmt::format("invalid opcode value {}", static_cast<int>(in.op));
   }
   std::string bad;
-  auto scope = [&](Scope s) {
-    if (bad.empty() && static_cast<int>(s) >= kNumScopes) {
-      bad = fmt::format("invalid scope value {}", static_cast<int>(s));
-    }
-  };
-  auto pipe = [&](Pipe p) {
-    if (bad.empty() && static_cast<int>(p) >= kNumPipes) {
-      bad = fmt::format("invalid pipe value {}", static_cast<int>(p));
-    }
-  };
-  auto dtype = [&](DType t) {
-    if (bad.empty() && static_cast<int>(t) > static_cast<int>(DType::f32)) {
-      bad = fmt::format("invalid dtype value {}", static_cast<int>(t));
-    }
-  };
   std::visit(
       [&](const auto& a) {
-        using T = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<T, SyncArgs>) {
-          pipe(a.src), pipe(a.dst);
-        } else if constexpr (std::is_same_v<T, DmaArgs> || std::is_same_v<T, Load2dArgs> ||
-                             std::is_same_v<T, Img2colArgs>) {
-          dtype(a.dtype), scope(a.dst.scope), scope(a.src.scope);
-        } else if constexpr (std::is_same_v<T, MmadArgs>) {
-          scope(a.c.scope), scope(a.a.scope), scope(a.b.scope);
-        } else if constexpr (std::is_same_v<T, FixArgs>) {
-          dtype(a.dst_dtype), scope(a.dst.scope), scope(a.src.scope);
-        } else if constexpr (std::is_same_v<T, VectorArgs>) {
-          dtype(a.dtype), scope(a.dst.addr.scope), scope(a.src0.addr.scope),
-              scope(a.src1.addr.scope);
-        }
+        using A = std::decay_t<decltype(a)>;
+        oc::for_each_field<A>([&](const auto& d) {
+          using K = typename std::decay_t<decltype(d)>::kind_type;
+          if (!bad.empty()) return;
+          if constexpr (std::is_same_v<K, oc::kind::PipeName>) {
+            if (static_cast<int>(d.get(a)) >= kNumPipes)
+              bad = fmt::format("invalid pipe value {}", static_cast<int>(d.get(a)));
+          } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix>) {
+            if (static_cast<int>(d.get(a)) >= kNumDTypes)
+              bad = fmt::format("invalid dtype value {}", static_cast<int>(d.get(a)));
+          } else if constexpr (oc::kIsMemory<K>) {
+            const Scope s = oc::mem_ref(d.get(a)).scope;
+            if (static_cast<int>(s) >= kNumScopes)
+              bad = fmt::format("invalid scope value {}", static_cast<int>(s));
+          }
+        });
       },
       in.args);
   return bad;
 }
 
 bool opcode_from_name(const std::string& mnemonic, Opcode& op) {
-  for (int i = 0; i < kNumOpcodes; ++i) {
-    if (mnemonic == opcode_name(static_cast<Opcode>(i))) {
-      op = static_cast<Opcode>(i);
+  for (const InstrInfo& r : kInstructions) {
+    if (mnemonic == r.mnemonic) {
+      op = r.op;
       return true;
     }
   }
@@ -145,14 +77,7 @@ bool opcode_from_name(const std::string& mnemonic, Opcode& op) {
 
 namespace {
 
-constexpr const char* kArgsClassNames[] = {"ScalarArgs",  "SyncArgs", "DmaArgs", "Load2dArgs",
-                                           "Img2colArgs", "MmadArgs", "FixArgs", "VectorArgs"};
-
-uint32_t float_bits(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, 4);
-  return b;
-}
+using oc::float_bits;
 
 float bits_float(uint32_t b) {
   float v;
@@ -163,67 +88,8 @@ float bits_float(uint32_t b) {
 constexpr uint32_t kQuietNanBits = 0x7fc00000u;
 constexpr uint32_t kNegQuietNanBits = 0xffc00000u;
 
-// ------------------------------------------------------------------------------------------------
-// Operand forms: which fields of ScalarArgs / VectorArgs an opcode takes as positional operands.
-// ------------------------------------------------------------------------------------------------
-
-enum SField : uint8_t { kRd, kRs, kRt, kImm, kTarget, kNumSFields };
-constexpr const char* kSFieldNames[] = {"rd", "rs", "rt", "imm", "target"};
-constexpr const char* kSFieldWhat[] = {"a register x0..x31", "a register x0..x31",
-                                       "a register x0..x31", "an integer immediate",
-                                       "a label or instruction index"};
-
-struct ScalarForm {
-  int n = 0;
-  SField f[3] = {kRd, kRd, kRd};
-};
-
-ScalarForm scalar_form(Opcode op) {
-  switch (op) {
-    case Opcode::li:
-      return {2, {kRd, kImm}};
-    case Opcode::addi:
-    case Opcode::muli:
-      return {3, {kRd, kRs, kImm}};
-    case Opcode::add:
-    case Opcode::sub:
-    case Opcode::mul:
-      return {3, {kRd, kRs, kRt}};
-    case Opcode::blt:
-      return {3, {kRs, kRt, kTarget}};
-    case Opcode::blti:
-      return {3, {kRs, kImm, kTarget}};
-    case Opcode::jmp:
-      return {1, {kTarget}};
-    default:
-      return {0, {}};  // barrier, core_barrier
-  }
-}
-
-bool is_branch(Opcode op) { return op == Opcode::blt || op == Opcode::blti || op == Opcode::jmp; }
-
-enum VField : uint8_t { kVDst, kVSrc0, kVSrc1, kVScalar, kNumVFields };
-constexpr const char* kVFieldNames[] = {"dst", "src0", "src1", "scalar"};
-
-struct VectorForm {
-  int n = 0;
-  VField f[3] = {kVDst, kVDst, kVDst};
-};
-
-// Positional operands of a vector opcode: dst, then the used ones of src0, src1, scalar in order.
-VectorForm vector_form(Opcode op) {
-  const VectorOperandUse u = vector_operand_use(op);
-  VectorForm f;
-  f.f[f.n++] = kVDst;
-  if (u.src0) f.f[f.n++] = kVSrc0;
-  if (u.src1) f.f[f.n++] = kVSrc1;
-  if (u.scalar) f.f[f.n++] = kVScalar;
-  return f;
-}
-
-bool has_dtype_suffix(Opcode op) {
-  const std::size_t k = args_index(op);
-  return k == 2 || k == 3 || k == 4 || k == 6 || k == 7;
+const char* class_name_of(const Instruction& in) {
+  return args_class_name(static_cast<ArgsClass>(in.args.index()));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -323,251 +189,150 @@ struct OperandWriter {
   }
 };
 
-void put_scalar_field(OperandWriter& w, const ScalarArgs& a, SField f, int32_t label_limit,
-                      bool positional) {
+// Whether the instruction has a dtype suffix (its class has a suffix field), and its value.
+template <class A>
+constexpr bool has_suffix() {
+  bool s = false;
+  oc::for_each_field<A>([&](const auto& d) { s = s || d.text == oc::Text::suffix; });
+  return s;
+}
+bool has_dtype_suffix(Opcode op) {
+  return oc::with_class(instr_info(op).cls,
+                        [](auto t) { return has_suffix<typename decltype(t)::type>(); });
+}
+
+// dma's lists print `ndims` entries unless an entry past ndims is set (or ndims > 4): then all
+// kMaxDmaDims entries print and `ndims=` follows explicitly.
+int dma_listed_dims(const DmaArgs& a) {
+  bool tail_zero = a.ndims <= kMaxDmaDims;
+  for (int d = std::min<int>(a.ndims, kMaxDmaDims); d < kMaxDmaDims; ++d) {
+    tail_zero = tail_zero && a.extent[d] == 0 && a.dst_stride[d] == 0 && a.src_stride[d] == 0 &&
+                a.valid_begin[d] == 0 && a.valid_end[d] == 0;
+  }
+  return tail_zero ? a.ndims : kMaxDmaDims;
+}
+
+void put_dma_dims(OperandWriter& w, const DmaArgs& a) {
+  std::string& out = w.out;
+  const int n = dma_listed_dims(a);
   w.sep();
-  if (!positional) {
-    w.out += kSFieldNames[f];
-    w.out += '=';
+  out += "extent=";
+  put_list(out, a.extent, n);
+  w.sep();
+  out += "dst_stride=";
+  put_list(out, a.dst_stride, n);
+  w.sep();
+  out += "src_stride=";
+  put_list(out, a.src_stride, n);
+  bool full_window = true;
+  for (int d = 0; d < n; ++d) {
+    full_window = full_window && a.valid_begin[d] == 0 && a.valid_end[d] == a.extent[d];
   }
-  switch (f) {
-    case kRd:
-      put_reg(w.out, a.rd);
-      break;
-    case kRs:
-      put_reg(w.out, a.rs);
-      break;
-    case kRt:
-      put_reg(w.out, a.rt);
-      break;
-    case kImm:
-      fmt::format_to(std::back_inserter(w.out), "{}", a.imm);
-      break;
-    case kTarget:
-      if (positional)
-        put_target(w.out, a.target, label_limit);
-      else
-        fmt::format_to(std::back_inserter(w.out), "{}", a.target);
-      break;
-    default:
-      break;
+  if (!full_window) {
+    w.sep();
+    out += "valid=[";
+    for (int d = 0; d < n; ++d) {
+      if (d) out += ',';
+      fmt::format_to(std::back_inserter(out), "{}:{}", a.valid_begin[d], a.valid_end[d]);
+    }
+    out += ']';
   }
 }
 
-bool scalar_field_is_default(const ScalarArgs& a, SField f) {
-  static const ScalarArgs d;
-  switch (f) {
-    case kRd:
-      return a.rd == d.rd;
-    case kRs:
-      return a.rs == d.rs;
-    case kRt:
-      return a.rt == d.rt;
-    case kImm:
-      return a.imm == d.imm;
-    case kTarget:
-      return a.target == d.target;
-    default:
-      return true;
+// The text of one value of kind K. A branch target prints as a label when it is a positional
+// operand in [0, label_limit] (label_limit < 0: any target >= 0), otherwise as a number.
+template <class K, class T>
+void put_value(std::string& out, const T& v, bool positional, int32_t label_limit) {
+  if constexpr (std::is_same_v<K, oc::kind::Reg>) {
+    put_reg(out, v);
+  } else if constexpr (std::is_same_v<K, oc::kind::Target>) {
+    if (positional)
+      put_target(out, v, label_limit);
+    else
+      fmt::format_to(std::back_inserter(out), "{}", v);
+  } else if constexpr (std::is_same_v<K, oc::kind::Bool>) {
+    out += v ? '1' : '0';
+  } else if constexpr (std::is_same_v<K, oc::kind::F32>) {
+    out += format_float(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::PipeName>) {
+    out += pipe_name(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix>) {
+    out += dtype_name(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::Mem>) {
+    put_mem(out, v);
+  } else if constexpr (std::is_same_v<K, oc::kind::Vec>) {
+    put_vec(out, v);
+  } else {
+    static_assert(std::is_integral_v<T>, "a value kind without a text form");
+    fmt::format_to(std::back_inserter(out), "{}", static_cast<std::conditional_t<sizeof(T) == 1, int, T>>(v));
   }
 }
 
-bool vec_operand_is_default(const VecOperand& v) { return v == VecOperand{}; }
-
-void format_args(std::string& out, const Instruction& in, int32_t label_limit) {
+// The operands of one instruction: the used operand fields as positional operands, the key=value
+// fields (required ones always, optional ones when not at their default), then unused fields
+// that differ from their default (docs/isa.md, "Fields an opcode does not use").
+template <class A>
+void format_args(std::string& out, Opcode op, const A& a, int32_t label_limit) {
   OperandWriter w{out};
-  switch (in.args.index()) {
-    case 0: {
-      const auto& a = std::get<ScalarArgs>(in.args);
-      const ScalarForm form = scalar_form(in.op);
-      bool used[kNumSFields] = {};
-      for (int i = 0; i < form.n; ++i) {
-        used[form.f[i]] = true;
-        put_scalar_field(w, a, form.f[i], label_limit, true);
-      }
-      for (int f = 0; f < kNumSFields; ++f) {
-        if (!used[f] && !scalar_field_is_default(a, static_cast<SField>(f))) {
-          put_scalar_field(w, a, static_cast<SField>(f), label_limit, false);
-        }
-      }
-      break;
-    }
-    case 1: {
-      const auto& a = std::get<SyncArgs>(in.args);
-      w.sep();
-      out += pipe_name(a.src);
-      w.sep();
-      out += pipe_name(a.dst);
-      w.sep();
-      fmt::format_to(std::back_inserter(out), "{}", a.event);
-      break;
-    }
-    case 2: {
-      const auto& a = std::get<DmaArgs>(in.args);
-      // Lists print `ndims` entries unless an entry past ndims is set (or ndims > 4): then all
-      // kMaxDmaDims entries print and `ndims=` follows explicitly.
-      bool tail_zero = a.ndims <= kMaxDmaDims;
-      for (int d = std::min<int>(a.ndims, kMaxDmaDims); d < kMaxDmaDims; ++d) {
-        tail_zero = tail_zero && a.extent[d] == 0 && a.dst_stride[d] == 0 && a.src_stride[d] == 0 &&
-                    a.valid_begin[d] == 0 && a.valid_end[d] == 0;
-      }
-      const int n = tail_zero ? a.ndims : kMaxDmaDims;
-      w.sep();
-      put_mem(out, a.dst);
-      w.sep();
-      put_mem(out, a.src);
-      w.sep();
-      out += "extent=";
-      put_list(out, a.extent, n);
-      w.sep();
-      out += "dst_stride=";
-      put_list(out, a.dst_stride, n);
-      w.sep();
-      out += "src_stride=";
-      put_list(out, a.src_stride, n);
-      bool full_window = true;
-      for (int d = 0; d < n; ++d) {
-        full_window = full_window && a.valid_begin[d] == 0 && a.valid_end[d] == a.extent[d];
-      }
-      if (!full_window) {
+  oc::for_each_field_indexed<A>([&](const auto& d, int i) {
+    using K = typename std::decay_t<decltype(d)>::kind_type;
+    if constexpr (!std::decay_t<decltype(d)>::kWhole) {
+      if (d.text == oc::Text::operand && oc::field_used(op, i)) {
         w.sep();
-        out += "valid=[";
-        for (int d = 0; d < n; ++d) {
-          if (d) out += ',';
-          fmt::format_to(std::back_inserter(out), "{}:{}", a.valid_begin[d], a.valid_end[d]);
-        }
-        out += ']';
+        put_value<K>(out, d.get(a), true, label_limit);
       }
-      if (float_bits(a.pad_value) != 0) w.key("pad", "{}", format_float(a.pad_value));
-      if (n != a.ndims) w.key("ndims", "{}", a.ndims);
-      break;
     }
-    case 3: {
-      const auto& a = std::get<Load2dArgs>(in.args);
+  });
+  oc::for_each_field_indexed<A>([&](const auto& d, int i) {
+    using K = typename std::decay_t<decltype(d)>::kind_type;
+    if (d.text == oc::Text::operand || d.text == oc::Text::suffix || !oc::field_used(op, i)) return;
+    if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
+      put_dma_dims(w, a);
+    } else if constexpr (std::is_same_v<K, oc::kind::DmaNdims>) {
+      if (dma_listed_dims(a) != a.ndims) w.key("ndims", "{}", a.ndims);
+    } else if (d.text == oc::Text::required || !oc::is_default(d, a)) {
       w.sep();
-      put_mem(out, a.dst);
-      w.sep();
-      put_mem(out, a.src);
-      w.key("rows", "{}", a.rows);
-      w.key("cols", "{}", a.cols);
-      w.key("src_row_stride", "{}", a.src_row_stride);
-      if (a.transpose) w.key("transpose", "1");
-      break;
+      out += field_name(d.name);
+      out += '=';
+      put_value<K>(out, d.get(a), false, label_limit);
     }
-    case 4: {
-      const auto& a = std::get<Img2colArgs>(in.args);
-      static const Img2colArgs d;
+  });
+  oc::for_each_field_indexed<A>([&](const auto& d, int i) {
+    using K = typename std::decay_t<decltype(d)>::kind_type;
+    if constexpr (!std::decay_t<decltype(d)>::kWhole) {
+      if (oc::field_used(op, i) || oc::is_default(d, a)) return;
       w.sep();
-      put_mem(out, a.dst);
-      w.sep();
-      put_mem(out, a.src);
-      w.key("c", "{}", a.c);
-      w.key("h", "{}", a.h);
-      w.key("w", "{}", a.w);
-      w.key("kh", "{}", a.kh);
-      w.key("kw", "{}", a.kw);
-      if (a.stride_h != d.stride_h) w.key("stride_h", "{}", a.stride_h);
-      if (a.stride_w != d.stride_w) w.key("stride_w", "{}", a.stride_w);
-      if (a.dilation_h != d.dilation_h) w.key("dilation_h", "{}", a.dilation_h);
-      if (a.dilation_w != d.dilation_w) w.key("dilation_w", "{}", a.dilation_w);
-      if (a.pad_top != d.pad_top) w.key("pad_top", "{}", a.pad_top);
-      if (a.pad_left != d.pad_left) w.key("pad_left", "{}", a.pad_left);
-      w.key("oh", "{}", a.oh);
-      w.key("ow", "{}", a.ow);
-      if (a.c0 != d.c0) w.key("c0", "{}", a.c0);
-      break;
+      out += field_name(d.name);
+      out += '=';
+      put_value<K>(out, d.get(a), false, label_limit);
     }
-    case 5: {
-      const auto& a = std::get<MmadArgs>(in.args);
-      w.sep();
-      put_mem(out, a.c);
-      w.sep();
-      put_mem(out, a.a);
-      w.sep();
-      put_mem(out, a.b);
-      w.key("m1", "{}", a.m1);
-      w.key("k1", "{}", a.k1);
-      w.key("n1", "{}", a.n1);
-      if (a.accumulate) w.key("acc", "1");
-      break;
-    }
-    case 6: {
-      const auto& a = std::get<FixArgs>(in.args);
-      w.sep();
-      put_mem(out, a.dst);
-      w.sep();
-      put_mem(out, a.src);
-      w.key("m", "{}", a.m);
-      w.key("n", "{}", a.n);
-      w.key("dst_row_stride", "{}", a.dst_row_stride);
-      if (a.relu) w.key("relu", "1");
-      break;
-    }
-    case 7: {
-      const auto& a = std::get<VectorArgs>(in.args);
-      const VectorForm form = vector_form(in.op);
-      bool used[kNumVFields] = {};
-      auto put_field = [&](VField f) {
-        switch (f) {
-          case kVDst:
-            put_vec(out, a.dst);
-            break;
-          case kVSrc0:
-            put_vec(out, a.src0);
-            break;
-          case kVSrc1:
-            put_vec(out, a.src1);
-            break;
-          default:
-            out += format_float(a.scalar);
-            break;
-        }
-      };
-      for (int i = 0; i < form.n; ++i) {
-        used[form.f[i]] = true;
-        w.sep();
-        put_field(form.f[i]);
-      }
-      w.key("count", "{}", a.count);
-      if (a.repeat != 1) w.key("repeat", "{}", a.repeat);
-      const bool is_default[kNumVFields] = {
-          vec_operand_is_default(a.dst), vec_operand_is_default(a.src0),
-          vec_operand_is_default(a.src1), float_bits(a.scalar) == 0};
-      for (int f = 0; f < kNumVFields; ++f) {
-        if (used[f] || is_default[f]) continue;
-        w.sep();
-        out += kVFieldNames[f];
-        out += '=';
-        put_field(static_cast<VField>(f));
-      }
-      break;
-    }
-  }
+  });
 }
 
 void format_into(std::string& out, const Instruction& in, int32_t label_limit) {
+  if (!is_valid_opcode(in.op)) {
+    fmt::format_to(std::back_inserter(out), "<invalid opcode {}>", static_cast<int>(in.op));
+    return;
+  }
   out += opcode_name(in.op);
   if (args_index(in.op) != in.args.index()) {
     fmt::format_to(std::back_inserter(out), " <operands of class {}, expected {}>",
-                   kArgsClassNames[in.args.index()], kArgsClassNames[args_index(in.op)]);
+                   class_name_of(in), args_class_name(instr_info(in.op).cls));
     return;
   }
-  if (has_dtype_suffix(in.op)) {
-    DType t = DType::f16;
-    if (const auto* d = std::get_if<DmaArgs>(&in.args))
-      t = d->dtype;
-    else if (const auto* l = std::get_if<Load2dArgs>(&in.args))
-      t = l->dtype;
-    else if (const auto* i = std::get_if<Img2colArgs>(&in.args))
-      t = i->dtype;
-    else if (const auto* f = std::get_if<FixArgs>(&in.args))
-      t = f->dst_dtype;
-    else
-      t = std::get<VectorArgs>(in.args).dtype;
-    out += '.';
-    out += dtype_name(t);
-  }
-  format_args(out, in, label_limit);
+  std::visit(
+      [&](const auto& a) {
+        using A = std::decay_t<decltype(a)>;
+        oc::for_each_field<A>([&](const auto& d) {
+          using K = typename std::decay_t<decltype(d)>::kind_type;
+          if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix>) {
+            out += '.';
+            out += dtype_name(d.get(a));
+          }
+        });
+        format_args(out, in.op, a, label_limit);
+      },
+      in.args);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -933,6 +698,7 @@ void parse_list(Cursor& cur, const char* what, F elem) {
 
 // A branch target: a label name, resolved when the core section ends, or an instruction index.
 struct TargetRef {
+  Field field = Field::target;  // the branch-target field the label is for
   bool is_label = false;
   std::string label;
   int32_t index = -1;
@@ -1083,266 +849,215 @@ struct PendingTarget {
   int line;
 };
 
-// Parses the operands of one instruction into `in` (whose op is set). Branch labels go to
-// `pending`.
-void parse_operands(Operands& ops, Instruction& in, DType dtype, std::vector<TargetRef>& targets) {
-  switch (args_index(in.op)) {
-    case 0: {
-      ScalarArgs a;
-      const ScalarForm form = scalar_form(in.op);
-      bool used[kNumSFields] = {};
-      auto field = [&](SField f, Cursor& cur) {
-        switch (f) {
-          case kRd:
-            a.rd = parse_reg(cur);
-            break;
-          case kRs:
-            a.rs = parse_reg(cur);
-            break;
-          case kRt:
-            a.rt = parse_reg(cur);
-            break;
-          case kImm:
-            a.imm = parse_i64(cur, "an integer immediate");
-            break;
-          default: {
-            TargetRef t = parse_target(cur);
-            if (t.is_label)
-              targets.push_back(std::move(t));
-            else
-              a.target = t.index;
-            break;
-          }
-        }
-      };
-      for (int i = 0; i < form.n; ++i) {
-        used[form.f[i]] = true;
-        ops.pos(i, kSFieldWhat[form.f[i]], [&](Cursor& c) { field(form.f[i], c); });
-      }
-      for (int f = 0; f < kNumSFields; ++f) {
-        if (!used[f]) {
-          ops.key(kSFieldNames[f], kSFieldWhat[f],
-                  [&](Cursor& c) { field(static_cast<SField>(f), c); });
-        }
-      }
-      ops.finish(form.n);
-      in.args = a;
-      break;
-    }
-    case 1: {
-      SyncArgs a;
-      a.src = ops.pos(0, "the source pipe", parse_pipe);
-      a.dst = ops.pos(1, "the destination pipe", parse_pipe);
-      a.event = static_cast<uint8_t>(ops.pos(2, "an event id", [](Cursor& c) {
-        return parse_unsigned(c, std::numeric_limits<uint8_t>::max(), "an event id");
-      }));
-      ops.finish(3);
-      in.args = a;
-      break;
-    }
-    case 2: {
-      DmaArgs a;
-      a.dtype = dtype;
-      a.dst = ops.pos(0, "the destination memory operand scope[xR+offset]", parse_mem);
-      a.src = ops.pos(1, "the source memory operand scope[xR+offset]", parse_mem);
-      int n_extent = 0, n_dst = 0, n_src = 0, n_valid = 0;
-      auto too_many = [](Cursor& c) {
-        syntax_error(c.ctx, c.col(), "too many dimensions (at most {})", kMaxDmaDims);
-      };
-      ops.required("extent", "a list [e0,e1,..] of element counts", [&](Cursor& c) {
-        parse_list(c, "'[' starting the extent list", [&] {
-          if (n_extent == kMaxDmaDims) too_many(c);
-          a.extent[n_extent++] = parse_u32(c, "an extent");
-        });
-      });
-      ops.required("dst_stride", "a list of element strides", [&](Cursor& c) {
-        parse_list(c, "'[' starting the dst_stride list", [&] {
-          if (n_dst == kMaxDmaDims) too_many(c);
-          a.dst_stride[n_dst++] = parse_i64(c, "a stride");
-        });
-      });
-      ops.required("src_stride", "a list of element strides", [&](Cursor& c) {
-        parse_list(c, "'[' starting the src_stride list", [&] {
-          if (n_src == kMaxDmaDims) too_many(c);
-          a.src_stride[n_src++] = parse_i64(c, "a stride");
-        });
-      });
-      const bool has_valid = ops.key("valid", "a list [begin:end,..]", [&](Cursor& c) {
-        parse_list(c, "'[' starting the valid list", [&] {
-          if (n_valid == kMaxDmaDims) too_many(c);
-          a.valid_begin[n_valid] = parse_u32(c, "a valid-window begin");
-          c.expect(':', "':' between the valid-window begin and end");
-          a.valid_end[n_valid++] = parse_u32(c, "a valid-window end");
-        });
-      });
-      ops.key("pad", "a pad value",
-              [&](Cursor& c) { a.pad_value = parse_float(c, "a pad value"); });
-      int ndims = n_extent;
-      const bool has_ndims = ops.key("ndims", "a dimension count", [&](Cursor& c) {
-        ndims = static_cast<int>(parse_unsigned(c, 255, "ndims"));
-      });
-      ops.finish(2);
-      if (n_dst != n_extent || n_src != n_extent || (has_valid && n_valid != n_extent)) {
-        syntax_error(ops.ctx(), ops.pos_col(0),
-                     "dma lists differ in length (extent {}, dst_stride {}, src_stride {}{}): "
-                     "expected one entry per dimension in each",
-                     n_extent, n_dst, n_src, has_valid ? fmt::format(", valid {}", n_valid) : "");
-      }
-      if (!has_valid) {
-        for (int d = 0; d < n_extent; ++d) a.valid_end[d] = a.extent[d];
-      }
-      if (!has_ndims && n_extent == 0) {
-        syntax_error(ops.ctx(), ops.pos_col(0), "dma needs at least one dimension in extent=[..]");
-      }
-      a.ndims = static_cast<uint8_t>(ndims);
-      in.args = a;
-      break;
-    }
-    case 3: {
-      Load2dArgs a;
-      a.dtype = dtype;
-      a.dst = ops.pos(0, "the destination memory operand", parse_mem);
-      a.src = ops.pos(1, "the source memory operand", parse_mem);
-      ops.required("rows", "a row count", [&](Cursor& c) { a.rows = parse_u32(c, "rows"); });
-      ops.required("cols", "a column count", [&](Cursor& c) { a.cols = parse_u32(c, "cols"); });
-      ops.required("src_row_stride", "a row stride in elements",
-                   [&](Cursor& c) { a.src_row_stride = parse_i64(c, "src_row_stride"); });
-      ops.key("transpose", "0 or 1",
-              [&](Cursor& c) { a.transpose = parse_bool(c, "transpose (0 or 1)"); });
-      ops.finish(2);
-      in.args = a;
-      break;
-    }
-    case 4: {
-      Img2colArgs a;
-      a.dtype = dtype;
-      a.dst = ops.pos(0, "the destination memory operand", parse_mem);
-      a.src = ops.pos(1, "the source memory operand", parse_mem);
-      struct U {
-        const char* name;
-        uint32_t* field;
-        bool required;
-      };
-      const U us[] = {{"c", &a.c, true},
-                      {"h", &a.h, true},
-                      {"w", &a.w, true},
-                      {"kh", &a.kh, true},
-                      {"kw", &a.kw, true},
-                      {"stride_h", &a.stride_h, false},
-                      {"stride_w", &a.stride_w, false},
-                      {"dilation_h", &a.dilation_h, false},
-                      {"dilation_w", &a.dilation_w, false},
-                      {"oh", &a.oh, true},
-                      {"ow", &a.ow, true}};
-      for (const U& u : us) {
-        auto f = [&](Cursor& c) { *u.field = parse_u32(c, u.name); };
-        if (u.required)
-          ops.required(u.name, "a non-negative integer", f);
-        else
-          ops.key(u.name, "a non-negative integer", f);
-      }
-      ops.key("pad_top", "an integer", [&](Cursor& c) { a.pad_top = parse_i32(c, "pad_top"); });
-      ops.key("pad_left", "an integer", [&](Cursor& c) { a.pad_left = parse_i32(c, "pad_left"); });
-      ops.key("c0", "a non-negative integer (0: dense source, > 0: NC1HWC0 with this C0)",
-              [&](Cursor& c) { a.c0 = parse_u32(c, "c0"); });
-      ops.finish(2);
-      in.args = a;
-      break;
-    }
-    case 5: {
-      MmadArgs a;
-      a.c = ops.pos(0, "the L0C accumulator operand", parse_mem);
-      a.a = ops.pos(1, "the L0A operand", parse_mem);
-      a.b = ops.pos(2, "the L0B operand", parse_mem);
-      ops.required("m1", "a fractal count", [&](Cursor& c) { a.m1 = parse_u32(c, "m1"); });
-      ops.required("k1", "a fractal count", [&](Cursor& c) { a.k1 = parse_u32(c, "k1"); });
-      ops.required("n1", "a fractal count", [&](Cursor& c) { a.n1 = parse_u32(c, "n1"); });
-      ops.key("acc", "0 or 1", [&](Cursor& c) { a.accumulate = parse_bool(c, "acc (0 or 1)"); });
-      ops.finish(3);
-      in.args = a;
-      break;
-    }
-    case 6: {
-      FixArgs a;
-      a.dst_dtype = dtype;
-      a.dst = ops.pos(0, "the destination memory operand", parse_mem);
-      a.src = ops.pos(1, "the L0C source operand", parse_mem);
-      ops.required("m", "a row count", [&](Cursor& c) { a.m = parse_u32(c, "m"); });
-      ops.required("n", "a column count", [&](Cursor& c) { a.n = parse_u32(c, "n"); });
-      ops.required("dst_row_stride", "a row stride in elements",
-                   [&](Cursor& c) { a.dst_row_stride = parse_i64(c, "dst_row_stride"); });
-      ops.key("relu", "0 or 1", [&](Cursor& c) { a.relu = parse_bool(c, "relu (0 or 1)"); });
-      ops.finish(2);
-      in.args = a;
-      break;
-    }
-    default: {
-      VectorArgs a;
-      a.dtype = dtype;
-      const VectorForm form = vector_form(in.op);
-      bool used[kNumVFields] = {};
-      auto field = [&](VField f, Cursor& c) {
-        switch (f) {
-          case kVDst:
-            a.dst = parse_vec(c);
-            break;
-          case kVSrc0:
-            a.src0 = parse_vec(c);
-            break;
-          case kVSrc1:
-            a.src1 = parse_vec(c);
-            break;
-          default:
-            a.scalar = parse_float(c, "a scalar value");
-            break;
-        }
-      };
-      static const char* const what[] = {
-          "a vector operand ub[xR+offset]{elem_stride,repeat_stride}",
-          "a vector operand ub[xR+offset]{elem_stride,repeat_stride}",
-          "a vector operand ub[xR+offset]{elem_stride,repeat_stride}", "a scalar value"};
-      for (int i = 0; i < form.n; ++i) {
-        used[form.f[i]] = true;
-        ops.pos(i, what[form.f[i]], [&](Cursor& c) { field(form.f[i], c); });
-      }
-      ops.required("count", "an element count per repeat",
-                   [&](Cursor& c) { a.count = parse_u32(c, "count"); });
-      ops.key("repeat", "a repeat count", [&](Cursor& c) { a.repeat = parse_u32(c, "repeat"); });
-      for (int f = 0; f < kNumVFields; ++f) {
-        if (!used[f])
-          ops.key(kVFieldNames[f], what[f], [&](Cursor& c) { field(static_cast<VField>(f), c); });
-      }
-      ops.finish(form.n);
-      in.args = a;
-      break;
-    }
+// Label references of the instruction being parsed: (field, label) pairs resolved when the core
+// section ends.
+struct ParseCtx {
+  std::vector<TargetRef>& targets;
+};
+
+// Parses one value of kind K for field `d`.
+template <class K, class D>
+typename K::type parse_value(Cursor& c, const D& d, ParseCtx& ctx) {
+  if constexpr (std::is_same_v<K, oc::kind::Reg>) {
+    return parse_reg(c);
+  } else if constexpr (std::is_same_v<K, oc::kind::Target>) {
+    TargetRef t = parse_target(c);
+    if (!t.is_label) return t.index;
+    t.field = d.name;
+    ctx.targets.push_back(std::move(t));
+    return d.get(oc::kDefaultArgs<typename D::args_type>);
+  } else if constexpr (std::is_same_v<K, oc::kind::I64>) {
+    return parse_i64(c, d.value_what());
+  } else if constexpr (std::is_same_v<K, oc::kind::I32>) {
+    return parse_i32(c, d.value_what());
+  } else if constexpr (std::is_same_v<K, oc::kind::U32>) {
+    return parse_u32(c, d.value_what());
+  } else if constexpr (std::is_same_v<K, oc::kind::U8>) {
+    return static_cast<uint8_t>(
+        parse_unsigned(c, std::numeric_limits<uint8_t>::max(), d.value_what()));
+  } else if constexpr (std::is_same_v<K, oc::kind::Bool>) {
+    return parse_bool(c, fmt::format("{} (0 or 1)", field_name(d.name)).c_str());
+  } else if constexpr (std::is_same_v<K, oc::kind::F32>) {
+    return parse_float(c, d.value_what());
+  } else if constexpr (std::is_same_v<K, oc::kind::PipeName>) {
+    return parse_pipe(c);
+  } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix>) {
+    return parse_dtype_name(c.next("a dtype"), c.ctx);
+  } else if constexpr (std::is_same_v<K, oc::kind::Mem>) {
+    return parse_mem(c);
+  } else {
+    static_assert(std::is_same_v<K, oc::kind::Vec>, "a value kind without a parser");
+    return parse_vec(c);
   }
+}
+
+// What dma's lists parsed to, checked after the whole instruction was read.
+struct DmaListState {
+  int n_extent = 0, n_dst = 0, n_src = 0, n_valid = 0;
+  bool has_valid = false, has_ndims = false;
+  int ndims = -1;
+};
+
+void parse_dma_dims(Operands& ops, DmaArgs& a, DmaListState& st) {
+  auto too_many = [](Cursor& c) {
+    syntax_error(c.ctx, c.col(), "too many dimensions (at most {})", kMaxDmaDims);
+  };
+  ops.required("extent", "a list [e0,e1,..] of element counts", [&](Cursor& c) {
+    parse_list(c, "'[' starting the extent list", [&] {
+      if (st.n_extent == kMaxDmaDims) too_many(c);
+      a.extent[st.n_extent++] = parse_u32(c, "an extent");
+    });
+  });
+  ops.required("dst_stride", "a list of element strides", [&](Cursor& c) {
+    parse_list(c, "'[' starting the dst_stride list", [&] {
+      if (st.n_dst == kMaxDmaDims) too_many(c);
+      a.dst_stride[st.n_dst++] = parse_i64(c, "a stride");
+    });
+  });
+  ops.required("src_stride", "a list of element strides", [&](Cursor& c) {
+    parse_list(c, "'[' starting the src_stride list", [&] {
+      if (st.n_src == kMaxDmaDims) too_many(c);
+      a.src_stride[st.n_src++] = parse_i64(c, "a stride");
+    });
+  });
+  st.has_valid = ops.key("valid", "a list [begin:end,..]", [&](Cursor& c) {
+    parse_list(c, "'[' starting the valid list", [&] {
+      if (st.n_valid == kMaxDmaDims) too_many(c);
+      a.valid_begin[st.n_valid] = parse_u32(c, "a valid-window begin");
+      c.expect(':', "':' between the valid-window begin and end");
+      a.valid_end[st.n_valid++] = parse_u32(c, "a valid-window end");
+    });
+  });
+}
+
+void parse_dma_ndims(Operands& ops, DmaListState& st) {
+  st.has_ndims = ops.key("ndims", "a dimension count", [&](Cursor& c) {
+    st.ndims = static_cast<int>(parse_unsigned(c, 255, "ndims"));
+  });
+}
+
+void finish_dma_dims(Operands& ops, DmaArgs& a, const DmaListState& st) {
+  if (st.n_dst != st.n_extent || st.n_src != st.n_extent ||
+      (st.has_valid && st.n_valid != st.n_extent)) {
+    syntax_error(ops.ctx(), ops.pos_col(0),
+                 "dma lists differ in length (extent {}, dst_stride {}, src_stride {}{}): "
+                 "expected one entry per dimension in each",
+                 st.n_extent, st.n_dst, st.n_src,
+                 st.has_valid ? fmt::format(", valid {}", st.n_valid) : "");
+  }
+  if (!st.has_valid) {
+    for (int d = 0; d < st.n_extent; ++d) a.valid_end[d] = a.extent[d];
+  }
+  if (!st.has_ndims && st.n_extent == 0) {
+    syntax_error(ops.ctx(), ops.pos_col(0), "dma needs at least one dimension in extent=[..]");
+  }
+  a.ndims = static_cast<uint8_t>(st.has_ndims ? st.ndims : st.n_extent);
+}
+
+// Parses the operands of one instruction of class A (the inverse of format_args): positional
+// operands, key=value fields, extras for unused fields, then the class's own checks.
+template <class A>
+A parse_args(Operands& ops, Opcode op, DType dtype, ParseCtx& ctx) {
+  A a{};
+  DmaListState dma;
+  std::size_t pos = 0;
+  oc::for_each_field_indexed<A>([&](const auto& d, int i) {
+    using K = typename std::decay_t<decltype(d)>::kind_type;
+    if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix>) {
+      d.get(a) = dtype;
+    } else if constexpr (!std::decay_t<decltype(d)>::kWhole) {
+      if (d.text == oc::Text::operand && oc::field_used(op, i))
+        ops.pos(pos++, d.what, [&](Cursor& c) { d.get(a) = parse_value<K>(c, d, ctx); });
+    }
+  });
+  oc::for_each_field_indexed<A>([&](const auto& d, int i) {
+    using K = typename std::decay_t<decltype(d)>::kind_type;
+    if (d.text == oc::Text::operand || d.text == oc::Text::suffix || !oc::field_used(op, i)) return;
+    if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
+      parse_dma_dims(ops, a, dma);
+    } else if constexpr (std::is_same_v<K, oc::kind::DmaNdims>) {
+      parse_dma_ndims(ops, dma);
+    } else if constexpr (!std::decay_t<decltype(d)>::kWhole) {
+      auto f = [&](Cursor& c) { d.get(a) = parse_value<K>(c, d, ctx); };
+      if (d.text == oc::Text::required)
+        ops.required(field_name(d.name), d.what, f);
+      else
+        ops.key(field_name(d.name), d.what, f);
+    }
+  });
+  oc::for_each_field_indexed<A>([&](const auto& d, int i) {
+    using K = typename std::decay_t<decltype(d)>::kind_type;
+    if constexpr (!std::decay_t<decltype(d)>::kWhole &&
+                  !std::is_same_v<K, oc::kind::DTypeSuffix>) {
+      if (!oc::field_used(op, i))
+        ops.key(field_name(d.name), d.what,
+                [&](Cursor& c) { d.get(a) = parse_value<K>(c, d, ctx); });
+    }
+  });
+  ops.finish(pos);
+  if constexpr (std::is_same_v<A, DmaArgs>) finish_dma_dims(ops, a, dma);
+  return a;
+}
+
+void parse_operands(Operands& ops, Instruction& in, DType dtype, std::vector<TargetRef>& targets) {
+  ParseCtx ctx{targets};
+  oc::with_class(instr_info(in.op).cls, [&](auto t) {
+    using A = typename decltype(t)::type;
+    in.args = parse_args<A>(ops, in.op, dtype, ctx);
+  });
+}
+
+// Sets the branch-target field `f` of `in` (resolving a label).
+void set_target(Instruction& in, Field f, int32_t value) {
+  std::visit(
+      [&](auto& a) {
+        using A = std::decay_t<decltype(a)>;
+        oc::for_each_field<A>([&](const auto& d) {
+          using K = typename std::decay_t<decltype(d)>::kind_type;
+          if constexpr (std::is_same_v<K, oc::kind::Target>) {
+            if (d.name == f) d.get(a) = value;
+          }
+        });
+      },
+      in.args);
+}
+
+// Calls fn(target) for every used branch-target field of `in` (labels in the disassembly).
+template <class Fn>
+void for_each_target(const Instruction& in, Fn&& fn) {
+  std::visit(
+      [&](const auto& a) {
+        using A = std::decay_t<decltype(a)>;
+        oc::for_each_field_indexed<A>([&](const auto& d, int i) {
+          using K = typename std::decay_t<decltype(d)>::kind_type;
+          if constexpr (std::is_same_v<K, oc::kind::Target>) {
+            if (oc::field_used(in.op, i)) fn(d.get(a));
+          }
+        });
+      },
+      in.args);
 }
 
 // ------------------------------------------------------------------------------------------------
 // Exact comparison
 // ------------------------------------------------------------------------------------------------
 
-template <class T>
-T zero_floats(T v) {
-  if constexpr (std::is_same_v<T, DmaArgs>) v.pad_value = 0;
-  if constexpr (std::is_same_v<T, VectorArgs>) v.scalar = 0;
-  return v;
-}
-
+// Equal field by field, floats by bit pattern (operator== treats NaN != NaN and -0 == +0).
 bool args_identical(const Instruction& a, const Instruction& b) {
   if (a.args.index() != b.args.index()) return false;
   return std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
-        const T& y = std::get<T>(b.args);
-        if constexpr (std::is_same_v<T, DmaArgs>) {
-          if (float_bits(x.pad_value) != float_bits(y.pad_value)) return false;
-        }
-        if constexpr (std::is_same_v<T, VectorArgs>) {
-          if (float_bits(x.scalar) != float_bits(y.scalar)) return false;
-        }
-        return zero_floats(x) == zero_floats(y);
+        T u = x, v = std::get<T>(b.args);
+        bool floats_same = true;
+        oc::for_each_field<T>([&](const auto& d) {
+          using K = typename std::decay_t<decltype(d)>::kind_type;
+          if constexpr (std::is_same_v<K, oc::kind::F32>) {
+            floats_same = floats_same && float_bits(d.get(u)) == float_bits(d.get(v));
+            d.get(u) = d.get(v) = 0.0f;
+          }
+        });
+        return floats_same && u == v;
       },
       a.args);
 }
@@ -1394,13 +1109,11 @@ std::string disassemble(const Program& program) {
       }
       if (args_index(in.op) != in.args.index()) {
         fail("disassemble: core {}, instruction {}: {} holds {} operands (expected {})", c, i,
-             opcode_name(in.op), kArgsClassNames[in.args.index()],
-             kArgsClassNames[args_index(in.op)]);
+             opcode_name(in.op), class_name_of(in), args_class_name(instr_info(in.op).cls));
       }
-      if (is_branch(in.op)) {
-        const int32_t t = std::get<ScalarArgs>(in.args).target;
+      for_each_target(in, [&](int32_t t) {
         if (t >= 0 && t <= n) is_target[t] = true;
-      }
+      });
     }
     for (std::size_t i = 0; i <= stream.size(); ++i) {
       if (is_target[i]) fmt::format_to(std::back_inserter(out), "L{}:\n", i);
@@ -1473,7 +1186,7 @@ Program assemble(const std::string& text, const std::string& source_name) {
         syntax_error(ctx, pt.ref.col, "unknown label '{}' (not defined in core {})", pt.ref.label,
                      p.cores.size() - 1);
       }
-      std::get<ScalarArgs>(stream[pt.instr].args).target = it->second.first;
+      set_target(stream[pt.instr], pt.ref.field, it->second.first);
     }
     pending.clear();
     labels.clear();

@@ -1,4 +1,5 @@
-// Text assembler and disassembler for isa::Program (syntax specified in docs/isa.md).
+// Text assembler and disassembler for isa::Program (syntax specified in docs/isa.md; every
+// instruction's operands come from its record and operand class, isa/operand_classes.h).
 // disassemble(assemble(t)) reproduces t's instructions; assemble(disassemble(p)) == p.
 #pragma once
 
@@ -20,19 +21,13 @@ std::string disassemble(const Program& program);
 /// Constant buffers parse with empty `init` (data is not part of the text form).
 Program assemble(const std::string& text, const std::string& source_name = "<asm>");
 
-// ---- additions (ISA text/encoding owner): helpers shared by asm, encoding and verifier ----
+// ---- helpers shared by asm, encoding and verifier ----
+// kNumOpcodes and args_index(op) (the index of the Instruction::args alternative an opcode uses)
+// are in isa/isa.h, derived from the instruction records.
 
-/// Number of opcodes: Opcode values are dense, 0 .. Opcode::vrmin.
-inline constexpr int kNumOpcodes = static_cast<int>(Opcode::vrmin) + 1;
-
-/// The index of the Instruction::args alternative an opcode uses (docs/isa.md, "Operand classes"):
-/// 0 ScalarArgs (li..jmp, barrier, core_barrier), 1 SyncArgs (set_flag, wait_flag), 2 DmaArgs,
-/// 3 Load2dArgs, 4 Img2colArgs, 5 MmadArgs, 6 FixArgs, 7 VectorArgs (v*).
-std::size_t args_index(Opcode op);
-
-/// Which VectorArgs fields a vector opcode uses besides `dst` (always used): binary ops and vmla
-/// read src0 and src1; vadds/vmuls/vmaxs/vmins read src0 and scalar; vdup reads scalar only; unary
-/// ops and reductions read src0 only. Returns all false for a non-vector opcode.
+/// Which VectorArgs fields a vector opcode uses besides `dst` (always used), from its record:
+/// binary ops and vmla read src0 and src1; vadds/vmuls/vmaxs/vmins read src0 and scalar; vdup
+/// reads scalar only; unary ops and reductions read src0 only. All false for a non-vector opcode.
 struct VectorOperandUse {
   bool src0 = false, src1 = false, scalar = false;
 };

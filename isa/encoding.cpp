@@ -14,6 +14,7 @@
 
 #include "compiler/support/error.h"
 #include "isa/asm.h"
+#include "isa/operand_classes.h"
 
 namespace tessel::isa {
 
@@ -24,11 +25,7 @@ constexpr uint8_t kFullFormFlag = 0x80;  // opcode byte: the full form follows
 constexpr uint8_t kOpcodeMask = 0x3f;
 static_assert(kNumOpcodes <= kOpcodeMask + 1, "opcode no longer fits the 6-bit opcode field");
 
-uint32_t float_bits(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, 4);
-  return b;
-}
+using opclass::float_bits;
 
 // CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), the checksum of zlib/PNG.
 uint32_t crc32(const uint8_t* data, std::size_t n) {
@@ -101,83 +98,14 @@ class Writer {
 };
 
 // ------------------------------------------------------------------------------------------------
-// Validation of enum values before encoding (values outside the enumerators are not encodable)
+// Instructions, from their records and operand classes (isa/operand_classes.h): the flag byte,
+// the compact payload and the full form are written per value kind, never per opcode.
 // ------------------------------------------------------------------------------------------------
 
-// ------------------------------------------------------------------------------------------------
-// Compact forms: when an instruction has them, and how they are written
-// ------------------------------------------------------------------------------------------------
+namespace oc = opclass;
 
-bool reg_ok(uint8_t r) { return r < kNumRegs; }
-
-// The ScalarArgs an opcode's compact form can carry: the used fields of `a`, defaults elsewhere.
-ScalarArgs project_scalar(Opcode op, const ScalarArgs& a) {
-  ScalarArgs p;
-  switch (op) {
-    case Opcode::li:
-      p.rd = a.rd, p.imm = a.imm;
-      break;
-    case Opcode::addi:
-    case Opcode::muli:
-      p.rd = a.rd, p.rs = a.rs, p.imm = a.imm;
-      break;
-    case Opcode::add:
-    case Opcode::sub:
-    case Opcode::mul:
-      p.rd = a.rd, p.rs = a.rs, p.rt = a.rt;
-      break;
-    case Opcode::blt:
-      p.rs = a.rs, p.rt = a.rt, p.target = a.target;
-      break;
-    case Opcode::blti:
-      p.rs = a.rs, p.imm = a.imm, p.target = a.target;
-      break;
-    case Opcode::jmp:
-      p.target = a.target;
-      break;
-    default:
-      break;
-  }
-  return p;
-}
-
-bool is_branch(Opcode op) { return op == Opcode::blt || op == Opcode::blti || op == Opcode::jmp; }
-
-bool compact_ok(const Instruction& in) {
-  if (args_index(in.op) != in.args.index()) return false;
-  return std::visit(
-      [&](const auto& a) -> bool {
-        using T = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<T, ScalarArgs>) {
-          return project_scalar(in.op, a) == a && reg_ok(a.rd) && reg_ok(a.rs) && reg_ok(a.rt) &&
-                 (!is_branch(in.op) || a.target >= 0);
-        } else if constexpr (std::is_same_v<T, SyncArgs>) {
-          return true;
-        } else if constexpr (std::is_same_v<T, DmaArgs>) {
-          if (a.ndims < 1 || a.ndims > kMaxDmaDims || !reg_ok(a.dst.reg) || !reg_ok(a.src.reg)) {
-            return false;
-          }
-          for (int d = a.ndims; d < kMaxDmaDims; ++d) {
-            if (a.extent[d] || a.dst_stride[d] || a.src_stride[d] || a.valid_begin[d] ||
-                a.valid_end[d]) {
-              return false;
-            }
-          }
-          return true;
-        } else if constexpr (std::is_same_v<T, MmadArgs>) {
-          return reg_ok(a.a.reg) && reg_ok(a.b.reg) && reg_ok(a.c.reg);
-        } else if constexpr (std::is_same_v<T, VectorArgs>) {
-          const VectorOperandUse u = vector_operand_use(in.op);
-          return reg_ok(a.dst.addr.reg) &&
-                 (u.src0 ? reg_ok(a.src0.addr.reg) : a.src0 == VecOperand{}) &&
-                 (u.src1 ? reg_ok(a.src1.addr.reg) : a.src1 == VecOperand{}) &&
-                 (u.scalar || float_bits(a.scalar) == 0);
-        } else {
-          return reg_ok(a.dst.reg) && reg_ok(a.src.reg);  // Load2d, Img2col, Fix
-        }
-      },
-      in.args);
-}
+template <class D>
+using kind_of = typename std::decay_t<D>::kind_type;
 
 bool dma_full_window(const DmaArgs& a) {
   for (int d = 0; d < a.ndims; ++d) {
@@ -186,167 +114,156 @@ bool dma_full_window(const DmaArgs& a) {
   return true;
 }
 
-bool img2col_default_geometry(const Img2colArgs& a) {
-  return a.stride_h == 1 && a.stride_w == 1 && a.dilation_h == 1 && a.dilation_w == 1 &&
-         a.pad_top == 0 && a.pad_left == 0;
+// Whether a used field's value fits the compact form (registers < 32, targets >= 0, dma dims
+// 1..4 with zero entries past ndims).
+template <class K, class T>
+bool compact_value_ok(const T& v) {
+  if constexpr (std::is_same_v<K, oc::kind::Reg>) {
+    return v < kNumRegs;
+  } else if constexpr (oc::kIsMemory<K>) {
+    return oc::mem_ref(v).reg < kNumRegs;
+  } else if constexpr (std::is_same_v<K, oc::kind::Target>) {
+    return v >= 0;
+  } else if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
+    if (v.ndims < 1 || v.ndims > kMaxDmaDims) return false;
+    for (int d = v.ndims; d < kMaxDmaDims; ++d) {
+      if (v.extent[d] || v.dst_stride[d] || v.src_stride[d] || v.valid_begin[d] || v.valid_end[d])
+        return false;
+    }
+    return true;
+  } else {
+    return true;
+  }
 }
 
-void write_compact(Writer& w, const Instruction& in) {
-  std::visit(
+// The compact form carries the instruction when its operand class matches the opcode, every
+// field it does not use is at its default and every used one fits.
+bool compact_ok(const Instruction& in) {
+  if (args_index(in.op) != in.args.index()) return false;
+  return std::visit(
       [&](const auto& a) {
-        using T = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<T, ScalarArgs>) {
-          switch (in.op) {
-            case Opcode::li:
-              w.u8(a.rd), w.svar(a.imm);
-              break;
-            case Opcode::addi:
-            case Opcode::muli:
-              w.u8(a.rd), w.u8(a.rs), w.svar(a.imm);
-              break;
-            case Opcode::add:
-            case Opcode::sub:
-            case Opcode::mul:
-              w.u8(a.rd), w.u8(a.rs), w.u8(a.rt);
-              break;
-            case Opcode::blt:
-              w.u8(a.rs), w.u8(a.rt), w.uvar(static_cast<uint64_t>(a.target));
-              break;
-            case Opcode::blti:
-              w.u8(a.rs), w.svar(a.imm), w.uvar(static_cast<uint64_t>(a.target));
-              break;
-            case Opcode::jmp:
-              w.uvar(static_cast<uint64_t>(a.target));
-              break;
-            default:
-              break;
-          }
-        } else if constexpr (std::is_same_v<T, SyncArgs>) {
-          w.u8(static_cast<uint8_t>(static_cast<uint8_t>(a.src) |
-                                    (static_cast<uint8_t>(a.dst) << 3)));
-          w.u8(a.event);
-        } else if constexpr (std::is_same_v<T, DmaArgs>) {
-          const bool valid = !dma_full_window(a);
-          const bool pad = float_bits(a.pad_value) != 0;
-          w.u8(static_cast<uint8_t>(static_cast<uint8_t>(a.dtype) | ((a.ndims - 1) << 1) |
-                                    (valid << 3) | (pad << 4)));
-          w.mem_compact(a.dst);
-          w.mem_compact(a.src);
-          for (int d = 0; d < a.ndims; ++d) {
-            w.uvar(a.extent[d]);
-            w.svar(a.dst_stride[d]);
-            w.svar(a.src_stride[d]);
-          }
-          if (valid) {
-            for (int d = 0; d < a.ndims; ++d) {
-              w.uvar(a.valid_begin[d]);
-              w.uvar(a.valid_end[d]);
-            }
-          }
-          if (pad) w.f32(a.pad_value);
-        } else if constexpr (std::is_same_v<T, Load2dArgs>) {
-          w.u8(static_cast<uint8_t>(static_cast<uint8_t>(a.dtype) | (a.transpose << 1)));
-          w.mem_compact(a.dst);
-          w.mem_compact(a.src);
-          w.uvar(a.rows);
-          w.uvar(a.cols);
-          w.svar(a.src_row_stride);
-        } else if constexpr (std::is_same_v<T, Img2colArgs>) {
-          const bool geom = !img2col_default_geometry(a);
-          const bool c0 = a.c0 != 0;
-          w.u8(static_cast<uint8_t>(static_cast<uint8_t>(a.dtype) | (geom << 1) | (c0 << 2)));
-          w.mem_compact(a.dst);
-          w.mem_compact(a.src);
-          for (uint32_t v : {a.c, a.h, a.w, a.kh, a.kw, a.oh, a.ow}) w.uvar(v);
-          if (geom) {
-            for (uint32_t v : {a.stride_h, a.stride_w, a.dilation_h, a.dilation_w}) w.uvar(v);
-            w.svar(a.pad_top);
-            w.svar(a.pad_left);
-          }
-          if (c0) w.uvar(a.c0);
-        } else if constexpr (std::is_same_v<T, MmadArgs>) {
-          w.u8(a.accumulate ? 1 : 0);
-          w.mem_compact(a.c);
-          w.mem_compact(a.a);
-          w.mem_compact(a.b);
-          w.uvar(a.m1);
-          w.uvar(a.k1);
-          w.uvar(a.n1);
-        } else if constexpr (std::is_same_v<T, FixArgs>) {
-          w.u8(static_cast<uint8_t>(static_cast<uint8_t>(a.dst_dtype) | (a.relu << 1)));
-          w.mem_compact(a.dst);
-          w.mem_compact(a.src);
-          w.uvar(a.m);
-          w.uvar(a.n);
-          w.svar(a.dst_row_stride);
-        } else {
-          const VectorOperandUse u = vector_operand_use(in.op);
-          w.u8(static_cast<uint8_t>(static_cast<uint8_t>(a.dtype) | ((a.repeat != 1) << 1)));
-          w.vec_compact(a.dst);
-          if (u.src0) w.vec_compact(a.src0);
-          if (u.src1) w.vec_compact(a.src1);
-          w.uvar(a.count);
-          if (a.repeat != 1) w.uvar(a.repeat);
-          if (u.scalar) w.f32(a.scalar);
-        }
+        using A = std::decay_t<decltype(a)>;
+        bool ok = true;
+        oc::for_each_field_indexed<A>([&](const auto& d, int i) {
+          if (!ok) return;
+          ok = oc::field_used(in.op, i) ? compact_value_ok<kind_of<decltype(d)>>(d.get(a))
+                                        : oc::is_default(d, a);
+        });
+        return ok;
       },
       in.args);
 }
 
-// The full form: the args alternative index, then every field of it.
+// The value of a flag-bit field in the flag byte.
+template <class K, class T>
+uint32_t flag_value(const T& v) {
+  if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
+    return static_cast<uint32_t>(v.ndims - 1) | (dma_full_window(v) ? 0u : 4u);
+  } else {
+    return static_cast<uint32_t>(v);
+  }
+}
+
+template <class K, class T>
+void write_compact_value(Writer& w, const T& v) {
+  if constexpr (std::is_same_v<K, oc::kind::Reg> || std::is_same_v<K, oc::kind::U8>) {
+    w.u8(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::Target>) {
+    w.uvar(static_cast<uint64_t>(v));
+  } else if constexpr (std::is_same_v<K, oc::kind::I64> || std::is_same_v<K, oc::kind::I32>) {
+    w.svar(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::U32>) {
+    w.uvar(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::F32>) {
+    w.f32(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::Mem>) {
+    w.mem_compact(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::Vec>) {
+    w.vec_compact(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
+    for (int d = 0; d < v.ndims; ++d) {
+      w.uvar(v.extent[d]);
+      w.svar(v.dst_stride[d]);
+      w.svar(v.src_stride[d]);
+    }
+    if (!dma_full_window(v)) {
+      for (int d = 0; d < v.ndims; ++d) {
+        w.uvar(v.valid_begin[d]);
+        w.uvar(v.valid_end[d]);
+      }
+    }
+  } else {
+    static_assert(K::compact == nullptr, "a value kind without a compact payload writer");
+  }
+}
+
+template <class A>
+void write_compact(Writer& w, Opcode op, const A& a) {
+  std::array<bool, 8> present{};  // optional groups 1..7 with a field off its default
+  if constexpr (oc::flag_byte_bits<A>() > 0) {
+    static_assert(oc::flag_byte_bits<A>() <= 8, "the flag byte overflows");
+    uint32_t flags = 0;
+    int bit = 0;
+    oc::for_each_field<A>([&](const auto& d) {
+      using K = kind_of<decltype(d)>;
+      if constexpr (K::flag_bits > 0) {
+        flags |= flag_value<K>(d.get(a)) << bit;
+        bit += K::flag_bits;
+      }
+      if (d.group != 0 && !oc::is_default(d, a)) present[d.group] = true;
+    });
+    for (int g = 1; g <= oc::num_groups<A>(); ++g) flags |= uint32_t{present[g]} << bit++;
+    w.u8(static_cast<uint8_t>(flags));
+  }
+  oc::for_each_field_compact<A>([&](const auto& d, int i) {
+    using K = kind_of<decltype(d)>;
+    if constexpr (K::compact != nullptr) {
+      if (oc::field_used(op, i) && (d.group == 0 || present[d.group]))
+        write_compact_value<K>(w, d.get(a));
+    }
+  });
+}
+
+template <class K, class T>
+void write_full_value(Writer& w, const T& v) {
+  if constexpr (std::is_same_v<K, oc::kind::Reg> || std::is_same_v<K, oc::kind::U8>) {
+    w.u8(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::Bool> || std::is_same_v<K, oc::kind::PipeName> ||
+                       std::is_same_v<K, oc::kind::DTypeSuffix>) {
+    w.u8(static_cast<uint8_t>(v));
+  } else if constexpr (std::is_same_v<K, oc::kind::Target> || std::is_same_v<K, oc::kind::I64> ||
+                       std::is_same_v<K, oc::kind::I32>) {
+    w.svar(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::U32>) {
+    w.uvar(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::F32>) {
+    w.f32(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::Mem>) {
+    w.mem_full(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::Vec>) {
+    w.vec_full(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
+    w.u8(v.ndims);
+    for (int d = 0; d < kMaxDmaDims; ++d) {
+      w.uvar(v.extent[d]);
+      w.svar(v.dst_stride[d]);
+      w.svar(v.src_stride[d]);
+      w.uvar(v.valid_begin[d]);
+      w.uvar(v.valid_end[d]);
+    }
+  } else {
+    static_assert(K::full == nullptr, "a value kind without a full-form writer");
+  }
+}
+
+// The full form: the args alternative index, then every field of it in table order.
 void write_full(Writer& w, const Instruction& in) {
   w.u8(static_cast<uint8_t>(in.args.index()));
   std::visit(
       [&](const auto& a) {
-        using T = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<T, ScalarArgs>) {
-          w.u8(a.rd), w.u8(a.rs), w.u8(a.rt), w.svar(a.imm), w.svar(a.target);
-        } else if constexpr (std::is_same_v<T, SyncArgs>) {
-          w.u8(static_cast<uint8_t>(a.src)), w.u8(static_cast<uint8_t>(a.dst)), w.u8(a.event);
-        } else if constexpr (std::is_same_v<T, DmaArgs>) {
-          w.u8(static_cast<uint8_t>(a.dtype));
-          w.mem_full(a.dst);
-          w.mem_full(a.src);
-          w.u8(a.ndims);
-          for (int d = 0; d < kMaxDmaDims; ++d) {
-            w.uvar(a.extent[d]);
-            w.svar(a.dst_stride[d]);
-            w.svar(a.src_stride[d]);
-            w.uvar(a.valid_begin[d]);
-            w.uvar(a.valid_end[d]);
-          }
-          w.f32(a.pad_value);
-        } else if constexpr (std::is_same_v<T, Load2dArgs>) {
-          w.u8(static_cast<uint8_t>(a.dtype));
-          w.mem_full(a.dst);
-          w.mem_full(a.src);
-          w.uvar(a.rows), w.uvar(a.cols), w.svar(a.src_row_stride), w.u8(a.transpose);
-        } else if constexpr (std::is_same_v<T, Img2colArgs>) {
-          w.u8(static_cast<uint8_t>(a.dtype));
-          w.mem_full(a.dst);
-          w.mem_full(a.src);
-          for (uint32_t v :
-               {a.c, a.h, a.w, a.kh, a.kw, a.stride_h, a.stride_w, a.dilation_h, a.dilation_w}) {
-            w.uvar(v);
-          }
-          w.svar(a.pad_top), w.svar(a.pad_left), w.uvar(a.oh), w.uvar(a.ow), w.uvar(a.c0);
-        } else if constexpr (std::is_same_v<T, MmadArgs>) {
-          w.mem_full(a.c);
-          w.mem_full(a.a);
-          w.mem_full(a.b);
-          w.uvar(a.m1), w.uvar(a.k1), w.uvar(a.n1), w.u8(a.accumulate);
-        } else if constexpr (std::is_same_v<T, FixArgs>) {
-          w.u8(static_cast<uint8_t>(a.dst_dtype));
-          w.mem_full(a.dst);
-          w.mem_full(a.src);
-          w.uvar(a.m), w.uvar(a.n), w.svar(a.dst_row_stride), w.u8(a.relu);
-        } else {
-          w.u8(static_cast<uint8_t>(a.dtype));
-          w.vec_full(a.dst);
-          w.vec_full(a.src0);
-          w.vec_full(a.src1);
-          w.uvar(a.count), w.uvar(a.repeat), w.f32(a.scalar);
-        }
+        using A = std::decay_t<decltype(a)>;
+        oc::for_each_field<A>(
+            [&](const auto& d) { write_full_value<kind_of<decltype(d)>>(w, d.get(a)); });
       },
       in.args);
 }
@@ -447,7 +364,12 @@ class Reader {
     return static_cast<Scope>(v);
   }
   DType dtype(uint8_t v, std::size_t at) const {
-    if (v > 1) corrupt(at, "invalid dtype value {} (expected 0 = f16 or 1 = f32)", v);
+    if (v >= kNumDTypes) {
+      std::string expected;
+      for (int t = 0; t < kNumDTypes; ++t)
+        expected += fmt::format("{}{} = {}", t ? " or " : "", t, dtype_name(static_cast<DType>(t)));
+      corrupt(at, "invalid dtype value {} (expected {})", v, expected);
+    }
     return static_cast<DType>(v);
   }
   Pipe pipe(uint8_t v, std::size_t at) const {
@@ -498,270 +420,151 @@ class Reader {
   const std::string& source_;
 };
 
+
+// A flag-bit field's value from its bits of the flag byte (read at `at`).
+template <class K, class T>
+void read_flag_value(Reader& r, std::size_t at, uint32_t bits, T& v) {
+  if constexpr (std::is_same_v<K, oc::kind::Bool>) {
+    v = bits != 0;
+  } else if constexpr (std::is_same_v<K, oc::kind::PipeName>) {
+    v = r.pipe(static_cast<uint8_t>(bits), at);
+  } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix>) {
+    v = r.dtype(static_cast<uint8_t>(bits), at);
+  } else if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
+    v.ndims = static_cast<uint8_t>((bits & 3) + 1);
+  }
+}
+
+template <class K, class D, class T>
+void read_compact_value(Reader& r, const D& d, uint32_t flag_bits, T& v) {
+  const char* what = field_name(d.name);
+  if constexpr (std::is_same_v<K, oc::kind::Reg>) {
+    v = r.reg_compact(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::U8>) {
+    v = r.u8(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::Target>) {
+    const std::size_t at = r.pos();
+    const uint64_t t = r.uvar("a branch target");
+    if (t > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+      r.corrupt(at, "branch target {} does not fit 31 bits", t);
+    }
+    v = static_cast<int32_t>(t);
+  } else if constexpr (std::is_same_v<K, oc::kind::I64>) {
+    v = r.svar(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::I32>) {
+    v = r.i32v(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::U32>) {
+    v = r.u32v(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::F32>) {
+    v = r.f32(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::Mem>) {
+    v = r.mem_compact();
+  } else if constexpr (std::is_same_v<K, oc::kind::Vec>) {
+    v = r.vec(true);
+  } else if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
+    for (int k = 0; k < v.ndims; ++k) {
+      v.extent[k] = r.u32v("an extent");
+      v.dst_stride[k] = r.svar("a dst stride");
+      v.src_stride[k] = r.svar("a src stride");
+      v.valid_end[k] = v.extent[k];
+    }
+    if (flag_bits & 4) {
+      for (int k = 0; k < v.ndims; ++k) {
+        v.valid_begin[k] = r.u32v("a valid-window begin");
+        v.valid_end[k] = r.u32v("a valid-window end");
+      }
+    }
+  } else {
+    static_assert(K::compact == nullptr, "a value kind without a compact payload reader");
+  }
+}
+
+template <class A>
+void read_compact(Reader& r, Opcode op, A& a) {
+  std::array<uint32_t, oc::kNumFields<A>> bits_of{};  // each flag-bit field's bits
+  std::array<bool, 8> present{};
+  if constexpr (oc::flag_byte_bits<A>() > 0) {
+    const std::size_t at = r.pos();
+    const uint32_t flags = r.flags(oc::flag_byte_bits<A>(), oc::ClassDesc<A>::flags_what);
+    int bit = 0;
+    oc::for_each_field_indexed<A>([&](const auto& d, int i) {
+      using K = kind_of<decltype(d)>;
+      if constexpr (K::flag_bits > 0) {
+        bits_of[i] = (flags >> bit) & ((1u << K::flag_bits) - 1);
+        read_flag_value<K>(r, at, bits_of[i], d.get(a));
+        bit += K::flag_bits;
+      }
+    });
+    for (int g = 1; g <= oc::num_groups<A>(); ++g) present[g] = (flags >> bit++) & 1;
+  }
+  oc::for_each_field_compact<A>([&](const auto& d, int i) {
+    using K = kind_of<decltype(d)>;
+    if constexpr (K::compact != nullptr) {
+      if (oc::field_used(op, i) && (d.group == 0 || present[d.group]))
+        read_compact_value<K>(r, d, bits_of[i], d.get(a));
+    }
+  });
+}
+
 void read_compact(Reader& r, Instruction& in) {
-  switch (args_index(in.op)) {
-    case 0: {
-      ScalarArgs a;
-      auto target = [&] {
-        const std::size_t at = r.pos();
-        const uint64_t t = r.uvar("a branch target");
-        if (t > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
-          r.corrupt(at, "branch target {} does not fit 31 bits", t);
-        }
-        return static_cast<int32_t>(t);
-      };
-      switch (in.op) {
-        case Opcode::li:
-          a.rd = r.reg_compact("rd"), a.imm = r.svar("imm");
-          break;
-        case Opcode::addi:
-        case Opcode::muli:
-          a.rd = r.reg_compact("rd"), a.rs = r.reg_compact("rs"), a.imm = r.svar("imm");
-          break;
-        case Opcode::add:
-        case Opcode::sub:
-        case Opcode::mul:
-          a.rd = r.reg_compact("rd"), a.rs = r.reg_compact("rs"), a.rt = r.reg_compact("rt");
-          break;
-        case Opcode::blt:
-          a.rs = r.reg_compact("rs"), a.rt = r.reg_compact("rt"), a.target = target();
-          break;
-        case Opcode::blti:
-          a.rs = r.reg_compact("rs"), a.imm = r.svar("imm"), a.target = target();
-          break;
-        case Opcode::jmp:
-          a.target = target();
-          break;
-        default:
-          break;
-      }
-      in.args = a;
-      break;
+  oc::with_class(instr_info(in.op).cls, [&](auto t) {
+    typename decltype(t)::type a{};
+    read_compact(r, in.op, a);
+    in.args = a;
+  });
+}
+
+template <class K, class D, class T>
+void read_full_value(Reader& r, const D& d, T& v) {
+  const char* what = field_name(d.name);
+  if constexpr (std::is_same_v<K, oc::kind::Reg> || std::is_same_v<K, oc::kind::U8>) {
+    v = r.u8(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::Bool>) {
+    v = r.boolean(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::PipeName>) {
+    const std::size_t at = r.pos();
+    v = r.pipe(r.u8(what), at);
+  } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix>) {
+    const std::size_t at = r.pos();
+    v = r.dtype(r.u8("a dtype"), at);
+  } else if constexpr (std::is_same_v<K, oc::kind::Target> || std::is_same_v<K, oc::kind::I32>) {
+    v = r.i32v(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::I64>) {
+    v = r.svar(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::U32>) {
+    v = r.u32v(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::F32>) {
+    v = r.f32(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::Mem>) {
+    v = r.mem_full();
+  } else if constexpr (std::is_same_v<K, oc::kind::Vec>) {
+    v = r.vec(false);
+  } else if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
+    v.ndims = r.u8("ndims");
+    for (int k = 0; k < kMaxDmaDims; ++k) {
+      v.extent[k] = r.u32v("an extent");
+      v.dst_stride[k] = r.svar("a dst stride");
+      v.src_stride[k] = r.svar("a src stride");
+      v.valid_begin[k] = r.u32v("a valid-window begin");
+      v.valid_end[k] = r.u32v("a valid-window end");
     }
-    case 1: {
-      SyncArgs a;
-      const std::size_t at = r.pos();
-      const uint8_t b = r.flags(6, "the sync pipe byte");
-      a.src = r.pipe(b & 7, at);
-      a.dst = r.pipe(b >> 3, at);
-      a.event = r.u8("an event id");
-      in.args = a;
-      break;
-    }
-    case 2: {
-      DmaArgs a;
-      const std::size_t at = r.pos();
-      const uint8_t f = r.flags(5, "the dma flag byte");
-      a.dtype = r.dtype(f & 1, at);
-      a.ndims = static_cast<uint8_t>(((f >> 1) & 3) + 1);
-      a.dst = r.mem_compact();
-      a.src = r.mem_compact();
-      for (int d = 0; d < a.ndims; ++d) {
-        a.extent[d] = r.u32v("an extent");
-        a.dst_stride[d] = r.svar("a dst stride");
-        a.src_stride[d] = r.svar("a src stride");
-        a.valid_end[d] = a.extent[d];
-      }
-      if (f & 8) {
-        for (int d = 0; d < a.ndims; ++d) {
-          a.valid_begin[d] = r.u32v("a valid-window begin");
-          a.valid_end[d] = r.u32v("a valid-window end");
-        }
-      }
-      if (f & 16) a.pad_value = r.f32("the pad value");
-      in.args = a;
-      break;
-    }
-    case 3: {
-      Load2dArgs a;
-      const std::size_t at = r.pos();
-      const uint8_t f = r.flags(2, "the load2d flag byte");
-      a.dtype = r.dtype(f & 1, at);
-      a.transpose = (f & 2) != 0;
-      a.dst = r.mem_compact();
-      a.src = r.mem_compact();
-      a.rows = r.u32v("rows");
-      a.cols = r.u32v("cols");
-      a.src_row_stride = r.svar("src_row_stride");
-      in.args = a;
-      break;
-    }
-    case 4: {
-      Img2colArgs a;
-      const std::size_t at = r.pos();
-      const uint8_t f = r.flags(3, "the img2col flag byte");
-      a.dtype = r.dtype(f & 1, at);
-      a.dst = r.mem_compact();
-      a.src = r.mem_compact();
-      for (uint32_t* v : {&a.c, &a.h, &a.w, &a.kh, &a.kw, &a.oh, &a.ow})
-        *v = r.u32v("an img2col size");
-      if (f & 2) {
-        for (uint32_t* v : {&a.stride_h, &a.stride_w, &a.dilation_h, &a.dilation_w}) {
-          *v = r.u32v("an img2col stride or dilation");
-        }
-        a.pad_top = r.i32v("pad_top");
-        a.pad_left = r.i32v("pad_left");
-      }
-      if (f & 4) a.c0 = r.u32v("c0");
-      in.args = a;
-      break;
-    }
-    case 5: {
-      MmadArgs a;
-      a.accumulate = r.flags(1, "the mmad flag byte") != 0;
-      a.c = r.mem_compact();
-      a.a = r.mem_compact();
-      a.b = r.mem_compact();
-      a.m1 = r.u32v("m1");
-      a.k1 = r.u32v("k1");
-      a.n1 = r.u32v("n1");
-      in.args = a;
-      break;
-    }
-    case 6: {
-      FixArgs a;
-      const std::size_t at = r.pos();
-      const uint8_t f = r.flags(2, "the fix flag byte");
-      a.dst_dtype = r.dtype(f & 1, at);
-      a.relu = (f & 2) != 0;
-      a.dst = r.mem_compact();
-      a.src = r.mem_compact();
-      a.m = r.u32v("m");
-      a.n = r.u32v("n");
-      a.dst_row_stride = r.svar("dst_row_stride");
-      in.args = a;
-      break;
-    }
-    default: {
-      VectorArgs a;
-      const VectorOperandUse u = vector_operand_use(in.op);
-      const std::size_t at = r.pos();
-      const uint8_t f = r.flags(2, "the vector flag byte");
-      a.dtype = r.dtype(f & 1, at);
-      a.dst = r.vec(true);
-      if (u.src0) a.src0 = r.vec(true);
-      if (u.src1) a.src1 = r.vec(true);
-      a.count = r.u32v("count");
-      if (f & 2) a.repeat = r.u32v("repeat");
-      if (u.scalar) a.scalar = r.f32("the scalar");
-      in.args = a;
-      break;
-    }
+  } else {
+    static_assert(K::full == nullptr, "a value kind without a full-form reader");
   }
 }
 
 void read_full(Reader& r, Instruction& in) {
   const std::size_t at = r.pos();
   const uint8_t k = r.u8("the operand class");
-  switch (k) {
-    case 0: {
-      ScalarArgs a;
-      a.rd = r.u8("rd"), a.rs = r.u8("rs"), a.rt = r.u8("rt");
-      a.imm = r.svar("imm");
-      a.target = r.i32v("target");
-      in.args = a;
-      break;
-    }
-    case 1: {
-      SyncArgs a;
-      std::size_t p = r.pos();
-      a.src = r.pipe(r.u8("the source pipe"), p);
-      p = r.pos();
-      a.dst = r.pipe(r.u8("the destination pipe"), p);
-      a.event = r.u8("an event id");
-      in.args = a;
-      break;
-    }
-    case 2: {
-      DmaArgs a;
-      const std::size_t p = r.pos();
-      a.dtype = r.dtype(r.u8("a dtype"), p);
-      a.dst = r.mem_full();
-      a.src = r.mem_full();
-      a.ndims = r.u8("ndims");
-      for (int d = 0; d < kMaxDmaDims; ++d) {
-        a.extent[d] = r.u32v("an extent");
-        a.dst_stride[d] = r.svar("a dst stride");
-        a.src_stride[d] = r.svar("a src stride");
-        a.valid_begin[d] = r.u32v("a valid-window begin");
-        a.valid_end[d] = r.u32v("a valid-window end");
-      }
-      a.pad_value = r.f32("the pad value");
-      in.args = a;
-      break;
-    }
-    case 3: {
-      Load2dArgs a;
-      const std::size_t p = r.pos();
-      a.dtype = r.dtype(r.u8("a dtype"), p);
-      a.dst = r.mem_full();
-      a.src = r.mem_full();
-      a.rows = r.u32v("rows");
-      a.cols = r.u32v("cols");
-      a.src_row_stride = r.svar("src_row_stride");
-      a.transpose = r.boolean("transpose");
-      in.args = a;
-      break;
-    }
-    case 4: {
-      Img2colArgs a;
-      const std::size_t p = r.pos();
-      a.dtype = r.dtype(r.u8("a dtype"), p);
-      a.dst = r.mem_full();
-      a.src = r.mem_full();
-      for (uint32_t* v : {&a.c, &a.h, &a.w, &a.kh, &a.kw, &a.stride_h, &a.stride_w, &a.dilation_h,
-                          &a.dilation_w}) {
-        *v = r.u32v("an img2col size");
-      }
-      a.pad_top = r.i32v("pad_top");
-      a.pad_left = r.i32v("pad_left");
-      a.oh = r.u32v("oh");
-      a.ow = r.u32v("ow");
-      a.c0 = r.u32v("c0");
-      in.args = a;
-      break;
-    }
-    case 5: {
-      MmadArgs a;
-      a.c = r.mem_full();
-      a.a = r.mem_full();
-      a.b = r.mem_full();
-      a.m1 = r.u32v("m1");
-      a.k1 = r.u32v("k1");
-      a.n1 = r.u32v("n1");
-      a.accumulate = r.boolean("acc");
-      in.args = a;
-      break;
-    }
-    case 6: {
-      FixArgs a;
-      const std::size_t p = r.pos();
-      a.dst_dtype = r.dtype(r.u8("a dtype"), p);
-      a.dst = r.mem_full();
-      a.src = r.mem_full();
-      a.m = r.u32v("m");
-      a.n = r.u32v("n");
-      a.dst_row_stride = r.svar("dst_row_stride");
-      a.relu = r.boolean("relu");
-      in.args = a;
-      break;
-    }
-    case 7: {
-      VectorArgs a;
-      const std::size_t p = r.pos();
-      a.dtype = r.dtype(r.u8("a dtype"), p);
-      a.dst = r.vec(false);
-      a.src0 = r.vec(false);
-      a.src1 = r.vec(false);
-      a.count = r.u32v("count");
-      a.repeat = r.u32v("repeat");
-      a.scalar = r.f32("the scalar");
-      in.args = a;
-      break;
-    }
-    default:
-      r.corrupt(at, "invalid operand class {} (expected 0..7)", k);
-  }
+  if (k >= kNumArgsClasses)
+    r.corrupt(at, "invalid operand class {} (expected 0..{})", k, kNumArgsClasses - 1);
+  oc::with_class(static_cast<ArgsClass>(k), [&](auto t) {
+    using A = typename decltype(t)::type;
+    A a{};
+    oc::for_each_field<A>(
+        [&](const auto& d) { read_full_value<kind_of<decltype(d)>>(r, d, d.get(a)); });
+    in.args = a;
+  });
 }
 
 }  // namespace
@@ -781,7 +584,7 @@ std::vector<uint8_t> encode(const Program& program) {
     if (static_cast<int>(b.kind) > static_cast<int>(GmKind::scratch)) {
       fail("encode: buffer '{}' has an invalid kind value {}", b.name, static_cast<int>(b.kind));
     }
-    if (static_cast<int>(b.dtype) > static_cast<int>(DType::f32)) {
+    if (static_cast<int>(b.dtype) >= kNumDTypes) {
       fail("encode: buffer '{}' has an invalid dtype value {}", b.name, static_cast<int>(b.dtype));
     }
     w.str(b.name);
@@ -810,7 +613,7 @@ std::vector<uint8_t> encode(const Program& program) {
       if (op_changes) w.svar(in.op_index - prev_op);
       prev_op = in.op_index;
       if (compact)
-        write_compact(w, in);
+        std::visit([&](const auto& a) { write_compact(w, in.op, a); }, in.args);
       else
         write_full(w, in);
     }

@@ -64,64 +64,20 @@ InterpretStats interpret(const Program& program, const npu::HwConfig& hw, std::v
         const Instruction& in = code[st.pc];
         ++stats.instructions;
         size_t next = st.pc + 1;
-        switch (in.op) {
-          case Opcode::li:
-          case Opcode::addi:
-          case Opcode::add:
-          case Opcode::sub:
-          case Opcode::mul:
-          case Opcode::muli:
-          case Opcode::blt:
-          case Opcode::blti:
-          case Opcode::jmp: {
-            const auto& s = std::get<ScalarArgs>(in.args);
-            // Two's complement wrap-around (64-bit registers).
-            const uint64_t rs = static_cast<uint64_t>(x[s.rs]), rt = static_cast<uint64_t>(x[s.rt]);
-            const uint64_t imm = static_cast<uint64_t>(s.imm);
-            int64_t v = 0;
-            bool write = true;
-            switch (in.op) {
-              case Opcode::li:
-                v = s.imm;
-                break;
-              case Opcode::addi:
-                v = static_cast<int64_t>(rs + imm);
-                break;
-              case Opcode::add:
-                v = static_cast<int64_t>(rs + rt);
-                break;
-              case Opcode::sub:
-                v = static_cast<int64_t>(rs - rt);
-                break;
-              case Opcode::mul:
-                v = static_cast<int64_t>(rs * rt);
-                break;
-              case Opcode::muli:
-                v = static_cast<int64_t>(rs * imm);
-                break;
-              case Opcode::blt:
-                write = false;
-                if (x[s.rs] < x[s.rt]) next = static_cast<size_t>(s.target);
-                break;
-              case Opcode::blti:
-                write = false;
-                if (x[s.rs] < s.imm) next = static_cast<size_t>(s.target);
-                break;
-              default:  // jmp
-                write = false;
-                next = static_cast<size_t>(s.target);
-            }
-            if (write && s.rd != 0) x[s.rd] = v;
+        switch (instr_info(in.op).kind) {
+          case InstrKind::alu:
+          case InstrKind::branch:
+          case InstrKind::jump:
+            execute_scalar(in, x, next);
             break;
-          }
-          case Opcode::set_flag:
-          case Opcode::wait_flag:
-          case Opcode::barrier:
-            break;
-          case Opcode::core_barrier:
+          case InstrKind::set_flag:
+          case InstrKind::wait_flag:
+          case InstrKind::barrier:
+            break;  // program order already satisfies them
+          case InstrKind::core_barrier:
             parked = true;  // this core waits here for the others
             break;
-          default: {
+          case InstrKind::data: {
             const Instruction r = resolve(in, x);
             try {
               execute(hw, r, st.mem);

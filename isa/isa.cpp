@@ -1,7 +1,8 @@
-// Names of ISA enums and the opcode -> pipe mapping.
+// Names of ISA enums, and the pipe of an instruction from its record (isa/instruction_list.h).
 #include "isa/isa.h"
 
 #include "compiler/support/error.h"
+#include "isa/operand_classes.h"
 
 namespace tessel::isa {
 
@@ -30,87 +31,50 @@ const char* scope_name(Scope s) {
   return "?";
 }
 
-const char* dtype_name(DType t) { return t == DType::f16 ? "f16" : "f32"; }
+const char* dtype_name(DType t) {
+#define TESSEL_ISA_X(name, bytes) #name,
+  static constexpr const char* kNames[] = {TESSEL_ISA_DTYPES(TESSEL_ISA_X)};
+#undef TESSEL_ISA_X
+  return static_cast<int>(t) < kNumDTypes ? kNames[static_cast<int>(t)] : "?";
+}
 
-const char* opcode_name(Opcode o) {
-  switch (o) {
-    case Opcode::li: return "li";
-    case Opcode::addi: return "addi";
-    case Opcode::add: return "add";
-    case Opcode::sub: return "sub";
-    case Opcode::mul: return "mul";
-    case Opcode::muli: return "muli";
-    case Opcode::blt: return "blt";
-    case Opcode::blti: return "blti";
-    case Opcode::jmp: return "jmp";
-    case Opcode::set_flag: return "set_flag";
-    case Opcode::wait_flag: return "wait_flag";
-    case Opcode::barrier: return "barrier";
-    case Opcode::core_barrier: return "core_barrier";
-    case Opcode::dma: return "dma";
-    case Opcode::load2d: return "load2d";
-    case Opcode::img2col: return "img2col";
-    case Opcode::mmad: return "mmad";
-    case Opcode::fix: return "fix";
-    case Opcode::vadd: return "vadd";
-    case Opcode::vsub: return "vsub";
-    case Opcode::vmul: return "vmul";
-    case Opcode::vdiv: return "vdiv";
-    case Opcode::vmax: return "vmax";
-    case Opcode::vmin: return "vmin";
-    case Opcode::vmla: return "vmla";
-    case Opcode::vadds: return "vadds";
-    case Opcode::vmuls: return "vmuls";
-    case Opcode::vmaxs: return "vmaxs";
-    case Opcode::vmins: return "vmins";
-    case Opcode::vexp: return "vexp";
-    case Opcode::vln: return "vln";
-    case Opcode::vsqrt: return "vsqrt";
-    case Opcode::vrec: return "vrec";
-    case Opcode::vabs: return "vabs";
-    case Opcode::vrelu: return "vrelu";
-    case Opcode::vneg: return "vneg";
-    case Opcode::vcopy: return "vcopy";
-    case Opcode::vdup: return "vdup";
-    case Opcode::vrsum: return "vrsum";
-    case Opcode::vrmax: return "vrmax";
-    case Opcode::vrmin: return "vrmin";
-  }
-  return "?";
+const char* opcode_name(Opcode o) { return is_valid_opcode(o) ? instr_info(o).mnemonic : "?"; }
+
+bool reads_destination(const Instruction& in) {
+  if (!is_valid_opcode(in.op)) return false;
+  if (instr_info(in.op).reads_dst) return true;
+  bool accumulating_dst = false, acc = false;
+  std::visit(
+      [&](const auto& a) {
+        using A = std::decay_t<decltype(a)>;
+        bool first = true;
+        opclass::for_each_field<A>([&](const auto& d) {
+          using K = typename std::decay_t<decltype(d)>::kind_type;
+          if constexpr (std::is_same_v<K, opclass::kind::Bool>) {
+            if (d.name == Field::acc) acc = d.get(a);
+          }
+          if (d.text != opclass::Text::operand) return;
+          if (first) accumulating_dst = d.access == opclass::Access::write_acc;
+          first = false;
+        });
+      },
+      in.args);
+  return accumulating_dst && acc;
 }
 
 Pipe Instruction::pipe() const {
-  switch (op) {
-    case Opcode::li:
-    case Opcode::addi:
-    case Opcode::add:
-    case Opcode::sub:
-    case Opcode::mul:
-    case Opcode::muli:
-    case Opcode::blt:
-    case Opcode::blti:
-    case Opcode::jmp:
-    case Opcode::barrier:
-    case Opcode::core_barrier:
-      return Pipe::scalar;
-    case Opcode::set_flag:
-      return std::get<SyncArgs>(args).src;
-    case Opcode::wait_flag:
-      return std::get<SyncArgs>(args).dst;
-    case Opcode::dma: {
-      const auto& d = std::get<DmaArgs>(args);
-      return d.src.scope == Scope::gm ? Pipe::mte2 : Pipe::mte3;
+  const InstrInfo& r = instr_info(op);
+  switch (r.pipe_rule) {
+    case PipeRule::fixed:
+      return r.pipe;
+    case PipeRule::by_flag: {
+      const auto& s = std::get<SyncArgs>(args);
+      return r.kind == InstrKind::set_flag ? s.src : s.dst;
     }
-    case Opcode::load2d:
-    case Opcode::img2col:
-      return Pipe::mte1;
-    case Opcode::mmad:
-      return Pipe::cube;
-    case Opcode::fix:
-      return Pipe::fix;
-    default:
-      return Pipe::vector;
+    case PipeRule::by_direction:
+      return std::get<DmaArgs>(args).src.scope == Scope::gm ? Pipe::mte2 : Pipe::mte3;
   }
+  return Pipe::scalar;
 }
 
 }  // namespace tessel::isa

@@ -2,6 +2,9 @@
 //
 // This header is the contract between the compiler (which emits isa::Program) and the simulator
 // (which executes it). docs/isa.md specifies every instruction: operands, semantics, timing formula.
+// The instructions themselves are records (isa/instruction_list.h), expanded here into the Opcode
+// enum and the record table kInstructions; their operand classes are described field by field in
+// isa/operand_classes.h.
 //
 // Execution model (after the DaVinci core, Liao et al., HPCA'21 / Hot Chips'19): each core has a
 // scalar unit that fetches its instruction stream in order, executes scalar instructions itself and
@@ -12,10 +15,15 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <type_traits>
 #include <string>
 #include <variant>
 #include <vector>
+
+#include "isa/instruction_list.h"
 
 namespace tessel::isa {
 
@@ -28,11 +36,23 @@ inline constexpr int kNumPipes = 7;
 enum class Scope : uint8_t { gm, l1, l0a, l0b, l0c, ub };
 inline constexpr int kNumScopes = 6;
 
-/// Element types of data operands.
-enum class DType : uint8_t { f16, f32 };
+/// Element types of data operands (TESSEL_ISA_DTYPES, isa/instruction_list.h).
+enum class DType : uint8_t {
+#define TESSEL_ISA_X(name, bytes) name,
+  TESSEL_ISA_DTYPES(TESSEL_ISA_X)
+#undef TESSEL_ISA_X
+};
+#define TESSEL_ISA_X(name, bytes) +1
+inline constexpr int kNumDTypes = 0 TESSEL_ISA_DTYPES(TESSEL_ISA_X);
+#undef TESSEL_ISA_X
 
-/// Bytes per element of `t` (2 or 4).
-constexpr int dtype_bytes(DType t) { return t == DType::f16 ? 2 : 4; }
+/// Bytes per element of `t` (f16: 2, f32: 4). `t` must be a declared enumerator.
+constexpr int dtype_bytes(DType t) {
+#define TESSEL_ISA_X(name, bytes) bytes,
+  constexpr int kBytes[] = {TESSEL_ISA_DTYPES(TESSEL_ISA_X)};
+#undef TESSEL_ISA_X
+  return kBytes[static_cast<int>(t)];
+}
 
 /// Number of scalar registers x0..x31; x0 always reads 0 and ignores writes.
 inline constexpr int kNumRegs = 32;
@@ -48,38 +68,18 @@ struct MemRef {
   bool operator==(const MemRef&) const = default;
 };
 
+/// The opcodes, in the order of the records of isa/instruction_list.h (the value is the binary
+/// opcode). What each one does: docs/isa.md, "Instructions".
 enum class Opcode : uint8_t {
-  // ---- scalar unit (Pipe::scalar) ----
-  li,    // xd = imm
-  addi,  // xd = xs + imm
-  add,   // xd = xs + xt
-  sub,   // xd = xs - xt
-  mul,   // xd = xs * xt
-  muli,  // xd = xs * imm
-  blt,   // if (xs < xt) pc = target
-  blti,  // if (xs < imm) pc = target
-  jmp,   // pc = target
-  // ---- synchronisation ----
-  set_flag,      // in pipe `src`: once all earlier `src` instructions completed, flag(src,dst,event)++
-  wait_flag,     // in pipe `dst`: block until flag(src,dst,event) > 0, then flag--
-  barrier,       // scalar unit stalls until every pipe of this core is drained and completed
-  core_barrier,  // barrier, then wait until every core reached its matching core_barrier
-  // ---- data movement ----
-  dma,      // strided N-d copy with padding: gm->l1, gm->ub on MTE2; ub->gm, ub->l1 on MTE3
-  load2d,   // MTE1: row-major matrix in L1 -> fractal layout in L0A/L0B (optional transpose)
-  img2col,  // MTE1: C x H x W feature map in L1 -> im2col matrix in fractal layout in L0A/L0B
-  // ---- cube ----
-  mmad,  // CUBE: L0C (+)= L0A x L0B over m1 x k1 x n1 fractals
-  // ---- fix pipe ----
-  fix,  // FIX: L0C fractal accumulators -> row-major UB matrix, with dtype conversion, opt. ReLU
-  // ---- vector unit (UB only); all compute in fp32, results rounded to the instruction dtype ----
-  vadd, vsub, vmul, vdiv, vmax, vmin,  // dst = src0 op src1
-  vmla,                                // dst = dst + src0 * src1
-  vadds, vmuls, vmaxs, vmins,          // dst = src0 op scalar
-  vexp, vln, vsqrt, vrec, vabs, vrelu, vneg, vcopy,  // dst = f(src0)
-  vdup,                                // dst = scalar
-  vrsum, vrmax, vrmin,                 // per repeat: dst = reduce over count of src0 (fp32 acc.)
+#define TESSEL_ISA_X(name, ...) name,
+  TESSEL_ISA_INSTRUCTIONS(TESSEL_ISA_X)
+#undef TESSEL_ISA_X
 };
+#define TESSEL_ISA_X(...) +1
+/// Number of opcodes: Opcode values are dense, 0 .. kNumOpcodes - 1.
+inline constexpr int kNumOpcodes = 0 TESSEL_ISA_INSTRUCTIONS(TESSEL_ISA_X);
+#undef TESSEL_ISA_X
+
 
 /// Scalar-unit instruction operands. `target` is an instruction index in the same core stream.
 struct ScalarArgs {
@@ -196,6 +196,26 @@ struct VectorArgs {
   bool operator==(const VectorArgs&) const = default;
 };
 
+/// The operand classes: X(class, operand struct). The position is the index of the struct in
+/// Instruction::args (the full binary form stores it). Each class's fields are described in
+/// isa/operand_classes.h.
+#define TESSEL_ISA_ARGS_CLASSES(X) \
+  X(scalar, ScalarArgs)            \
+  X(sync, SyncArgs)                \
+  X(dma, DmaArgs)                  \
+  X(load2d, Load2dArgs)            \
+  X(img2col, Img2colArgs)          \
+  X(mmad, MmadArgs)                \
+  X(fix, FixArgs)                  \
+  X(vector, VectorArgs)
+
+/// An operand class, valued as the index of its struct in Instruction::args.
+enum class ArgsClass : uint8_t {
+#define TESSEL_ISA_X(cls, type) cls,
+  TESSEL_ISA_ARGS_CLASSES(TESSEL_ISA_X)
+#undef TESSEL_ISA_X
+};
+
 /// One instruction. `args` holds the operand struct of the opcode's class; `op_index` is debug
 /// information: the index of the compiled graph op it belongs to (-1 if none).
 struct Instruction {
@@ -210,6 +230,156 @@ struct Instruction {
   Pipe pipe() const;
   bool operator==(const Instruction& other) const { return op == other.op && args == other.args; }
 };
+
+#define TESSEL_ISA_X(cls, type)                                                         \
+  static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(ArgsClass::cls), \
+                                                          decltype(Instruction::args)>,       \
+                               type>,                                                         \
+                "ArgsClass::" #cls " must be the index of " #type " in Instruction::args");
+TESSEL_ISA_ARGS_CLASSES(TESSEL_ISA_X)
+#undef TESSEL_ISA_X
+#define TESSEL_ISA_X(...) +1
+inline constexpr int kNumArgsClasses = 0 TESSEL_ISA_ARGS_CLASSES(TESSEL_ISA_X);
+#undef TESSEL_ISA_X
+static_assert(kNumArgsClasses == std::variant_size_v<decltype(Instruction::args)>);
+
+// ---------------------------------------------------------------------------------------------
+// The instruction records (isa/instruction_list.h)
+
+/// The fields of all operand classes by name (TESSEL_ISA_FIELDS); isa/operand_classes.h maps each
+/// class's names to its struct members.
+enum class Field : uint8_t {
+#define TESSEL_ISA_X(name) name,
+  TESSEL_ISA_FIELDS(TESSEL_ISA_X)
+#undef TESSEL_ISA_X
+};
+
+/// What executes an instruction and how (docs/isa.md, "Machine model").
+enum class InstrKind : uint8_t {
+  alu,           // scalar unit: computes rd from registers and immediates
+  branch,        // scalar unit: conditional branch to `target`
+  jump,          // scalar unit: unconditional branch to `target`
+  barrier,       // scalar unit: waits until every pipe of the core is drained
+  core_barrier,  // barrier, then waits for every core
+  set_flag,      // pipe `src`: sets a flag once its earlier instructions completed
+  wait_flag,     // pipe `dst`: waits for a flag
+  data,          // dispatched to a pipe; reads and writes memory operands
+};
+
+/// How the executing pipe follows from an instruction: `fixed` (InstrInfo::pipe), `by_flag` (the
+/// src pipe of set_flag, the dst pipe of wait_flag), `by_direction` (dma: mte2 from gm, else mte3).
+enum class PipeRule : uint8_t { fixed, by_flag, by_direction };
+
+/// The record of one instruction: everything about an opcode that is not its semantics or timing.
+struct InstrInfo {
+  Opcode op;
+  const char* mnemonic;
+  ArgsClass cls;   // the operand class: the index of its struct in Instruction::args
+  InstrKind kind;
+  PipeRule pipe_rule;
+  Pipe pipe;       // the pipe when pipe_rule == fixed
+  /// The class's selectable fields this instruction uses (its positional operands), in order.
+  std::array<Field, 8> operands{};
+  int num_operands = 0;
+  bool reads_dst = false;  // trait reads_dst: the destination operand is read as well
+  bool reduction = false;  // trait reduction: the destination holds one element per repeat
+
+  constexpr bool uses(Field f) const {
+    for (int i = 0; i < num_operands; ++i)
+      if (operands[i] == f) return true;
+    return false;
+  }
+};
+
+namespace detail {
+
+enum class Trait : uint8_t { reads_dst, reduction };
+
+struct PipeSpec {
+  PipeRule rule;
+  Pipe pipe;
+};
+namespace pipe_spec {
+inline constexpr PipeSpec scalar{PipeRule::fixed, Pipe::scalar}, mte2{PipeRule::fixed, Pipe::mte2},
+    mte1{PipeRule::fixed, Pipe::mte1}, cube{PipeRule::fixed, Pipe::cube},
+    fix{PipeRule::fixed, Pipe::fix}, vector{PipeRule::fixed, Pipe::vector},
+    mte3{PipeRule::fixed, Pipe::mte3}, by_flag{PipeRule::by_flag, Pipe::scalar},
+    by_direction{PipeRule::by_direction, Pipe::scalar};
+}  // namespace pipe_spec
+
+constexpr InstrInfo make_record(Opcode op, const char* mnemonic, ArgsClass cls, InstrKind kind,
+                                PipeSpec pipe, std::initializer_list<Field> operands,
+                                std::initializer_list<Trait> traits) {
+  InstrInfo r{op, mnemonic, cls, kind, pipe.rule, pipe.pipe};
+  for (Field f : operands) {
+    if (r.num_operands == static_cast<int>(r.operands.size())) throw "too many operands";
+    r.operands[r.num_operands++] = f;
+  }
+  for (Trait t : traits) (t == Trait::reads_dst ? r.reads_dst : r.reduction) = true;
+  return r;
+}
+
+#define TESSEL_ISA_UNPAREN(...) __VA_ARGS__
+constexpr std::array<InstrInfo, kNumOpcodes> make_records() {
+  using enum Field;
+  using enum Trait;
+  return {{
+#define TESSEL_ISA_X(name, cls, kind, pipe, operands, traits)                                   \
+  make_record(Opcode::name, #name, ArgsClass::cls, InstrKind::kind, pipe_spec::pipe,           \
+              {TESSEL_ISA_UNPAREN operands}, {TESSEL_ISA_UNPAREN traits}),
+      TESSEL_ISA_INSTRUCTIONS(TESSEL_ISA_X)
+#undef TESSEL_ISA_X
+  }};
+}
+#undef TESSEL_ISA_UNPAREN
+
+}  // namespace detail
+
+/// The records, indexed by opcode value.
+inline constexpr std::array<InstrInfo, kNumOpcodes> kInstructions = detail::make_records();
+
+/// True when `op` holds one of the declared opcodes (a decoded or fuzzed value may not).
+constexpr bool is_valid_opcode(Opcode op) { return static_cast<int>(op) < kNumOpcodes; }
+/// The record of `op`, which must be a declared opcode (is_valid_opcode).
+constexpr const InstrInfo& instr_info(Opcode op) { return kInstructions[static_cast<int>(op)]; }
+
+/// The index of the Instruction::args alternative an opcode uses (its operand class).
+constexpr std::size_t args_index(Opcode op) {
+  return static_cast<std::size_t>(instr_info(op).cls);
+}
+/// blt, blti, jmp: instructions with a branch target.
+constexpr bool is_branch(Opcode op) {
+  const InstrKind k = instr_info(op).kind;
+  return k == InstrKind::branch || k == InstrKind::jump;
+}
+/// Instructions the scalar unit executes itself without waiting (alu, branches, jumps).
+constexpr bool is_scalar_alu_or_branch(Opcode op) {
+  const InstrKind k = instr_info(op).kind;
+  return k == InstrKind::alu || k == InstrKind::branch || k == InstrKind::jump;
+}
+/// True for the vector-unit opcodes (operand class VectorArgs).
+constexpr bool is_vector_opcode(Opcode op) { return instr_info(op).cls == ArgsClass::vector; }
+/// True for instructions with memory operands that isa::execute accepts (kind data).
+constexpr bool is_data_instruction(Opcode op) { return instr_info(op).kind == InstrKind::data; }
+
+/// True when `in` also reads its destination (its first operand): the trait reads_dst (vmla), or
+/// a destination that accumulates and the instruction's `acc` flag is set (mmad acc=1).
+bool reads_destination(const Instruction& in);
+
+/// The name of an operand class's struct, e.g. "VectorArgs"; "?" for an undeclared value.
+constexpr const char* args_class_name(ArgsClass c) {
+#define TESSEL_ISA_X(cls, type) #type,
+  constexpr const char* kNames[] = {TESSEL_ISA_ARGS_CLASSES(TESSEL_ISA_X)};
+#undef TESSEL_ISA_X
+  return static_cast<int>(c) < kNumArgsClasses ? kNames[static_cast<int>(c)] : "?";
+}
+/// The name of a field, e.g. "src_row_stride" (its key in the text form).
+constexpr const char* field_name(Field f) {
+#define TESSEL_ISA_X(name) #name,
+  constexpr const char* kNames[] = {TESSEL_ISA_FIELDS(TESSEL_ISA_X)};
+#undef TESSEL_ISA_X
+  return kNames[static_cast<int>(f)];
+}
 
 /// What a GM region holds.
 enum class GmKind : uint8_t { input, output, constant, scratch };

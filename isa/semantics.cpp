@@ -7,10 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "compiler/support/error.h"
 #include "compiler/support/fp16.h"
-#include "isa/asm.h"
+#include "isa/footprint.h"
+#include "isa/operand_classes.h"
 
 namespace tessel::isa {
 
@@ -59,75 +63,9 @@ void store_elem(DType t, uint8_t* p, float v) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// ---------------------------------------------------------------------------------------------
-// Bounding ranges.
-
-// Bounding byte range of the elements base + sum_d i_d * stride_d (elements of `elem_bytes`),
-// 0 <= i_d < extent_d. Empty when an extent is 0. Computed in 128 bits so that absurd strides
-// cannot wrap into a range that passes the bounds check.
-struct Dim {
-  int64_t extent;
-  int64_t stride;
-};
-
-template <size_t N>
-bool bounding(int64_t base, const std::array<Dim, N>& dims, int nd, int elem_bytes,
-              AccessRange& out) {
-  __int128 lo = 0, hi = 0;
-  for (int d = 0; d < nd; ++d) {
-    if (dims[d].extent <= 0) return false;
-    const __int128 span = static_cast<__int128>(dims[d].extent - 1) * dims[d].stride;
-    if (span < 0)
-      lo += span;
-    else
-      hi += span;
-  }
-  const __int128 begin = static_cast<__int128>(base) + lo * elem_bytes;
-  const __int128 end = static_cast<__int128>(base) + (hi + 1) * elem_bytes;
-  // Negative or beyond-64-bit addresses become a range starting at UINT64_MAX (never in bounds).
-  if (begin < 0 || end > static_cast<__int128>(UINT64_MAX)) {
-    out.begin = UINT64_MAX;
-    out.end = UINT64_MAX;
-  } else {
-    out.begin = static_cast<uint64_t>(begin);
-    out.end = static_cast<uint64_t>(end);
-  }
-  return true;
-}
-
-void add_range(AccessRangeList& list, Scope scope, bool write, int64_t base,
-               std::initializer_list<Dim> dims, int elem_bytes) {
-  std::array<Dim, 4> d{};
-  int n = 0;
-  for (const Dim& x : dims) d[n++] = x;
-  AccessRange r;
-  r.scope = scope;
-  r.write = write;
-  if (!bounding(base, d, n, elem_bytes, r)) return;
-  TESSEL_CHECK(list.count < kMaxAccessRanges, "too many access ranges");
-  list.items[list.count++] = r;
-}
-
-// A dense range [base, base + bytes).
-void add_dense(AccessRangeList& list, Scope scope, bool write, int64_t base, int64_t bytes) {
-  if (bytes <= 0) return;
-  add_range(list, scope, write, base, {Dim{bytes, 1}}, 1);
-}
-
 [[noreturn]] void bad_scope(Opcode op, const char* operand, Scope got, const char* expected) {
   fail("{}: operand {} is in scope {}, expected {}", opcode_name(op), operand, scope_name(got),
        expected);
-}
-
-void check_dma_scopes(const DmaArgs& d) {
-  const Scope s = d.src.scope, t = d.dst.scope;
-  const bool ok = (s == Scope::gm && (t == Scope::l1 || t == Scope::ub)) ||
-                  (s == Scope::ub && (t == Scope::gm || t == Scope::l1));
-  if (!ok)
-    fail("dma: illegal scope pair {} -> {} (legal: gm->l1, gm->ub, ub->gm, ub->l1)", scope_name(s),
-         scope_name(t));
-  if (d.ndims < 1 || d.ndims > kMaxDmaDims)
-    fail("dma: ndims is {}, expected 1..{}", d.ndims, kMaxDmaDims);
 }
 
 // Fractal block shape of the L0A/L0B destination: rows x cols blocks of (b0, b1).
@@ -150,15 +88,6 @@ void check_cube_shape(const npu::HwConfig& hw, Opcode op) {
 struct Img2colShape {
   int64_t rows, cols;  // of the matrix written (B = X or A = X^T)
 };
-// Bytes of the L1 source block: c*h*w elements dense, ceil(c/c0)*h*w*c0 in NC1HWC0. Computed in
-// 128 bits and saturated to INT64_MAX, so absurd sizes fail the bounds check instead of wrapping.
-int64_t img2col_source_bytes(const Img2colArgs& g) {
-  const __int128 c = g.c, c0 = g.c0;
-  const __int128 chans = c0 > 0 ? (c + c0 - 1) / c0 * c0 : c;
-  const __int128 bytes = chans * g.h * g.w * dtype_bytes(g.dtype);
-  return bytes > INT64_MAX ? INT64_MAX : static_cast<int64_t>(bytes);
-}
-
 Img2colShape img2col_shape(const Img2colArgs& g) {
   const int64_t K = int64_t{g.c} * g.kh * g.kw;
   const int64_t N = int64_t{g.oh} * g.ow;
@@ -522,11 +451,93 @@ void vector_exec_t(const VectorArgs& v, Opcode op, uint8_t* ub) {
   }
 }
 
-template <class Args>
-const Args& args_of(const Instruction& in) {
-  const Args* a = std::get_if<Args>(&in.args);
-  if (!a) internal_fail("{}: operand struct does not match the opcode", opcode_name(in.op));
-  return *a;
+// The run-time scope rules (the operand classes' allowed scopes, isa/operand_classes.h), with
+// the executors' messages.
+template <class A>
+void check_scopes(Opcode op, const A& a) {
+  using Desc = opclass::ClassDesc<A>;
+  if constexpr (requires { Desc::scope_pairs; }) {
+    std::string legal;
+    for (const auto& [s, t] : Desc::scope_pairs) {
+      if (a.src.scope == s && a.dst.scope == t) return;
+      legal += fmt::format("{}{}->{}", legal.empty() ? "" : ", ", scope_name(s), scope_name(t));
+    }
+    fail("{}: illegal scope pair {} -> {} (legal: {})", opcode_name(op), scope_name(a.src.scope),
+         scope_name(a.dst.scope), legal);
+  } else {
+    opclass::for_each_field_indexed<A>([&](const auto& d, int i) {
+      using K = typename std::decay_t<decltype(d)>::kind_type;
+      if constexpr (opclass::kIsMemory<K>) {
+        const Scope s = opclass::mem_ref(d.get(a)).scope;
+        if (d.allowed && opclass::field_used(op, i) && !opclass::in_set(d.allowed, s))
+          bad_scope(op, field_name(d.name), s, opclass::scope_list(d.allowed).c_str());
+      }
+    });
+  }
+}
+
+footprint::Fractal checked_fractal(const npu::HwConfig& hw, Opcode op) {
+  check_cube_shape(hw, op);
+  const auto& c = hw.core.cube;
+  return {c.m, c.k, c.n, dtype_bytes(c.input_dtype), dtype_bytes(c.acc_dtype)};
+}
+
+// Executors of the data instruction classes.
+void exec(const npu::HwConfig&, Opcode, const DmaArgs& d, CoreMemory& mem) {
+  uint8_t* dst = mem.base[int(d.dst.scope)] + d.dst.offset;
+  const uint8_t* src =
+      mem.base[int(d.src.scope)] ? mem.base[int(d.src.scope)] + d.src.offset : nullptr;
+  if (d.dtype == DType::f16)
+    dma_copy<2>(d, dst, src);
+  else
+    dma_copy<4>(d, dst, src);
+}
+
+void exec(const npu::HwConfig& hw, Opcode op, const Load2dArgs& l, CoreMemory& mem) {
+  if (l.rows == 0 || l.cols == 0) return;
+  const FractalShape f = fractal_of(hw, op, l.dst.scope);
+  uint8_t* dst = mem.base[int(l.dst.scope)] + l.dst.offset;
+  const uint8_t* src = mem.base[int(Scope::l1)] + l.src.offset;
+  if (l.dtype == DType::f16)
+    load2d_exec<2>(l, f, dst, src);
+  else
+    load2d_exec<4>(l, f, dst, src);
+}
+
+void exec(const npu::HwConfig& hw, Opcode op, const Img2colArgs& g, CoreMemory& mem) {
+  const Img2colShape shape = img2col_shape(g);
+  if (shape.rows == 0 || shape.cols == 0) return;
+  const FractalShape f = fractal_of(hw, op, g.dst.scope);
+  uint8_t* dst = mem.base[int(g.dst.scope)] + g.dst.offset;
+  const uint8_t* fm = mem.base[int(Scope::l1)] + g.src.offset;
+  if (g.dtype == DType::f16)
+    img2col_exec<2>(g, f, dst, fm);
+  else
+    img2col_exec<4>(g, f, dst, fm);
+}
+
+void exec(const npu::HwConfig& hw, Opcode, const MmadArgs& a, CoreMemory& mem) {
+  if (a.m1 == 0 || a.n1 == 0) return;
+  mmad_exec(hw, a, mem);
+}
+
+void exec(const npu::HwConfig& hw, Opcode, const FixArgs& f, CoreMemory& mem) {
+  if (f.m == 0 || f.n == 0) return;
+  fix_exec(hw, f, mem);
+}
+
+void exec(const npu::HwConfig&, Opcode op, const VectorArgs& v, CoreMemory& mem) {
+  if (v.count == 0 || v.repeat == 0) return;
+  uint8_t* ub = mem.base[int(Scope::ub)];
+  if (v.dtype == DType::f16)
+    vector_exec_t<DType::f16>(v, op, ub);
+  else
+    vector_exec_t<DType::f32>(v, op, ub);
+}
+
+template <class A>
+void exec(const npu::HwConfig&, Opcode op, const A&, CoreMemory&) {
+  internal_fail("execute: {} is not a data instruction", opcode_name(op));
 }
 
 }  // namespace
@@ -536,6 +547,8 @@ const Args& args_of(const Instruction& in) {
 void check_stream(const std::vector<Instruction>& code, size_t core) {
   for (size_t i = 0; i < code.size(); ++i) {
     const Instruction& in = code[i];
+    if (!is_valid_opcode(in.op))
+      fail("core {} instruction {}: invalid opcode value {}", core, i, static_cast<int>(in.op));
     if (in.args.index() != args_index(in.op))
       fail("core {} instruction {} ({}): the operand struct does not match the opcode", core, i,
            opcode_name(in.op));
@@ -543,164 +556,53 @@ void check_stream(const std::vector<Instruction>& code, size_t core) {
       if (s->rd >= kNumRegs || s->rs >= kNumRegs || s->rt >= kNumRegs)
         fail("core {} instruction {} ({}): register index out of range x0..x{}", core, i,
              opcode_name(in.op), kNumRegs - 1);
-      const bool branch = in.op == Opcode::blt || in.op == Opcode::blti || in.op == Opcode::jmp;
-      if (branch && (s->target < 0 || static_cast<size_t>(s->target) > code.size()))
+      if (is_branch(in.op) && (s->target < 0 || static_cast<size_t>(s->target) > code.size()))
         fail("core {} instruction {} ({}): branch target {} outside the stream of {} instructions",
              core, i, opcode_name(in.op), s->target, code.size());
     }
   }
 }
 
-bool is_vector_opcode(Opcode op) { return op >= Opcode::vadd && op <= Opcode::vrmin; }
-
-bool is_data_instruction(Opcode op) { return op >= Opcode::dma && op <= Opcode::vrmin; }
-
 VectorAccess vector_access(Opcode op) {
-  VectorAccess u;
-  switch (op) {
-    case Opcode::vadd:
-    case Opcode::vsub:
-    case Opcode::vmul:
-    case Opcode::vdiv:
-    case Opcode::vmax:
-    case Opcode::vmin:
-      u.src0 = u.src1 = true;
-      break;
-    case Opcode::vmla:
-      u.src0 = u.src1 = u.dst_read = true;
-      break;
-    case Opcode::vdup:
-      break;
-    case Opcode::vrsum:
-    case Opcode::vrmax:
-    case Opcode::vrmin:
-      u.src0 = u.reduction = true;
-      break;
-    default:
-      TESSEL_CHECK(is_vector_opcode(op), "{} is not a vector opcode", opcode_name(op));
-      u.src0 = true;
-  }
-  return u;
+  TESSEL_CHECK(is_valid_opcode(op) && is_vector_opcode(op), "{} is not a vector opcode",
+               opcode_name(op));
+  const InstrInfo& r = instr_info(op);
+  return {r.uses(Field::src0), r.uses(Field::src1), r.reads_dst, r.reduction};
 }
 
 AccessRangeList access_range_list(const npu::HwConfig& hw, const Instruction& in) {
+  if (!is_valid_opcode(in.op) || !is_data_instruction(in.op))
+    fail("{} is not a data instruction (it has no memory operands)", opcode_name(in.op));
+  if (in.args.index() != args_index(in.op))
+    internal_fail("{}: operand struct does not match the opcode", opcode_name(in.op));
+  footprint::Fractal fractal;
+  std::visit(
+      [&](const auto& a) {
+        using A = std::decay_t<decltype(a)>;
+        check_scopes(in.op, a);
+        if constexpr (std::is_same_v<A, DmaArgs>) {
+          if (a.ndims < 1 || a.ndims > kMaxDmaDims)
+            fail("dma: ndims is {}, expected 1..{}", a.ndims, kMaxDmaDims);
+        }
+        if constexpr (requires { opclass::ClassDesc<A>::uses_fractal; })
+          fractal = checked_fractal(hw, in.op);
+      },
+      in.args);
   AccessRangeList list;
-  switch (in.op) {
-    case Opcode::dma: {
-      const auto& d = args_of<DmaArgs>(in);
-      check_dma_scopes(d);
-      const int es = dtype_bytes(d.dtype);
-      std::array<Dim, 4> src{}, dst{};
-      bool src_empty = false;
-      for (int k = 0; k < d.ndims; ++k) {
-        dst[k] = {d.extent[k], d.dst_stride[k]};
-        const int64_t vb = std::min<int64_t>(d.valid_begin[k], d.extent[k]);
-        const int64_t ve = std::min<int64_t>(d.valid_end[k], d.extent[k]);
-        if (ve <= vb) src_empty = true;
-        // The valid window starts at vb: fold the offset into the base.
-        src[k] = {std::max<int64_t>(0, ve - vb), d.src_stride[k]};
-      }
-      if (!src_empty) {
-        int64_t base = d.src.offset;
-        for (int k = 0; k < d.ndims; ++k)
-          base += std::min<int64_t>(d.valid_begin[k], d.extent[k]) * d.src_stride[k] * es;
-        AccessRange r;
-        r.scope = d.src.scope;
-        if (bounding(base, src, d.ndims, es, r)) list.items[list.count++] = r;
-      }
-      AccessRange w;
-      w.scope = d.dst.scope;
-      w.write = true;
-      if (bounding(d.dst.offset, dst, d.ndims, es, w)) list.items[list.count++] = w;
-      break;
+  footprint::for_each_access(fractal, in, [&](const footprint::Span& s) {
+    TESSEL_CHECK(list.count < kMaxAccessRanges, "too many access ranges");
+    AccessRange& r = list.items[list.count++];
+    r.scope = s.ref->scope;
+    r.write = s.write;
+    // Negative or beyond-64-bit addresses become a range starting at UINT64_MAX (never in bounds).
+    const footprint::i128 begin = s.ref->offset + s.lo, end = s.ref->offset + s.hi;
+    if (begin < 0 || end > static_cast<footprint::i128>(UINT64_MAX)) {
+      r.begin = r.end = UINT64_MAX;
+    } else {
+      r.begin = static_cast<uint64_t>(begin);
+      r.end = static_cast<uint64_t>(end);
     }
-    case Opcode::load2d: {
-      const auto& l = args_of<Load2dArgs>(in);
-      check_cube_shape(hw, in.op);
-      if (l.src.scope != Scope::l1) bad_scope(in.op, "src", l.src.scope, "l1");
-      const FractalShape f = fractal_of(hw, in.op, l.dst.scope);
-      const int es = dtype_bytes(l.dtype);
-      if (!l.transpose)
-        add_range(list, Scope::l1, false, l.src.offset,
-                  {Dim{l.rows, l.src_row_stride}, Dim{l.cols, 1}}, es);
-      else
-        add_range(list, Scope::l1, false, l.src.offset,
-                  {Dim{l.cols, l.src_row_stride}, Dim{l.rows, 1}}, es);
-      if (l.rows > 0 && l.cols > 0)
-        add_dense(list, l.dst.scope, true, l.dst.offset,
-                  ceil_div(l.rows, f.b0) * f.b0 * ceil_div(l.cols, f.b1) * f.b1 * es);
-      break;
-    }
-    case Opcode::img2col: {
-      const auto& g = args_of<Img2colArgs>(in);
-      check_cube_shape(hw, in.op);
-      if (g.src.scope != Scope::l1) bad_scope(in.op, "src", g.src.scope, "l1");
-      const FractalShape f = fractal_of(hw, in.op, g.dst.scope);
-      const int es = dtype_bytes(g.dtype);
-      const Img2colShape shape = img2col_shape(g);
-      if (shape.rows > 0 && shape.cols > 0) {
-        add_dense(list, Scope::l1, false, g.src.offset, img2col_source_bytes(g));
-        add_dense(list, g.dst.scope, true, g.dst.offset,
-                  ceil_div(shape.rows, f.b0) * f.b0 * ceil_div(shape.cols, f.b1) * f.b1 * es);
-      }
-      break;
-    }
-    case Opcode::mmad: {
-      const auto& a = args_of<MmadArgs>(in);
-      check_cube_shape(hw, in.op);
-      if (a.a.scope != Scope::l0a) bad_scope(in.op, "a", a.a.scope, "l0a");
-      if (a.b.scope != Scope::l0b) bad_scope(in.op, "b", a.b.scope, "l0b");
-      if (a.c.scope != Scope::l0c) bad_scope(in.op, "c", a.c.scope, "l0c");
-      const auto& cube = hw.core.cube;
-      const int in_b = dtype_bytes(cube.input_dtype), acc_b = dtype_bytes(cube.acc_dtype);
-      // add_dense skips empty operands (k1 == 0 reads nothing but still writes C).
-      add_dense(list, Scope::l0a, false, a.a.offset, int64_t{a.m1} * a.k1 * cube.m * cube.k * in_b);
-      add_dense(list, Scope::l0b, false, a.b.offset, int64_t{a.k1} * a.n1 * cube.k * cube.n * in_b);
-      const int64_t c_bytes = int64_t{a.m1} * a.n1 * cube.m * cube.n * acc_b;
-      if (a.accumulate) add_dense(list, Scope::l0c, false, a.c.offset, c_bytes);
-      add_dense(list, Scope::l0c, true, a.c.offset, c_bytes);
-      break;
-    }
-    case Opcode::fix: {
-      const auto& f = args_of<FixArgs>(in);
-      check_cube_shape(hw, in.op);
-      if (f.src.scope != Scope::l0c) bad_scope(in.op, "src", f.src.scope, "l0c");
-      if (f.dst.scope != Scope::ub) bad_scope(in.op, "dst", f.dst.scope, "ub");
-      if (f.m == 0 || f.n == 0) break;
-      const int64_t m0 = hw.core.cube.m, n0 = hw.core.cube.n;
-      const int acc_b = dtype_bytes(hw.core.cube.acc_dtype);
-      // Bounding range of the m x n elements read from the [M1][N1][m0][n0] tile: from element 0
-      // to the last element of the last block.
-      const int64_t M1 = ceil_div(f.m, m0), N1 = ceil_div(f.n, n0);
-      const int64_t last = ((M1 - 1) * N1 + (N1 - 1)) * m0 * n0 + (f.m - 1 - (M1 - 1) * m0) * n0 +
-                           (f.n - 1 - (N1 - 1) * n0);
-      add_dense(list, Scope::l0c, false, f.src.offset, (last + 1) * acc_b);
-      add_range(list, Scope::ub, true, f.dst.offset, {Dim{f.m, f.dst_row_stride}, Dim{f.n, 1}},
-                dtype_bytes(f.dst_dtype));
-      break;
-    }
-    default: {
-      if (!is_vector_opcode(in.op))
-        fail("{} is not a data instruction (it has no memory operands)", opcode_name(in.op));
-      const auto& v = args_of<VectorArgs>(in);
-      const VectorAccess u = vector_access(in.op);
-      const int es = dtype_bytes(v.dtype);
-      auto operand = [&](const VecOperand& o, const char* name, bool write, bool one_per_repeat) {
-        if (o.addr.scope != Scope::ub) bad_scope(in.op, name, o.addr.scope, "ub");
-        if (one_per_repeat)
-          add_range(list, Scope::ub, write, o.addr.offset, {Dim{v.repeat, o.repeat_stride}}, es);
-        else
-          add_range(list, Scope::ub, write, o.addr.offset,
-                    {Dim{v.repeat, o.repeat_stride}, Dim{v.count, o.elem_stride}}, es);
-      };
-      if (v.count == 0 || v.repeat == 0) break;
-      if (u.src0) operand(v.src0, "src0", false, false);
-      if (u.src1) operand(v.src1, "src1", false, false);
-      if (u.dst_read) operand(v.dst, "dst", false, false);
-      operand(v.dst, "dst", true, u.reduction);
-      break;
-    }
-  }
+  });
   return list;
 }
 
@@ -726,29 +628,21 @@ void check_ranges(const Instruction& in, const AccessRangeList& ranges,
 
 Instruction resolve(const Instruction& instr, const std::array<int64_t, kNumRegs>& regs) {
   Instruction out = instr;
-  auto fix_ref = [&](MemRef& m) {
-    if (m.reg >= kNumRegs)
-      fail("{}: register x{} does not exist (x0..x{})", opcode_name(instr.op), m.reg, kNumRegs - 1);
-    m.offset = static_cast<int64_t>(static_cast<uint64_t>(m.reg == 0 ? 0 : regs[m.reg]) +
-                                    static_cast<uint64_t>(m.offset));
-    m.reg = 0;
-  };
   std::visit(
       [&](auto& a) {
         using A = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<A, DmaArgs> || std::is_same_v<A, Load2dArgs> ||
-                      std::is_same_v<A, Img2colArgs> || std::is_same_v<A, FixArgs>) {
-          fix_ref(a.dst);
-          fix_ref(a.src);
-        } else if constexpr (std::is_same_v<A, MmadArgs>) {
-          fix_ref(a.a);
-          fix_ref(a.b);
-          fix_ref(a.c);
-        } else if constexpr (std::is_same_v<A, VectorArgs>) {
-          fix_ref(a.dst.addr);
-          fix_ref(a.src0.addr);
-          fix_ref(a.src1.addr);
-        }
+        opclass::for_each_field<A>([&](const auto& d) {
+          using K = typename std::decay_t<decltype(d)>::kind_type;
+          if constexpr (opclass::kIsMemory<K>) {
+            MemRef& m = opclass::mem_ref(d.get(a));
+            if (m.reg >= kNumRegs)
+              fail("{}: register x{} does not exist (x0..x{})", opcode_name(instr.op), m.reg,
+                   kNumRegs - 1);
+            m.offset = static_cast<int64_t>(static_cast<uint64_t>(m.reg == 0 ? 0 : regs[m.reg]) +
+                                            static_cast<uint64_t>(m.offset));
+            m.reg = 0;
+          }
+        });
       },
       out.args);
   return out;
@@ -760,66 +654,7 @@ void execute(const npu::HwConfig& hw, const Instruction& in, CoreMemory& mem) {
   for (const AccessRange& r : ranges)
     if (!mem.base[int(r.scope)])
       internal_fail("{}: no memory attached for scope {}", opcode_name(in.op), scope_name(r.scope));
-  switch (in.op) {
-    case Opcode::dma: {
-      const auto& d = std::get<DmaArgs>(in.args);
-      uint8_t* dst = mem.base[int(d.dst.scope)] + d.dst.offset;
-      const uint8_t* src =
-          mem.base[int(d.src.scope)] ? mem.base[int(d.src.scope)] + d.src.offset : nullptr;
-      if (d.dtype == DType::f16)
-        dma_copy<2>(d, dst, src);
-      else
-        dma_copy<4>(d, dst, src);
-      return;
-    }
-    case Opcode::load2d: {
-      const auto& l = std::get<Load2dArgs>(in.args);
-      if (l.rows == 0 || l.cols == 0) return;
-      const FractalShape f = fractal_of(hw, in.op, l.dst.scope);
-      uint8_t* dst = mem.base[int(l.dst.scope)] + l.dst.offset;
-      const uint8_t* src = mem.base[int(Scope::l1)] + l.src.offset;
-      if (l.dtype == DType::f16)
-        load2d_exec<2>(l, f, dst, src);
-      else
-        load2d_exec<4>(l, f, dst, src);
-      return;
-    }
-    case Opcode::img2col: {
-      const auto& g = std::get<Img2colArgs>(in.args);
-      const Img2colShape shape = img2col_shape(g);
-      if (shape.rows == 0 || shape.cols == 0) return;
-      const FractalShape f = fractal_of(hw, in.op, g.dst.scope);
-      uint8_t* dst = mem.base[int(g.dst.scope)] + g.dst.offset;
-      const uint8_t* fm = mem.base[int(Scope::l1)] + g.src.offset;
-      if (g.dtype == DType::f16)
-        img2col_exec<2>(g, f, dst, fm);
-      else
-        img2col_exec<4>(g, f, dst, fm);
-      return;
-    }
-    case Opcode::mmad: {
-      const auto& a = std::get<MmadArgs>(in.args);
-      if (a.m1 == 0 || a.n1 == 0) return;
-      mmad_exec(hw, a, mem);
-      return;
-    }
-    case Opcode::fix: {
-      const auto& f = std::get<FixArgs>(in.args);
-      if (f.m == 0 || f.n == 0) return;
-      fix_exec(hw, f, mem);
-      return;
-    }
-    default: {
-      const auto& v = std::get<VectorArgs>(in.args);
-      if (v.count == 0 || v.repeat == 0) return;
-      uint8_t* ub = mem.base[int(Scope::ub)];
-      if (v.dtype == DType::f16)
-        vector_exec_t<DType::f16>(v, in.op, ub);
-      else
-        vector_exec_t<DType::f32>(v, in.op, ub);
-      return;
-    }
-  }
+  std::visit([&](const auto& a) { exec(hw, in.op, a, mem); }, in.args);
 }
 
 }  // namespace tessel::isa

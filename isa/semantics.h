@@ -3,9 +3,11 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "compiler/support/error.h"
 #include "isa/isa.h"
 #include "npu_model/hw_config.h"
 
@@ -25,6 +27,50 @@ void execute(const npu::HwConfig& hw, const Instruction& resolved, CoreMemory& m
 
 /// Replaces every MemRef of `instr` by its absolute address x[reg] + offset.
 Instruction resolve(const Instruction& instr, const std::array<int64_t, kNumRegs>& regs);
+
+/// Executes one scalar-unit ALU, branch or jump instruction (isa::is_scalar_alu_or_branch) on the
+/// registers `x` (64-bit, two's complement wrap-around; writes to x0 are dropped): `next` is the
+/// index of the next instruction, set to the target when a branch is taken. `in` must hold
+/// ScalarArgs with registers < kNumRegs (check_stream). Shared by the interpreter and the SystemC
+/// core, so that both execute exactly the docs/isa.md semantics.
+inline void execute_scalar(const Instruction& in, std::array<int64_t, kNumRegs>& x, size_t& next) {
+  const auto& s = std::get<ScalarArgs>(in.args);
+  const uint64_t rs = static_cast<uint64_t>(x[s.rs]), rt = static_cast<uint64_t>(x[s.rt]);
+  const uint64_t imm = static_cast<uint64_t>(s.imm);
+  switch (in.op) {
+    case Opcode::li:
+      x[s.rd] = s.imm;
+      break;
+    case Opcode::addi:
+      x[s.rd] = static_cast<int64_t>(rs + imm);
+      break;
+    case Opcode::add:
+      x[s.rd] = static_cast<int64_t>(rs + rt);
+      break;
+    case Opcode::sub:
+      x[s.rd] = static_cast<int64_t>(rs - rt);
+      break;
+    case Opcode::mul:
+      x[s.rd] = static_cast<int64_t>(rs * rt);
+      break;
+    case Opcode::muli:
+      x[s.rd] = static_cast<int64_t>(rs * imm);
+      break;
+    case Opcode::blt:
+      if (x[s.rs] < x[s.rt]) next = static_cast<size_t>(s.target);
+      break;
+    case Opcode::blti:
+      if (x[s.rs] < s.imm) next = static_cast<size_t>(s.target);
+      break;
+    case Opcode::jmp:
+      next = static_cast<size_t>(s.target);
+      break;
+    default:
+      internal_fail("execute_scalar: {} is not a scalar-unit ALU or branch instruction",
+                    opcode_name(in.op));
+  }
+  x[0] = 0;
+}
 
 /// Byte ranges [begin, end) an instruction reads and writes, per scope (for hazard checks and
 /// capacity checks). Only meaningful on resolved instructions. Each range is the bounding range of
@@ -62,19 +108,18 @@ AccessRangeList access_range_list(const npu::HwConfig& hw, const Instruction& re
 void check_ranges(const Instruction& resolved, const AccessRangeList& ranges,
                   const std::array<uint64_t, kNumScopes>& sizes, const char* what = nullptr);
 
-/// Static checks the executors rely on, for one core's stream: every instruction's operand struct
-/// matches its opcode (isa::args_index), scalar register indices are < kNumRegs, branch targets lie
+/// Static checks the executors rely on, for one core's stream: every opcode is declared, every
+/// instruction's operand struct matches its opcode (isa::args_index), scalar register indices are < kNumRegs, branch targets lie
 /// in [0, code.size()] (code.size() = fall off the end). Throws tessel::Error naming the core and
 /// the instruction index.
 void check_stream(const std::vector<Instruction>& code, size_t core);
 
-/// True for instructions that execute() accepts (dma, load2d, img2col, mmad, fix, vector ops).
-bool is_data_instruction(Opcode op);
-/// True for the vector-unit opcodes (vadd .. vrmin).
-bool is_vector_opcode(Opcode op);
+// is_data_instruction(op) (the instructions execute() accepts) and is_vector_opcode(op) are in
+// isa/isa.h, derived from the instruction records.
 
-/// Which operands a vector opcode uses: src0, src1 read; dst read (vmla); reduction (dst has one
-/// element per repeat); reads no source at all (vdup).
+/// Which operands a vector opcode uses, from its record: src0, src1 read; dst read (trait
+/// reads_dst: vmla); reduction (dst has one element per repeat); vdup reads no source at all.
+/// Throws tessel::InternalError for a non-vector opcode.
 struct VectorAccess {
   bool src0 = false, src1 = false, dst_read = false, reduction = false;
 };

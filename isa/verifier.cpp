@@ -1,8 +1,12 @@
 // Static verifier for isa::Program (checks listed in isa/verifier.h and docs/isa.md "Verifier").
 //
-// Operand footprints are computed here independently of isa/semantics (they follow the operand
-// definitions of isa/isa.h), so the verifier also cross-checks the compiler's address arithmetic
-// for every operand whose base register is x0 (a constant address).
+// The checks come from the instruction records and operand classes (isa/instruction_list.h,
+// isa/operand_classes.h): the registers an instruction uses, its branch targets, the scopes its
+// operands may be in, the fields that must not be zero; plus a few rules per operand class (flag
+// pipes and events, dma windows, the cube input dtype, fix row strides). Operand footprints are the
+// ones the run-time checks use (isa/footprint.h): statically each one must fit its scratchpad, and
+// for an operand whose base register is x0 (a constant address) the absolute range must lie inside
+// it, which cross-checks the compiler's address arithmetic.
 #include "isa/verifier.h"
 
 #include <fmt/format.h>
@@ -11,15 +15,18 @@
 #include <unordered_map>
 
 #include "isa/asm.h"
+#include "isa/footprint.h"
+#include "isa/operand_classes.h"
 
 namespace tessel::isa {
 
 namespace {
 
+namespace oc = opclass;
 using i128 = __int128;
 
-const char* kArgsClassNames[] = {"ScalarArgs",  "SyncArgs", "DmaArgs", "Load2dArgs",
-                                 "Img2colArgs", "MmadArgs", "FixArgs", "VectorArgs"};
+template <class D>
+using kind_of = typename std::decay_t<D>::kind_type;
 
 bool scope_ok(Scope s) { return static_cast<int>(s) < kNumScopes; }
 
@@ -27,54 +34,44 @@ std::string scope_str(Scope s) {
   return scope_ok(s) ? scope_name(s) : fmt::format("<scope {}>", static_cast<int>(s));
 }
 
-bool violation(ScopeViolation& v, int operand, std::string message) {
+// Checks that `s` is in `allowed`; fills `v` for operand position `operand` otherwise.
+bool require_scope(ScopeViolation& v, Opcode op, int operand, const std::string& role, Scope s,
+                   oc::ScopeSet allowed) {
+  if (oc::in_set(allowed, s)) return true;
   v.operand = operand;
-  v.message = std::move(message);
+  v.message = fmt::format("{} operand {} ({}) must be in {}, not {}", opcode_name(op), operand + 1,
+                          role, oc::scope_list(allowed), scope_str(s));
   return false;
 }
 
-// Checks that `s` is one of `allowed`; fills `v` otherwise.
-bool require_scope(ScopeViolation& v, Opcode op, int operand, const char* role, Scope s,
-                   std::initializer_list<Scope> allowed) {
-  for (Scope a : allowed) {
-    if (s == a) return true;
+template <class A>
+bool check_scopes_of(Opcode op, const A& a, ScopeViolation& v) {
+  using Desc = oc::ClassDesc<A>;
+  if constexpr (requires { Desc::scope_pairs; }) {
+    // The (src, dst) pairs: src must start a pair, dst must end one that src starts.
+    oc::ScopeSet srcs = 0, dsts = 0;
+    for (const auto& [s, t] : Desc::scope_pairs) srcs |= oc::scopes({s});
+    if (!require_scope(v, op, 1, "src", a.src.scope, srcs)) return false;
+    for (const auto& [s, t] : Desc::scope_pairs)
+      if (s == a.src.scope) dsts |= oc::scopes({t});
+    return require_scope(v, op, 0,
+                         fmt::format("dst of a {} from {}", opcode_name(op), scope_name(a.src.scope)),
+                         a.dst.scope, dsts);
+  } else {
+    bool ok = true;
+    int position = 0;  // the operand's position in the text form
+    oc::for_each_field_indexed<A>([&](const auto& d, int i) {
+      if (!ok || d.text != oc::Text::operand || !oc::field_used(op, i)) return;
+      if constexpr (oc::kIsMemory<kind_of<decltype(d)>>) {
+        if (d.allowed)
+          ok = require_scope(v, op, position, field_name(d.name), oc::mem_ref(d.get(a)).scope,
+                             d.allowed);
+      }
+      ++position;
+    });
+    return ok;
   }
-  std::string list;
-  for (Scope a : allowed) list += (list.empty() ? "" : " or ") + std::string(scope_name(a));
-  return violation(v, operand,
-                   fmt::format("{} operand {} ({}) must be in {}, not {}", opcode_name(op),
-                               operand + 1, role, list, scope_str(s)));
 }
-
-// A byte range [lo, hi) relative to an operand's address; empty when nothing is accessed.
-struct Span {
-  i128 lo = 0, hi = 0;
-  bool empty() const { return hi <= lo; }
-  i128 size() const { return empty() ? 0 : hi - lo; }
-};
-
-// Elements at sum_d i_d * stride_d, i_d in [begin_d, end_d), as a byte span.
-Span box_span(int n, const i128* begin, const i128* end, const i128* stride, int elem_bytes) {
-  i128 lo = 0, hi = 0;
-  for (int d = 0; d < n; ++d) {
-    if (end[d] <= begin[d]) return {};
-    const i128 a = begin[d] * stride[d];
-    const i128 b = (end[d] - 1) * stride[d];
-    lo += std::min(a, b);
-    hi += std::max(a, b);
-  }
-  return {lo * elem_bytes, (hi + 1) * elem_bytes};
-}
-
-// Span of a strided vector operand over repeat x count elements.
-Span vec_span(const VecOperand& v, uint32_t count, uint32_t repeat, int elem_bytes) {
-  const i128 begin[2] = {0, 0};
-  const i128 end[2] = {repeat, count};
-  const i128 stride[2] = {v.repeat_stride, v.elem_stride};
-  return box_span(2, begin, end, stride, elem_bytes);
-}
-
-i128 ceil_div(i128 a, i128 b) { return (a + b - 1) / b; }
 
 std::string i128_str(i128 v) {
   if (v >= 0 && v <= static_cast<i128>(UINT64_MAX))
@@ -86,11 +83,11 @@ std::string i128_str(i128 v) {
 class Verifier {
  public:
   Verifier(const Program& p, const npu::HwConfig& hw) : p_(p), hw_(hw) {
-    m0_ = std::max(1, hw.core.cube.m);
-    k0_ = std::max(1, hw.core.cube.k);
-    n0_ = std::max(1, hw.core.cube.n);
-    in_bytes_ = dtype_bytes(hw.core.cube.input_dtype);
-    acc_bytes_ = dtype_bytes(hw.core.cube.acc_dtype);
+    fractal_.m0 = std::max(1, hw.core.cube.m);
+    fractal_.k0 = std::max(1, hw.core.cube.k);
+    fractal_.n0 = std::max(1, hw.core.cube.n);
+    fractal_.in_bytes = dtype_bytes(hw.core.cube.input_dtype);
+    fractal_.acc_bytes = dtype_bytes(hw.core.cube.acc_dtype);
   }
 
   std::vector<std::string> run() {
@@ -151,7 +148,7 @@ class Verifier {
       if (static_cast<int>(b.kind) > static_cast<int>(GmKind::scratch)) {
         bad(fmt::format("invalid kind value {}", static_cast<int>(b.kind)));
       }
-      if (static_cast<int>(b.dtype) > static_cast<int>(DType::f32)) {
+      if (static_cast<int>(b.dtype) >= kNumDTypes) {
         bad(fmt::format("invalid dtype value {}", static_cast<int>(b.dtype)));
       }
       if (static_cast<i128>(b.address) + b.bytes > static_cast<i128>(p_.gm_bytes)) {
@@ -187,19 +184,18 @@ class Verifier {
     if (r >= kNumRegs) problem("register x{} of {} out of range (x0..x{})", r, what, kNumRegs - 1);
   }
 
-  // Checks an operand's footprint: fits its scope, and for a constant address (x0) lies inside it.
-  void check_operand(const char* what, const MemRef& m, Span span) {
-    check_reg(m.reg, what);
-    if (scopes_illegal_ || span.empty() || !scope_ok(m.scope)) return;
+  // Checks a footprint: fits its scope, and for a constant address (x0) lies inside it.
+  void check_span(const char* what, const MemRef& m, i128 span_lo, i128 span_hi) {
+    if (span_hi <= span_lo || !scope_ok(m.scope)) return;
     const i128 cap = capacity(m.scope);
     if (cap <= 0) return;
-    if (span.size() > cap) {
-      problem("{} spans {} bytes, more than {} holds ({} bytes)", what, i128_str(span.size()),
-              scope_name(m.scope), i128_str(cap));
+    if (span_hi - span_lo > cap) {
+      problem("{} spans {} bytes, more than {} holds ({} bytes)", what,
+              i128_str(span_hi - span_lo), scope_name(m.scope), i128_str(cap));
       return;
     }
     if (m.reg == 0) {
-      const i128 lo = m.offset + span.lo, hi = m.offset + span.hi;
+      const i128 lo = m.offset + span_lo, hi = m.offset + span_hi;
       if (lo < 0 || hi > cap) {
         problem("{} accesses {}[{}, {}), outside {} ({} bytes)", what, scope_name(m.scope),
                 i128_str(lo), i128_str(hi), scope_name(m.scope), i128_str(cap));
@@ -221,8 +217,9 @@ class Verifier {
       return;
     }
     if (args_index(in.op) != in.args.index()) {
-      problem("holds {} operands, {} needs {}", kArgsClassNames[in.args.index()],
-              opcode_name(in.op), kArgsClassNames[args_index(in.op)]);
+      problem("holds {} operands, {} needs {}",
+              args_class_name(static_cast<ArgsClass>(in.args.index())), opcode_name(in.op),
+              args_class_name(instr_info(in.op).cls));
       return;
     }
     if (in.op_index < -1 ||
@@ -233,42 +230,53 @@ class Verifier {
     std::visit([&](const auto& a) { check(a, n); }, in.args);
   }
 
-  void check(const ScalarArgs& a, int64_t n) {
-    switch (instr_->op) {
-      case Opcode::li:
-        check_reg(a.rd, "rd");
-        break;
-      case Opcode::addi:
-      case Opcode::muli:
-        check_reg(a.rd, "rd");
-        check_reg(a.rs, "rs");
-        break;
-      case Opcode::add:
-      case Opcode::sub:
-      case Opcode::mul:
-        check_reg(a.rd, "rd");
-        check_reg(a.rs, "rs");
-        check_reg(a.rt, "rt");
-        break;
-      case Opcode::blt:
-        check_reg(a.rs, "rs");
-        check_reg(a.rt, "rt");
-        break;
-      case Opcode::blti:
-        check_reg(a.rs, "rs");
-        break;
-      default:
-        break;
-    }
-    if (instr_->op == Opcode::blt || instr_->op == Opcode::blti || instr_->op == Opcode::jmp) {
-      // Target n (one past the last instruction) ends the stream.
-      if (a.target < 0 || a.target > n) {
-        problem("branch target {} out of range (0..{}, {} ends the stream)", a.target, n, n);
+  // The checks every class gets from its field table, then the class's own rules, then the
+  // footprints.
+  template <class A>
+  void check(const A& a, int64_t n) {
+    const Opcode op = instr_->op;
+    std::string zeros;
+    oc::for_each_field_indexed<A>([&](const auto& d, int i) {
+      using K = kind_of<decltype(d)>;
+      if (!oc::field_used(op, i)) return;
+      if constexpr (std::is_same_v<K, oc::kind::Reg>) {
+        check_reg(d.get(a), field_name(d.name));
+      } else if constexpr (oc::kIsMemory<K>) {
+        check_reg(oc::mem_ref(d.get(a)).reg, field_name(d.name));
+      } else if constexpr (std::is_same_v<K, oc::kind::Target>) {
+        // Target n (one past the last instruction) ends the stream.
+        if (d.get(a) < 0 || d.get(a) > n) {
+          problem("branch target {} out of range (0..{}, {} ends the stream)", d.get(a), n, n);
+        }
+      } else if constexpr (std::is_integral_v<typename K::type>) {
+        if (d.nonzero_ && d.get(a) == 0)
+          zeros += fmt::format("{}{} = 0", zeros.empty() ? "" : ", ", field_name(d.name));
       }
+    });
+    if (!zeros.empty()) {
+      problem("zero extent: {}", zeros);
+      return;
+    }
+    if (!rules(a)) return;
+    if (scopes_illegal_) return;
+    // Each operand once: its write span, or its read span when it is only read.
+    std::array<footprint::Span, kMaxSpans> spans{};
+    int count = 0;
+    footprint::for_each_access(fractal_, *instr_, [&](const footprint::Span& s) {
+      if (count < kMaxSpans) spans[count++] = s;
+    });
+    for (int i = 0; i < count; ++i) {
+      const footprint::Span& s = spans[i];
+      bool written_later = false;
+      for (int j = i + 1; j < count; ++j) written_later |= spans[j].field == s.field;
+      if (!written_later) check_span(field_name(s.field), *s.ref, s.lo, s.hi);
     }
   }
 
-  void check(const SyncArgs& a, int64_t) {
+  // The rules of each operand class beyond its field table; false: skip the footprints.
+  bool rules(const ScalarArgs&) { return true; }
+
+  bool rules(const SyncArgs& a) {
     const bool src_ok = static_cast<int>(a.src) < kNumPipes;
     const bool dst_ok = static_cast<int>(a.dst) < kNumPipes;
     if (!src_ok) problem("invalid source pipe value {}", static_cast<int>(a.src));
@@ -280,26 +288,16 @@ class Verifier {
     if (a.event >= hw_.core.sync_event_ids) {
       problem("event id {} >= core.sync.event_ids = {}", a.event, hw_.core.sync_event_ids);
     }
+    return true;
   }
 
-  void check(const DmaArgs& a, int64_t) {
-    const int eb = dtype_bytes(a.dtype);
+  bool rules(const DmaArgs& a) {
     if (a.ndims < 1 || a.ndims > kMaxDmaDims) {
       problem("ndims = {} (expected 1..{})", a.ndims, kMaxDmaDims);
-      check_reg(a.dst.reg, "dst");
-      check_reg(a.src.reg, "src");
-      return;
+      return false;
     }
-    const int n = a.ndims;
-    i128 zero[kMaxDmaDims] = {}, ext[kMaxDmaDims], vb[kMaxDmaDims], ve[kMaxDmaDims];
-    i128 ds[kMaxDmaDims], ss[kMaxDmaDims];
     bool ok = true;
-    for (int d = 0; d < n; ++d) {
-      ext[d] = a.extent[d];
-      vb[d] = a.valid_begin[d];
-      ve[d] = a.valid_end[d];
-      ds[d] = a.dst_stride[d];
-      ss[d] = a.src_stride[d];
+    for (int d = 0; d < a.ndims; ++d) {
       if (a.extent[d] == 0) {
         problem("zero extent in dimension {}", d);
         ok = false;
@@ -309,15 +307,7 @@ class Verifier {
         ok = false;
       }
     }
-    if (!ok) return;
-    check_operand("dst", a.dst, box_span(n, zero, ext, ds, eb));
-    check_operand("src", a.src, box_span(n, vb, ve, ss, eb));
-  }
-
-  // Bytes of a fractal-padded rows x cols matrix in L0A (m0 x k0 blocks) or L0B (k0 x n0 blocks).
-  i128 fractal_bytes(Scope s, i128 rows, i128 cols, int eb) const {
-    if (s == Scope::l0a) return ceil_div(rows, m0_) * m0_ * ceil_div(cols, k0_) * k0_ * eb;
-    return ceil_div(rows, k0_) * k0_ * ceil_div(cols, n0_) * n0_ * eb;
+    return ok;
   }
 
   void check_cube_dtype(DType t) {
@@ -327,158 +317,42 @@ class Verifier {
     }
   }
 
-  void check(const Load2dArgs& a, int64_t) {
-    if (a.rows == 0 || a.cols == 0) {
-      problem("zero extent: rows = {}, cols = {}", a.rows, a.cols);
-      return;
-    }
+  bool rules(const Load2dArgs& a) {
     check_cube_dtype(a.dtype);
-    const int eb = dtype_bytes(a.dtype);
-    const i128 s = a.src_row_stride;
-    // (r, c) at r * s + c, or transposed at c * s + r.
-    const i128 outer = a.transpose ? a.cols : a.rows;
-    const i128 inner = a.transpose ? a.rows : a.cols;
-    const Span src{std::min<i128>(0, (outer - 1) * s) * eb,
-                   (std::max<i128>(0, (outer - 1) * s) + inner) * eb};
-    check_operand("src", a.src, src);
-    if (a.dst.scope == Scope::l0a || a.dst.scope == Scope::l0b) {
-      check_operand("dst", a.dst, {0, fractal_bytes(a.dst.scope, a.rows, a.cols, eb)});
-    } else {
-      check_reg(a.dst.reg, "dst");
-    }
+    return true;
   }
 
-  void check(const Img2colArgs& a, int64_t) {
-    const uint32_t fields[] = {a.c,        a.h,          a.w,          a.kh, a.kw, a.stride_h,
-                               a.stride_w, a.dilation_h, a.dilation_w, a.oh, a.ow};
-    static const char* const names[] = {
-        "c", "h", "w", "kh", "kw", "stride_h", "stride_w", "dilation_h", "dilation_w", "oh", "ow"};
-    bool ok = true;
-    for (int i = 0; i < 11; ++i) {
-      if (fields[i] == 0) {
-        problem("zero extent: {} = 0", names[i]);
-        ok = false;
-      }
-    }
-    if (!ok) return;
+  bool rules(const Img2colArgs& a) {
     check_cube_dtype(a.dtype);
-    const int eb = dtype_bytes(a.dtype);
-    // The source block: dense c x h x w, or NC1HWC0 [ceil(c/c0)][h][w][c0] when c0 > 0.
-    const i128 src_elems = a.c0 > 0 ? (static_cast<i128>(a.c) + a.c0 - 1) / a.c0 * a.h * a.w * a.c0
-                                    : static_cast<i128>(a.c) * a.h * a.w;
-    check_operand("src", a.src, {0, src_elems * eb});
-    const i128 k = static_cast<i128>(a.c) * a.kh * a.kw;
-    const i128 np = static_cast<i128>(a.oh) * a.ow;
-    if (a.dst.scope == Scope::l0b) {
-      check_operand("dst", a.dst, {0, fractal_bytes(Scope::l0b, k, np, eb)});  // B = X, K x N
-    } else if (a.dst.scope == Scope::l0a) {
-      check_operand("dst", a.dst, {0, fractal_bytes(Scope::l0a, np, k, eb)});  // A = X^T, N x K
-    } else {
-      check_reg(a.dst.reg, "dst");
-    }
+    return true;
   }
 
-  void check(const MmadArgs& a, int64_t) {
-    if (a.m1 == 0 || a.k1 == 0 || a.n1 == 0) {
-      problem("zero extent: m1 = {}, k1 = {}, n1 = {}", a.m1, a.k1, a.n1);
-      return;
-    }
-    check_operand("a", a.a, {0, static_cast<i128>(a.m1) * a.k1 * m0_ * k0_ * in_bytes_});
-    check_operand("b", a.b, {0, static_cast<i128>(a.k1) * a.n1 * k0_ * n0_ * in_bytes_});
-    check_operand("c", a.c, {0, static_cast<i128>(a.m1) * a.n1 * m0_ * n0_ * acc_bytes_});
-  }
+  bool rules(const MmadArgs&) { return true; }
 
-  void check(const FixArgs& a, int64_t) {
-    if (a.m == 0 || a.n == 0) {
-      problem("zero extent: m = {}, n = {}", a.m, a.n);
-      return;
-    }
+  bool rules(const FixArgs& a) {
     if (a.dst_row_stride < static_cast<int64_t>(a.n)) {
       problem("dst_row_stride {} < n = {}: output rows would overlap", a.dst_row_stride, a.n);
     }
-    // L0C tile [M1][N1][m0][n0]: the bytes from element 0 to the last element read, (m-1, n-1).
-    const i128 M1 = ceil_div(a.m, m0_), N1 = ceil_div(a.n, n0_);
-    const i128 last = ((M1 - 1) * N1 + (N1 - 1)) * m0_ * n0_ + (a.m - 1 - (M1 - 1) * m0_) * n0_ +
-                      (a.n - 1 - (N1 - 1) * n0_);
-    check_operand("src", a.src, {0, (last + 1) * acc_bytes_});
-    const int eb = dtype_bytes(a.dst_dtype);
-    const i128 s = a.dst_row_stride;
-    check_operand(
-        "dst", a.dst,
-        {std::min<i128>(0, (a.m - 1) * s) * eb, (std::max<i128>(0, (a.m - 1) * s) + a.n) * eb});
+    return true;
   }
 
-  void check(const VectorArgs& a, int64_t) {
-    if (a.count == 0 || a.repeat == 0) {
-      problem("zero extent: count = {}, repeat = {}", a.count, a.repeat);
-      return;
-    }
-    const int eb = dtype_bytes(a.dtype);
-    const VectorOperandUse use = vector_operand_use(instr_->op);
-    const bool reduction =
-        instr_->op == Opcode::vrsum || instr_->op == Opcode::vrmax || instr_->op == Opcode::vrmin;
-    check_operand("dst", a.dst.addr, vec_span(a.dst, reduction ? 1 : a.count, a.repeat, eb));
-    if (use.src0) check_operand("src0", a.src0.addr, vec_span(a.src0, a.count, a.repeat, eb));
-    if (use.src1) check_operand("src1", a.src1.addr, vec_span(a.src1, a.count, a.repeat, eb));
-  }
+  bool rules(const VectorArgs&) { return true; }
 
+  static constexpr int kMaxSpans = 8;
   const Program& p_;
   const npu::HwConfig& hw_;
   std::vector<std::string> out_;
   std::size_t core_ = 0, index_ = 0;
   const Instruction* instr_ = nullptr;
   bool scopes_illegal_ = false;
-  int m0_, k0_, n0_, in_bytes_, acc_bytes_;
+  footprint::Fractal fractal_;
 };
 
 }  // namespace
 
 bool check_operand_scopes(const Instruction& in, ScopeViolation& v) {
-  if (static_cast<int>(in.op) >= kNumOpcodes || args_index(in.op) != in.args.index()) return true;
-  const Opcode op = in.op;
-  switch (in.args.index()) {
-    case 2: {
-      const auto& a = std::get<DmaArgs>(in.args);
-      if (!require_scope(v, op, 1, "src", a.src.scope, {Scope::gm, Scope::ub})) return false;
-      if (a.src.scope == Scope::gm) {
-        return require_scope(v, op, 0, "dst of a dma from gm", a.dst.scope, {Scope::l1, Scope::ub});
-      }
-      return require_scope(v, op, 0, "dst of a dma from ub", a.dst.scope, {Scope::gm, Scope::l1});
-    }
-    case 3: {
-      const auto& a = std::get<Load2dArgs>(in.args);
-      return require_scope(v, op, 0, "dst", a.dst.scope, {Scope::l0a, Scope::l0b}) &&
-             require_scope(v, op, 1, "src", a.src.scope, {Scope::l1});
-    }
-    case 4: {
-      const auto& a = std::get<Img2colArgs>(in.args);
-      return require_scope(v, op, 0, "dst", a.dst.scope, {Scope::l0a, Scope::l0b}) &&
-             require_scope(v, op, 1, "src", a.src.scope, {Scope::l1});
-    }
-    case 5: {
-      const auto& a = std::get<MmadArgs>(in.args);
-      return require_scope(v, op, 0, "c", a.c.scope, {Scope::l0c}) &&
-             require_scope(v, op, 1, "a", a.a.scope, {Scope::l0a}) &&
-             require_scope(v, op, 2, "b", a.b.scope, {Scope::l0b});
-    }
-    case 6: {
-      const auto& a = std::get<FixArgs>(in.args);
-      return require_scope(v, op, 0, "dst", a.dst.scope, {Scope::ub}) &&
-             require_scope(v, op, 1, "src", a.src.scope, {Scope::l0c});
-    }
-    case 7: {
-      const auto& a = std::get<VectorArgs>(in.args);
-      const VectorOperandUse use = vector_operand_use(op);
-      if (!require_scope(v, op, 0, "dst", a.dst.addr.scope, {Scope::ub})) return false;
-      if (use.src0 && !require_scope(v, op, 1, "src0", a.src0.addr.scope, {Scope::ub}))
-        return false;
-      if (use.src1 && !require_scope(v, op, 2, "src1", a.src1.addr.scope, {Scope::ub}))
-        return false;
-      return true;
-    }
-    default:
-      return true;
-  }
+  if (!is_valid_opcode(in.op) || args_index(in.op) != in.args.index()) return true;
+  return std::visit([&](const auto& a) { return check_scopes_of(in.op, a, v); }, in.args);
 }
 
 std::vector<std::string> verify_program(const Program& program, const npu::HwConfig& hw) {

@@ -63,7 +63,7 @@ class CoreSync {
     leader[0] = 1;
     for (int32_t pc = 0; pc < n; ++pc) {
       const Instruction& in = code_[pc];
-      if (in.op == Opcode::blt || in.op == Opcode::blti || in.op == Opcode::jmp) {
+      if (is_valid_opcode(in.op) && is_branch(in.op)) {
         const auto* a = std::get_if<ScalarArgs>(&in.args);
         if (!a || a->target < 0 || a->target > n) return;  // verify_program reports these
         leader[a->target] = 1;
@@ -138,11 +138,13 @@ class CoreSync {
           break;
         }
         const Instruction& in = code_[pc];
-        if (in.op == Opcode::set_flag || in.op == Opcode::wait_flag) {
+        if (!is_valid_opcode(in.op)) continue;  // verify_program reports it
+        const InstrKind kind = instr_info(in.op).kind;
+        if (kind == InstrKind::set_flag || kind == InstrKind::wait_flag) {
           const int f = flag_index(in);
           if (f < 0) continue;  // out of range: verify_program reports it
           FlagCount& c = s.flags[f];
-          if (in.op == Opcode::set_flag) {
+          if (kind == InstrKind::set_flag) {
             ++c.count;
             s.last_set[f] = pc;
           } else if (c.count == 0) {
@@ -158,13 +160,13 @@ class CoreSync {
             --c.count;
             c.covered = std::min(c.covered, c.count);
           }
-        } else if (in.op == Opcode::barrier || in.op == Opcode::core_barrier) {
+        } else if (kind == InstrKind::barrier || kind == InstrKind::core_barrier) {
           for (FlagCount& c : s.flags) c.covered = c.count;
           s.last_barrier = pc;
-        } else if (in.op == Opcode::jmp) {
+        } else if (kind == InstrKind::jump) {
           propagate(s, pc, std::get<ScalarArgs>(in.args).target);
           break;
-        } else if (in.op == Opcode::blt || in.op == Opcode::blti) {
+        } else if (kind == InstrKind::branch) {
           propagate(s, pc, std::get<ScalarArgs>(in.args).target);
           propagate(s, pc, pc + 1);
           break;

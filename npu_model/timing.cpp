@@ -18,13 +18,6 @@ using isa::Scope;
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-template <class Args>
-const Args& args_of(const isa::Instruction& in) {
-  const Args* a = std::get_if<Args>(&in.args);
-  if (!a) internal_fail("{}: operand struct does not match the opcode", isa::opcode_name(in.op));
-  return *a;
-}
-
 uint64_t positive(int v, const char* key) {
   if (v <= 0) fail("hardware config: {} is {}, expected a positive value", key, v);
   return static_cast<uint64_t>(v);
@@ -175,149 +168,156 @@ uint64_t dram_transfer_cycles(const HwConfig& hw, uint64_t gm_bytes) {
   return ceil_div(gm_bytes, positive(hw.dram.bytes_per_cycle, "memory.dram.bytes_per_cycle"));
 }
 
+namespace {
+
+// Bytes each data instruction class reads and writes per scope (docs in timing.h, scope_traffic).
+void traffic(const HwConfig&, Opcode, const isa::DmaArgs& d, ScopeTraffic& t) {
+  const uint64_t es = isa::dtype_bytes(d.dtype);
+  t.read[int(d.src.scope)] += dma_valid_elements(d) * es;
+  t.written[int(d.dst.scope)] += dma_elements(d) * es;
+}
+
+void traffic(const HwConfig& hw, Opcode op, const isa::Load2dArgs& l, ScopeTraffic& t) {
+  t.read[int(Scope::l1)] += uint64_t{l.rows} * l.cols * isa::dtype_bytes(l.dtype);
+  if (l.rows && l.cols)
+    t.written[int(l.dst.scope)] += fractal_bytes(hw, op, l.dst.scope, l.rows, l.cols, l.dtype);
+}
+
+void traffic(const HwConfig& hw, Opcode op, const isa::Img2colArgs& g, ScopeTraffic& t) {
+  const uint64_t K = uint64_t{g.c} * g.kh * g.kw, N = uint64_t{g.oh} * g.ow;
+  if (K == 0 || N == 0) return;
+  const uint64_t taps = valid_taps(g.oh, g.kh, g.stride_h, g.dilation_h, g.pad_top, g.h) *
+                        valid_taps(g.ow, g.kw, g.stride_w, g.dilation_w, g.pad_left, g.w);
+  // Every in-bounds element of X is one L1 element read, in either source layout (dense or
+  // NC1HWC0, g.c0 > 0): NC1HWC0 only moves the elements, and its pad channels are never read.
+  t.read[int(Scope::l1)] += uint64_t{g.c} * taps * isa::dtype_bytes(g.dtype);
+  const bool to_a = g.dst.scope == Scope::l0a;
+  t.written[int(g.dst.scope)] +=
+      fractal_bytes(hw, op, g.dst.scope, to_a ? N : K, to_a ? K : N, g.dtype);
+}
+
+void traffic(const HwConfig& hw, Opcode, const isa::MmadArgs& a, ScopeTraffic& t) {
+  const auto& c = hw.core.cube;
+  const uint64_t ib = isa::dtype_bytes(c.input_dtype), ab = isa::dtype_bytes(c.acc_dtype);
+  t.read[int(Scope::l0a)] += uint64_t{a.m1} * a.k1 * c.m * c.k * ib;
+  t.read[int(Scope::l0b)] += uint64_t{a.k1} * a.n1 * c.k * c.n * ib;
+  const uint64_t cb = uint64_t{a.m1} * a.n1 * c.m * c.n * ab;
+  if (a.accumulate) t.read[int(Scope::l0c)] += cb;
+  t.written[int(Scope::l0c)] += cb;
+}
+
+void traffic(const HwConfig& hw, Opcode, const isa::FixArgs& f, ScopeTraffic& t) {
+  const uint64_t m0 = positive(hw.core.cube.m, "core.cube.m");
+  const uint64_t n0 = positive(hw.core.cube.n, "core.cube.n");
+  t.read[int(Scope::l0c)] +=
+      ceil_div(f.m, m0) * m0 * ceil_div(f.n, n0) * n0 * isa::dtype_bytes(hw.core.cube.acc_dtype);
+  t.written[int(Scope::ub)] += uint64_t{f.m} * f.n * isa::dtype_bytes(f.dst_dtype);
+}
+
+void traffic(const HwConfig&, Opcode op, const isa::VectorArgs& v, ScopeTraffic& t) {
+  const isa::VectorAccess u = isa::vector_access(op);
+  const uint64_t n = uint64_t{v.count} * v.repeat * isa::dtype_bytes(v.dtype);
+  uint64_t& r = t.read[int(Scope::ub)];
+  if (u.src0) r += n;
+  if (u.src1) r += n;
+  if (u.dst_read) r += n;
+  t.written[int(Scope::ub)] +=
+      u.reduction ? (v.count ? uint64_t{v.repeat} * isa::dtype_bytes(v.dtype) : 0) : n;
+}
+
+void traffic(const HwConfig&, Opcode, const isa::ScalarArgs&, ScopeTraffic&) {}
+void traffic(const HwConfig&, Opcode, const isa::SyncArgs&, ScopeTraffic&) {}
+
+// The pipe-side cost (occupancy before the 1-cycle minimum, latency) of each data instruction
+// class: docs/isa.md, Timing.
+void engine_cost(const HwConfig& hw, Opcode, const isa::DmaArgs& d, InstrCost& cost) {
+  const auto& core = hw.core;
+  const uint64_t B = dma_elements(d) * isa::dtype_bytes(d.dtype);
+  // MTE2 for loads from GM, MTE3 for everything leaving UB (to GM or to L1).
+  const DmaEngineConfig& mte = d.src.scope == Scope::gm ? core.mte2 : core.mte3;
+  cost.occupancy_cycles =
+      ceil_div(B, positive(mte.bytes_per_cycle, d.src.scope == Scope::gm
+                                                    ? "core.dma.mte2.bytes_per_cycle"
+                                                    : "core.dma.mte3.bytes_per_cycle"));
+  cost.latency_cycles = static_cast<uint64_t>(mte.latency_cycles);
+}
+
+void engine_cost(const HwConfig& hw, Opcode op, const isa::Load2dArgs& l, InstrCost& cost) {
+  const uint64_t W = fractal_bytes(hw, op, l.dst.scope, l.rows, l.cols, l.dtype);
+  cost.occupancy_cycles =
+      ceil_div(W, positive(hw.core.mte1.bytes_per_cycle, "core.dma.mte1.bytes_per_cycle"));
+  cost.latency_cycles = static_cast<uint64_t>(hw.core.mte1.latency_cycles);
+}
+
+void engine_cost(const HwConfig& hw, Opcode op, const isa::Img2colArgs& g, InstrCost& cost) {
+  const uint64_t K = uint64_t{g.c} * g.kh * g.kw, N = uint64_t{g.oh} * g.ow;
+  const bool to_a = g.dst.scope == Scope::l0a;
+  const uint64_t W = fractal_bytes(hw, op, g.dst.scope, to_a ? N : K, to_a ? K : N, g.dtype);
+  cost.occupancy_cycles =
+      ceil_div(W, positive(hw.core.mte1.bytes_per_cycle, "core.dma.mte1.bytes_per_cycle"));
+  cost.latency_cycles = static_cast<uint64_t>(hw.core.mte1.latency_cycles);
+}
+
+void engine_cost(const HwConfig& hw, Opcode, const isa::MmadArgs& a, InstrCost& cost) {
+  cost.occupancy_cycles = uint64_t{a.m1} * a.k1 * a.n1;
+  cost.latency_cycles = static_cast<uint64_t>(hw.core.cube.pipeline_latency_cycles);
+}
+
+void engine_cost(const HwConfig& hw, Opcode, const isa::FixArgs& f, InstrCost& cost) {
+  const auto& core = hw.core;
+  const uint64_t m0 = positive(core.cube.m, "core.cube.m");
+  const uint64_t n0 = positive(core.cube.n, "core.cube.n");
+  const uint64_t R =
+      ceil_div(f.m, m0) * m0 * ceil_div(f.n, n0) * n0 * isa::dtype_bytes(core.cube.acc_dtype);
+  cost.occupancy_cycles =
+      ceil_div(R, positive(core.fix.bytes_per_cycle, "core.dma.fix.bytes_per_cycle"));
+  cost.latency_cycles = static_cast<uint64_t>(core.fix.latency_cycles);
+}
+
+void engine_cost(const HwConfig& hw, Opcode op, const isa::VectorArgs& v, InstrCost& cost) {
+  cost.occupancy_cycles = uint64_t{v.repeat} * vector_per_repeat(hw, op, v);
+  cost.latency_cycles = static_cast<uint64_t>(hw.core.vector.pipeline_latency_cycles);
+}
+
+[[noreturn]] void not_data(Opcode op) {
+  internal_fail("{}: not a data instruction", isa::opcode_name(op));
+}
+void engine_cost(const HwConfig&, Opcode op, const isa::ScalarArgs&, InstrCost&) { not_data(op); }
+void engine_cost(const HwConfig&, Opcode op, const isa::SyncArgs&, InstrCost&) { not_data(op); }
+
+// The operand struct must match the opcode (InternalError otherwise).
+void check_class(const isa::Instruction& in) {
+  if (!isa::is_valid_opcode(in.op) || in.args.index() != isa::args_index(in.op))
+    internal_fail("{}: operand struct does not match the opcode", isa::opcode_name(in.op));
+}
+
+}  // namespace
+
 ScopeTraffic scope_traffic(const HwConfig& hw, const isa::Instruction& in) {
   ScopeTraffic t;
-  switch (in.op) {
-    case Opcode::dma: {
-      const auto& d = args_of<isa::DmaArgs>(in);
-      const uint64_t es = isa::dtype_bytes(d.dtype);
-      t.read[int(d.src.scope)] += dma_valid_elements(d) * es;
-      t.written[int(d.dst.scope)] += dma_elements(d) * es;
-      break;
-    }
-    case Opcode::load2d: {
-      const auto& l = args_of<isa::Load2dArgs>(in);
-      t.read[int(Scope::l1)] += uint64_t{l.rows} * l.cols * isa::dtype_bytes(l.dtype);
-      if (l.rows && l.cols)
-        t.written[int(l.dst.scope)] +=
-            fractal_bytes(hw, in.op, l.dst.scope, l.rows, l.cols, l.dtype);
-      break;
-    }
-    case Opcode::img2col: {
-      const auto& g = args_of<isa::Img2colArgs>(in);
-      const uint64_t K = uint64_t{g.c} * g.kh * g.kw, N = uint64_t{g.oh} * g.ow;
-      if (K == 0 || N == 0) break;
-      const uint64_t taps = valid_taps(g.oh, g.kh, g.stride_h, g.dilation_h, g.pad_top, g.h) *
-                            valid_taps(g.ow, g.kw, g.stride_w, g.dilation_w, g.pad_left, g.w);
-      // Every in-bounds element of X is one L1 element read, in either source layout (dense or
-      // NC1HWC0, g.c0 > 0): NC1HWC0 only moves the elements, and its pad channels are never read.
-      t.read[int(Scope::l1)] += uint64_t{g.c} * taps * isa::dtype_bytes(g.dtype);
-      const bool to_a = g.dst.scope == Scope::l0a;
-      t.written[int(g.dst.scope)] +=
-          fractal_bytes(hw, in.op, g.dst.scope, to_a ? N : K, to_a ? K : N, g.dtype);
-      break;
-    }
-    case Opcode::mmad: {
-      const auto& a = args_of<isa::MmadArgs>(in);
-      const auto& c = hw.core.cube;
-      const uint64_t ib = isa::dtype_bytes(c.input_dtype), ab = isa::dtype_bytes(c.acc_dtype);
-      t.read[int(Scope::l0a)] += uint64_t{a.m1} * a.k1 * c.m * c.k * ib;
-      t.read[int(Scope::l0b)] += uint64_t{a.k1} * a.n1 * c.k * c.n * ib;
-      const uint64_t cb = uint64_t{a.m1} * a.n1 * c.m * c.n * ab;
-      if (a.accumulate) t.read[int(Scope::l0c)] += cb;
-      t.written[int(Scope::l0c)] += cb;
-      break;
-    }
-    case Opcode::fix: {
-      const auto& f = args_of<isa::FixArgs>(in);
-      const uint64_t m0 = positive(hw.core.cube.m, "core.cube.m");
-      const uint64_t n0 = positive(hw.core.cube.n, "core.cube.n");
-      t.read[int(Scope::l0c)] += ceil_div(f.m, m0) * m0 * ceil_div(f.n, n0) * n0 *
-                                 isa::dtype_bytes(hw.core.cube.acc_dtype);
-      t.written[int(Scope::ub)] += uint64_t{f.m} * f.n * isa::dtype_bytes(f.dst_dtype);
-      break;
-    }
-    default: {
-      if (!isa::is_vector_opcode(in.op)) break;  // scalar and sync instructions move nothing
-      const auto& v = args_of<isa::VectorArgs>(in);
-      const isa::VectorAccess u = isa::vector_access(in.op);
-      const uint64_t n = uint64_t{v.count} * v.repeat * isa::dtype_bytes(v.dtype);
-      uint64_t& r = t.read[int(Scope::ub)];
-      if (u.src0) r += n;
-      if (u.src1) r += n;
-      if (u.dst_read) r += n;
-      t.written[int(Scope::ub)] +=
-          u.reduction ? (v.count ? uint64_t{v.repeat} * isa::dtype_bytes(v.dtype) : 0) : n;
-      break;
-    }
-  }
+  check_class(in);
+  std::visit([&](const auto& a) { traffic(hw, in.op, a, t); }, in.args);
   return t;
 }
 
 InstrCost instruction_cost(const HwConfig& hw, const isa::Instruction& in) {
   InstrCost cost;
-  const auto& core = hw.core;
-  switch (in.op) {
-    case Opcode::li:
-    case Opcode::addi:
-    case Opcode::add:
-    case Opcode::sub:
-    case Opcode::mul:
-    case Opcode::muli:
-    case Opcode::blt:
-    case Opcode::blti:
-    case Opcode::jmp:
-    case Opcode::barrier:
-    case Opcode::core_barrier:
-      cost.occupancy_cycles = static_cast<uint64_t>(core.scalar.cycles_per_instruction);
+  check_class(in);
+  switch (isa::instr_info(in.op).kind) {
+    case isa::InstrKind::alu:
+    case isa::InstrKind::branch:
+    case isa::InstrKind::jump:
+    case isa::InstrKind::barrier:
+    case isa::InstrKind::core_barrier:
+      cost.occupancy_cycles = static_cast<uint64_t>(hw.core.scalar.cycles_per_instruction);
       return cost;
-    case Opcode::set_flag:
-    case Opcode::wait_flag:
+    case isa::InstrKind::set_flag:
+    case isa::InstrKind::wait_flag:
       return cost;
-    case Opcode::dma: {
-      const auto& d = args_of<isa::DmaArgs>(in);
-      const uint64_t B = dma_elements(d) * isa::dtype_bytes(d.dtype);
-      // MTE2 for loads from GM, MTE3 for everything leaving UB (to GM or to L1).
-      const DmaEngineConfig& mte = d.src.scope == Scope::gm ? core.mte2 : core.mte3;
-      cost.occupancy_cycles =
-          ceil_div(B, positive(mte.bytes_per_cycle, d.src.scope == Scope::gm
-                                                        ? "core.dma.mte2.bytes_per_cycle"
-                                                        : "core.dma.mte3.bytes_per_cycle"));
-      cost.latency_cycles = static_cast<uint64_t>(mte.latency_cycles);
+    case isa::InstrKind::data:
       break;
-    }
-    case Opcode::load2d: {
-      const auto& l = args_of<isa::Load2dArgs>(in);
-      const uint64_t W = fractal_bytes(hw, in.op, l.dst.scope, l.rows, l.cols, l.dtype);
-      cost.occupancy_cycles =
-          ceil_div(W, positive(core.mte1.bytes_per_cycle, "core.dma.mte1.bytes_per_cycle"));
-      cost.latency_cycles = static_cast<uint64_t>(core.mte1.latency_cycles);
-      break;
-    }
-    case Opcode::img2col: {
-      const auto& g = args_of<isa::Img2colArgs>(in);
-      const uint64_t K = uint64_t{g.c} * g.kh * g.kw, N = uint64_t{g.oh} * g.ow;
-      const bool to_a = g.dst.scope == Scope::l0a;
-      const uint64_t W = fractal_bytes(hw, in.op, g.dst.scope, to_a ? N : K, to_a ? K : N, g.dtype);
-      cost.occupancy_cycles =
-          ceil_div(W, positive(core.mte1.bytes_per_cycle, "core.dma.mte1.bytes_per_cycle"));
-      cost.latency_cycles = static_cast<uint64_t>(core.mte1.latency_cycles);
-      break;
-    }
-    case Opcode::mmad: {
-      const auto& a = args_of<isa::MmadArgs>(in);
-      cost.occupancy_cycles = uint64_t{a.m1} * a.k1 * a.n1;
-      cost.latency_cycles = static_cast<uint64_t>(core.cube.pipeline_latency_cycles);
-      break;
-    }
-    case Opcode::fix: {
-      const auto& f = args_of<isa::FixArgs>(in);
-      const uint64_t m0 = positive(core.cube.m, "core.cube.m");
-      const uint64_t n0 = positive(core.cube.n, "core.cube.n");
-      const uint64_t R =
-          ceil_div(f.m, m0) * m0 * ceil_div(f.n, n0) * n0 * isa::dtype_bytes(core.cube.acc_dtype);
-      cost.occupancy_cycles =
-          ceil_div(R, positive(core.fix.bytes_per_cycle, "core.dma.fix.bytes_per_cycle"));
-      cost.latency_cycles = static_cast<uint64_t>(core.fix.latency_cycles);
-      break;
-    }
-    default: {
-      const auto& v = args_of<isa::VectorArgs>(in);
-      cost.occupancy_cycles = uint64_t{v.repeat} * vector_per_repeat(hw, in.op, v);
-      cost.latency_cycles = static_cast<uint64_t>(core.vector.pipeline_latency_cycles);
-      break;
-    }
   }
+  std::visit([&](const auto& a) { engine_cost(hw, in.op, a, cost); }, in.args);
   // Every data instruction occupies its pipe for at least one cycle.
   cost.occupancy_cycles = std::max<uint64_t>(1, cost.occupancy_cycles);
   const ScopeTraffic t = scope_traffic(hw, in);

@@ -27,8 +27,6 @@ constexpr size_t kStackBytes = 256 * 1024;
 
 inline uint64_t now_cycles() { return sc_core::sc_time_stamp().value(); }
 
-bool is_scalar_op(Opcode op) { return op <= Opcode::jmp; }
-
 std::string text_of(const isa::Instruction& in) {
   try {
     return isa::format_instruction(in);
@@ -164,43 +162,12 @@ void Core::run_scalar() {
     scalar_pc_ = static_cast<int32_t>(pc);
     ++fetched;
     size_t next = pc + 1;
-    if (is_scalar_op(in.op)) {
-      const auto& s = std::get<isa::ScalarArgs>(in.args);
-      const uint64_t rs = static_cast<uint64_t>(x[s.rs]), rt = static_cast<uint64_t>(x[s.rt]);
-      const uint64_t imm = static_cast<uint64_t>(s.imm);
-      switch (in.op) {
-        case Opcode::li:
-          x[s.rd] = s.imm;
-          break;
-        case Opcode::addi:
-          x[s.rd] = static_cast<int64_t>(rs + imm);
-          break;
-        case Opcode::add:
-          x[s.rd] = static_cast<int64_t>(rs + rt);
-          break;
-        case Opcode::sub:
-          x[s.rd] = static_cast<int64_t>(rs - rt);
-          break;
-        case Opcode::mul:
-          x[s.rd] = static_cast<int64_t>(rs * rt);
-          break;
-        case Opcode::muli:
-          x[s.rd] = static_cast<int64_t>(rs * imm);
-          break;
-        case Opcode::blt:
-          if (x[s.rs] < x[s.rt]) next = static_cast<size_t>(s.target);
-          break;
-        case Opcode::blti:
-          if (x[s.rs] < s.imm) next = static_cast<size_t>(s.target);
-          break;
-        default:
-          next = static_cast<size_t>(s.target);
-          break;  // jmp
-      }
-      x[0] = 0;
+    const isa::InstrKind kind = isa::instr_info(in.op).kind;
+    if (isa::is_scalar_alu_or_branch(in.op)) {
+      isa::execute_scalar(in, x, next);
       t += cs_;
       ++executed;
-    } else if (in.op == Opcode::barrier || in.op == Opcode::core_barrier) {
+    } else if (kind == isa::InstrKind::barrier || kind == isa::InstrKind::core_barrier) {
       ++executed;
       scalar_state_ = ScalarState::barrier;
       if (!drained()) {
@@ -211,7 +178,7 @@ void Core::run_scalar() {
       uint64_t done = 0;
       for (int p = 1; p < isa::kNumPipes; ++p) done = std::max(done, pipes_[p].max_completion);
       t = std::max({t + cs_, done, now_cycles()});
-      if (in.op == Opcode::core_barrier) {
+      if (kind == isa::InstrKind::core_barrier) {
         scalar_state_ = ScalarState::core_barrier;
         t = core_barrier_.arrive(t);
       }
@@ -239,7 +206,8 @@ void Core::run_scalar() {
 
 void Core::dispatch(const isa::Instruction& in, int32_t pc, uint64_t& t,
                     const std::array<int64_t, isa::kNumRegs>& x) {
-  const bool is_sync = in.op == Opcode::set_flag || in.op == Opcode::wait_flag;
+  const isa::InstrKind kind = isa::instr_info(in.op).kind;
+  const bool is_sync = kind == isa::InstrKind::set_flag || kind == isa::InstrKind::wait_flag;
   if (is_sync) {  // validate before the pipe is looked up (a flag may name the scalar unit)
     const auto& s = std::get<isa::SyncArgs>(in.args);
     if (s.src == Pipe::scalar || s.dst == Pipe::scalar || s.src == s.dst ||
@@ -328,8 +296,8 @@ void Core::run_pipe(Pipe p) {
     --pu.size;
     if (scalar_listening_) progress_.notify();
     ++ps.instructions;
-    switch (cur.instr.op) {
-      case Opcode::set_flag: {
+    switch (isa::instr_info(cur.instr.op).kind) {
+      case isa::InstrKind::set_flag: {
         const auto& sync = std::get<isa::SyncArgs>(cur.instr.args);
         const uint64_t t_set = std::max(s, pu.max_completion);
         pu.state = PipeState::draining;
@@ -341,7 +309,7 @@ void Core::run_pipe(Pipe p) {
         record(p, cur, s, t_set - s, t_set);
         break;
       }
-      case Opcode::wait_flag: {
+      case isa::InstrKind::wait_flag: {
         const auto& sync = std::get<isa::SyncArgs>(cur.instr.args);
         pu.state = PipeState::flag_wait;
         pu.flag = sync;

@@ -197,14 +197,6 @@ isa::Pipe stmt_pipe(const StmtNode& s) {
   }
 }
 
-namespace {
-bool intrin_reads_destination(const isa::Instruction& in) {
-  if (in.op == isa::Opcode::vmla) return true;
-  if (in.op == isa::Opcode::mmad) return std::get<isa::MmadArgs>(in.args).accumulate;
-  return false;
-}
-}  // namespace
-
 void stmt_buffers(const StmtNode& s, std::vector<Buffer>* reads, std::vector<Buffer>* writes) {
   if (s.kind == StmtKind::Copy) {
     reads->push_back(s.src.buffer);
@@ -214,7 +206,7 @@ void stmt_buffers(const StmtNode& s, std::vector<Buffer>* reads, std::vector<Buf
       if (!s.operands[i].buffer) continue;
       if (i == 0) {
         writes->push_back(s.operands[i].buffer);
-        if (intrin_reads_destination(s.instr)) reads->push_back(s.operands[i].buffer);
+        if (isa::reads_destination(s.instr)) reads->push_back(s.operands[i].buffer);
       } else {
         reads->push_back(s.operands[i].buffer);
       }
