@@ -6,7 +6,8 @@
 // with the default schedule. Each iteration processes the whole program:
 //  BM_Disassemble: isa::disassemble(program) -> text;      BM_Assemble: isa::assemble(text);
 //  BM_Encode: isa::encode(program) -> bytes;                BM_Decode: isa::decode(bytes);
-//  BM_Verify: isa::verify_program + isa::verify_sync;      BM_Interpret: isa::interpret (ppocr_cls).
+//  BM_Verify: isa::verify_program + isa::verify_sync;      BM_Interpret: isa::interpret
+//  (ppocr_cls).
 // Counters: instr_per_s (static instructions processed per host second; BM_Interpret: dynamic
 // instructions), static_instructions, text_bytes / image_bytes.
 // Run: build/bin/bench_bench_isa (about 30 s, most of it compiling ResNet-50 once).

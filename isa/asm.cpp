@@ -264,7 +264,8 @@ void put_value(std::string& out, const T& v, bool positional, int32_t label_limi
     put_vec(out, v);
   } else {
     static_assert(std::is_integral_v<T>, "a value kind without a text form");
-    fmt::format_to(std::back_inserter(out), "{}", static_cast<std::conditional_t<sizeof(T) == 1, int, T>>(v));
+    fmt::format_to(std::back_inserter(out), "{}",
+                   static_cast<std::conditional_t<sizeof(T) == 1, int, T>>(v));
   }
 }
 
@@ -987,8 +988,7 @@ A parse_args(Operands& ops, Opcode op, DType dtype, ParseCtx& ctx) {
   });
   oc::for_each_field_indexed<A>([&](const auto& d, int i) {
     using K = typename std::decay_t<decltype(d)>::kind_type;
-    if constexpr (!std::decay_t<decltype(d)>::kWhole &&
-                  !std::is_same_v<K, oc::kind::DTypeSuffix>) {
+    if constexpr (!std::decay_t<decltype(d)>::kWhole && !std::is_same_v<K, oc::kind::DTypeSuffix>) {
       if (!oc::field_used(op, i))
         ops.key(field_name(d.name), d.what,
                 [&](Cursor& c) { d.get(a) = parse_value<K>(c, d, ctx); });

@@ -420,7 +420,6 @@ class Reader {
   const std::string& source_;
 };
 
-
 // A flag-bit field's value from its bits of the flag byte (read at `at`).
 template <class K, class T>
 void read_flag_value(Reader& r, std::size_t at, uint32_t bits, T& v) {

@@ -1,5 +1,5 @@
-// The tessel NPU instruction set, one record per instruction (an X-macro list). isa/isa.h expands it
-// into the Opcode enum and the constexpr record table isa::kInstructions; the assembler,
+// The tessel NPU instruction set, one record per instruction (an X-macro list). isa/isa.h expands
+// it into the Opcode enum and the constexpr record table isa::kInstructions; the assembler,
 // disassembler, encoder, decoder, verifier and the generated tables of docs/isa.md all read the
 // records and the operand classes of isa/operand_classes.h -- nothing else lists opcodes.
 //

@@ -8,25 +8,38 @@ namespace tessel::isa {
 
 const char* pipe_name(Pipe p) {
   switch (p) {
-    case Pipe::scalar: return "scalar";
-    case Pipe::mte2: return "mte2";
-    case Pipe::mte1: return "mte1";
-    case Pipe::cube: return "cube";
-    case Pipe::fix: return "fix";
-    case Pipe::vector: return "vector";
-    case Pipe::mte3: return "mte3";
+    case Pipe::scalar:
+      return "scalar";
+    case Pipe::mte2:
+      return "mte2";
+    case Pipe::mte1:
+      return "mte1";
+    case Pipe::cube:
+      return "cube";
+    case Pipe::fix:
+      return "fix";
+    case Pipe::vector:
+      return "vector";
+    case Pipe::mte3:
+      return "mte3";
   }
   return "?";
 }
 
 const char* scope_name(Scope s) {
   switch (s) {
-    case Scope::gm: return "gm";
-    case Scope::l1: return "l1";
-    case Scope::l0a: return "l0a";
-    case Scope::l0b: return "l0b";
-    case Scope::l0c: return "l0c";
-    case Scope::ub: return "ub";
+    case Scope::gm:
+      return "gm";
+    case Scope::l1:
+      return "l1";
+    case Scope::l0a:
+      return "l0a";
+    case Scope::l0b:
+      return "l0b";
+    case Scope::l0c:
+      return "l0c";
+    case Scope::ub:
+      return "ub";
   }
   return "?";
 }

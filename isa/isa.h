@@ -1,10 +1,10 @@
 // The tessel NPU instruction set: pipes, memory scopes, opcodes, instruction operands, programs.
 //
 // This header is the contract between the compiler (which emits isa::Program) and the simulator
-// (which executes it). docs/isa.md specifies every instruction: operands, semantics, timing formula.
-// The instructions themselves are records (isa/instruction_list.h), expanded here into the Opcode
-// enum and the record table kInstructions; their operand classes are described field by field in
-// isa/operand_classes.h.
+// (which executes it). docs/isa.md specifies every instruction: operands, semantics, timing
+// formula. The instructions themselves are records (isa/instruction_list.h), expanded here into the
+// Opcode enum and the record table kInstructions; their operand classes are described field by
+// field in isa/operand_classes.h.
 //
 // Execution model (after the DaVinci core, Liao et al., HPCA'21 / Hot Chips'19): each core has a
 // scalar unit that fetches its instruction stream in order, executes scalar instructions itself and
@@ -18,8 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -80,7 +80,6 @@ enum class Opcode : uint8_t {
 inline constexpr int kNumOpcodes = 0 TESSEL_ISA_INSTRUCTIONS(TESSEL_ISA_X);
 #undef TESSEL_ISA_X
 
-
 /// Scalar-unit instruction operands. `target` is an instruction index in the same core stream.
 struct ScalarArgs {
   uint8_t rd = 0, rs = 0, rt = 0;
@@ -99,9 +98,9 @@ struct SyncArgs {
 /// dma: for every index vector i (0 <= i[d] < extent[d], d < ndims, dim 0 outermost):
 ///   dst[i] = in_valid(i) ? src[sum_d i[d] * src_stride[d]] : pad_value
 /// where in_valid(i) = valid_begin[d] <= i[d] < valid_end[d] for all d. Strides are in elements of
-/// `dtype`; addresses are dst/src byte addresses plus stride * index * dtype_bytes. Padding lets one
-/// instruction load a convolution window that hangs over the tensor border (padded positions read
-/// nothing from the source).
+/// `dtype`; addresses are dst/src byte addresses plus stride * index * dtype_bytes. Padding lets
+/// one instruction load a convolution window that hangs over the tensor border (padded positions
+/// read nothing from the source).
 struct DmaArgs {
   DType dtype = DType::f16;
   MemRef dst, src;
@@ -165,7 +164,8 @@ struct MmadArgs {
 };
 
 /// fix: reads an m x n block of accumulators from an L0C tile laid out [ceil(m/m0)][ceil(n/n0)]
-/// [m0][n0] (fp32) and writes dst[i * dst_row_stride + j] = round_to(dst_dtype, relu ? max(v,0) : v).
+/// [m0][n0] (fp32) and writes dst[i * dst_row_stride + j] = round_to(dst_dtype, relu ? max(v,0) :
+/// v).
 struct FixArgs {
   DType dst_dtype = DType::f16;
   MemRef dst, src;
@@ -231,11 +231,12 @@ struct Instruction {
   bool operator==(const Instruction& other) const { return op == other.op && args == other.args; }
 };
 
-#define TESSEL_ISA_X(cls, type)                                                         \
-  static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(ArgsClass::cls), \
-                                                          decltype(Instruction::args)>,       \
-                               type>,                                                         \
-                "ArgsClass::" #cls " must be the index of " #type " in Instruction::args");
+#define TESSEL_ISA_X(cls, type)                                                           \
+  static_assert(                                                                          \
+      std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(ArgsClass::cls), \
+                                                decltype(Instruction::args)>,             \
+                     type>,                                                               \
+      "ArgsClass::" #cls " must be the index of " #type " in Instruction::args");
 TESSEL_ISA_ARGS_CLASSES(TESSEL_ISA_X)
 #undef TESSEL_ISA_X
 #define TESSEL_ISA_X(...) +1
@@ -274,10 +275,10 @@ enum class PipeRule : uint8_t { fixed, by_flag, by_direction };
 struct InstrInfo {
   Opcode op;
   const char* mnemonic;
-  ArgsClass cls;   // the operand class: the index of its struct in Instruction::args
+  ArgsClass cls;  // the operand class: the index of its struct in Instruction::args
   InstrKind kind;
   PipeRule pipe_rule;
-  Pipe pipe;       // the pipe when pipe_rule == fixed
+  Pipe pipe;  // the pipe when pipe_rule == fixed
   /// The class's selectable fields this instruction uses (its positional operands), in order.
   std::array<Field, 8> operands{};
   int num_operands = 0;
@@ -324,8 +325,8 @@ constexpr std::array<InstrInfo, kNumOpcodes> make_records() {
   using enum Field;
   using enum Trait;
   return {{
-#define TESSEL_ISA_X(name, cls, kind, pipe, operands, traits)                                   \
-  make_record(Opcode::name, #name, ArgsClass::cls, InstrKind::kind, pipe_spec::pipe,           \
+#define TESSEL_ISA_X(name, cls, kind, pipe, operands, traits)                        \
+  make_record(Opcode::name, #name, ArgsClass::cls, InstrKind::kind, pipe_spec::pipe, \
               {TESSEL_ISA_UNPAREN operands}, {TESSEL_ISA_UNPAREN traits}),
       TESSEL_ISA_INSTRUCTIONS(TESSEL_ISA_X)
 #undef TESSEL_ISA_X
@@ -344,9 +345,7 @@ constexpr bool is_valid_opcode(Opcode op) { return static_cast<int>(op) < kNumOp
 constexpr const InstrInfo& instr_info(Opcode op) { return kInstructions[static_cast<int>(op)]; }
 
 /// The index of the Instruction::args alternative an opcode uses (its operand class).
-constexpr std::size_t args_index(Opcode op) {
-  return static_cast<std::size_t>(instr_info(op).cls);
-}
+constexpr std::size_t args_index(Opcode op) { return static_cast<std::size_t>(instr_info(op).cls); }
 /// blt, blti, jmp: instructions with a branch target.
 constexpr bool is_branch(Opcode op) {
   const InstrKind k = instr_info(op).kind;
@@ -401,8 +400,8 @@ struct Program {
   std::string name;
   std::vector<std::vector<Instruction>> cores;
   std::vector<GmBuffer> buffers;
-  uint64_t gm_bytes = 0;               // total GM footprint
-  std::vector<std::string> op_names;   // op_index -> name of the graph op
+  uint64_t gm_bytes = 0;              // total GM footprint
+  std::vector<std::string> op_names;  // op_index -> name of the graph op
 };
 
 const char* pipe_name(Pipe p);      // "scalar", "mte2", "mte1", "cube", "fix", "vector", "mte3"

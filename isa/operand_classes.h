@@ -317,22 +317,24 @@ template <>
 struct ClassDesc<DmaArgs> {
   static constexpr const char* flags_what = "the dma flag byte";
   /// The legal (src, dst) scope pairs: MTE2 loads gm->l1, gm->ub; MTE3 stores ub->gm, ub->l1.
-  static constexpr std::array<std::pair<Scope, Scope>, 4> scope_pairs = {
-      {{Scope::gm, Scope::l1}, {Scope::gm, Scope::ub}, {Scope::ub, Scope::gm}, {Scope::ub, Scope::l1}}};
-  static constexpr auto fields = std::make_tuple(
-      field<kind::DTypeSuffix>(Field::dtype, &DmaArgs::dtype).suffix(),
-      field<kind::Mem>(Field::dst, &DmaArgs::dst)
-          .operand("the destination memory operand scope[xR+offset]")
-          .writes(scopes({Scope::gm, Scope::l1, Scope::ub})),
-      field<kind::Mem>(Field::src, &DmaArgs::src)
-          .operand("the source memory operand scope[xR+offset]")
-          .reads(scopes({Scope::gm, Scope::ub})),
-      composite<kind::DmaDims, DmaArgs>(Field::dims).custom(),
-      field<kind::F32>(Field::pad, &DmaArgs::pad_value)
-          .optional("a pad value")
-          .named_in_errors("a pad value")
-          .in_group(1),
-      composite<kind::DmaNdims, DmaArgs>(Field::ndims).custom());
+  static constexpr std::array<std::pair<Scope, Scope>, 4> scope_pairs = {{{Scope::gm, Scope::l1},
+                                                                          {Scope::gm, Scope::ub},
+                                                                          {Scope::ub, Scope::gm},
+                                                                          {Scope::ub, Scope::l1}}};
+  static constexpr auto fields =
+      std::make_tuple(field<kind::DTypeSuffix>(Field::dtype, &DmaArgs::dtype).suffix(),
+                      field<kind::Mem>(Field::dst, &DmaArgs::dst)
+                          .operand("the destination memory operand scope[xR+offset]")
+                          .writes(scopes({Scope::gm, Scope::l1, Scope::ub})),
+                      field<kind::Mem>(Field::src, &DmaArgs::src)
+                          .operand("the source memory operand scope[xR+offset]")
+                          .reads(scopes({Scope::gm, Scope::ub})),
+                      composite<kind::DmaDims, DmaArgs>(Field::dims).custom(),
+                      field<kind::F32>(Field::pad, &DmaArgs::pad_value)
+                          .optional("a pad value")
+                          .named_in_errors("a pad value")
+                          .in_group(1),
+                      composite<kind::DmaNdims, DmaArgs>(Field::ndims).custom());
 };
 
 template <>
@@ -372,8 +374,14 @@ struct ClassDesc<Img2colArgs> {
       field<kind::U32>(Field::w, &Img2colArgs::w).required(kCount).nonzero(),
       field<kind::U32>(Field::kh, &Img2colArgs::kh).required(kCount).nonzero(),
       field<kind::U32>(Field::kw, &Img2colArgs::kw).required(kCount).nonzero(),
-      field<kind::U32>(Field::stride_h, &Img2colArgs::stride_h).optional(kCount).nonzero().in_group(1),
-      field<kind::U32>(Field::stride_w, &Img2colArgs::stride_w).optional(kCount).nonzero().in_group(1),
+      field<kind::U32>(Field::stride_h, &Img2colArgs::stride_h)
+          .optional(kCount)
+          .nonzero()
+          .in_group(1),
+      field<kind::U32>(Field::stride_w, &Img2colArgs::stride_w)
+          .optional(kCount)
+          .nonzero()
+          .in_group(1),
       field<kind::U32>(Field::dilation_h, &Img2colArgs::dilation_h)
           .optional(kCount)
           .nonzero()
@@ -391,10 +399,10 @@ struct ClassDesc<Img2colArgs> {
           .in_group(2));
   /// The compact payload writes the output size before the optional geometry group.
   static constexpr std::array compact_order = {
-      Field::dst,      Field::src,      Field::c,          Field::h,          Field::w,
-      Field::kh,       Field::kw,       Field::oh,         Field::ow,         Field::stride_h,
-      Field::stride_w, Field::dilation_h, Field::dilation_w, Field::pad_top, Field::pad_left,
-      Field::c0};
+      Field::dst,        Field::src,      Field::c,        Field::h,
+      Field::w,          Field::kh,       Field::kw,       Field::oh,
+      Field::ow,         Field::stride_h, Field::stride_w, Field::dilation_h,
+      Field::dilation_w, Field::pad_top,  Field::pad_left, Field::c0};
 };
 
 template <>
@@ -405,8 +413,12 @@ struct ClassDesc<MmadArgs> {
       field<kind::Mem>(Field::c, &MmadArgs::c)
           .operand("the L0C accumulator operand")
           .accumulates(scopes({Scope::l0c})),
-      field<kind::Mem>(Field::a, &MmadArgs::a).operand("the L0A operand").reads(scopes({Scope::l0a})),
-      field<kind::Mem>(Field::b, &MmadArgs::b).operand("the L0B operand").reads(scopes({Scope::l0b})),
+      field<kind::Mem>(Field::a, &MmadArgs::a)
+          .operand("the L0A operand")
+          .reads(scopes({Scope::l0a})),
+      field<kind::Mem>(Field::b, &MmadArgs::b)
+          .operand("the L0B operand")
+          .reads(scopes({Scope::l0b})),
       field<kind::U32>(Field::m1, &MmadArgs::m1).required("a fractal count").nonzero(),
       field<kind::U32>(Field::k1, &MmadArgs::k1).required("a fractal count").nonzero(),
       field<kind::U32>(Field::n1, &MmadArgs::n1).required("a fractal count").nonzero(),
@@ -417,19 +429,19 @@ template <>
 struct ClassDesc<FixArgs> {
   static constexpr bool uses_fractal = true;  // footprints depend on the cube fractal
   static constexpr const char* flags_what = "the fix flag byte";
-  static constexpr auto fields = std::make_tuple(
-      field<kind::DTypeSuffix>(Field::dst_dtype, &FixArgs::dst_dtype).suffix(),
-      field<kind::Mem>(Field::dst, &FixArgs::dst)
-          .operand("the destination memory operand")
-          .writes(scopes({Scope::ub})),
-      field<kind::Mem>(Field::src, &FixArgs::src)
-          .operand("the L0C source operand")
-          .reads(scopes({Scope::l0c})),
-      field<kind::U32>(Field::m, &FixArgs::m).required("a row count").nonzero(),
-      field<kind::U32>(Field::n, &FixArgs::n).required("a column count").nonzero(),
-      field<kind::I64>(Field::dst_row_stride, &FixArgs::dst_row_stride)
-          .required("a row stride in elements"),
-      field<kind::Bool>(Field::relu, &FixArgs::relu).optional("0 or 1"));
+  static constexpr auto fields =
+      std::make_tuple(field<kind::DTypeSuffix>(Field::dst_dtype, &FixArgs::dst_dtype).suffix(),
+                      field<kind::Mem>(Field::dst, &FixArgs::dst)
+                          .operand("the destination memory operand")
+                          .writes(scopes({Scope::ub})),
+                      field<kind::Mem>(Field::src, &FixArgs::src)
+                          .operand("the L0C source operand")
+                          .reads(scopes({Scope::l0c})),
+                      field<kind::U32>(Field::m, &FixArgs::m).required("a row count").nonzero(),
+                      field<kind::U32>(Field::n, &FixArgs::n).required("a column count").nonzero(),
+                      field<kind::I64>(Field::dst_row_stride, &FixArgs::dst_row_stride)
+                          .required("a row stride in elements"),
+                      field<kind::Bool>(Field::relu, &FixArgs::relu).optional("0 or 1"));
 };
 
 template <>
@@ -461,9 +473,8 @@ inline constexpr std::size_t kNumFields =
 /// Calls fn(desc) for every field of class A in table order.
 template <class A, class Fn>
 constexpr void for_each_field(Fn&& fn) {
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (fn(std::get<I>(ClassDesc<A>::fields)), ...);
-  }(std::make_index_sequence<kNumFields<A>>{});
+  [&]<std::size_t... I>(std::index_sequence<I...>) { (fn(std::get<I>(ClassDesc<A>::fields)), ...); }
+  (std::make_index_sequence<kNumFields<A>>{});
 }
 
 /// Calls fn(desc, index) for every field of class A in table order.
@@ -471,7 +482,8 @@ template <class A, class Fn>
 constexpr void for_each_field_indexed(Fn&& fn) {
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (fn(std::get<I>(ClassDesc<A>::fields), static_cast<int>(I)), ...);
-  }(std::make_index_sequence<kNumFields<A>>{});
+  }
+  (std::make_index_sequence<kNumFields<A>>{});
 }
 
 /// The index of field `f` in class A's table, -1 if A has none.
@@ -598,9 +610,9 @@ void for_each_field_compact(Fn&& fn) {
     static_assert(compact_order_complete<A>(),
                   "compact_order must list every field with a compact payload exactly once");
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (fn(std::get<field_index<A>(order[I])>(ClassDesc<A>::fields), field_index<A>(order[I])),
-       ...);
-    }(std::make_index_sequence<order.size()>{});
+      (fn(std::get<field_index<A>(order[I])>(ClassDesc<A>::fields), field_index<A>(order[I])), ...);
+    }
+    (std::make_index_sequence<order.size()>{});
   } else {
     for_each_field_indexed<A>(fn);
   }
@@ -617,7 +629,8 @@ constexpr int num_groups() {
 template <class A>
 constexpr int flag_field_bits() {
   int bits = 0;
-  for_each_field<A>([&](const auto& d) { bits += std::decay_t<decltype(d)>::kind_type::flag_bits; });
+  for_each_field<A>(
+      [&](const auto& d) { bits += std::decay_t<decltype(d)>::kind_type::flag_bits; });
   return bits;
 }
 template <class A>

@@ -109,9 +109,9 @@ void check_ranges(const Instruction& resolved, const AccessRangeList& ranges,
                   const std::array<uint64_t, kNumScopes>& sizes, const char* what = nullptr);
 
 /// Static checks the executors rely on, for one core's stream: every opcode is declared, every
-/// instruction's operand struct matches its opcode (isa::args_index), scalar register indices are < kNumRegs, branch targets lie
-/// in [0, code.size()] (code.size() = fall off the end). Throws tessel::Error naming the core and
-/// the instruction index.
+/// instruction's operand struct matches its opcode (isa::args_index), scalar register indices are <
+/// kNumRegs, branch targets lie in [0, code.size()] (code.size() = fall off the end). Throws
+/// tessel::Error naming the core and the instruction index.
 void check_stream(const std::vector<Instruction>& code, size_t core);
 
 // is_data_instruction(op) (the instructions execute() accepts) and is_vector_opcode(op) are in

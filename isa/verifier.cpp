@@ -54,9 +54,9 @@ bool check_scopes_of(Opcode op, const A& a, ScopeViolation& v) {
     if (!require_scope(v, op, 1, "src", a.src.scope, srcs)) return false;
     for (const auto& [s, t] : Desc::scope_pairs)
       if (s == a.src.scope) dsts |= oc::scopes({t});
-    return require_scope(v, op, 0,
-                         fmt::format("dst of a {} from {}", opcode_name(op), scope_name(a.src.scope)),
-                         a.dst.scope, dsts);
+    return require_scope(
+        v, op, 0, fmt::format("dst of a {} from {}", opcode_name(op), scope_name(a.src.scope)),
+        a.dst.scope, dsts);
   } else {
     bool ok = true;
     int position = 0;  // the operand's position in the text form
@@ -190,8 +190,8 @@ class Verifier {
     const i128 cap = capacity(m.scope);
     if (cap <= 0) return;
     if (span_hi - span_lo > cap) {
-      problem("{} spans {} bytes, more than {} holds ({} bytes)", what,
-              i128_str(span_hi - span_lo), scope_name(m.scope), i128_str(cap));
+      problem("{} spans {} bytes, more than {} holds ({} bytes)", what, i128_str(span_hi - span_lo),
+              scope_name(m.scope), i128_str(cap));
       return;
     }
     if (m.reg == 0) {

@@ -235,10 +235,9 @@ void engine_cost(const HwConfig& hw, Opcode, const isa::DmaArgs& d, InstrCost& c
   const uint64_t B = dma_elements(d) * isa::dtype_bytes(d.dtype);
   // MTE2 for loads from GM, MTE3 for everything leaving UB (to GM or to L1).
   const DmaEngineConfig& mte = d.src.scope == Scope::gm ? core.mte2 : core.mte3;
-  cost.occupancy_cycles =
-      ceil_div(B, positive(mte.bytes_per_cycle, d.src.scope == Scope::gm
-                                                    ? "core.dma.mte2.bytes_per_cycle"
-                                                    : "core.dma.mte3.bytes_per_cycle"));
+  cost.occupancy_cycles = ceil_div(
+      B, positive(mte.bytes_per_cycle, d.src.scope == Scope::gm ? "core.dma.mte2.bytes_per_cycle"
+                                                                : "core.dma.mte3.bytes_per_cycle"));
   cost.latency_cycles = static_cast<uint64_t>(mte.latency_cycles);
 }
 

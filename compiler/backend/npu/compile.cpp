@@ -383,8 +383,7 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
       // Branch targets were emitted relative to the kernel's first instruction: relocate them.
       const int32_t base = static_cast<int32_t>(stream.size());
       for (isa::Instruction in : code[core]) {
-        if (isa::is_branch(in.op))
-          std::get<isa::ScalarArgs>(in.args).target += base;
+        if (isa::is_branch(in.op)) std::get<isa::ScalarArgs>(in.args).target += base;
         stream.push_back(std::move(in));
       }
       isa::Instruction bar;
