@@ -680,10 +680,23 @@ Pipe parse_pipe(Cursor& cur) {
                t.text);
 }
 
+// The dtype names joined with `sep` and a final `last` ("f16 or f32").
+std::string dtype_names(const char* sep, const char* last, const char* prefix = "") {
+  std::string out;
+  for (int i = 0; i < kNumDTypes; ++i) {
+    if (i) out += i + 1 == kNumDTypes ? last : sep;
+    out += prefix;
+    out += dtype_name(static_cast<DType>(i));
+  }
+  return out;
+}
+
 DType parse_dtype_name(const Tok& t, const LineCtx& ctx) {
-  if (t.kind == TokKind::ident && t.text == "f16") return DType::f16;
-  if (t.kind == TokKind::ident && t.text == "f32") return DType::f32;
-  syntax_error(ctx, t.col, "unknown dtype '{}' (expected f16 or f32)", t.text);
+  for (int i = 0; i < kNumDTypes; ++i) {
+    if (t.kind == TokKind::ident && t.text == dtype_name(static_cast<DType>(i)))
+      return static_cast<DType>(i);
+  }
+  syntax_error(ctx, t.col, "unknown dtype '{}' (expected {})", t.text, dtype_names(", ", " or "));
 }
 
 // '[' elem (',' elem)* ']' or '[]'.
@@ -1083,7 +1096,7 @@ std::string disassemble(const Program& program) {
   }
   for (const GmBuffer& b : program.buffers) {
     const char* kinds[] = {"input", "output", "constant", "scratch"};
-    if (static_cast<int>(b.dtype) > static_cast<int>(DType::f32)) {
+    if (static_cast<int>(b.dtype) >= kNumDTypes) {
       fail("disassemble: buffer '{}' has an invalid dtype value {}", b.name,
            static_cast<int>(b.dtype));
     }
@@ -1390,12 +1403,14 @@ Program assemble(const std::string& text, const std::string& source_name) {
         syntax_error(ctx, toks[t].col, "{} takes no dtype suffix", mn.text);
       }
       if (t + 1 >= toks.size())
-        syntax_error(ctx, ctx.end_col, "expected a dtype (f16 or f32) after '.'");
+        syntax_error(ctx, ctx.end_col, "expected a dtype ({}) after '.'",
+                     dtype_names(", ", " or "));
       dtype = parse_dtype_name(toks[t + 1], ctx);
       t += 2;
     } else if (has_dtype_suffix(in.op)) {
       syntax_error(ctx, mn.col + static_cast<int>(mn.text.size()),
-                   "missing dtype suffix: expected {}.f16 or {}.f32", mn.text, mn.text);
+                   "missing dtype suffix: expected {}",
+                   dtype_names(", ", " or ", fmt::format("{}.", mn.text).c_str()));
     }
     Operands ops(toks, t, ctx, std::string(mn.text));
     targets.clear();

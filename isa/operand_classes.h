@@ -221,6 +221,12 @@ struct FieldDesc {
     d.text = Text::optional, d.what = w;
     return d;
   }
+  /// A key=value field used only by the instructions whose record lists it (like an operand).
+  constexpr FieldDesc only_when_listed() const {
+    FieldDesc d = *this;
+    d.selectable = true;
+    return d;
+  }
   constexpr FieldDesc suffix() const {
     FieldDesc d = *this;
     d.text = Text::suffix, d.what = "a dtype";
