@@ -1,9 +1,9 @@
 // Speed of the ISA tools on compiled models: disassembling, assembling, encoding, decoding,
 // verifying and interpreting (the functional interpreter, isa/interpreter.h) a whole program.
 //
-// The programs are compiled once per process, outside the timed loops: zoo:resnet50 at 1x3x224x224
-// and the PP-OCR direction classifier at 1x3x48x192 (models/), both for hw_configs/npu_4core.yaml
-// with the default schedule. Each iteration processes the whole program:
+// The programs are compiled once per process, outside the timed loops
+// (benchmarks/compiled_models.h: zoo:resnet50 at 1x3x224x224 and the PP-OCR classifier at
+// 1x3x48x192 on npu_4core.yaml). Each iteration processes the whole program:
 //  BM_Disassemble: isa::disassemble(program) -> text;      BM_Assemble: isa::assemble(text);
 //  BM_Encode: isa::encode(program) -> bytes;                BM_Decode: isa::decode(bytes);
 //  BM_Verify: isa::verify_program + isa::verify_sync;      BM_Interpret: isa::interpret
@@ -16,44 +16,32 @@
 #include <map>
 #include <memory>
 
-#include "compiler/backend/npu/compile.h"
-#include "compiler/driver/runner.h"
+#include "benchmarks/compiled_models.h"
 #include "isa/asm.h"
 #include "isa/encoding.h"
 #include "isa/interpreter.h"
 #include "isa/verifier.h"
-#include "npu_model/hw_config.h"
 
 namespace {
 
 using namespace tessel;
 
 struct Compiled {
-  npu::HwConfig hw;
-  isa::Program program;
+  const npu::HwConfig& hw;
+  const isa::Program& program;
   std::string text;
   std::vector<uint8_t> image;
   uint64_t static_instructions = 0;
 };
 
-/// The model compiled once per process, with its text and binary forms.
+/// The model's program (benchmarks/compiled_models.h) with its text and binary forms.
 const Compiled& compiled(const std::string& which) {
   static std::map<std::string, std::unique_ptr<Compiled>> cache;
   auto& c = cache[which];
   if (c) return *c;
-  c = std::make_unique<Compiled>();
-  c->hw = npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml");
-  graph_passes::PipelineOptions passes;
-  passes.available = driver::target_ops(driver::Target::npu);
-  std::unique_ptr<Graph> g =
-      which == "resnet50"
-          ? driver::load_model("zoo:resnet50", {{"input", {1, 3, 224, 224}}}, passes)
-          : driver::load_model(
-                std::string(TESSEL_MODELS_DIR) + "/ch_ppocr_mobile_v2.0_cls_infer.onnx",
-                {{"x", {1, 3, 48, 192}}}, passes);
-  c->program = npu_backend::compile_npu(*g, c->hw).program;
-  c->text = isa::disassemble(c->program);
-  c->image = isa::encode(c->program);
+  const bench::CompiledModel& m = bench::compiled_model(which);
+  c.reset(new Compiled{m.hw, m.module.program, isa::disassemble(m.module.program),
+                       isa::encode(m.module.program)});
   for (const auto& core : c->program.cores) c->static_instructions += core.size();
   return *c;
 }

@@ -12,44 +12,18 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
-#include <map>
-#include <memory>
 
-#include "compiler/backend/npu/compile.h"
-#include "compiler/driver/runner.h"
-#include "npu_model/hw_config.h"
+#include "benchmarks/compiled_models.h"
 #include "simulator/simulator.h"
 
 namespace {
 
 using namespace tessel;
 
-struct Compiled {
-  npu::HwConfig hw;
-  npu_backend::NpuModule module;
-};
-
-/// The model compiled once per process.
-const Compiled& compiled(const std::string& which) {
-  static std::map<std::string, std::unique_ptr<Compiled>> cache;
-  auto& c = cache[which];
-  if (c) return *c;
-  c = std::make_unique<Compiled>();
-  c->hw = npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml");
-  graph_passes::PipelineOptions passes;
-  passes.available = driver::target_ops(driver::Target::npu);
-  std::unique_ptr<Graph> g =
-      which == "resnet50"
-          ? driver::load_model("zoo:resnet50", {{"input", {1, 3, 224, 224}}}, passes)
-          : driver::load_model(
-                std::string(TESSEL_MODELS_DIR) + "/ch_ppocr_mobile_v2.0_cls_infer.onnx",
-                {{"x", {1, 3, 48, 192}}}, passes);
-  c->module = npu_backend::compile_npu(*g, c->hw);
-  return *c;
-}
+using Compiled = bench::CompiledModel;
 
 void BM_SimulateModel(benchmark::State& state, const std::string& which) {
-  const Compiled& c = compiled(which);
+  const Compiled& c = bench::compiled_model(which);
   sim::SimOptions options;
   options.functional = state.range(0) != 0;
   uint64_t instructions = 0, cycles = 0;

@@ -164,12 +164,19 @@ uint32_t flag_value(const T& v) {
   }
 }
 
+// The payload of one value of kind K in the compact (`compact`) or the full form.
 template <class K, class T>
-void write_compact_value(Writer& w, const T& v) {
+void write_value(Writer& w, const T& v, bool compact) {
   if constexpr (std::is_same_v<K, oc::kind::Reg> || std::is_same_v<K, oc::kind::U8>) {
     w.u8(v);
+  } else if constexpr (std::is_same_v<K, oc::kind::Bool> || std::is_same_v<K, oc::kind::PipeName> ||
+                       std::is_same_v<K, oc::kind::DTypeSuffix>) {
+    w.u8(static_cast<uint8_t>(v));  // full form only: the compact form has them in flag bits
   } else if constexpr (std::is_same_v<K, oc::kind::Target>) {
-    w.uvar(static_cast<uint64_t>(v));
+    if (compact)
+      w.uvar(static_cast<uint64_t>(v));
+    else
+      w.svar(v);
   } else if constexpr (std::is_same_v<K, oc::kind::I64> || std::is_same_v<K, oc::kind::I32>) {
     w.svar(v);
   } else if constexpr (std::is_same_v<K, oc::kind::U32>) {
@@ -177,23 +184,26 @@ void write_compact_value(Writer& w, const T& v) {
   } else if constexpr (std::is_same_v<K, oc::kind::F32>) {
     w.f32(v);
   } else if constexpr (std::is_same_v<K, oc::kind::Mem>) {
-    w.mem_compact(v);
+    compact ? w.mem_compact(v) : w.mem_full(v);
   } else if constexpr (std::is_same_v<K, oc::kind::Vec>) {
-    w.vec_compact(v);
+    compact ? w.vec_compact(v) : w.vec_full(v);
   } else if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
-    for (int d = 0; d < v.ndims; ++d) {
+    // Compact: ndims entries, the valid window only when it is not the full one (flag bit).
+    // Full: ndims, then every entry of every list.
+    if (!compact) w.u8(v.ndims);
+    const int n = compact ? v.ndims : kMaxDmaDims;
+    const bool window = !compact || !dma_full_window(v);
+    for (int d = 0; d < n; ++d) {
       w.uvar(v.extent[d]);
       w.svar(v.dst_stride[d]);
       w.svar(v.src_stride[d]);
+      if (!compact) w.uvar(v.valid_begin[d]), w.uvar(v.valid_end[d]);
     }
-    if (!dma_full_window(v)) {
-      for (int d = 0; d < v.ndims; ++d) {
-        w.uvar(v.valid_begin[d]);
-        w.uvar(v.valid_end[d]);
-      }
+    if (compact && window) {
+      for (int d = 0; d < n; ++d) w.uvar(v.valid_begin[d]), w.uvar(v.valid_end[d]);
     }
   } else {
-    static_assert(K::compact == nullptr, "a value kind without a compact payload writer");
+    static_assert(K::full == nullptr, "a value kind without a binary form");
   }
 }
 
@@ -219,41 +229,9 @@ void write_compact(Writer& w, Opcode op, const A& a) {
     using K = kind_of<decltype(d)>;
     if constexpr (K::compact != nullptr) {
       if (oc::field_used(op, i) && (d.group == 0 || present[d.group]))
-        write_compact_value<K>(w, d.get(a));
+        write_value<K>(w, d.get(a), true);
     }
   });
-}
-
-template <class K, class T>
-void write_full_value(Writer& w, const T& v) {
-  if constexpr (std::is_same_v<K, oc::kind::Reg> || std::is_same_v<K, oc::kind::U8>) {
-    w.u8(v);
-  } else if constexpr (std::is_same_v<K, oc::kind::Bool> || std::is_same_v<K, oc::kind::PipeName> ||
-                       std::is_same_v<K, oc::kind::DTypeSuffix>) {
-    w.u8(static_cast<uint8_t>(v));
-  } else if constexpr (std::is_same_v<K, oc::kind::Target> || std::is_same_v<K, oc::kind::I64> ||
-                       std::is_same_v<K, oc::kind::I32>) {
-    w.svar(v);
-  } else if constexpr (std::is_same_v<K, oc::kind::U32>) {
-    w.uvar(v);
-  } else if constexpr (std::is_same_v<K, oc::kind::F32>) {
-    w.f32(v);
-  } else if constexpr (std::is_same_v<K, oc::kind::Mem>) {
-    w.mem_full(v);
-  } else if constexpr (std::is_same_v<K, oc::kind::Vec>) {
-    w.vec_full(v);
-  } else if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
-    w.u8(v.ndims);
-    for (int d = 0; d < kMaxDmaDims; ++d) {
-      w.uvar(v.extent[d]);
-      w.svar(v.dst_stride[d]);
-      w.svar(v.src_stride[d]);
-      w.uvar(v.valid_begin[d]);
-      w.uvar(v.valid_end[d]);
-    }
-  } else {
-    static_assert(K::full == nullptr, "a value kind without a full-form writer");
-  }
 }
 
 // The full form: the args alternative index, then every field of it in table order.
@@ -263,7 +241,7 @@ void write_full(Writer& w, const Instruction& in) {
       [&](const auto& a) {
         using A = std::decay_t<decltype(a)>;
         oc::for_each_field<A>(
-            [&](const auto& d) { write_full_value<kind_of<decltype(d)>>(w, d.get(a)); });
+            [&](const auto& d) { write_value<kind_of<decltype(d)>>(w, d.get(a), false); });
       },
       in.args);
 }
@@ -434,14 +412,28 @@ void read_flag_value(Reader& r, std::size_t at, uint32_t bits, T& v) {
   }
 }
 
+// Reads one value of kind K of field `d` in the compact (`compact`; `flag_bits` are the field's
+// bits of the flag byte) or the full form.
 template <class K, class D, class T>
-void read_compact_value(Reader& r, const D& d, uint32_t flag_bits, T& v) {
+void read_value(Reader& r, const D& d, T& v, bool compact, uint32_t flag_bits = 0) {
   const char* what = field_name(d.name);
   if constexpr (std::is_same_v<K, oc::kind::Reg>) {
-    v = r.reg_compact(what);
+    v = compact ? r.reg_compact(what) : r.u8(what);
   } else if constexpr (std::is_same_v<K, oc::kind::U8>) {
     v = r.u8(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::Bool>) {  // full form only (as below)
+    v = r.boolean(what);
+  } else if constexpr (std::is_same_v<K, oc::kind::PipeName>) {
+    const std::size_t at = r.pos();
+    v = r.pipe(r.u8(what), at);
+  } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix>) {
+    const std::size_t at = r.pos();
+    v = r.dtype(r.u8("a dtype"), at);
   } else if constexpr (std::is_same_v<K, oc::kind::Target>) {
+    if (!compact) {
+      v = r.i32v(what);
+      return;
+    }
     const std::size_t at = r.pos();
     const uint64_t t = r.uvar("a branch target");
     if (t > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
@@ -457,24 +449,33 @@ void read_compact_value(Reader& r, const D& d, uint32_t flag_bits, T& v) {
   } else if constexpr (std::is_same_v<K, oc::kind::F32>) {
     v = r.f32(what);
   } else if constexpr (std::is_same_v<K, oc::kind::Mem>) {
-    v = r.mem_compact();
+    v = compact ? r.mem_compact() : r.mem_full();
   } else if constexpr (std::is_same_v<K, oc::kind::Vec>) {
-    v = r.vec(true);
+    v = r.vec(compact);
   } else if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
-    for (int k = 0; k < v.ndims; ++k) {
+    // The inverse of write_value: compact reads ndims (from the flag bits) entries and the valid
+    // window when flag bit 2 is set; full reads ndims and every entry.
+    if (!compact) v.ndims = r.u8("ndims");
+    const int n = compact ? v.ndims : kMaxDmaDims;
+    for (int k = 0; k < n; ++k) {
       v.extent[k] = r.u32v("an extent");
       v.dst_stride[k] = r.svar("a dst stride");
       v.src_stride[k] = r.svar("a src stride");
-      v.valid_end[k] = v.extent[k];
+      if (compact) {
+        v.valid_end[k] = v.extent[k];
+      } else {
+        v.valid_begin[k] = r.u32v("a valid-window begin");
+        v.valid_end[k] = r.u32v("a valid-window end");
+      }
     }
-    if (flag_bits & 4) {
-      for (int k = 0; k < v.ndims; ++k) {
+    if (compact && (flag_bits & 4)) {
+      for (int k = 0; k < n; ++k) {
         v.valid_begin[k] = r.u32v("a valid-window begin");
         v.valid_end[k] = r.u32v("a valid-window end");
       }
     }
   } else {
-    static_assert(K::compact == nullptr, "a value kind without a compact payload reader");
+    static_assert(K::full == nullptr, "a value kind without a binary form");
   }
 }
 
@@ -500,7 +501,7 @@ void read_compact(Reader& r, Opcode op, A& a) {
     using K = kind_of<decltype(d)>;
     if constexpr (K::compact != nullptr) {
       if (oc::field_used(op, i) && (d.group == 0 || present[d.group]))
-        read_compact_value<K>(r, d, bits_of[i], d.get(a));
+        read_value<K>(r, d, d.get(a), true, bits_of[i]);
     }
   });
 }
@@ -513,45 +514,6 @@ void read_compact(Reader& r, Instruction& in) {
   });
 }
 
-template <class K, class D, class T>
-void read_full_value(Reader& r, const D& d, T& v) {
-  const char* what = field_name(d.name);
-  if constexpr (std::is_same_v<K, oc::kind::Reg> || std::is_same_v<K, oc::kind::U8>) {
-    v = r.u8(what);
-  } else if constexpr (std::is_same_v<K, oc::kind::Bool>) {
-    v = r.boolean(what);
-  } else if constexpr (std::is_same_v<K, oc::kind::PipeName>) {
-    const std::size_t at = r.pos();
-    v = r.pipe(r.u8(what), at);
-  } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix>) {
-    const std::size_t at = r.pos();
-    v = r.dtype(r.u8("a dtype"), at);
-  } else if constexpr (std::is_same_v<K, oc::kind::Target> || std::is_same_v<K, oc::kind::I32>) {
-    v = r.i32v(what);
-  } else if constexpr (std::is_same_v<K, oc::kind::I64>) {
-    v = r.svar(what);
-  } else if constexpr (std::is_same_v<K, oc::kind::U32>) {
-    v = r.u32v(what);
-  } else if constexpr (std::is_same_v<K, oc::kind::F32>) {
-    v = r.f32(what);
-  } else if constexpr (std::is_same_v<K, oc::kind::Mem>) {
-    v = r.mem_full();
-  } else if constexpr (std::is_same_v<K, oc::kind::Vec>) {
-    v = r.vec(false);
-  } else if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
-    v.ndims = r.u8("ndims");
-    for (int k = 0; k < kMaxDmaDims; ++k) {
-      v.extent[k] = r.u32v("an extent");
-      v.dst_stride[k] = r.svar("a dst stride");
-      v.src_stride[k] = r.svar("a src stride");
-      v.valid_begin[k] = r.u32v("a valid-window begin");
-      v.valid_end[k] = r.u32v("a valid-window end");
-    }
-  } else {
-    static_assert(K::full == nullptr, "a value kind without a full-form reader");
-  }
-}
-
 void read_full(Reader& r, Instruction& in) {
   const std::size_t at = r.pos();
   const uint8_t k = r.u8("the operand class");
@@ -561,7 +523,7 @@ void read_full(Reader& r, Instruction& in) {
     using A = typename decltype(t)::type;
     A a{};
     oc::for_each_field<A>(
-        [&](const auto& d) { read_full_value<kind_of<decltype(d)>>(r, d, d.get(a)); });
+        [&](const auto& d) { read_value<kind_of<decltype(d)>>(r, d, d.get(a), false); });
     in.args = a;
   });
 }

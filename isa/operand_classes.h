@@ -152,12 +152,12 @@ constexpr bool in_set(ScopeSet set, Scope s) {
   return static_cast<int>(s) < kNumScopes && ((set >> static_cast<int>(s)) & 1);
 }
 
-/// The scopes of `set` joined by " or " ("l0a or l0b").
-inline std::string scope_list(ScopeSet set) {
+/// The scopes of `set` joined by `sep` ("l0a or l0b").
+inline std::string scope_list(ScopeSet set, const char* sep = " or ") {
   std::string out;
   for (int s = 0; s < kNumScopes; ++s) {
     if (!((set >> s) & 1)) continue;
-    if (!out.empty()) out += " or ";
+    if (!out.empty()) out += sep;
     out += scope_name(static_cast<Scope>(s));
   }
   return out;

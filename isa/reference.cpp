@@ -30,16 +30,6 @@ std::string default_text(const T& v) {
   }
 }
 
-std::string scope_names(oc::ScopeSet set) {
-  std::string out;
-  for (int s = 0; s < kNumScopes; ++s) {
-    if (!((set >> s) & 1)) continue;
-    if (!out.empty()) out += ", ";
-    out += scope_name(static_cast<Scope>(s));
-  }
-  return out;
-}
-
 void append(std::string& list, const std::string& item) {
   if (item.empty()) return;
   if (!list.empty()) list += ", ";
@@ -86,10 +76,10 @@ Row instruction_row(const InstrInfo& r) {
             append(pairs, fmt::format("{}→{}", scope_name(s), scope_name(t)));
           what += " (" + pairs + ")";
         } else {
-          what += " (" + scope_names(d.allowed) + ")";
+          what += " (" + oc::scope_list(d.allowed, ", ") + ")";
         }
       } else {
-        what += " (" + scope_names(d.allowed) + ")";
+        what += " (" + oc::scope_list(d.allowed, ", ") + ")";
       }
     }
     const bool is_dst = d.text == oc::Text::operand && positional.empty();
