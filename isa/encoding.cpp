@@ -203,7 +203,7 @@ void write_value(Writer& w, const T& v, bool compact) {
       for (int d = 0; d < n; ++d) w.uvar(v.valid_begin[d]), w.uvar(v.valid_end[d]);
     }
   } else {
-    static_assert(K::full == nullptr, "a value kind without a binary form");
+    static_assert(K::full == oc::kind::Wire::none, "a value kind without a binary form");
   }
 }
 
@@ -227,7 +227,7 @@ void write_compact(Writer& w, Opcode op, const A& a) {
   }
   oc::for_each_field_compact<A>([&](const auto& d, int i) {
     using K = kind_of<decltype(d)>;
-    if constexpr (K::compact != nullptr) {
+    if constexpr (K::compact != oc::kind::Wire::none) {
       if (oc::field_used(op, i) && (d.group == 0 || present[d.group]))
         write_value<K>(w, d.get(a), true);
     }
@@ -475,7 +475,7 @@ void read_value(Reader& r, const D& d, T& v, bool compact, uint32_t flag_bits = 
       }
     }
   } else {
-    static_assert(K::full == nullptr, "a value kind without a binary form");
+    static_assert(K::full == oc::kind::Wire::none, "a value kind without a binary form");
   }
 }
 
@@ -499,7 +499,7 @@ void read_compact(Reader& r, Opcode op, A& a) {
   }
   oc::for_each_field_compact<A>([&](const auto& d, int i) {
     using K = kind_of<decltype(d)>;
-    if constexpr (K::compact != nullptr) {
+    if constexpr (K::compact != oc::kind::Wire::none) {
       if (oc::field_used(op, i) && (d.group == 0 || present[d.group]))
         read_value<K>(r, d, d.get(a), true, bits_of[i]);
     }

@@ -41,86 +41,50 @@ static_assert(kNumDTypes <= (1 << kDTypeFlagBits),
 
 // ---------------------------------------------------------------------------------------------
 // Value kinds. A kind names how a field's value is written; asm.cpp implements its text form and
-// encoding.cpp its binary forms. `compact`/`full` name the binary wire types for the docs (nullptr:
+// encoding.cpp its binary forms. `compact`/`full` are its wire types in the two binary forms (none:
 // no payload, the value lives in flag bits); `flag_bits` is its width in the compact flag byte.
 namespace kind {
-struct Reg {  // a scalar register index: text xN; compact u8 (< 32); full u8
-  using type = uint8_t;
-  static constexpr int flag_bits = 0;
-  static constexpr const char *compact = "u8", *full = "u8";
+// A binary wire type (docs/isa.md, "Binary encoding"); none: no payload in that form.
+enum class Wire : uint8_t { none, u8, uv, sv, f32, mem, vec, dims };
+constexpr const char* wire_name(Wire w) {
+  constexpr const char* kNames[] = {"", "u8", "uv", "sv", "f32", "mem", "vec", "dims"};
+  return kNames[static_cast<int>(w)];
+}
+template <class T, int FlagBits, Wire Compact, Wire Full>
+struct Kind {
+  using type = T;
+  static constexpr int flag_bits = FlagBits;
+  static constexpr Wire compact = Compact, full = Full;
 };
-struct Target {  // a branch target: a label (positional) or an instruction index; compact uv >= 0
-  using type = int32_t;
-  static constexpr int flag_bits = 0;
-  static constexpr const char *compact = "uv", *full = "sv";
-};
-struct I64 {
-  using type = int64_t;
-  static constexpr int flag_bits = 0;
-  static constexpr const char *compact = "sv", *full = "sv";
-};
-struct I32 {
-  using type = int32_t;
-  static constexpr int flag_bits = 0;
-  static constexpr const char *compact = "sv", *full = "sv";
-};
-struct U32 {
-  using type = uint32_t;
-  static constexpr int flag_bits = 0;
-  static constexpr const char *compact = "uv", *full = "uv";
-};
-struct U8 {
-  using type = uint8_t;
-  static constexpr int flag_bits = 0;
-  static constexpr const char *compact = "u8", *full = "u8";
-};
-struct Bool {  // text 0/1; compact: one flag bit; full u8
-  using type = bool;
-  static constexpr int flag_bits = 1;
-  static constexpr const char *compact = nullptr, *full = "u8";
-};
-struct F32 {  // text: shortest round-trip decimal, inf, nan(0xBITS); binary: the IEEE-754 bits
-  using type = float;
-  static constexpr int flag_bits = 0;
-  static constexpr const char *compact = "f32", *full = "f32";
-};
-struct PipeName {  // a pipe by name; compact: 3 flag bits; full u8
-  using type = Pipe;
-  static constexpr int flag_bits = 3;
-  static constexpr const char *compact = nullptr, *full = "u8";
-};
-struct DTypeSuffix {  // the element type, the mnemonic's `.f16`/`.f32` suffix
-  using type = DType;
-  static constexpr int flag_bits = kDTypeFlagBits;
-  static constexpr const char *compact = nullptr, *full = "u8";
-};
-struct Mem {  // scope[xR+offset]; compact: u8 scope | reg << 3, offset sv; full: scope, reg u8, sv
-  using type = MemRef;
-  static constexpr int flag_bits = 0;
-  static constexpr const char *compact = "mem", *full = "mem";
-};
-struct Vec {  // a memory operand with {elem_stride,repeat_stride}, each sv in binary
-  using type = VecOperand;
-  static constexpr int flag_bits = 0;
-  static constexpr const char *compact = "vec", *full = "vec";
-};
+// A scalar register index: text xN; compact u8 (< 32); full u8.
+struct Reg : Kind<uint8_t, 0, Wire::u8, Wire::u8> {};
+// A branch target: a label (positional) or an instruction index; compact uv (>= 0); full sv.
+struct Target : Kind<int32_t, 0, Wire::uv, Wire::sv> {};
+struct I64 : Kind<int64_t, 0, Wire::sv, Wire::sv> {};
+struct I32 : Kind<int32_t, 0, Wire::sv, Wire::sv> {};
+struct U32 : Kind<uint32_t, 0, Wire::uv, Wire::uv> {};
+struct U8 : Kind<uint8_t, 0, Wire::u8, Wire::u8> {};
+// Text 0/1; compact: one flag bit; full u8.
+struct Bool : Kind<bool, 1, Wire::none, Wire::u8> {};
+// Text: the shortest round-trip decimal, inf, nan(0xBITS); binary: the IEEE-754 bits.
+struct F32 : Kind<float, 0, Wire::f32, Wire::f32> {};
+// A pipe by name; compact: 3 flag bits; full u8.
+struct PipeName : Kind<Pipe, 3, Wire::none, Wire::u8> {};
+// The element type: the mnemonic's `.f16`/`.f32` suffix; compact: kDTypeFlagBits flag bits.
+struct DTypeSuffix : Kind<DType, kDTypeFlagBits, Wire::none, Wire::u8> {};
+// scope[xR+offset]; compact: u8 scope | reg << 3, offset sv; full: scope u8, reg u8, offset sv.
+struct Mem : Kind<MemRef, 0, Wire::mem, Wire::mem> {};
+// A memory operand with {elem_stride,repeat_stride}, each sv in binary.
+struct Vec : Kind<VecOperand, 0, Wire::vec, Wire::vec> {};
 // dma's dimensions: ndims, extent, dst_stride, src_stride and the valid window, as the lists
 // extent=[..], dst_stride=[..], src_stride=[..] and valid=[b:e,..] of the text form. Compact: flag
 // bits 0-1 ndims - 1, bit 2 a valid window follows; payload per dim extent uv, dst_stride sv,
 // src_stride sv, then (bit 2) per dim valid_begin uv, valid_end uv. Full: ndims u8, then for all
 // kMaxDmaDims dims extent uv, dst_stride sv, src_stride sv, valid_begin uv, valid_end uv.
-struct DmaDims {
-  using type = DmaArgs;
-  static constexpr int flag_bits = 3;
-  static constexpr const char *compact = "dims", *full = "dims";
-};
+struct DmaDims : Kind<DmaArgs, 3, Wire::dims, Wire::dims> {};
 // dma's `ndims=` key, printed only when the lists print more entries than ndims (entries past
 // ndims are set, or ndims > 4). Stored by DmaDims in both binary forms.
-struct DmaNdims {
-  using type = DmaArgs;
-  static constexpr int flag_bits = 0;
-  static constexpr const char *compact = nullptr, *full = nullptr;
-};
+struct DmaNdims : Kind<DmaArgs, 0, Wire::none, Wire::none> {};
 }  // namespace kind
 
 /// How a field appears in the text form.
@@ -603,7 +567,7 @@ constexpr bool compact_order_complete() {
   for_each_field<A>([&](const auto& d) {
     int n = 0;
     for (Field f : ClassDesc<A>::compact_order) n += f == d.name;
-    ok = ok && n == (std::decay_t<decltype(d)>::kind_type::compact != nullptr ? 1 : 0);
+    ok = ok && n == (std::decay_t<decltype(d)>::kind_type::compact != kind::Wire::none ? 1 : 0);
   });
   return ok;
 }

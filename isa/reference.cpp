@@ -172,7 +172,7 @@ std::string compact_layout(const InstrInfo& r) {
   };
   oc::for_each_field_compact<A>([&](const auto& d, int i) {
     using K = kind_of<decltype(d)>;
-    if constexpr (K::compact != nullptr) {
+    if constexpr (K::compact != oc::kind::Wire::none) {
       if (!oc::field_used(r.op, i)) return;
       std::string item;
       if constexpr (std::is_same_v<K, oc::kind::DmaDims>) {
@@ -183,7 +183,7 @@ std::string compact_layout(const InstrInfo& r) {
       } else if constexpr (oc::kIsMemory<K>) {
         item = field_name(d.name);
       } else {
-        item = fmt::format("{} {}", field_name(d.name), K::compact);
+        item = fmt::format("{} {}", field_name(d.name), oc::kind::wire_name(K::compact));
       }
       if (d.group != open_group) close_group();
       if (d.group == 0) {
