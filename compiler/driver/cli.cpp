@@ -25,6 +25,11 @@ void add_input_shape_option(CLI::App* cmd, std::vector<std::string>& input_shape
                         "bind an input: NAME=D0,D1,... (repeatable)");
 }
 
+void add_input_value_option(CLI::App* cmd, std::vector<std::string>& input_values) {
+  add_repeatable_option(cmd, "--input-value", input_values,
+                        "bind an input to a value at compile time: NAME=V[,V...] (repeatable)");
+}
+
 void add_graph_pass_flags(CLI::App* cmd, GraphPassArgs& args) {
   add_repeatable_option(cmd, "--disable-pass", args.disable,
                         "skip a graph pass: NAME (repeatable)");
@@ -73,6 +78,7 @@ Command add_compile_command(CLI::App& app) {
   cmd->add_option("--hw", args->hw, "hardware config YAML");
   add_hw_set_option(cmd, args->hw_set);
   add_input_shape_option(cmd, args->input_shapes);
+  add_input_value_option(cmd, args->input_values);
   cmd->add_option("--target", args->target, "npu | cpu")->default_val("npu");
   cmd->add_option("--emit", args->emit,
                   "npu: graph | loop | asm (default) | bin; cpu: graph | loop | llvm | asm | obj "

@@ -35,5 +35,7 @@ CLI::Option* add_repeatable_option(CLI::App* cmd, const std::string& name,
 /// The shared --hw-set KEY=VALUE and --input-shape NAME=DIMS options.
 void add_hw_set_option(CLI::App* cmd, std::vector<std::string>& hw_set);
 void add_input_shape_option(CLI::App* cmd, std::vector<std::string>& input_shapes);
+/// The shared --input-value NAME=V[,V...] option (an input bound to a value at compile time).
+void add_input_value_option(CLI::App* cmd, std::vector<std::string>& input_values);
 
 }  // namespace tessel::driver

@@ -40,7 +40,8 @@ int cmd_sim(const SimArgs& args, std::ostream& out, std::ostream& err) {
     // import binds and checks the shapes (a misspelt name or an unbound dynamic dim is an error).
     graph_passes::PipelineOptions no_passes;
     no_passes.enabled = false;
-    const auto graph = load_model(args.model, shapes, no_passes);
+    const auto values = parse_input_values(args.input_values);
+    const auto graph = load_model(args.model, shapes, no_passes, values);
 
     RunSpec run;
     run.name = zoo_model ? args.model.substr(4) : fs::path(args.model).stem().string();
@@ -49,6 +50,13 @@ int cmd_sim(const SimArgs& args, std::ostream& out, std::ostream& err) {
       InputSpec in;  // uniform in [-1, 1), seed 0 (experiment.h)
       in.shape = v->shape;
       run.inputs[v->name] = in;
+    }
+    for (const auto& [name, value] : values) {
+      InputSpec in;  // bound at compile time: a constant of the model, not fed at run time
+      in.has_value = true;
+      in.value = value;
+      if (shapes.count(name)) in.shape = shapes.at(name);
+      run.inputs[name] = in;
     }
     run.hw = args.hw;
     for (const auto& s : args.hw_set) run.hw_set.push_back(npu::parse_hw_override(s));
@@ -86,6 +94,7 @@ Command add_sim_command(CLI::App& app) {
   cmd->add_option("--hw", args->hw, "hardware config YAML")->required();
   add_hw_set_option(cmd, args->hw_set);
   add_input_shape_option(cmd, args->input_shapes);
+  add_input_value_option(cmd, args->input_values);
   cmd->add_flag("--timing-only", args->timing_only,
                 "simulate timing only (no values computed, no check)");
   cmd->add_flag("--no-double-buffer", args->no_double_buffer,

@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -39,6 +40,31 @@ std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& 
     shapes[name] = frontend::parse_dims(s.substr(eq + 1), "--input-shape " + s);
   }
   return shapes;
+}
+
+std::map<std::string, std::vector<double>> parse_input_values(
+    const std::vector<std::string>& specs) {
+  std::map<std::string, std::vector<double>> values;
+  for (const auto& s : specs) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+      fail("--input-value '{}': expected NAME=V[,V...] (e.g. sr=16000)", s);
+    const std::string name = s.substr(0, eq);
+    if (values.count(name)) fail("--input-value: input '{}' given twice", name);
+    std::vector<double>& v = values[name];
+    size_t pos = eq + 1;
+    while (pos <= s.size()) {
+      const size_t comma = std::min(s.find(',', pos), s.size());
+      const std::string item = s.substr(pos, comma - pos);
+      char* end = nullptr;
+      const double d = std::strtod(item.c_str(), &end);
+      if (item.empty() || end != item.c_str() + item.size())
+        fail("--input-value {}: '{}' is not a number", s, item);
+      v.push_back(d);
+      pos = comma + 1;
+    }
+  }
+  return values;
 }
 
 graph_passes::PipelineOptions pipeline_options(const GraphPassArgs& args, std::ostream& diag) {
@@ -292,7 +318,13 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
       Prepared& p = prepared[ri];
       const std::string where =
           ex.runs.size() == 1 ? ex.source : fmt::format("{}: run '{}'", ex.source, r.name);
+      std::map<std::string, std::vector<double>> values;  // inputs bound at compile time
       for (const auto& [name, spec] : r.inputs) {
+        if (spec.has_value) {
+          values[name] = spec.value;
+          if (!spec.shape.empty()) p.shapes[name] = spec.shape;
+          continue;
+        }
         Tensor t = make_input(spec, fmt::format("{}: inputs.{}", where, name));
         p.shapes[name] = t.shape();
         p.inputs[name] = std::move(t);
@@ -302,7 +334,7 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
       passes.disabled.insert(r.disabled_passes.begin(), r.disabled_passes.end());
       passes.available = target_ops(r.target);
       try {
-        p.graph = load_model(r.model, p.shapes, passes);
+        p.graph = load_model(r.model, p.shapes, passes, values);
       } catch (const Error& e) {
         fail("{}: {}", where, e.what());
       }
@@ -561,7 +593,8 @@ int compile_for_cpu(const CompileArgs& args, std::ostream& out, std::ostream& er
   check_output_path(args.output, "-o");
   graph_passes::PipelineOptions passes = pipeline_options(args.passes, err);
   passes.available = target_ops(Target::cpu);
-  auto graph = load_model(args.model, parse_input_shapes(args.input_shapes), passes);
+  auto graph = load_model(args.model, parse_input_shapes(args.input_shapes), passes,
+                          parse_input_values(args.input_values));
   std::string text;
   if (emit == "graph") {
     text = graph_to_string(*graph, PrintOptions{true});
@@ -610,7 +643,8 @@ int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
     // The pattern fusions form only ops the NPU backend compiles.
     graph_passes::PipelineOptions passes = pipeline_options(args.passes, err);
     passes.available = target_ops(Target::npu);
-    auto graph = load_model(args.model, parse_input_shapes(args.input_shapes), passes);
+    auto graph = load_model(args.model, parse_input_shapes(args.input_shapes), passes,
+                            parse_input_values(args.input_values));
     std::string text;
     if (emit_arg == "graph") {
       // The graph does not depend on the hardware, but a given config must still be valid.

@@ -51,6 +51,7 @@ struct SimArgs {
   std::string hw;
   std::vector<std::string> hw_set;
   std::vector<std::string> input_shapes;  // NAME=DIMS
+  std::vector<std::string> input_values;  // NAME=V[,V...]
   bool timing_only = false;
   bool no_double_buffer = false;
   bool single_core = false;
@@ -77,10 +78,11 @@ struct CompileArgs {
   std::string hw;
   std::vector<std::string> hw_set;
   std::vector<std::string> input_shapes;  // NAME=DIMS
+  std::vector<std::string> input_values;  // NAME=V[,V...]
   std::string target = "npu";             // npu | cpu
-  std::string emit;  // npu: graph | loop | asm (default) | bin; cpu: graph | loop | llvm | asm |
-                     // obj | so (default)
-  std::string output;                     // -o FILE ("" = stdout; required for bin)
+  std::string emit;    // npu: graph | loop | asm (default) | bin; cpu: graph | loop | llvm | asm |
+                       // obj | so (default)
+  std::string output;  // -o FILE ("" = stdout; required for bin)
   GraphPassArgs passes;
 };
 /// `tessel compile MODEL --hw FILE --emit graph|loop|asm|bin [-o FILE]`, or
@@ -94,6 +96,9 @@ void check_output_path(const std::string& path, const char* option);
 
 /// Parses repeated `--input-shape NAME=D0,D1,...` options.
 std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& specs);
+/// Parses repeated `--input-value NAME=V[,V...]` options (the values in row-major order).
+std::map<std::string, std::vector<double>> parse_input_values(
+    const std::vector<std::string>& specs);
 /// Loads a hardware config with `--hw-set` overrides.
 npu::HwConfig load_hw(const std::string& path, const std::vector<std::string>& hw_set);
 

@@ -95,7 +95,20 @@ class Parser {
   }
 
   InputSpec input(const YAML::Node& n, const std::string& key, InputSpec spec) const {
-    check_keys(n, key, {"shape", "fill", "low", "high", "seed", "file"});
+    check_keys(n, key, {"shape", "fill", "low", "high", "seed", "file", "value"});
+    if (n["value"]) {
+      const YAML::Node v = n["value"];
+      for (const char* k : {"fill", "low", "high", "seed", "file"})
+        if (n[k]) error(n[k], key + "." + k, "does not apply to an input bound with 'value'");
+      spec.has_value = true;
+      spec.value.clear();
+      if (v.IsSequence()) {
+        if (v.size() == 0) error(v, key + ".value", "expected a number or a list of numbers");
+        for (const auto& e : v) spec.value.push_back(num(e, key + ".value"));
+      } else {
+        spec.value.push_back(num(v, key + ".value"));
+      }
+    }
     if (n["shape"]) {
       const YAML::Node s = n["shape"];
       if (!s.IsSequence() || s.size() == 0)
@@ -124,7 +137,8 @@ class Parser {
     if (spec.fill == "uniform" && !(spec.low < spec.high))
       error(n, key, fmt::format("low ({}) must be below high ({})", spec.low, spec.high));
     if (spec.fill == "file" && spec.file.empty()) error(n, key, "fill: file needs a 'file' key");
-    if (spec.fill != "file" && spec.shape.empty()) error(n, key, "missing 'shape'");
+    if (spec.fill != "file" && spec.shape.empty() && !spec.has_value)
+      error(n, key, "missing 'shape'");
     return spec;
   }
 

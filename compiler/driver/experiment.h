@@ -31,6 +31,10 @@ struct InputSpec {
   double low = -1.0, high = 1.0;
   uint64_t seed = 0;
   std::string file;  // TensorProto .pb, for fill: file
+  /// `value: V` or `value: [V, ...]`: the input is bound to these values at compile time (a
+  /// constant of the model, e.g. a sample rate an If tests); `shape` is then optional.
+  bool has_value = false;
+  std::vector<double> value;
 };
 
 /// Sections a run may report.

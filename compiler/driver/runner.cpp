@@ -20,6 +20,7 @@
 #include "compiler/ops/reference.h"
 #include "compiler/support/error.h"
 #include "compiler/support/fp16.h"
+#include "passes/graph/graph_passes.h"
 
 namespace tessel::driver {
 
@@ -50,9 +51,11 @@ const char* target_name(Target t) {
 
 std::unique_ptr<Graph> load_model(const std::string& path,
                                   const std::map<std::string, Shape>& input_shapes,
-                                  const graph_passes::PipelineOptions& passes) {
+                                  const graph_passes::PipelineOptions& passes,
+                                  const std::map<std::string, std::vector<double>>& input_values) {
   frontend::ImportOptions opts;
   opts.input_shapes = input_shapes;
+  opts.input_values = input_values;
   std::unique_ptr<Graph> graph;
   if (path.rfind("zoo:", 0) == 0) {
     // A zoo model, built in memory at the batch the input shape asks for (dim 0; default 1). The
@@ -75,6 +78,9 @@ std::unique_ptr<Graph> load_model(const std::string& path,
   } else {
     graph = frontend::import_onnx(path, opts);
   }
+  // Control flow whose path is known at compile time becomes straight-line dataflow before the
+  // pipeline (which then folds and fuses what it exposes); the compiled targets need it.
+  graph_passes::fold_control(*graph);
   graph_passes::run_pipeline(*graph, passes);
   return graph;
 }
@@ -88,15 +94,25 @@ graph_passes::OpAvailable target_ops(Target target) {
   return [ops](const std::string& op) { return ops->count(op) != 0; };
 }
 
-RunOutput run_model(const Graph& graph, Target target, const npu::HwConfig* hw,
+RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
                     const std::map<std::string, Tensor>& inputs, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   RunOutput out;
   if (target == Target::ref) {
-    out.outputs = ops::run_reference(graph, inputs);
+    out.outputs = ops::run_reference(model, inputs);
     out.seconds = seconds_since(t0);
     return out;
   }
+  // The compiled targets take straight-line graphs: control flow whose path is known at compile
+  // time is inlined first (load_model does it too; conform imports models itself).
+  std::unique_ptr<Graph> inlined;
+  for (const auto& n : model.nodes())
+    if (!node_subgraphs(*n).empty()) {
+      inlined = clone_graph(model);
+      graph_passes::fold_control(*inlined);
+      break;
+    }
+  const Graph& graph = inlined ? *inlined : model;
   if (target == Target::cpu) {
     // Compile (TE -> loop IR -> LLVM IR -> JIT), then one profiled run: per-kernel wall times.
     const auto tc = std::chrono::steady_clock::now();

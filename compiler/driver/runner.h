@@ -22,13 +22,15 @@ Target parse_target(const std::string& name, const std::string& context);
 const char* target_name(Target t);
 
 /// Imports an ONNX model (a file, or "zoo:NAME": the zoo model NAME built in memory with the batch
-/// of its input's shape, compiler/driver/zoo.h) with the given input shapes (required for dynamic dims), then runs the
-/// graph pass pipeline (passes/graph/pass_manager.h) with `passes`: by default every pass, with
-/// every registered op available to the pattern fusions. Throws tessel::Error from the import or
-/// the pipeline (an unknown pass name, a pass that broke the graph).
-std::unique_ptr<Graph> load_model(const std::string& path,
-                                  const std::map<std::string, Shape>& input_shapes,
-                                  const graph_passes::PipelineOptions& passes = {});
+/// of its input's shape, compiler/driver/zoo.h) with the given input shapes (required for dynamic
+/// dims), then runs the graph pass pipeline (passes/graph/pass_manager.h) with `passes`: by default
+/// every pass, with every registered op available to the pattern fusions. Throws tessel::Error from
+/// the import or the pipeline (an unknown pass name, a pass that broke the graph). `input_values`
+/// binds inputs to values at compile time (frontend::ImportOptions::input_values).
+std::unique_ptr<Graph> load_model(
+    const std::string& path, const std::map<std::string, Shape>& input_shapes,
+    const graph_passes::PipelineOptions& passes = {},
+    const std::map<std::string, std::vector<double>>& input_values = {});
 
 /// The ops `target` executes, for PipelineOptions::available: every registered op on ref (the
 /// reference interpreter); on the compiled targets the ops with a compute definition

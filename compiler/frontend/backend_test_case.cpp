@@ -2,6 +2,7 @@
 #include "compiler/frontend/backend_test_case.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "compiler/ops/op_registry.h"
@@ -31,28 +32,51 @@ BackendTestInputs backend_test_inputs(const onnx::ModelProto& model) {
   BackendTestInputs r;
   std::set<std::string> initializers;
   for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
-  for (const auto& vi : model.graph().input())
+  std::set<std::string> tensor_inputs;
+  for (const auto& vi : model.graph().input()) {
     if (!initializers.count(vi.name())) r.input_names.push_back(vi.name());
+    if (vi.type().has_tensor_type()) tensor_inputs.insert(vi.name());
+  }
+  // Every node, also those of subgraphs (ONNX names are unique across scopes); a node with
+  // subgraphs also depends on what its subgraphs read (their nodes' inputs).
+  std::vector<const onnx::NodeProto*> nodes;
+  std::map<const onnx::NodeProto*, std::vector<std::string>> reads;
+  std::function<void(const onnx::GraphProto&, std::vector<std::string>*)> collect =
+      [&](const onnx::GraphProto& g, std::vector<std::string>* enclosing_reads) {
+        for (const auto& n : g.node()) {
+          nodes.push_back(&n);
+          auto& rd = reads[&n];
+          rd.assign(n.input().begin(), n.input().end());
+          for (const auto& a : n.attribute())
+            if (a.has_g()) collect(a.g(), &rd);
+          if (enclosing_reads)
+            enclosing_reads->insert(enclosing_reads->end(), rd.begin(), rd.end());
+        }
+        if (enclosing_reads)
+          for (const auto& vi : g.output()) enclosing_reads->push_back(vi.name());
+      };
+  collect(model.graph(), nullptr);
   std::map<std::string, const onnx::NodeProto*> producer;
-  for (const auto& n : model.graph().node())
-    for (const auto& o : n.output()) producer[o] = &n;
+  for (const onnx::NodeProto* n : nodes)
+    for (const auto& o : n->output()) producer[o] = n;
   std::set<std::string> visited;
   std::vector<std::string> work;
-  for (const auto& n : model.graph().node()) {
-    auto it = ops::shape_input_slots().find(n.op_type());
+  for (const onnx::NodeProto* n : nodes) {
+    auto it = ops::shape_input_slots().find(n->op_type());
     if (it == ops::shape_input_slots().end()) continue;
     for (int slot : it->second)
-      if (slot < n.input_size() && !n.input(slot).empty()) work.push_back(n.input(slot));
+      if (slot < n->input_size() && !n->input(slot).empty()) work.push_back(n->input(slot));
   }
   while (!work.empty()) {
     const std::string v = work.back();
     work.pop_back();
     if (!visited.insert(v).second) continue;
-    if (std::find(r.input_names.begin(), r.input_names.end(), v) != r.input_names.end())
+    if (std::find(r.input_names.begin(), r.input_names.end(), v) != r.input_names.end() &&
+        tensor_inputs.count(v))  // a sequence input stays an input (the import refuses it)
       r.bind.insert(v);
     auto p = producer.find(v);
     if (p != producer.end())
-      for (const auto& in : p->second->input())
+      for (const auto& in : reads[p->second])
         if (!in.empty()) work.push_back(in);
   }
   return r;

@@ -220,8 +220,8 @@ AttrValue convert_attribute(const onnx::AttributeProto& a, const std::string& wh
     case onnx::AttributeProto::GRAPH:
     case onnx::AttributeProto::GRAPHS:
       throw Unsupported(
-          fmt::format("{}: attribute '{}' holds a subgraph (control flow), which "
-                      "tessel does not support",
+          fmt::format("{}: attribute '{}' holds a list of subgraphs, which tessel does not "
+                      "support (If, Loop and Scan take one subgraph per attribute)",
                       where, a.name()));
     default:
       throw Unsupported(
@@ -349,6 +349,13 @@ class Importer {
           "{})",
           name, fmt::join(runtime_inputs, ", "));
     }
+    for (const auto& [name, values] : options_.input_values) {
+      if (std::find(runtime_inputs.begin(), runtime_inputs.end(), name) == runtime_inputs.end())
+        fail(
+            "a value is given for '{}', which is not a runtime input of the model (runtime "
+            "inputs: {})",
+            name, fmt::join(runtime_inputs, ", "));
+    }
     runtime_inputs.clear();
     constant_inputs.clear();
     for (const auto& vi : gp.input()) {
@@ -427,10 +434,51 @@ class Importer {
           }
         }
       }
+      auto bound_value = options_.input_values.find(name);
+      if (bound_value != options_.input_values.end()) {
+        define(name, g_->add_constant(name, bound_input(name, dtype, shape, bound_value->second)));
+        continue;
+      }
       Value* v = g_->add_value(name, dtype, shape);
       define(name, v);
       g_->inputs.push_back(v);
     }
+  }
+
+  // The constant an input bound to `values` becomes (ImportOptions::input_values).
+  static Tensor bound_input(const std::string& name, DType dtype, const Shape& shape,
+                            const std::vector<double>& values) {
+    Tensor t(dtype, shape);
+    if (static_cast<int64_t>(values.size()) != t.numel())
+      fail("input '{}' is {}{} ({} elements) but {} values are given for it", name,
+           dtype_to_string(dtype), shape_to_string(shape), t.numel(), values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      t.set_from_double(static_cast<int64_t>(i), values[i]);
+      const double back = t.get_as_double(static_cast<int64_t>(i));
+      if (!dtype_is_float(dtype) && back != values[i])
+        fail("input '{}' is {}: the value {} given for it is not one ({})", name,
+             dtype_to_string(dtype), values[i],
+             dtype == DType::boolean ? "use 0 or 1" : "an integer in its range");
+    }
+    return t;
+  }
+
+  // Names a subgraph (and the subgraphs inside it) reads but does not define.
+  static void free_names(const onnx::GraphProto& g, std::set<std::string>& out) {
+    std::set<std::string> defined;
+    for (const auto& t : g.initializer()) defined.insert(t.name());
+    for (const auto& vi : g.input()) defined.insert(vi.name());
+    for (const auto& nd : g.node())
+      for (const auto& o : nd.output()) defined.insert(o);
+    std::set<std::string> reads;
+    for (const auto& nd : g.node()) {
+      reads.insert(nd.input().begin(), nd.input().end());
+      for (const auto& a : nd.attribute())
+        if (a.has_g()) free_names(a.g(), reads);
+    }
+    for (const auto& vi : g.output()) reads.insert(vi.name());
+    for (const auto& r : reads)
+      if (!r.empty() && !defined.count(r)) out.insert(r);
   }
 
   // Node indices in a topological order (the model's order when it already is one).
@@ -450,7 +498,12 @@ class Importer {
     std::vector<int> pending(static_cast<size_t>(n), 0);
     std::vector<std::vector<int>> consumers(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i) {
-      for (const auto& in : gp.node(i).input()) {
+      std::vector<std::string> reads(gp.node(i).input().begin(), gp.node(i).input().end());
+      std::set<std::string> implicit;  // what its subgraphs read from this scope
+      for (const auto& a : gp.node(i).attribute())
+        if (a.has_g()) free_names(a.g(), implicit);
+      reads.insert(reads.end(), implicit.begin(), implicit.end());
+      for (const auto& in : reads) {
         auto it = producer.find(in);
         if (in.empty() || it == producer.end() || values_.count(in)) continue;
         ++pending[static_cast<size_t>(i)];
@@ -561,11 +614,247 @@ class Importer {
   }
 
   // Adds a node and runs its shape rule with data propagation.
+  // Inside a subgraph, a node whose shape rule cannot run yet (an input typed only per iteration,
+  // or a shape input that is the iteration number) keeps untyped outputs (`?`): the body is typed
+  // again when it is instantiated for an iteration (compiler/ops/control_flow.h).
   Node* emit(const std::string& op, const std::string& name, std::vector<Value*> inputs,
              std::vector<Value*> outputs, Attributes attrs) {
     Node* n = g_->add_node(op, name, std::move(inputs), std::move(outputs), std::move(attrs));
-    ops::infer_and_propagate(*n);
+    if (outer_.empty()) {
+      ops::infer_and_propagate(*n);
+      return n;
+    }
+    bool typed = true;
+    for (const Value* in : n->inputs) typed = typed && (!in || in->dtype != DType::undefined);
+    try {
+      if (typed) {
+        ops::infer_and_propagate(*n);
+        return n;
+      }
+    } catch (const Error&) {
+      bool iteration_dependent = false;  // only then may the shape rule succeed per iteration
+      for (const Value* in : n->inputs) iteration_dependent |= in && !in->constant;
+      if (!iteration_dependent || ops::find_op(op) == nullptr) throw;
+    }
+    for (Value* out : n->outputs) {
+      out->dtype = DType::undefined;
+      out->shape.clear();
+      out->constant.reset();
+    }
     return n;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Subgraphs (If, Loop, Scan)
+
+  // The value an ONNX name denotes in the current scope; a name of an enclosing scope becomes a
+  // capture of every scope in between (graph.h). Null when no scope defines it.
+  Value* lookup(const std::string& name) {
+    auto it = values_.find(name);
+    if (it != values_.end()) return it->second;
+    if (outer_.empty()) return nullptr;
+    Value* outer = lookup_in(outer_.size() - 1, name);
+    if (!outer) return nullptr;
+    return add_capture(*g_, values_, captures_, name, outer);
+  }
+
+  Value* lookup_in(size_t level, const std::string& name) {
+    Scope& sc = outer_[level];
+    auto it = sc.values.find(name);
+    if (it != sc.values.end()) return it->second;
+    if (level == 0) return nullptr;
+    Value* outer = lookup_in(level - 1, name);
+    if (!outer) return nullptr;
+    return add_capture(*sc.g, sc.values, sc.captures, name, outer);
+  }
+
+  static Value* add_capture(Graph& g, std::unordered_map<std::string, Value*>& values,
+                            std::vector<std::pair<Value*, Value*>>& captures,
+                            const std::string& name, Value* outer) {
+    Value* inner = g.add_value(name, outer->dtype, outer->shape);
+    inner->constant = outer->constant;  // a known enclosing value is known inside too
+    captures.push_back({outer, inner});
+    values[name] = inner;
+    return inner;
+  }
+
+  // Imports subgraph `gp` whose formal inputs the op binds to `formal` types, in a new scope.
+  // Returns it with its captures (enclosing value, value in the subgraph).
+  std::pair<GraphAttr, std::vector<std::pair<Value*, Value*>>> import_subgraph(
+      const onnx::GraphProto& gp, const std::vector<std::pair<DType, Shape>>& formal,
+      const std::string& where) {
+    outer_.push_back({std::move(g_), std::move(values_), std::move(captures_)});
+    g_ = std::make_unique<Graph>();
+    values_.clear();
+    captures_.clear();
+    g_->name = gp.name().empty() ? "body" : gp.name();
+    g_->opset = opset_;
+    collect_names(gp);
+    if (gp.sparse_initializer_size() > 0)
+      throw Unsupported(fmt::format("{}: subgraph '{}' has a sparse initializer", where, g_->name));
+    import_initializers(gp);
+    if (gp.input_size() != static_cast<int>(formal.size()))
+      fail("{}: subgraph '{}' declares {} inputs, but the op binds {}", where, g_->name,
+           gp.input_size(), formal.size());
+    for (int i = 0; i < gp.input_size(); ++i) {
+      const auto& vi = gp.input(i);
+      if (vi.type().has_sequence_type() || vi.type().has_optional_type() ||
+          vi.type().has_map_type())
+        throw Unsupported(
+            fmt::format("{}: subgraph input '{}' is not a tensor (sequences, maps and "
+                        "optionals are not supported)",
+                        where, vi.name()));
+      const int declared = vi.type().has_tensor_type() ? vi.type().tensor_type().elem_type() : 0;
+      if (declared != onnx::TensorProto::UNDEFINED && declared != static_cast<int>(formal[i].first))
+        fail("{}: subgraph '{}' input '{}' is declared {} but is bound to {}", where, g_->name,
+             vi.name(), onnx_dtype_name(declared), dtype_to_string(formal[i].first));
+      Value* v = g_->add_value(vi.name(), formal[i].first, formal[i].second);
+      define(vi.name(), v);
+      g_->inputs.push_back(v);
+    }
+    for (int i : sort_nodes(gp)) import_node(gp.node(i));
+    for (const auto& vi : gp.output()) {
+      Value* v = lookup(vi.name());
+      if (!v) fail("{}: subgraph '{}' output '{}' is not defined", where, g_->name, vi.name());
+      g_->outputs.push_back(v);
+    }
+    GraphAttr result(std::move(g_));
+    auto caps = std::move(captures_);
+    Scope sc = std::move(outer_.back());
+    outer_.pop_back();
+    g_ = std::move(sc.g);
+    values_ = std::move(sc.values);
+    captures_ = std::move(sc.captures);
+    return {result, caps};
+  }
+
+  // The types an op binds its subgraph's formal inputs to.
+  std::vector<std::pair<DType, Shape>> formal_types(const PendingNode& n) {
+    std::vector<std::pair<DType, Shape>> f;
+    if (n.op == "Loop") {
+      f.push_back({DType::i64, {}});
+      f.push_back({DType::boolean, {}});
+      for (size_t k = 2; k < n.inputs.size(); ++k) {
+        Value* v = required(n, k, "v_initial");
+        f.push_back({v->dtype, v->shape});
+      }
+    } else if (n.op == "Scan") {
+      const int64_t m = n.attrs.get_int("num_scan_inputs", n.name);
+      const int64_t count = static_cast<int64_t>(n.inputs.size());
+      if (m < 1 || m > count) fail("{}: num_scan_inputs = {} with {} inputs", n.where(), m, count);
+      const auto axes = n.attrs.get_ints_or("scan_input_axes", std::vector<int64_t>(m, 0), n.name);
+      if (static_cast<int64_t>(axes.size()) != m)
+        fail("{}: scan_input_axes has {} entries for {} scan inputs", n.where(), axes.size(), m);
+      for (int64_t k = 0; k < count; ++k) {
+        Value* v = required(n, k, "input");
+        Shape shape = v->shape;
+        if (k >= count - m) {
+          int64_t a = axes[k - (count - m)];
+          const auto rank = static_cast<int64_t>(shape.size());
+          if (a < -rank || a >= rank) fail("{}: scan axis {} out of range", n.where(), a);
+          if (a < 0) a += rank;
+          shape.erase(shape.begin() + a);
+        }
+        f.push_back({v->dtype, shape});
+      }
+    } else if (n.op != "If") {
+      throw Unsupported(
+          fmt::format("{}: has a subgraph attribute; tessel runs the subgraphs of "
+                      "If, Loop and Scan only",
+                      n.where()));
+    }
+    return f;
+  }
+
+  // Imports the subgraph attributes of a control-flow node and appends the enclosing values they
+  // capture to its inputs, giving every subgraph the same capture list (graph.h).
+  void import_subgraphs(PendingNode& n, const std::vector<const onnx::AttributeProto*>& attrs) {
+    const auto formal = formal_types(n);
+    std::vector<Value*> captured;  // enclosing values, in first-capture order
+    std::vector<std::pair<GraphAttr, std::vector<std::pair<Value*, Value*>>>> subs;
+    for (const onnx::AttributeProto* a : attrs) {
+      subs.push_back(import_subgraph(a->g(), n.op == "If" ? decltype(formal){} : formal,
+                                     fmt::format("{} attribute '{}'", n.where(), a->name())));
+      for (const auto& [outer, inner] : subs.back().second)
+        if (std::find(captured.begin(), captured.end(), outer) == captured.end())
+          captured.push_back(outer);
+    }
+    for (size_t i = 0; i < attrs.size(); ++i) {
+      Graph& g = *subs[i].first;
+      for (Value* outer : captured) {
+        Value* inner = nullptr;
+        for (const auto& [o, in] : subs[i].second)
+          if (o == outer) inner = in;
+        if (!inner) {  // not read by this subgraph: an unused capture keeps the lists aligned
+          inner = g.add_value(outer->name, outer->dtype, outer->shape);
+          inner->constant = outer->constant;
+        }
+        g.captures.push_back(inner);
+      }
+      n.attrs.set(attrs[i]->name(), subs[i].first);
+    }
+    n.inputs.insert(n.inputs.end(), captured.begin(), captured.end());
+  }
+
+  // Scan-8 (a batch axis 0 before the scan axis, optional sequence_lens) -> one Scan-9 per batch
+  // element on Squeeze(Slice(x, b)) slices, the results stacked back along axis 0.
+  void import_scan_8(PendingNode& n, const std::vector<const onnx::AttributeProto*>& attrs) {
+    if (n.input(0))
+      throw Unsupported(fmt::format("{}: Scan-8 with sequence_lens is not supported", n.where()));
+    if (attrs.size() != 1 || attrs[0]->name() != "body")
+      fail("{}: Scan-8 takes one subgraph attribute 'body'", n.where());
+    const int64_t m = n.attrs.get_int("num_scan_inputs", n.name);
+    const auto dirs = n.attrs.get_ints_or("directions", std::vector<int64_t>(m, 0), n.name);
+    std::vector<Value*> ins(n.inputs.begin() + 1, n.inputs.end());
+    if (ins.empty() || m < 1 || m > static_cast<int64_t>(ins.size()))
+      fail("{}: num_scan_inputs = {} with {} state and scan inputs", n.where(), m, ins.size());
+    const int64_t batch = required(n, 1, "input")->shape.at(0);
+    std::vector<std::vector<Value*>> per_output(n.output_names.size());
+    for (int64_t b = 0; b < batch; ++b) {
+      PendingNode s;
+      s.op = "Scan";
+      s.name = fresh_node_name(n.name + "_b" + std::to_string(b), false);
+      for (Value* v : ins) {
+        if (!v || v->shape.empty() || v->shape[0] != batch)
+          fail("{}: every Scan-8 input needs the batch axis 0 of size {}", n.where(), batch);
+        Value* sl = g_->add_value(fresh_value_name(v->name + "_b" + std::to_string(b) + "_slice"),
+                                  DType::undefined, {});
+        emit("Slice", fresh_node_name(s.name + "_slice", false),
+             {v, const_i64(s.name + "_start", {b}), const_i64(s.name + "_end", {b + 1}),
+              const_i64(s.name + "_axis", {0})},
+             {sl}, {});
+        Value* out = g_->add_value(fresh_value_name(v->name + "_b" + std::to_string(b)),
+                                   DType::undefined, {});
+        emit("Squeeze", fresh_node_name(s.name + "_squeeze", false),
+             {sl, const_i64(s.name + "_axis", {0})}, {out}, {});
+        s.inputs.push_back(out);
+      }
+      s.attrs.set("num_scan_inputs", m);
+      s.attrs.set("scan_input_directions", dirs);
+      s.attrs.set("body", GraphAttr{});
+      import_subgraphs(s, attrs);
+      std::vector<Value*> outs;
+      for (size_t k = 0; k < n.output_names.size(); ++k)
+        outs.push_back(g_->add_value(fresh_value_name(s.name + "_out" + std::to_string(k)),
+                                     DType::undefined, {}));
+      emit("Scan", s.name, std::move(s.inputs), outs, std::move(s.attrs));
+      for (size_t k = 0; k < outs.size(); ++k) {
+        Value* u = g_->add_value(fresh_value_name(outs[k]->name + "_batch"), DType::undefined, {});
+        emit("Unsqueeze", fresh_node_name(s.name + "_unsqueeze", false),
+             {outs[k], const_i64(s.name + "_axes", {0})}, {u}, {});
+        per_output[k].push_back(u);
+      }
+    }
+    for (size_t k = 0; k < n.output_names.size(); ++k) {
+      const std::string& o = n.output_names[k];
+      Value* v =
+          g_->add_value(o.empty() ? fresh_value_name(n.name + "_unused") : o, DType::undefined, {});
+      if (!o.empty()) define(o, v);
+      Attributes a;
+      a.set("axis", int64_t{0});
+      emit("Concat", fresh_node_name(n.name + "_concat" + std::to_string(k), false), per_output[k],
+           {v}, std::move(a));
+    }
   }
 
   void import_node(const onnx::NodeProto& np) {
@@ -578,8 +867,15 @@ class Importer {
                       "domain",
                       n.where(), np.domain()));
     }
+    std::vector<const onnx::AttributeProto*> graph_attrs;
     for (const auto& a : np.attribute()) {
       if (n.attrs.has(a.name())) fail("{}: attribute '{}' is given twice", n.where(), a.name());
+      if (a.type() == onnx::AttributeProto::GRAPH ||
+          (a.type() == onnx::AttributeProto::UNDEFINED && a.has_g())) {
+        graph_attrs.push_back(&a);  // imported below, once the node's input types are known
+        n.attrs.set(a.name(), GraphAttr{});
+        continue;
+      }
       n.attrs.set(a.name(), convert_attribute(a, n.where()));
     }
     if (n.op == "Constant") {
@@ -591,18 +887,25 @@ class Importer {
         n.inputs.push_back(nullptr);
         continue;
       }
-      auto it = values_.find(in);
-      if (it == values_.end()) {
+      Value* v = lookup(in);
+      if (!v) {
         fail("{}: input '{}' is not produced by any node, initializer or graph input", n.where(),
              in);
       }
-      n.inputs.push_back(it->second);
+      n.inputs.push_back(v);
     }
     n.output_names.assign(np.output().begin(), np.output().end());
     // Trailing omitted outputs are dropped; omitted ones in the middle get a placeholder value.
     while (!n.output_names.empty() && n.output_names.back().empty()) n.output_names.pop_back();
     if (n.output_names.empty()) fail("{} has no outputs", n.where());
 
+    if (!graph_attrs.empty()) {
+      if (n.op == "Scan" && opset_ < 9) {
+        import_scan_8(n, graph_attrs);
+        return;
+      }
+      import_subgraphs(n, graph_attrs);
+    }
     canonicalize(n);
 
     std::vector<Value*> outputs;
@@ -1055,6 +1358,15 @@ class Importer {
   int64_t opset_ = 0;
   std::unique_ptr<Graph> g_;
   std::unordered_map<std::string, Value*> values_;  // ONNX value name -> value
+  // Enclosing scopes while a subgraph is imported (outermost first), and the current scope's
+  // captures (enclosing value, value in the subgraph).
+  struct Scope {
+    std::unique_ptr<Graph> g;
+    std::unordered_map<std::string, Value*> values;
+    std::vector<std::pair<Value*, Value*>> captures;
+  };
+  std::vector<Scope> outer_;
+  std::vector<std::pair<Value*, Value*>> captures_;
   std::unordered_set<std::string> onnx_value_names_;
   std::unordered_set<std::string> onnx_node_names_;
   std::unordered_set<std::string> used_names_;  // read by a node or a graph output

@@ -30,6 +30,12 @@ struct ImportOptions {
   /// Static shapes for graph inputs by name; required for every input with a dynamic dim, and
   /// checked against the model's static dims where given.
   std::map<std::string, Shape> input_shapes;
+  /// Graph inputs bound to a value at compile time (`--input-value sr=16000`, an experiment's
+  /// `value:`): each becomes a constant holding the values in row-major order (as many as the
+  /// input's elements), so shape rules, data propagation and fold_control see it, e.g. an If on
+  /// the sample rate. The input is then no longer a runtime input of the graph. Errors name the
+  /// input: not a runtime input, a wrong count, a value its dtype cannot hold exactly.
+  std::map<std::string, std::vector<double>> input_values;
 };
 
 /// Loads an .onnx file. Throws tessel::Error on a missing/corrupt file, an unsupported opset

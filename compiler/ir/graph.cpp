@@ -29,6 +29,8 @@ const char* attr_kind_name(const AttrValue& v) {
       return "strings";
     case 6:
       return "tensor";
+    case 7:
+      return "graph";
   }
   return "?";
 }
@@ -107,6 +109,14 @@ const Tensor* Attributes::get_tensor(const std::string& name) const {
   const Tensor* p = std::get_if<Tensor>(&it->second);
   if (!p) fail("attribute '{}' is of kind {}, expected tensor", name, attr_kind_name(it->second));
   return p;
+}
+
+const Graph* Attributes::get_graph(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return nullptr;
+  const GraphAttr* p = std::get_if<GraphAttr>(&it->second);
+  if (!p) fail("attribute '{}' is of kind {}, expected graph", name, attr_kind_name(it->second));
+  return p->get();
 }
 
 std::string Node::describe() const { return op_type + " '" + name + "'"; }
@@ -339,6 +349,48 @@ void Graph::topo_sort() {
   sorted.reserve(n);
   for (size_t i : order) sorted.push_back(std::move(nodes_[i]));
   nodes_ = std::move(sorted);
+}
+
+}  // namespace tessel
+
+namespace tessel {
+
+std::vector<const Graph*> node_subgraphs(const Node& node) {
+  std::vector<const Graph*> subs;
+  for (const auto& [name, value] : node.attrs.all())
+    if (const GraphAttr* g = std::get_if<GraphAttr>(&value); g && *g) subs.push_back(g->get());
+  return subs;
+}
+
+size_t formal_input_count(const Node& node) {
+  const auto subs = node_subgraphs(node);
+  if (subs.empty()) return node.inputs.size();
+  const size_t captured = subs.front()->captures.size();
+  return node.inputs.size() >= captured ? node.inputs.size() - captured : 0;
+}
+
+std::unique_ptr<Graph> clone_graph(const Graph& g) {
+  auto c = std::make_unique<Graph>();
+  c->name = g.name;
+  c->opset = g.opset;
+  std::unordered_map<const Value*, Value*> map;
+  for (const auto& v : g.values()) {
+    Value* nv = c->add_value(v->name, v->dtype, v->shape);
+    nv->constant = v->constant;
+    nv->format = v->format;
+    map[v.get()] = nv;
+  }
+  auto m = [&](const Value* v) -> Value* { return v ? map.at(v) : nullptr; };
+  for (const auto& n : g.nodes()) {
+    std::vector<Value*> ins, outs;
+    for (const Value* v : n->inputs) ins.push_back(m(v));
+    for (const Value* v : n->outputs) outs.push_back(m(v));
+    c->add_node(n->op_type, n->name, std::move(ins), std::move(outs), n->attrs);
+  }
+  for (const Value* v : g.inputs) c->inputs.push_back(m(v));
+  for (const Value* v : g.outputs) c->outputs.push_back(m(v));
+  for (const Value* v : g.captures) c->captures.push_back(m(v));
+  return c;
 }
 
 }  // namespace tessel

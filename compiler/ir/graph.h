@@ -26,7 +26,11 @@
 //   an output's type is its storage format (absent: plain).
 // - Attribute values: int `3`; float always with '.', 'e', inf or nan (`1.0`); string "..."; lists
 //   `[1, 2]`, `[1.0, 0.5]`, `["a"]` (empty: `ints[]`, `floats[]`, `strings[]`); tensor
-//   `tensor<f32[2] [1, 2]>`. Attributes print sorted by name.
+//   `tensor<f32[2] [1, 2]>`; subgraph `graph NAME (%in: T, ...) captures (%c: T, ...) -> (%out,
+//   ...) { ...nodes... }` (no opset: it is the enclosing graph's; `captures (...)` only when there
+//   are captures; its statements are indented two more spaces). Attributes print sorted by name.
+// - Inside a subgraph, a type not known until the body is instantiated prints `?` (e.g.
+//   `%s: ? = Slice(%x, %i0, %i1)`).
 // - `//` starts a comment (parse only). A node without `# name` gets "<op_type>_<n>".
 // - PrintOptions::elide_constants prints data of more than 8 elements as `dense<...>`, which does
 //   not parse back.
@@ -46,6 +50,7 @@
 namespace tessel {
 
 class Node;
+class Graph;
 
 /// How a value is stored in memory on the NPU (its "format", after Ascend's graph engine). The
 /// logical value is always the NCHW tensor of `Value::shape`; the format only changes where its
@@ -77,9 +82,13 @@ struct Value {
   bool is_constant() const { return constant != nullptr; }
 };
 
+/// A subgraph attribute (If's branches, Loop's and Scan's body). Shared, not copied, when a node's
+/// attributes are copied: passes treat a subgraph as immutable and build a new one to change it.
+using GraphAttr = std::shared_ptr<Graph>;
+
 /// An attribute value (ONNX AttributeProto kinds that tessel supports).
 using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
-                               std::vector<float>, std::vector<std::string>, Tensor>;
+                               std::vector<float>, std::vector<std::string>, Tensor, GraphAttr>;
 
 /// Node attributes, ordered by name so printing is deterministic.
 class Attributes {
@@ -101,6 +110,7 @@ class Attributes {
   std::vector<float> get_floats_or(const std::string& name, const std::vector<float>& fallback,
                                    const std::string& node_name) const;
   const Tensor* get_tensor(const std::string& name) const;  // null if absent
+  const Graph* get_graph(const std::string& name) const;    // null if absent
 
  private:
   std::map<std::string, AttrValue> values_;
@@ -122,13 +132,26 @@ class Node {
 };
 
 /// The graph: owns values and nodes.
+///
+/// Subgraphs (control flow: If, Loop, Scan; ONNX IR "nested scopes"). A subgraph is a Graph held by
+/// a node attribute. Its `inputs` are the formal inputs the op binds (Loop: iteration number,
+/// condition, carried values; Scan: state and one slice of every scan input; If: none). Values of
+/// the enclosing scope that the subgraph reads are explicit: each is a `captures` entry, a value of
+/// the subgraph standing for it, and the node lists the enclosing values after its formal inputs,
+/// in the same order -- every subgraph of a node has one capture per captured value (unused ones
+/// too), so capture j of each subgraph is bound to node input formal_input_count(node) + j. The
+/// enclosing graph therefore sees a control-flow node as an ordinary reader of what it captures
+/// (liveness, DCE and topological order need nothing else). Inside a subgraph, a value whose
+/// shape depends on the iteration (e.g. Slice(x, i, i + 1) with the Loop's iteration number i) has
+/// dtype `undefined` until the body is instantiated for an iteration (text form `?`).
 class Graph {
  public:
   std::string name;
   int64_t opset = 0;  // default-domain opset version the model was written against
 
-  std::vector<Value*> inputs;   // runtime inputs, in order
-  std::vector<Value*> outputs;  // graph outputs, in order
+  std::vector<Value*> inputs;    // runtime inputs, in order
+  std::vector<Value*> outputs;   // graph outputs, in order
+  std::vector<Value*> captures;  // subgraphs only: values standing for enclosing-scope values
 
   /// Creates a value with a unique name (a suffix is added if `name` is taken).
   Value* add_value(const std::string& name, DType dtype, Shape shape);
@@ -178,6 +201,15 @@ class Graph {
   mutable std::map<std::string, int64_t> next_value_suffix_;
   mutable std::map<std::string, int64_t> next_node_suffix_;
 };
+
+/// The subgraph attributes of `node` (If: else_branch, then_branch; Loop/Scan: body), sorted by
+/// attribute name; empty for ordinary nodes.
+std::vector<const Graph*> node_subgraphs(const Node& node);
+/// The number of `node`'s inputs that are its op's formal inputs: all of them for an ordinary
+/// node, the inputs before the captured enclosing values for a control-flow node.
+size_t formal_input_count(const Node& node);
+/// A deep copy of `g` (values, constants shared, nodes, attributes; subgraphs shared).
+std::unique_ptr<Graph> clone_graph(const Graph& g);
 
 /// Options for the text printer.
 struct PrintOptions {

@@ -81,7 +81,7 @@ class Lexer {
       tok_.text = read_word();
       return;
     }
-    if (std::strchr("()[]{},:=<>#", c) && c != '\0') {
+    if (std::strchr("()[]{},:=<>#?", c) && c != '\0') {
       tok_.kind = Tok::punct;
       tok_.text = std::string_view(text_).substr(pos_, 1);
       ++pos_;
@@ -273,11 +273,27 @@ class Parser {
   Parser(const std::string& text, const std::string& source) : lex_(text, source) {}
 
   std::unique_ptr<Graph> parse() {
-    g_ = std::make_unique<Graph>();
     expect_word("graph", "'graph' at the start of the text");
+    std::unique_ptr<Graph> g = parse_graph_after_keyword(/*is_subgraph=*/false);
+    if (lex_.peek().kind != Tok::end) error("end of input after the closing '}'");
+    return g;
+  }
+
+ private:
+  // "NAME [opset N] (inputs) [captures (...)] -> (outputs) { statements }" after the word
+  // 'graph'; a subgraph has no opset (it takes the enclosing graph's) and its own scope of names.
+  std::unique_ptr<Graph> parse_graph_after_keyword(bool is_subgraph) {
+    std::unique_ptr<Graph> saved_graph = std::move(g_);
+    std::unordered_map<std::string, int> saved_defs = std::move(def_line_);
+    def_line_.clear();
+    g_ = std::make_unique<Graph>();
     g_->name = parse_name("the graph name");
-    expect_word("opset", "'opset' after the graph name");
-    g_->opset = parse_int<int64_t>("the opset version");
+    if (is_subgraph) {
+      g_->opset = saved_graph ? saved_graph->opset : 0;
+    } else {
+      expect_word("opset", "'opset' after the graph name");
+      g_->opset = parse_int<int64_t>("the opset version");
+    }
     expect_punct('(', "'(' before the graph inputs");
     if (!is_punct(')')) {
       do {
@@ -285,6 +301,16 @@ class Parser {
       } while (accept_punct(','));
     }
     expect_punct(')', "',' or ')' in the graph input list");
+    if (is_subgraph && is_word("captures")) {
+      lex_.next();
+      expect_punct('(', "'(' before the captured values");
+      if (!is_punct(')')) {
+        do {
+          g_->captures.push_back(parse_decl(/*allow_known=*/true));
+        } while (accept_punct(','));
+      }
+      expect_punct(')', "',' or ')' in the capture list");
+    }
     if (lex_.peek().kind != Tok::arrow) error("'->' after the graph inputs");
     lex_.next();
     expect_punct('(', "'(' before the graph outputs");
@@ -303,16 +329,17 @@ class Parser {
       parse_statement();
     }
     lex_.next();
-    if (lex_.peek().kind != Tok::end) error("end of input after the closing '}'");
     for (const auto& [name, line] : output_names) {
-      Value* v = g_->find_value(name);
+      Value* v = def_line_.count(name) ? g_->find_value(name) : nullptr;
       if (!v) lex_.error_at(line, fmt::format("graph output %{} is not defined", name));
       g_->outputs.push_back(v);
     }
-    return std::move(g_);
+    std::unique_ptr<Graph> result = std::move(g_);
+    g_ = std::move(saved_graph);
+    def_line_ = std::move(saved_defs);
+    return result;
   }
 
- private:
   [[noreturn]] void error(const std::string& expected) const {
     lex_.error_at(lex_.peek().line,
                   fmt::format("expected {}, got {}", expected, describe(lex_.peek())));
@@ -354,6 +381,11 @@ class Parser {
   }
 
   void parse_type(DType& dtype, Shape& shape) {
+    if (accept_punct('?')) {  // a subgraph value typed when its body is instantiated
+      dtype = DType::undefined;
+      shape.clear();
+      return;
+    }
     if (lex_.peek().kind != Tok::word) error("an element type (f32, i64, ...)");
     const Token t = lex_.next();
     try {
@@ -528,6 +560,10 @@ class Parser {
         if (kind == "ints") return std::vector<int64_t>{};
         if (kind == "floats") return std::vector<float>{};
         return std::vector<std::string>{};
+      }
+      if (t.text == "graph") {
+        lex_.next();
+        return GraphAttr(parse_graph_after_keyword(/*is_subgraph=*/true));
       }
       if (t.text == "tensor") {
         lex_.next();

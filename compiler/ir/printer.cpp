@@ -219,6 +219,10 @@ void append_data(std::string& out, const Tensor& t, const PrintOptions& opts) {
 }
 
 void append_type(std::string& out, DType dtype, const Shape& shape) {
+  if (dtype == DType::undefined) {  // a subgraph value typed when the body is instantiated
+    out += '?';
+    return;
+  }
   out += dtype_to_string(dtype);
   out += shape_to_string(shape);
 }
@@ -239,7 +243,11 @@ void append_decl(std::string& out, const Value* v, const PrintOptions& opts) {
   }
 }
 
-void append_attr_value(std::string& out, const AttrValue& value, const PrintOptions& opts) {
+void append_graph(std::string& out, const Graph& g, const PrintOptions& opts,
+                  const std::string& indent, bool is_subgraph, std::ostream* flush_to);
+
+void append_attr_value(std::string& out, const AttrValue& value, const PrintOptions& opts,
+                       const std::string& indent) {
   if (const auto* i = std::get_if<int64_t>(&value)) {
     append_chars(out, *i);
   } else if (const auto* f = std::get_if<float>(&value)) {
@@ -273,23 +281,45 @@ void append_attr_value(std::string& out, const AttrValue& value, const PrintOpti
     out += ' ';
     append_data(out, *t, opts);
     out += '>';
+  } else if (const auto* g = std::get_if<GraphAttr>(&value)) {
+    if (!*g) internal_fail("cannot print a null subgraph attribute");
+    append_graph(out, **g, opts, indent, /*is_subgraph=*/true, nullptr);
   }
 }
 
-}  // namespace
-
-void print_graph(const Graph& g, std::ostream& os, const PrintOptions& opts) {
-  std::string out;
+// The graph header and body; statements are indented by `indent` + two spaces and the closing
+// brace by `indent`. A subgraph prints no opset and its captures; `flush_to` (the top level only)
+// receives the text in chunks so that large graphs are not held twice.
+void append_graph(std::string& out, const Graph& g, const PrintOptions& opts,
+                  const std::string& indent, bool is_subgraph, std::ostream* flush_to) {
+  const std::string inner = indent + "  ";
+  auto maybe_flush = [&] {
+    if (flush_to && out.size() > (1u << 20)) {
+      *flush_to << out;
+      out.clear();
+    }
+  };
   out += "graph ";
   append_name(out, g.name);
-  out += " opset ";
-  append_chars(out, g.opset);
+  if (!is_subgraph) {
+    out += " opset ";
+    append_chars(out, g.opset);
+  }
   out += " (";
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     if (i) out += ", ";
     append_decl(out, g.inputs[i], opts);
   }
-  out += ") -> (";
+  out += ")";
+  if (!g.captures.empty()) {
+    out += " captures (";
+    for (size_t i = 0; i < g.captures.size(); ++i) {
+      if (i) out += ", ";
+      append_decl(out, g.captures[i], opts);
+    }
+    out += ")";
+  }
+  out += " -> (";
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     if (i) out += ", ";
     append_value_ref(out, g.outputs[i]);
@@ -297,22 +327,20 @@ void print_graph(const Graph& g, std::ostream& os, const PrintOptions& opts) {
   out += ") {\n";
   // Constants first, in creation order, then nodes in their (topological) order.
   std::unordered_set<const Value*> is_input(g.inputs.begin(), g.inputs.end());
+  is_input.insert(g.captures.begin(), g.captures.end());
   for (const auto& v : g.values()) {
     if (v->producer || !v->constant || is_input.count(v.get())) continue;
-    out += "  ";
+    out += inner;
     append_value_ref(out, v.get());
     out += ": ";
     append_type(out, v->dtype, v->shape);
     out += " = const ";
     append_data(out, *v->constant, opts);
     out += '\n';
-    if (out.size() > (1u << 20)) {
-      os << out;
-      out.clear();
-    }
+    maybe_flush();
   }
   for (const auto& n : g.nodes()) {
-    out += "  ";
+    out += inner;
     for (size_t i = 0; i < n->outputs.size(); ++i) {
       if (i) out += ", ";
       append_decl(out, n->outputs[i], opts);
@@ -341,19 +369,25 @@ void print_graph(const Graph& g, std::ostream& os, const PrintOptions& opts) {
         first = false;
         append_name(out, name);
         out += '=';
-        append_attr_value(out, value, opts);
+        append_attr_value(out, value, opts, inner);
       }
       out += '}';
     }
     out += "  # ";
     append_name(out, n->name);
     out += '\n';
-    if (out.size() > (1u << 20)) {
-      os << out;
-      out.clear();
-    }
+    maybe_flush();
   }
-  out += "}\n";
+  out += indent;
+  out += "}";
+  if (!is_subgraph) out += '\n';
+}
+
+}  // namespace
+
+void print_graph(const Graph& g, std::ostream& os, const PrintOptions& opts) {
+  std::string out;
+  append_graph(out, g, opts, "", /*is_subgraph=*/false, &os);
   os << out;
 }
 

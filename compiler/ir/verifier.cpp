@@ -21,7 +21,11 @@ std::string type_string(const Value& v) {
   return std::string(dtype_to_string(v.dtype)) + shape_to_string(v.shape);
 }
 
-void check_value_type(const Graph& g, const Value& v, const std::string& where) {
+void check_value_type(const Graph& g, const Value& v, const std::string& where,
+                      bool may_be_untyped = false) {
+  // Inside a subgraph, a node output whose type depends on the iteration is typed when the body is
+  // instantiated (graph.h).
+  if (may_be_untyped && v.dtype == DType::undefined && v.shape.empty() && !v.constant) return;
   if (v.dtype == DType::undefined || v.dtype == DType::string) {
     fail(
         "verify graph '{}': {}: value %{} has element type {} (expected a numeric type; was shape "
@@ -55,9 +59,48 @@ void check_value_type(const Graph& g, const Value& v, const std::string& where) 
   }
 }
 
-}  // namespace
+void verify_graph_impl(const Graph& g, bool is_subgraph);
 
-void verify_graph(const Graph& g) {
+// The subgraphs of a control-flow node: one capture list length for all of them, each capture
+// typed as the enclosing value it stands for, and each subgraph valid in its own scope.
+void verify_subgraphs(const Graph& g, const Node& n) {
+  const auto subs = node_subgraphs(n);
+  if (subs.empty()) return;
+  const size_t captured = subs.front()->captures.size();
+  for (const Graph* sub : subs) {
+    if (sub->captures.size() != captured)
+      fail(
+          "verify graph '{}': {}: subgraph '{}' has {} captures but subgraph '{}' has {} (every "
+          "subgraph of a node captures the same enclosing values)",
+          g.name, n.describe(), sub->name, sub->captures.size(), subs.front()->name, captured);
+    if (captured > n.inputs.size())
+      fail("verify graph '{}': {}: {} captures but only {} inputs", g.name, n.describe(), captured,
+           n.inputs.size());
+    const size_t formal = n.inputs.size() - captured;
+    for (size_t j = 0; j < captured; ++j) {
+      const Value* inner = sub->captures[j];
+      const Value* outer = n.inputs[formal + j];
+      if (!outer)
+        fail("verify graph '{}': {}: captured input {} is omitted", g.name, n.describe(),
+             formal + j);
+      if (inner->dtype != outer->dtype || inner->shape != outer->shape)
+        fail(
+            "verify graph '{}': {}: subgraph '{}' capture %{} is {} but the enclosing value %{} "
+            "it stands for is {}",
+            g.name, n.describe(), sub->name, inner->name, type_string(*inner), outer->name,
+            type_string(*outer));
+    }
+    try {
+      verify_graph_impl(*sub, /*is_subgraph=*/true);
+    } catch (const Unsupported&) {
+      throw;
+    } catch (const Error& e) {
+      fail("verify graph '{}': in subgraph of {}: {}", g.name, n.describe(), e.what());
+    }
+  }
+}
+
+void verify_graph_impl(const Graph& g, bool is_subgraph) {
   std::unordered_set<const Value*> owned;
   std::unordered_map<std::string, const Value*> by_name;
   for (const auto& v : g.values()) {
@@ -89,6 +132,19 @@ void verify_graph(const Graph& g) {
     }
     check_value_type(g, *in, "graph input");
   }
+  for (const Value* c : g.captures) {
+    if (!c || !owned.count(c))
+      fail("verify graph '{}': a capture is not a value of the graph", g.name);
+    if (c->producer)
+      fail("verify graph '{}': capture %{} is produced by {}", g.name, c->name,
+           c->producer->describe());
+    if (!defined.insert(c).second)
+      fail("verify graph '{}': %{} is listed twice as a graph input or capture", g.name, c->name);
+    check_value_type(g, *c, "capture");
+  }
+  if (!is_subgraph && !g.captures.empty())
+    fail("verify graph '{}': only a subgraph captures values (the top-level graph has {})", g.name,
+         g.captures.size());
   for (const auto& v : g.values()) {
     if (v->producer) {
       if (!graph_nodes.count(v->producer)) {
@@ -150,8 +206,9 @@ void verify_graph(const Graph& g) {
         fail("verify graph '{}': %{} is defined twice (again as output {} of {})", g.name,
              out->name, i, n.describe());
       }
-      check_value_type(g, *out, n.describe());
+      check_value_type(g, *out, n.describe(), is_subgraph);
     }
+    verify_subgraphs(g, n);
   }
 
   for (size_t i = 0; i < g.outputs.size(); ++i) {
@@ -168,6 +225,11 @@ void verify_graph(const Graph& g) {
 
   if (auto check = detail::g_shape_rule_check.load()) {
     for (const auto& n : g.nodes()) {
+      bool typed =
+          true;  // nodes of an iteration-dependent subgraph part are checked when instantiated
+      for (const Value* v : n->inputs) typed = typed && (!v || v->dtype != DType::undefined);
+      for (const Value* v : n->outputs) typed = typed && v->dtype != DType::undefined;
+      if (!typed) continue;
       try {
         check(*n);
       } catch (const Unsupported&) {
@@ -178,5 +240,9 @@ void verify_graph(const Graph& g) {
     }
   }
 }
+
+}  // namespace
+
+void verify_graph(const Graph& g) { verify_graph_impl(g, /*is_subgraph=*/false); }
 
 }  // namespace tessel

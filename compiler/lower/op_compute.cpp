@@ -362,22 +362,22 @@ te::Tensor reduce_compute(const Node& node, ComputeContext& ctx, L::ReduceOp op,
   // A mean sums pre-scaled values: the sum of n fp16 values overflows fp16 (65504) long before
   // their mean does.
   return te::compute(node.name, out_shape, [&](const std::vector<Expr>& i) {
-        std::vector<Expr> xi;
-        size_t oi = 0, ri = 0;
-        for (size_t d = 0; d < rank; ++d) {
-          const bool reduced = ri < axes.size() && axes[ri] == static_cast<int64_t>(d);
-          if (reduced) {
-            xi.push_back(L::var_ref(raxes[ri].var));
-            ++ri;
-            if (keep) ++oi;
-          } else {
-            xi.push_back(i[oi++]);
-          }
-        }
-        Expr v = te::read(x, xi);
-        if (mean) v = L::mul(v, L::float_imm(1.0 / static_cast<double>(count)));
-        return L::reduce(op, v, raxes);
-      });
+    std::vector<Expr> xi;
+    size_t oi = 0, ri = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      const bool reduced = ri < axes.size() && axes[ri] == static_cast<int64_t>(d);
+      if (reduced) {
+        xi.push_back(L::var_ref(raxes[ri].var));
+        ++ri;
+        if (keep) ++oi;
+      } else {
+        xi.push_back(i[oi++]);
+      }
+    }
+    Expr v = te::read(x, xi);
+    if (mean) v = L::mul(v, L::float_imm(1.0 / static_cast<double>(count)));
+    return L::reduce(op, v, raxes);
+  });
 }
 
 te::Tensor global_pool_compute(const Node& node, ComputeContext& ctx, bool average) {
@@ -618,9 +618,10 @@ te::Tensor layer_norm_compute(const Node& node, ComputeContext& ctx) {
     return r;
   };
   te::Tensor mean = reduce_over(x, node.name + ".mean");
-  te::Tensor centered = te::compute(node.name + ".centered", xv->shape, [&](const std::vector<Expr>& i) {
-    return L::sub(te::read(x, i), te::read(mean, at_red(i)));
-  });
+  te::Tensor centered =
+      te::compute(node.name + ".centered", xv->shape, [&](const std::vector<Expr>& i) {
+        return L::sub(te::read(x, i), te::read(mean, at_red(i)));
+      });
   te::Tensor sq = te::compute(node.name + ".sq", xv->shape, [&](const std::vector<Expr>& i) {
     Expr c = te::read(centered, i);
     return L::mul(c, c);
@@ -762,8 +763,15 @@ te::Tensor op_compute(const Node& node, ComputeContext& ctx) {
   const auto& table = computes();
   auto it = table.find(node.op_type);
   if (it == table.end() && (node.op_type == "Resize" || node.op_type == "ConvTranspose"))
-    throw Unsupported(fmt::format("{}: {} is compiled as several kernels (op_parts)", node.describe(),
-                                  node.op_type));
+    throw Unsupported(fmt::format("{}: {} is compiled as several kernels (op_parts)",
+                                  node.describe(), node.op_type));
+  if (it == table.end() &&
+      (node.op_type == "If" || node.op_type == "Loop" || node.op_type == "Scan"))
+    throw Unsupported(fmt::format(
+        "{}: control flow is compiled when its path is known at compile time (an If's condition, "
+        "a Loop's trip count; bind the inputs they depend on, e.g. with --input-shape); this one "
+        "is not",
+        node.describe()));
   if (it == table.end())
     throw Unsupported(
         fmt::format("{}: op '{}' has no compute definition (no lowering for compiled "
@@ -783,7 +791,8 @@ std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
   std::vector<int64_t> ostr(os.size(), 1);
   for (int d = static_cast<int>(os.size()) - 2; d >= 0; --d) ostr[d] = ostr[d + 1] * os[d + 1];
   auto copy_of = [&](const te::Tensor& src, const std::string& name) {
-    return te::compute(name, src->shape, [&](const std::vector<Expr>& i) { return te::read(src, i); });
+    return te::compute(name, src->shape,
+                       [&](const std::vector<Expr>& i) { return te::read(src, i); });
   };
   if (node.op_type == "Concat") {
     int64_t axis = node.attrs.get_int("axis", node.name);
@@ -803,7 +812,8 @@ std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
     const std::string mode = node.attrs.get_string_or("mode", "nearest", node.name);
     const std::string ctm =
         node.attrs.get_string_or("coordinate_transformation_mode", "half_pixel", node.name);
-    const std::string nm = node.attrs.get_string_or("nearest_mode", "round_prefer_floor", node.name);
+    const std::string nm =
+        node.attrs.get_string_or("nearest_mode", "round_prefer_floor", node.name);
     if (mode != "nearest" || ctm != "asymmetric" || nm != "floor")
       unsupported(node, fmt::format("Resize mode={} coordinate_transformation_mode={} "
                                     "nearest_mode={} (the NPU takes nearest, asymmetric, floor)",
@@ -823,9 +833,11 @@ std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
     // part writes whole output rows: contiguous DRAM runs instead of every sw-th element.
     const Shape& xs = xv->shape;
     for (int64_t a = 0; a < scale[2]; ++a) {
-      te::Tensor rows = te::compute(
-          fmt::format("{}.row{}", node.name, a), {xs[0], xs[1], xs[2], xs[3], scale[3]},
-          [&](const std::vector<Expr>& i) { return te::read(src, {i[0], i[1], i[2], i[3]}); });
+      te::Tensor rows =
+          te::compute(fmt::format("{}.row{}", node.name, a), {xs[0], xs[1], xs[2], xs[3], scale[3]},
+                      [&](const std::vector<Expr>& i) {
+                        return te::read(src, {i[0], i[1], i[2], i[3]});
+                      });
       parts.push_back({rows,
                        {xs[0], xs[1], xs[2], xs[3], scale[3]},
                        {ostr[0], ostr[1], ostr[2] * scale[2], ostr[3] * scale[3], ostr[3]},
@@ -845,12 +857,14 @@ std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
     const auto pads = node.attrs.get_ints_or("pads", {0, 0, 0, 0}, node.name);
     const auto opad = node.attrs.get_ints_or("output_padding", {0, 0}, node.name);
     const bool simple = groups == 1 && ws[2] == strides[0] && ws[3] == strides[1] && dil[0] == 1 &&
-                        dil[1] == 1 && std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; }) &&
+                        dil[1] == 1 &&
+                        std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; }) &&
                         opad[0] == 0 && opad[1] == 0 && !node.attrs.has("output_shape") &&
                         node.attrs.get_string_or("auto_pad", "NOTSET", node.name) == "NOTSET";
     if (!simple)
-      unsupported(node, "ConvTranspose is compiled when kernel == stride, group 1, no padding, "
-                        "dilation 1 and no output padding");
+      unsupported(node,
+                  "ConvTranspose is compiled when kernel == stride, group 1, no padding, "
+                  "dilation 1 and no output padding");
     const int64_t cin = ws[0], cout = ws[1], kh = ws[2], kw = ws[3];
     const Tensor& wt = *wv->constant;
     te::Tensor x = ctx.input(xv);
@@ -864,7 +878,8 @@ std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
         std::vector<float> tap(static_cast<size_t>(cout * cin));
         for (int64_t co = 0; co < cout; ++co)
           for (int64_t ci = 0; ci < cin; ++ci)
-            tap[co * cin + ci] = static_cast<float>(wt.get_as_double(((ci * cout + co) * kh + a) * kw + c));
+            tap[co * cin + ci] =
+                static_cast<float>(wt.get_as_double(((ci * cout + co) * kh + a) * kw + c));
         te::Tensor w = ctx.derived_constant(fmt::format("{}.w{}{}", node.name, a, c),
                                             Tensor::from_floats({cout, cin, 1, 1}, tap));
         auto ci = te::reduce_axis(cin, "rc");
@@ -876,18 +891,24 @@ std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
               return te::sum(L::mul(xr, wr), {ci});
             },
             "conv2d"));
-        conv->attrs = {{"strides", {1, 1}}, {"dilations", {1, 1}}, {"pads", {0, 0, 0, 0}},
-                       {"groups", {1}}, {"kernel", {1, 1}}};
+        conv->attrs = {{"strides", {1, 1}},
+                       {"dilations", {1, 1}},
+                       {"pads", {0, 0, 0, 0}},
+                       {"groups", {1}},
+                       {"kernel", {1, 1}}};
         conv->extra_inputs = {x, w};
         te::Tensor result = conv;
         if (node.input(2)) {
-          result = te::compute(fmt::format("{}.tap{}{}", node.name, a, c), part_shape,
-                               [&](const std::vector<Expr>& i) {
-                                 return L::add(te::read(conv, i),
-                                               b.is_imm ? L::float_imm(b.imm) : te::read(b.tensor, {i[1]}));
-                               });
+          result =
+              te::compute(fmt::format("{}.tap{}{}", node.name, a, c), part_shape,
+                          [&](const std::vector<Expr>& i) {
+                            return L::add(te::read(conv, i), b.is_imm ? L::float_imm(b.imm)
+                                                                      : te::read(b.tensor, {i[1]}));
+                          });
         }
-        parts.push_back({result, part_shape, {ostr[0], ostr[1], ostr[2] * kh, ostr[3] * kw},
+        parts.push_back({result,
+                         part_shape,
+                         {ostr[0], ostr[1], ostr[2] * kh, ostr[3] * kw},
                          a * ostr[2] + c * ostr[3]});
       }
     return parts;

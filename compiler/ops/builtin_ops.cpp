@@ -22,6 +22,7 @@ void register_builtin_ops() {
   register_sample_ops();          // sample.cpp
   register_signal_ops();          // signal.cpp
   register_data_dependent_ops();  // data_dependent.cpp
+  register_control_flow_ops();    // control_flow.cpp (If, Loop, Scan)
   register_tessel_ext_ops();      // tessel_ext.cpp (Silu)
 }
 

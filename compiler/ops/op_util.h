@@ -479,5 +479,6 @@ void register_rnn_ops();
 void register_sample_ops();
 void register_signal_ops();
 void register_data_dependent_ops();
+void register_control_flow_ops();
 
 }  // namespace tessel::ops

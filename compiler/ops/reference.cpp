@@ -16,36 +16,13 @@ std::string type_string(DType dtype, const Shape& shape) {
 }
 }  // namespace
 
-std::map<std::string, Tensor> run_reference(const Graph& graph,
-                                            const std::map<std::string, Tensor>& inputs) {
-  // Tensors of the values computed or given so far; constants are read from Value::constant.
-  std::unordered_map<const Value*, const Tensor*> env;
+namespace {
+
+// The node-by-node interpreter over values bound in `env` (inputs, captures); returns the graph
+// outputs in order.
+std::vector<Tensor> run_nodes(const Graph& graph,
+                              std::unordered_map<const Value*, const Tensor*> env) {
   std::unordered_map<const Value*, Tensor> computed;
-
-  for (const Value* in : graph.inputs) {
-    auto it = inputs.find(in->name);
-    if (it == inputs.end()) {
-      fail("reference run of graph '{}': missing input '{}' (expected {})", graph.name, in->name,
-           type_string(in->dtype, in->shape));
-    }
-    const Tensor& t = it->second;
-    if (t.dtype() != in->dtype || t.shape() != in->shape) {
-      fail("reference run of graph '{}': input '{}' is {} but the graph expects {}", graph.name,
-           in->name, type_string(t.dtype(), t.shape()), type_string(in->dtype, in->shape));
-    }
-    env[in] = &t;
-  }
-  for (const auto& [name, t] : inputs) {
-    const bool known = std::any_of(graph.inputs.begin(), graph.inputs.end(),
-                                   [&](const Value* v) { return v->name == name; });
-    if (!known) {
-      std::vector<std::string> names;
-      for (const Value* v : graph.inputs) names.push_back(v->name);
-      fail("reference run of graph '{}': '{}' is not a graph input (inputs: {})", graph.name, name,
-           fmt::join(names, ", "));
-    }
-  }
-
   // Index of the last node reading each value, so intermediates are freed after their last use.
   const auto& nodes = graph.nodes();
   std::unordered_map<const Value*, size_t> last_use;
@@ -99,19 +76,74 @@ std::map<std::string, Tensor> run_reference(const Graph& graph,
     }
   }
 
-  std::map<std::string, Tensor> outputs;
+  std::vector<Tensor> outputs;
   for (const Value* out : graph.outputs) {
     if (out->constant) {
-      outputs[out->name] = *out->constant;
+      outputs.push_back(*out->constant);
       continue;
     }
     auto it = env.find(out);
     if (it == env.end()) {
       fail("reference run of graph '{}': output %{} was not computed", graph.name, out->name);
     }
-    outputs[out->name] = *it->second;
+    outputs.push_back(*it->second);
   }
   return outputs;
+}
+
+}  // namespace
+
+std::map<std::string, Tensor> run_reference(const Graph& graph,
+                                            const std::map<std::string, Tensor>& inputs) {
+  // Tensors of the values computed or given so far; constants are read from Value::constant.
+  std::unordered_map<const Value*, const Tensor*> env;
+
+  for (const Value* in : graph.inputs) {
+    auto it = inputs.find(in->name);
+    if (it == inputs.end()) {
+      fail("reference run of graph '{}': missing input '{}' (expected {})", graph.name, in->name,
+           type_string(in->dtype, in->shape));
+    }
+    const Tensor& t = it->second;
+    if (t.dtype() != in->dtype || t.shape() != in->shape) {
+      fail("reference run of graph '{}': input '{}' is {} but the graph expects {}", graph.name,
+           in->name, type_string(t.dtype(), t.shape()), type_string(in->dtype, in->shape));
+    }
+    env[in] = &t;
+  }
+  for (const auto& [name, t] : inputs) {
+    const bool known = std::any_of(graph.inputs.begin(), graph.inputs.end(),
+                                   [&](const Value* v) { return v->name == name; });
+    if (!known) {
+      std::vector<std::string> names;
+      for (const Value* v : graph.inputs) names.push_back(v->name);
+      fail("reference run of graph '{}': '{}' is not a graph input (inputs: {})", graph.name, name,
+           fmt::join(names, ", "));
+    }
+  }
+
+  std::vector<Tensor> results = run_nodes(graph, std::move(env));
+  std::map<std::string, Tensor> outputs;
+  for (size_t i = 0; i < graph.outputs.size(); ++i)
+    outputs[graph.outputs[i]->name] = std::move(results[i]);
+  return outputs;
+}
+
+std::vector<Tensor> run_reference_bound(const Graph& graph, const std::vector<const Value*>& values,
+                                        const std::vector<const Tensor*>& bound) {
+  TESSEL_CHECK(values.size() == bound.size(), "run_reference_bound: {} values, {} tensors",
+               values.size(), bound.size());
+  std::unordered_map<const Value*, const Tensor*> env;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const Value* v = values[i];
+    const Tensor* t = bound[i];
+    if (!t) fail("reference run of graph '{}': no tensor bound to %{}", graph.name, v->name);
+    if (t->dtype() != v->dtype || t->shape() != v->shape)
+      fail("reference run of graph '{}': %{} is bound to {} but the graph expects {}", graph.name,
+           v->name, type_string(t->dtype(), t->shape()), type_string(v->dtype, v->shape));
+    env[v] = t;
+  }
+  return run_nodes(graph, std::move(env));
 }
 
 }  // namespace tessel::ops

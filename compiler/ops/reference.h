@@ -16,4 +16,10 @@ namespace tessel::ops {
 std::map<std::string, Tensor> run_reference(const Graph& graph,
                                             const std::map<std::string, Tensor>& inputs);
 
+/// Runs `graph` (a subgraph, typically) with each of its inputs and captures bound to a tensor;
+/// `bound[i]` is the tensor of `values[i]`, whose dtype and shape it must have. Returns the graph
+/// outputs in order. Errors as for run_reference.
+std::vector<Tensor> run_reference_bound(const Graph& graph, const std::vector<const Value*>& values,
+                                        const std::vector<const Tensor*>& bound);
+
 }  // namespace tessel::ops

@@ -31,6 +31,8 @@ const std::map<std::string, std::vector<int>>& shape_input_slots() {
       {"Compress", {1}},
       {"Unique", {0}},
       {"NonMaxSuppression", {0, 1, 2, 3, 4}},
+      // Loop: M and cond fix the trip count, the length of its scan outputs.
+      {"Loop", {0, 1}},
   };
   return slots;
 }

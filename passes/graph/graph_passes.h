@@ -11,6 +11,18 @@
 
 namespace tessel::graph_passes {
 
+/// Loops and Scans with more iterations than this are not unrolled by fold_control.
+inline constexpr int64_t kMaxUnrolledIterations = 4096;
+
+/// fold_control.cpp: an If whose condition is known at compile time becomes the nodes of
+/// the branch taken; a Loop whose trip count is known (ops::loop_trip_count) and a Scan (at most
+/// kMaxUnrolledIterations iterations) are unrolled, the body copied once per iteration with the
+/// iteration number a constant, scan inputs sliced (Slice + Squeeze) and scan outputs stacked
+/// (Unsqueeze + Concat). Replaced outputs keep their names (as Identity nodes). Nested control
+/// flow is inlined too when its path becomes known. Not a pipeline pass: the driver runs it on
+/// every loaded model before the pipeline (driver::load_model) and before compiling for npu/cpu.
+bool fold_control(Graph& graph);
+
 /// shape_folding.cpp: every node whose outputs are all known at compile time (Value::constant set
 /// on a produced value by ops::infer_graph's data propagation: Shape/Size of static shapes and the
 /// small integer chains on them, e.g. Shape -> Cast -> Slice -> Concat feeding a Reshape) is

@@ -154,18 +154,32 @@ TEST(OnnxImport, UnsupportedOpAndDomainNameTheNode) {
               "model.onnx: node 'fused' (FusedConv) is in domain 'com.microsoft'; tessel supports "
               "only the default ONNX domain");
   }
+  // Subgraphs are taken by If, Loop and Scan only.
   auto g = make_model(13);
-  add_input(g, "c", onnx::TensorProto::BOOL, {int64_t{1}});
-  auto* n = add_node(g, "If", {"c"}, {"y"}, "if_0");
-  new_attr(n, "then_branch", onnx::AttributeProto::GRAPH)->mutable_g()->set_name("t");
+  add_input(g, "x", onnx::TensorProto::FLOAT, {int64_t{1}});
+  auto* n = add_node(g, "Relu", {"x"}, {"y"}, "relu_0");
+  new_attr(n, "body", onnx::AttributeProto::GRAPH)->mutable_g()->set_name("t");
   add_output(g, "y");
   try {
     import_model(g);
     FAIL();
   } catch (const Unsupported& e) {
     EXPECT_EQ(std::string(e.what()),
-              "model.onnx: node 'if_0' (If): attribute 'then_branch' holds a subgraph (control "
-              "flow), which tessel does not support");
+              "model.onnx: node 'relu_0' (Relu): has a subgraph attribute; tessel runs the "
+              "subgraphs of If, Loop and Scan only");
+  }
+  // An If without its else branch names what is missing.
+  auto h = make_model(13);
+  add_input(h, "c", onnx::TensorProto::BOOL, {int64_t{1}});
+  auto* i = add_node(h, "If", {"c"}, {"y"}, "if_0");
+  new_attr(i, "then_branch", onnx::AttributeProto::GRAPH)->mutable_g()->set_name("t");
+  add_output(h, "y");
+  try {
+    import_model(h);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "model.onnx: If 'if_0': missing required subgraph attribute 'else_branch'");
   }
 }
 

@@ -29,6 +29,10 @@ inline bool same_attr(const AttrValue& a, const AttrValue& b) {
            (fs->empty() || std::memcmp(fs->data(), gs.data(), fs->size() * sizeof(float)) == 0);
   }
   if (const auto* t = std::get_if<Tensor>(&a)) return same_tensor(*t, std::get<Tensor>(b));
+  if (const auto* g = std::get_if<GraphAttr>(&a)) {  // subgraphs: equal text forms
+    const GraphAttr& h = std::get<GraphAttr>(b);
+    return *g && h && graph_to_string(**g) == graph_to_string(*h);
+  }
   if (const auto* i = std::get_if<int64_t>(&a)) return *i == std::get<int64_t>(b);
   if (const auto* s = std::get_if<std::string>(&a)) return *s == std::get<std::string>(b);
   if (const auto* is = std::get_if<std::vector<int64_t>>(&a)) {

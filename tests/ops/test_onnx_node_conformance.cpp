@@ -79,6 +79,11 @@ const std::map<std::string, std::string> kExpectedUnsupported = {
     // Non-tensor types.
     {"test_identity_opt", "optional types are not supported"},
     {"test_identity_sequence", "sequence types are not supported"},
+    // Control flow over sequence and optional values (If, Loop themselves are supported).
+    {"test_if_opt", "optional and sequence values are not supported"},
+    {"test_if_seq", "sequence values are not supported"},
+    {"test_loop13_seq", "sequence loop state is not supported"},
+    {"test_loop16_seq_none", "optional sequence loop state is not supported"},
 };
 
 struct Case {
