@@ -1,11 +1,17 @@
 # tessel - the two commands a new user needs:
 #   make run    install what is missing, build (Release), run the default experiment on a real model
 #   make test   same set-up, then every test (ctest)
+# and the checks CI adds (docs/testing.md):
+#   make test-sanitize   every test again in an ASan + UBSan build (build-sanitize/)
+#   make test-fuzz       each libFuzzer target for a fixed number of executions (build-fuzz/)
+#   make fuzz            only build the libFuzzer targets (build-fuzz/bin/fuzz_*)
 BUILD_DIR ?= build
+SANITIZE_DIR ?= build-sanitize
+FUZZ_DIR ?= build-fuzz
 JOBS ?= 2
 TESSEL := $(BUILD_DIR)/bin/tessel
 
-.PHONY: all deps models configure build run test bench format clean
+.PHONY: all deps models configure build run test bench format clean test-sanitize fuzz test-fuzz
 
 all: build
 
@@ -26,6 +32,20 @@ run: build models
 
 test: build models
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+# RelWithDebInfo (-O2 -g) keeps the sanitized tests fast enough for CI and their reports readable.
+test-sanitize: deps models
+	@cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSEL_SANITIZE=ON > /dev/null
+	@cmake --build $(SANITIZE_DIR) -j $(JOBS)
+	UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS)
+
+fuzz: deps
+	@cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSEL_FUZZ=ON \
+	  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 > /dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS)
+
+test-fuzz: fuzz models
+	UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(FUZZ_DIR) --output-on-failure -j $(JOBS)
 
 bench: build models
 	@for b in $(BUILD_DIR)/bin/bench_*; do echo "== $$b"; $$b; done

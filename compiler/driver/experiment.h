@@ -69,6 +69,10 @@ struct Experiment {
 /// wrong types and invalid values (and a missing model / hw file).
 Experiment load_experiment(const std::string& path);
 
+/// Same, from the file's text: `path` names the file in error messages and its directory is the
+/// base of relative paths (the file itself is not read).
+Experiment parse_experiment(const std::string& yaml_text, const std::string& path);
+
 /// The tensor an InputSpec describes (deterministic for a given seed).
 Tensor make_input(const InputSpec& spec, const std::string& context);
 

@@ -86,69 +86,82 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what) {
     if (d < 0) fail("{} has a negative dimension in its dims", what);
     shape.push_back(d);
   }
-  Tensor t(dtype, shape);
-  const int64_t n = t.numel();
-  if (p.has_raw_data()) {
-    if (p.raw_data().size() != t.nbytes()) {
-      fail("{}: raw_data holds {} bytes, but {}{} needs {}", what, p.raw_data().size(),
-           dtype_to_string(dtype), shape_to_string(shape), t.nbytes());
+  // The data must match the shape; checked before the tensor is allocated, so that a few bytes
+  // of protobuf claiming a huge shape are an error, not gigabytes of zeros. (Shapes over
+  // kMaxTensorBytes are left to the Tensor constructor, which names the limit.)
+  const int64_t n = shape_numel(shape);
+  if (n <= kMaxTensorBytes / dtype_size(dtype)) {
+    const int64_t nbytes = n * dtype_size(dtype);
+    if (p.has_raw_data()) {
+      if (static_cast<int64_t>(p.raw_data().size()) != nbytes) {
+        fail("{}: raw_data holds {} bytes, but {}{} needs {}", what, p.raw_data().size(),
+             dtype_to_string(dtype), shape_to_string(shape), nbytes);
+      }
+    } else {
+      // The typed field of each dtype (onnx.proto: 8/16-bit types, bool and f16 bits in
+      // int32_data; u32 and u64 in uint64_data).
+      const auto [count, field] = [&]() -> std::pair<int, const char*> {
+        switch (dtype) {
+          case DType::f32:
+            return {p.float_data_size(), "float_data"};
+          case DType::f64:
+            return {p.double_data_size(), "double_data"};
+          case DType::i64:
+            return {p.int64_data_size(), "int64_data"};
+          case DType::u32:
+          case DType::u64:
+            return {p.uint64_data_size(), "uint64_data"};
+          default:
+            return {p.int32_data_size(), "int32_data"};
+        }
+      }();
+      if (count != n) {
+        fail("{}: {} holds {} values, but {}{} has {} elements", what, field, count,
+             dtype_to_string(dtype), shape_to_string(shape), n);
+      }
     }
+  }
+  Tensor t(dtype, shape);
+  if (p.has_raw_data()) {
     if (t.nbytes()) std::memcpy(t.raw(), p.raw_data().data(), t.nbytes());
     return t;
   }
-  auto check_count = [&](int count, const char* field) {
-    if (count != n) {
-      fail("{}: {} holds {} values, but {}{} has {} elements", what, field, count,
-           dtype_to_string(dtype), shape_to_string(shape), n);
-    }
-  };
   switch (dtype) {
     case DType::f32:
-      check_count(p.float_data_size(), "float_data");
       std::copy(p.float_data().begin(), p.float_data().end(), t.data<float>());
       break;
     case DType::f64:
-      check_count(p.double_data_size(), "double_data");
       std::copy(p.double_data().begin(), p.double_data().end(), t.data<double>());
       break;
     case DType::i64:
-      check_count(p.int64_data_size(), "int64_data");
       std::copy(p.int64_data().begin(), p.int64_data().end(), t.data<int64_t>());
       break;
     case DType::u32:
-      check_count(p.uint64_data_size(), "uint64_data");
       for (int64_t i = 0; i < n; ++i)
         t.data<uint32_t>()[i] = static_cast<uint32_t>(p.uint64_data(i));
       break;
     case DType::u64:
-      check_count(p.uint64_data_size(), "uint64_data");
       std::copy(p.uint64_data().begin(), p.uint64_data().end(), t.data<uint64_t>());
       break;
     case DType::i32:
-      check_count(p.int32_data_size(), "int32_data");
       std::copy(p.int32_data().begin(), p.int32_data().end(), t.data<int32_t>());
       break;
     case DType::i16:
-      check_count(p.int32_data_size(), "int32_data");
       for (int64_t i = 0; i < n; ++i) t.data<int16_t>()[i] = static_cast<int16_t>(p.int32_data(i));
       break;
     case DType::u16:
     case DType::f16:  // the f16 bit patterns, one per int32
-      check_count(p.int32_data_size(), "int32_data");
       for (int64_t i = 0; i < n; ++i) {
         t.data<uint16_t>()[i] = static_cast<uint16_t>(p.int32_data(i));
       }
       break;
     case DType::i8:
-      check_count(p.int32_data_size(), "int32_data");
       for (int64_t i = 0; i < n; ++i) t.data<int8_t>()[i] = static_cast<int8_t>(p.int32_data(i));
       break;
     case DType::u8:
-      check_count(p.int32_data_size(), "int32_data");
       for (int64_t i = 0; i < n; ++i) t.data<uint8_t>()[i] = static_cast<uint8_t>(p.int32_data(i));
       break;
     case DType::boolean:
-      check_count(p.int32_data_size(), "int32_data");
       for (int64_t i = 0; i < n; ++i) t.data<uint8_t>()[i] = p.int32_data(i) != 0 ? 1 : 0;
       break;
     default:
@@ -1400,17 +1413,20 @@ std::unique_ptr<Graph> import_onnx_bytes(const std::string& bytes, const std::st
 }
 
 Tensor load_tensor_pb(const std::string& path) {
-  const std::string bytes = read_file(path, "tensor file");
+  return parse_tensor_pb(read_file(path, "tensor file"), path);
+}
+
+Tensor parse_tensor_pb(const std::string& bytes, const std::string& source_name) {
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) {
-    fail("{}: not a valid serialized ONNX TensorProto", path);
+    fail("{}: not a valid serialized ONNX TensorProto", source_name);
   }
   try {
     return tensor_from_proto(proto, fmt::format("tensor '{}'", proto.name()));
   } catch (const Unsupported& e) {
-    throw Unsupported(fmt::format("{}: {}", path, e.what()));
+    throw Unsupported(fmt::format("{}: {}", source_name, e.what()));
   } catch (const Error& e) {
-    throw Error(fmt::format("{}: {}", path, e.what()));
+    throw Error(fmt::format("{}: {}", source_name, e.what()));
   }
 }
 

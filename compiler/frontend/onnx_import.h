@@ -53,6 +53,9 @@ std::unique_ptr<Graph> import_onnx_bytes(const std::string& bytes, const std::st
 /// raw_data or the typed field of its dtype. Throws tessel::Error naming the file.
 Tensor load_tensor_pb(const std::string& path);
 
+/// Same, from the serialized bytes; `source_name` is used in error messages.
+Tensor parse_tensor_pb(const std::string& bytes, const std::string& source_name);
+
 /// Parses "1,3,48,192" into a Shape; throws tessel::Error naming `context` on bad syntax or a
 /// non-positive dim.
 Shape parse_dims(const std::string& text, const std::string& context);

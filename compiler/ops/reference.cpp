@@ -111,7 +111,8 @@ std::map<std::string, Tensor> run_reference(const Graph& graph,
     }
     env[in] = &t;
   }
-  for (const auto& [name, t] : inputs) {
+  for (const auto& input : inputs) {
+    const std::string& name = input.first;  // not a structured binding: clang 14 cannot capture one
     const bool known = std::any_of(graph.inputs.begin(), graph.inputs.end(),
                                    [&](const Value* v) { return v->name == name; });
     if (!known) {

@@ -252,7 +252,9 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
   auto base_of = [&](int k) {
     const L::Affine& off = ops[k].offset;
     Expr e = L::int_imm(off.constant);
-    for (auto [v, c] : off.coeffs) {
+    for (const auto& coeff : off.coeffs) {
+      const auto* v = coeff.first;  // not a structured binding: clang 14 cannot capture one
+      const auto c = coeff.second;
       if (nest_vars.count(v)) continue;
       // An enclosing loop's variable: find its Var through a load's index expression.
       L::Var var;

@@ -187,6 +187,19 @@ TEST(Cli, ExperimentWithUnknownKey) {
   EXPECT_FALSE(fs::exists(report)) << "a report was written although the run failed";
 }
 
+// Found by fuzzing (tests/fuzz/regressions/experiment): a list used as a mapping key ended as an
+// internal error (yaml-cpp's "bad conversion"), not as an error naming the key.
+TEST(Cli, ExperimentWithAListAsKey) {
+  fs::path d = temp_dir("list_key");
+  write(d / "e.yaml", "name: bad\nmodel: " + kModels +
+                          "/hello_deepa.onnx\ninputs:\n  x: {shape: 1, [3, 48]}\n");
+  Result r = tessel("run '" + (d / "e.yaml").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err,
+                  "e.yaml:4:17: inputs.x: expected a key name, got a list, mapping or nothing");
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+}
+
 TEST(Cli, ExperimentWithYamlSyntaxError) {
   fs::path d = temp_dir("bad_yaml");
   write(d / "e.yaml", "name: [unclosed\nmodel: x\n");

@@ -8,6 +8,9 @@
 #include <limits>
 #include <set>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/ops/reference.h"
@@ -1079,6 +1082,56 @@ TEST(LoadTensorPb, TypedFieldsAndErrors) {
   std::ofstream(junk, std::ios::binary) << "\xff\xff\xff garbage";
   EXPECT_EQ(error_of([&] { frontend::load_tensor_pb(junk); }),
             junk + ": not a valid serialized ONNX TensorProto");
+}
+
+// Lets this process's address space grow by at most `bytes` more (RLIMIT_AS relative to the
+// current size, so it also works under ASan, whose shadow memory is reserved up front).
+void limit_address_space_growth(uint64_t bytes) {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0;
+  statm >> pages;
+  const rlimit limit{pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) + bytes, RLIM_INFINITY};
+  setrlimit(RLIMIT_AS, &limit);
+}
+
+// Found by fuzzing (tests/fuzz/regressions/tensor_pb): a 72-byte TensorProto claiming a 3 GiB
+// shape (below the 4 GiB limit) made the reader allocate 3 GiB of zeros before it found that the
+// data was missing. The data is now checked first: in a child process that may grow by only
+// 256 MiB, the reader ends with the error instead of failing to allocate.
+TEST(LoadTensorPb, DataIsCheckedBeforeTheTensorIsAllocated) {
+  onnx::TensorProto p;
+  p.set_data_type(onnx::TensorProto::FLOAT);
+  p.add_dims(3);
+  p.add_dims(int64_t{1} << 28);  // 3 x 2^28 floats = 3 GiB
+  const std::string bytes = p.SerializeAsString();
+  const std::string want =
+      "t.pb: tensor '': float_data holds 0 values, but f32[3,268435456] has 805306368 elements";
+  EXPECT_EXIT(
+      {
+        limit_address_space_growth(256u << 20);
+        try {
+          frontend::parse_tensor_pb(bytes, "t.pb");
+        } catch (const Error& e) {
+          std::_Exit(e.what() == want ? 0 : 3);
+        }
+        std::_Exit(4);
+      },
+      ::testing::ExitedWithCode(0), "");
+  p.set_raw_data(std::string(8, '\0'));
+  EXPECT_EXIT(
+      {
+        limit_address_space_growth(256u << 20);
+        try {
+          frontend::parse_tensor_pb(p.SerializeAsString(), "t.pb");
+        } catch (const Error& e) {
+          std::_Exit(std::string(e.what()).find("raw_data holds 8 bytes, but f32[3,268435456] "
+                                                "needs 3221225472") != std::string::npos
+                         ? 0
+                         : 3);
+        }
+        std::_Exit(4);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(ParseDims, ValidAndInvalid) {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "compiler/support/error.h"
 #include "npu_model/hw_config.h"
 
@@ -358,6 +360,23 @@ TEST(HwConfigErrors, EmptyOrCommentOnlyFile) {
 TEST(HwConfigErrors, SecondDocumentIsRejected) {
   EXPECT_HAS(error_of(kValid + "---\nname: x\n"),
              "<test>:37:1: a hardware config is one YAML document");
+}
+
+// Found by fuzzing (tests/fuzz/regressions/hw_config): yaml-cpp 0.7's LoadAll never returns on a
+// token no rule consumes (a stray ',' alone on a line), growing memory; the loader must report it.
+// Run in a child process with a 20 s alarm, so that a hang fails the test instead of stalling it.
+TEST(HwConfigErrors, StrayCommaIsASyntaxErrorNotAHang) {
+  EXPECT_EXIT(
+      {
+        alarm(20);
+        const std::string msg = error_of("\n,\n");
+        std::_Exit(
+            msg.find("<test>:2:1: YAML syntax error: unexpected ','") != std::string::npos ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_HAS(error_of(",\n"), "<test>:1:1: YAML syntax error: unexpected ','");
+  // After a whole document, the stray token starts a second one.
+  EXPECT_HAS(error_of(kValid + "---\n,\n"), "<test>:37:1: a hardware config is one YAML document");
 }
 
 TEST(HwConfigErrors, TopLevelMustBeAMap) {

@@ -1,0 +1,157 @@
+.program test_sum_example
+.gm_bytes 256
+.op 0 Sum_0
+.buffer data_0 kind=input addr=0x0 bytes=6 dtype=f16 shape=[3]
+.buffer data_1 kind=input addr=0x40 bytes=6 dtype=f16 shape=[3]
+.buffer data_2 kind=input addr=0x80 bytes=6 dtype=f16 shape=[3]
+.buffer result kind=output addr=0xc0 bytes=6 dtype=f16 shape=[3]
+
+.core 0
+  core_barrier  # op=0
+
+.core 1
+  core_barrier  # op=0
+
+.core 2
+  core_barrier  # op=0
+
+.core 3
+  core_barrier  # op=0
+
+.core 4
+  core_barrier  # op=0
+
+.core 5
+  core_barrier  # op=0
+
+.core 6
+  core_barrier  # op=0
+
+.core 7
+  core_barrier  # op=0
+
+.core 8
+  core_barrier  # op=0
+
+.core 9
+  core_barrier  # op=0
+
+.core 10
+  set_flag mte3, vector, 0  # op=0
+  set_flag vector, mte2, 0  # op=0
+  wait_flag vector, mte2, 0  # op=0
+  dma.f16 ub[x0+0], gm[x0+0], extent=[1], dst_stride=[1], src_stride=[1]  # op=0
+  dma.f16 ub[x0+32], gm[x0+64], extent=[1], dst_stride=[1], src_stride=[1]  # op=0
+  dma.f16 ub[x0+64], gm[x0+128], extent=[1], dst_stride=[1], src_stride=[1]  # op=0
+  set_flag mte2, vector, 0  # op=0
+  wait_flag mte3, vector, 0  # op=0
+  wait_flag mte2, vector, 0  # op=0
+  vadd.f16 ub[x0+96]{1,1}, ub[x0+0]{1,0}, ub[x0+32]{1,0}, count=1  # op=0
+  vadd.f16 ub[x0+128]{1,0}, ub[x0+96]{1,1}, ub[x0+64]{1,0}, count=1  # op=0
+  set_flag vector, mte2, 0  # op=0
+  set_flag vector, mte3, 0  # op=0
+  wait_flag vector, mte3, 0  # op=0
+  dma.f16 gm[x0+192], ub[x0+128], extent=[1], dst_stride=[1], src_stride=[1]  # op=0
+  set_flag mte3, vector, 0  # op=0
+  wait_flag vector, mte2, 0  # op=0
+  wait_flag mte3, vector, 0  # op=0
+  core_barrier  # op=0
+
+.core 11
+  core_barrier  # op=0
+
+.core 12
+  core_barrier  # op=0
+
+.core 13
+  core_barrier  # op=0
+
+.core 14
+  core_barrier  # op=0
+
+.core 15
+  core_barrier  # op=0
+
+.core 16
+  core_barrier  # op=0
+
+.core 17
+  core_barrier  # op=0
+
+.core 18
+  core_barrier  # op=0
+
+.core 19
+  core_barrier  # op=0
+
+.core 20
+  core_barrier  # op=0
+
+.core 21
+  set_flag mte3, vector, 0  # op=0
+  set_flag vector, mte2, 0  # op=0
+  wait_flag vector, mte2, 0  # op=0
+  dma.f16 ub[x0+0], gm[x0+2], extent=[1], dst_stride=[1], src_stride=[1]  # op=0
+  dma.f16 ub[x0+32], gm[x0+66], extent=[1], dst_stride=[1], src_stride=[1]  # op=0
+  dma.f16 ub[x0+64], gm[x0+130], extent=[1], dst_stride=[1], src_stride=[1]  # op=0
+  set_flag mte2, vector, 0  # op=0
+  wait_flag mte3, vector, 0  # op=0
+  wait_flag mte2, vector, 0  # op=0
+  vadd.f16 ub[x0+96]{1,1}, ub[x0+0]{1,0}, ub[x0+32]{1,0}, count=1  # op=0
+  vadd.f16 ub[x0+128]{1,0}, ub[x0+96]{1,1}, ub[x0+64]{1,0}, count=1  # op=0
+  set_flag vector, mte2, 0  # op=0
+  set_flag vector, mte3, 0  # op=0
+  wait_flag vector, mte3, 0  # op=0
+  dma.f16 gm[x0+194], ub[x0+128], extent=[1], dst_stride=[1], src_stride=[1]  # op=0
+  set_flag mte3, vector, 0  # op=0
+  wait_flag vector, mte2, 0  # op=0
+  wait_flag mte3, vector, 0  # op=0
+  core_barrier  # op=0
+
+.core 22
+  core_barrier  # op=0
+
+.core 23
+  core_barrier  # op=0
+
+.core 24
+  core_barrier  # op=0
+
+.core 25
+  core_barrier  # op=0
+
+.core 26
+  core_barrier  # op=0
+
+.core 27
+  core_barrier  # op=0
+
+.core 28
+  core_barrier  # op=0
+
+.core 29
+  core_barrier  # op=0
+
+.core 30
+  core_barrier  # op=0
+
+.core 31
+  set_flag mte3, vector, 0  # op=0
+  set_flag vector, mte2, 0  # op=0
+  wait_flag vector, mte2, 0  # op=0
+  dma.f16 ub[x0+0], gm[x0+4], extent=[1], dst_stride=[1], src_stride=[1]  # op=0
+  dma.f16 ub[x0+32], gm[x0+68], extent=[1], dst_stride=[1], src_stride=[1]  # op=0
+  dma.f16 ub[x0+64], gm[x0+132], extent=[1], dst_stride=[1], src_stride=[1]  # op=0
+  set_flag mte2, vector, 0  # op=0
+  wait_flag mte3, vector, 0  # op=0
+  wait_flag mte2, vector, 0  # op=0
+  vadd.f16 ub[x0+96]{1,1}, ub[x0+0]{1,0}, ub[x0+32]{1,0}, count=1  # op=0
+  vadd.f16 ub[x0+128]{1,0}, ub[x0+96]{1,1}, ub[x0+64]{1,0}, count=1  # op=0
+  set_flag vector, mte2, 0  # op=0
+  set_flag vector, mte3, 0  # op=0
+  wait_flag vector, mte3, 0  # op=0
+  dma.f16 gm[x0+196], ub[x0+128], extent=[1], dst_stride=[1], src_stride=[1]  # op=0
+  set_flag mte3, vector, 0  # op=0
+  wait_flag vector, mte2, 0  # op=0
+  wait_flag mte3, vector, 0  # op=0
+  core_barrier  # op=0
