@@ -27,15 +27,15 @@ from onnx import shape_inference, utils
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NODE_TESTS = "/usr/share/libonnx-testdata/data/node"
-MAX_ONNX_SEED_BYTES = 32 * 1024
+MAX_ONNX_SEED_BYTES = 16 * 1024
 MAX_PROGRAM_SEED_BYTES = 16 * 1024
 
 # model file, input shape bound as in tests/data/cases, slice length in nodes, slices wanted
 MODELS = [
-    ("ch_ppocr_mobile_v2.0_cls_infer.onnx", [1, 3, 48, 192], 16, 10),
-    ("ch_PP-OCRv4_det_infer.onnx", [1, 3, 64, 96], 16, 10),
-    ("ch_PP-OCRv4_rec_infer.onnx", [1, 3, 48, 320], 16, 10),
-    ("hello_deepa.onnx", None, 8, 4),
+    ("ch_ppocr_mobile_v2.0_cls_infer.onnx", [1, 3, 48, 192], 8, 12),
+    ("ch_PP-OCRv4_det_infer.onnx", [1, 3, 64, 96], 8, 12),
+    ("ch_PP-OCRv4_rec_infer.onnx", [1, 3, 48, 320], 8, 12),
+    ("hello_deepa.onnx", None, 6, 4),
 ]
 
 
@@ -218,7 +218,13 @@ target: npu
 def experiment_seeds():
     d = out_dir("experiment")
     for yaml in sorted(glob.glob(os.path.join(ROOT, "experiments", "*.yaml"))):
-        shutil.copy(yaml, d)
+        # at most 8 runs of each: the fuzzer mutates the keys, not the number of runs
+        lines, runs = [], 0
+        for line in open(yaml):
+            runs += line.lstrip().startswith("- {name:")
+            if runs <= 8:
+                lines.append(line)
+        open(os.path.join(d, os.path.basename(yaml)), "w").write("".join(lines))
     for name, text in EXPERIMENT_VARIANTS.items():
         open(os.path.join(d, name), "w").write(text)
 

@@ -1,6 +1,7 @@
 // Fuzz target `onnx`: an ONNX model (serialized ModelProto) through import (opset
-// canonicalisation, shape inference with data propagation, verify_graph), the default graph pass
-// pipeline (verify_graph after every pass) and the Graph IR text round trip.
+// canonicalisation, shape inference with data propagation, verify_graph), fold_control and the
+// default graph pass pipeline (verify_graph after every pass), as the driver's load_model runs
+// them, and the Graph IR text round trip.
 //
 // Dynamic input dims (dim_param or no dim_value) are bound the way a user binds them with
 // --input-shape: axis 0 to 1, every other axis to 32. The pattern fusions get the NPU's op set
@@ -15,6 +16,7 @@
 
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/lower/op_compute.h"
+#include "passes/graph/graph_passes.h"
 #include "passes/graph/pass_manager.h"
 #include "tests/fuzz/fuzz_target.h"
 
@@ -62,6 +64,7 @@ TESSEL_FUZZ_TARGET(onnx) {
     }();
     passes.available = [](const std::string& op) { return npu_ops.count(op) != 0; };
   }
+  graph_passes::fold_control(*graph);  // as the driver does (load_model) before the pipeline
   graph_passes::run_pipeline(*graph, passes);
 
   const std::string text = graph_to_string(*graph);
