@@ -235,9 +235,11 @@ std::string cpu_run_text(const CpuRun& run, const std::vector<std::string>& sect
   }
   if (has("summary"))
     text += fmt::format(
-        "  compiled   {} kernels in {:.2f} s (LLVM JIT)\n  ran        {:.3f} ms wall ({:.3f} ms in "
+        "  compiled   {} kernels in {:.2f} s (LLVM JIT; {} distinct: {} compiled, {} from the "
+        "cache)\n  ran        {:.3f} ms wall ({:.3f} ms in "
         "kernels, {} thread{}, {:.1f} GFLOP/s in contractions)\n",
-        run.kernels.size(), run.compile_seconds, run.run_seconds * 1e3, total * 1e3, run.threads,
+        run.kernels.size(), run.compile_seconds, run.kernels_compiled + run.kernels_cached,
+        run.kernels_compiled, run.kernels_cached, run.run_seconds * 1e3, total * 1e3, run.threads,
         run.threads > 1 ? "s" : "", total > 0 ? flops / total / 1e9 : 0.0);
   if (has("ops") && !run.kernels.empty()) {
     std::vector<const CpuRun::Kernel*> order;
@@ -274,6 +276,8 @@ json cpu_run_json(const CpuRun& run) {
                   {"flops", k.flops}});
   return {{"cpu",
            {{"compile_seconds", run.compile_seconds},
+            {"kernels_compiled", run.kernels_compiled},
+            {"kernels_cached", run.kernels_cached},
             {"run_seconds", run.run_seconds},
             {"threads", run.threads},
             {"arena_bytes", run.arena_bytes},
@@ -601,7 +605,6 @@ int compile_for_cpu(const CompileArgs& args, std::ostream& out, std::ostream& er
   } else {
     cpu_backend::CpuCompileOptions opts;
     opts.keep_loop_ir = emit == "loop";
-    opts.embed_constants = emit == "obj" || emit == "so";
     auto prog = cpu_backend::compile_cpu(*graph, opts);
     if (emit == "loop") {
       for (const auto& k : prog.kernels)

@@ -119,6 +119,8 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
     cpu_backend::CpuJit jit(cpu_backend::compile_cpu(graph));
     CpuRun run;
     run.compile_seconds = seconds_since(tc);
+    run.kernels_compiled = jit.kernels_compiled();
+    run.kernels_cached = jit.kernels_cached();
     // A warm-up call first: the first call pays page faults of the arena and scratch buffers
     // and wakes the pool's threads; the profiled call then measures the steady state.
     jit.run(inputs, false);

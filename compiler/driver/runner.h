@@ -61,6 +61,8 @@ struct CpuRun {
   };
   std::vector<Kernel> kernels;  // every kernel with code, in execution order
   double compile_seconds = 0;   // TE -> LLVM IR -> machine code
+  int kernels_compiled = 0;     // distinct kernels compiled by LLVM (cpu_backend objects.h)
+  int kernels_cached = 0;       // distinct kernels taken from the kernel cache
   double run_seconds = 0;       // the profiled entry call
   int threads = 1;
   int64_t arena_bytes = 0;

@@ -29,10 +29,11 @@
 // panels. Larger strides gather.
 //
 // Partial panels at the M and N borders compute a full micro-tile on zero-padded panels and
-// store through a guarded scalar loop; full panels store vectors. Block sizes follow the
-// analytical model of Low et al. (TOMS 2016): mr x nr from the vector registers
-// (mr * nr/W accumulators + nr/W + 1 <= registers), kc so an mr x kc A micro-panel fills half of
-// L1, nc so the kc x nc B block fills half of L2; the M/N padding waste decides between tiles.
+// store it with the same vector code, masked to the valid elements; full panels store unmasked.
+// Block sizes follow the analytical model of Low et al. (TOMS 2016): mr x nr from the vector
+// registers (mr * nr/W accumulators + nr/W + 1 <= registers), kc so an mr x kc A micro-panel fills
+// half of L1, nc so the kc x nc B block fills half of L2; the M/N padding waste decides between
+// tiles.
 //
 // Must run on the kernel's TE (no loop IR before it); guarantees a loop nest whose vectorized
 // loops have W iterations with unit-stride stores, unrolled loops of static extent, and one
@@ -440,6 +441,7 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
     std::vector<int64_t> ck;
     for (const auto& kv : g.kvars) ck.push_back(aff->coeff(kv.get()));
     const int64_t n_el = data.numel();
+    const float* f32 = data.dtype() == DType::f32 ? data.data<float>() : nullptr;
     for (int64_t bi = 0; bi < bcount; ++bi) {
       int64_t rem = bi, base = aff->constant;
       for (int i = static_cast<int>(used.size()) - 1; i >= 0; --i) {
@@ -458,7 +460,7 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
           TESSEL_CHECK(src >= 0 && src < n_el, "{}: packing {} reads element {} of {}", spec.name,
                        what, src, n_el);
           packed[static_cast<size_t>(((bi * P + r / R) * K + kf) * R + r % R)] =
-              static_cast<float>(data.get_as_double(src));
+              f32 ? f32[src] : static_cast<float>(data.get_as_double(src));
         }
       }
     }
@@ -697,27 +699,18 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
       if (cond->kind == L::ExprKind::Int) return cond->int_value ? a : b;
       return L::if_then(cond, a, b);
     };
-    auto scalar_tile = [&](const std::function<L::Stmt(Expr i, Expr j)>& f) {
-      Var i = L::make_var("i"), j = L::make_var("j");
-      return L::for_loop(i, MR, L::for_loop(j, NR, f(vref(i), vref(j))));
-    };
     // init
     L::Stmt zero = tile_loops([&](Expr i, Expr j, const Var&) {
       return L::store(acc, {i, j}, L::float_imm(0.0));
     });
-    L::Buffer tmp = L::make_buffer(spec.name + ".edge", L::MemScope::host, DType::f32, {MR, NR});
     L::Stmt load_full = tile_loops([&](Expr i, Expr j, const Var&) {
       return L::store(acc, {i, j}, L::load(out_buf, c_index(i, j)));
     });
-    L::Stmt load_part = L::allocate(
-        tmp, L::seq({scalar_tile([&](Expr i, Expr j) {
-                       return L::store(tmp, {i, j},
-                                       L::select(valid(i, j), L::load(out_buf, c_index(i, j)),
-                                                 L::float_imm(0.0)));
-                     }),
-                     tile_loops([&](Expr i, Expr j, const Var&) {
-                       return L::store(acc, {i, j}, L::load(tmp, {i, j}));
-                     })}));
+    // Partial tiles: the same vector code, loads and stores masked to the valid elements.
+    L::Stmt load_part = tile_loops([&](Expr i, Expr j, const Var&) {
+      return L::store(acc, {i, j},
+                      L::select(valid(i, j), L::load(out_buf, c_index(i, j)), L::float_imm(0.0)));
+    });
     L::Stmt init = choose(is_first, zero, choose(full, load_full, load_part));
     // k loop
     Var kf = L::make_var("kf");
@@ -742,15 +735,10 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
       });
     };
     auto store_part = [&](bool last) {
-      return L::allocate(
-          tmp, L::seq({tile_loops([&](Expr i, Expr j, const Var&) {
-                         return L::store(tmp, {i, j}, L::load(acc, {i, j}));
-                       }),
-                       scalar_tile([&](Expr i, Expr j) {
-                         return L::if_then(
-                             valid(i, j), L::store(out_buf, c_index(i, j),
-                                                   stored_value(L::load(tmp, {i, j}), i, j, last)));
-                       })}));
+      return tile_loops([&](Expr i, Expr j, const Var&) {
+        return L::if_then(valid(i, j), L::store(out_buf, c_index(i, j),
+                                                stored_value(L::load(acc, {i, j}), i, j, last)));
+      });
     };
     auto store_for = [&](bool last) { return choose(full, store_full(last), store_part(last)); };
     L::Stmt fin = is_last->kind == L::ExprKind::Int

@@ -81,7 +81,6 @@ TEST(CpuAot, SharedLibraryRunsThroughDlopen) {
   TempDir dir;
   auto g = small_cnn();
   cpu_backend::CpuCompileOptions o;
-  o.embed_constants = true;
   auto prog = cpu_backend::compile_cpu(*g, o);
   const size_t kernels = prog.timed_kernels().size();
   const fs::path so = dir.path / "cnn.so";
@@ -165,13 +164,16 @@ TEST(CpuAot, CompileCommandWritesALibraryMatchingOnnxRuntime) {
   ASSERT_EQ(run(inputs, outputs), 0);
   for (int64_t i = 0; i < want.numel(); ++i)
     EXPECT_NEAR(y[i], want.get_as_double(i), 1e-5 + 1e-3 * std::abs(want.get_as_double(i)));
+  // Only the API is exported: the weights blob and the kernels are local to the library.
+  EXPECT_NE(lib.sym<void*>("tessel_cpu_set_threads"), nullptr);
+  EXPECT_EQ(lib.sym<void*>("tessel_weights"), nullptr);
+  EXPECT_EQ(lib.sym<void*>("tessel_cpu_parallel_for"), nullptr);
 }
 
 TEST(CpuAot, ObjectFileIsElf) {
   TempDir dir;
   auto g = small_cnn();
   cpu_backend::CpuCompileOptions o;
-  o.embed_constants = true;
   auto prog = cpu_backend::compile_cpu(*g, o);
   const fs::path obj = dir.path / "cnn.o";
   cpu_backend::write_object(prog, obj.string());
@@ -179,6 +181,10 @@ TEST(CpuAot, ObjectFileIsElf) {
   ASSERT_GT(bytes.size(), 4u);
   EXPECT_EQ(bytes.substr(0, 4), std::string("\x7f"
                                             "ELF"));
+  // One relocatable object: the entry points, the kernels and the weights section.
+  EXPECT_NE(bytes.find("tessel_model_run_profiled"), std::string::npos);
+  EXPECT_NE(bytes.find("tessel_weights"), std::string::npos);
+  EXPECT_NE(bytes.find(".rodata.tessel_weights"), std::string::npos);
 }
 
 TEST(CpuAot, MissingOutputDirectoryFailsCleanly) {
@@ -186,7 +192,6 @@ TEST(CpuAot, MissingOutputDirectoryFailsCleanly) {
   const fs::path missing = dir.path / "no_such_dir" / "model.so";
   auto g = small_cnn();
   cpu_backend::CpuCompileOptions o;
-  o.embed_constants = true;
   auto prog = cpu_backend::compile_cpu(*g, o);
   try {
     cpu_backend::write_shared_library(prog, missing.string());

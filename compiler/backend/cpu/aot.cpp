@@ -2,8 +2,10 @@
 #include "compiler/backend/cpu/aot.h"
 
 #include <fmt/format.h>
+#include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Linker/Linker.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include <sstream>
 
 #include "compiler/backend/cpu/jit.h"
+#include "compiler/backend/cpu/objects.h"
 #include "compiler/support/error.h"
 
 #ifndef TESSEL_CPU_RUNTIME_ARCHIVE
@@ -35,26 +38,6 @@ void check_directory(const std::string& path) {
   if (fs::is_directory(p)) fail("cannot write '{}': it is a directory", path);
 }
 
-/// Optimises the module for the host (PIC) once and returns the target machine used.
-std::unique_ptr<llvm::TargetMachine> prepare(CpuProgram& program) {
-  TESSEL_CHECK(program.module, "program {} has no module (already consumed?)", program.name);
-  auto tm = host_target_machine(true);
-  optimize_module(*program.module, *tm);
-  return tm;
-}
-
-std::string emit(CpuProgram& program, llvm::CodeGenFileType type) {
-  auto tm = prepare(program);
-  llvm::SmallVector<char, 0> buf;
-  llvm::raw_svector_ostream os(buf);
-  llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, os, nullptr, type))
-    fail("cpu backend: LLVM cannot emit {} for this target",
-         type == llvm::CGFT_ObjectFile ? "an object file" : "assembly");
-  pm.run(*program.module);
-  return std::string(buf.begin(), buf.end());
-}
-
 void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) fail("cannot write '{}'", path);
@@ -67,28 +50,129 @@ std::string runtime_archive() {
   return TESSEL_CPU_RUNTIME_ARCHIVE;
 }
 
+/// A temporary directory, removed with its contents when it goes out of scope.
+struct TempDir {
+  fs::path dir;
+  explicit TempDir(const std::string& purpose) {
+    std::string tmpl = (fs::temp_directory_path() / "tessel_aot_XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) fail("cannot create a temporary directory for {}", purpose);
+    dir = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+/// Writes the program's objects into `dir` (kernels, entry, weights) and returns their paths.
+std::vector<std::string> write_objects(const CpuProgram& program, const fs::path& dir) {
+  const CpuObjects objects = build_objects(program);
+  std::vector<std::string> paths;
+  const std::string entry = (dir / "entry.o").string();
+  write_bytes(entry, objects.entry);
+  paths.push_back(entry);
+  for (const auto& k : objects.kernels) {
+    const std::string p = (dir / (k.symbol + ".o")).string();
+    write_bytes(p, k.bytes);
+    paths.push_back(p);
+  }
+  const std::string blob = (dir / "weights.bin").string();
+  {
+    std::ofstream f(blob, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(program.weights.data.get()),
+            static_cast<std::streamsize>(program.weights.size));
+    if (!f) fail("cannot write '{}'", blob);
+  }
+  const std::string wobj = (dir / "weights.o").string();
+  write_weights_object(program, blob, wobj);
+  fs::remove(blob);
+  paths.push_back(wobj);
+  return paths;
+}
+
+/// Runs `cmd` (its stderr to `log`); on failure removes `partial` and throws naming `what`.
+void run_tool(const std::string& cmd, const fs::path& log, const std::string& partial,
+              const std::string& what) {
+  const int status = std::system(cmd.c_str());
+  if (status != 0) {
+    std::ifstream f(log);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::error_code ec;
+    fs::remove(partial, ec);
+    fail("{} failed ({}): {}", what, cmd, ss.str());
+  }
+}
+
+std::string quoted_list(const std::vector<std::string>& paths) {
+  std::string r;
+  for (const auto& p : paths) r += " '" + p + "'";
+  return r;
+}
+
+/// The whole program as one module in `ctx` (kernels optimised as build_objects would).
+std::unique_ptr<llvm::Module> whole_module(const CpuProgram& program, llvm::LLVMContext& ctx,
+                                           bool optimized) {
+  std::vector<std::string> symbols;
+  for (size_t i = 0; i < program.code.size(); ++i) symbols.push_back(fmt::format("tessel_k{}", i));
+  auto whole = entry_module(program, symbols, ctx);
+  auto tm = host_target_machine(true, program.build.resolved_opt_level());
+  if (optimized) optimize_module(*whole, *tm, 2);
+  for (size_t i = 0; i < program.code.size(); ++i) {
+    auto m = kernel_module(program, i, symbols[i], ctx);
+    if (optimized) optimize_module(*m, *tm, program.build.resolved_opt_level());
+    m->setDataLayout(whole->getDataLayout());
+    m->setTargetTriple(whole->getTargetTriple());
+    if (llvm::Linker::linkModules(*whole, std::move(m)))
+      fail("cpu backend: cannot link the module of kernel {}", symbols[i]);
+  }
+  if (!optimized) {
+    whole->setDataLayout(tm->createDataLayout());
+    whole->setTargetTriple(tm->getTargetTriple().str());
+  }
+  return whole;
+}
+
 }  // namespace
 
-std::string llvm_ir_text(CpuProgram& program, bool optimized) {
-  if (optimized) prepare(program);
+std::string llvm_ir_text(const CpuProgram& program, bool optimized) {
+  llvm::LLVMContext ctx;
+  auto m = whole_module(program, ctx, optimized);
   std::string s;
   llvm::raw_string_ostream os(s);
-  program.module->print(os, nullptr);
+  m->print(os, nullptr);
   os.flush();
   return s;
 }
 
-std::string native_assembly(CpuProgram& program) { return emit(program, llvm::CGFT_AssemblyFile); }
+std::string native_assembly(const CpuProgram& program) {
+  llvm::LLVMContext ctx;
+  auto m = whole_module(program, ctx, true);
+  auto tm = host_target_machine(true, program.build.resolved_opt_level());
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile))
+    fail("cpu backend: LLVM cannot emit assembly for this target");
+  pm.run(*m);
+  return std::string(buf.begin(), buf.end());
+}
 
-void write_object(CpuProgram& program, const std::string& path) {
+void write_object(const CpuProgram& program, const std::string& path) {
   check_directory(path);
-  const std::string obj = emit(program, llvm::CGFT_ObjectFile);
-  const std::string tmp = path + ".tmp";
-  write_bytes(tmp, obj);
+  TempDir tmp("writing '" + path + "'");
+  const auto objects = write_objects(program, tmp.dir);
+  const std::string out_tmp = path + ".tmp";
+  const char* cxx = std::getenv("CXX");
+  const fs::path log = tmp.dir / "link.log";
+  // A relocatable link (ld -r) of the kernels, the entry points and the weights into one object.
+  const std::string cmd = fmt::format("'{}' -r -nostdlib -o '{}'{} 2> '{}'", cxx ? cxx : "c++",
+                                      out_tmp, quoted_list(objects), log.string());
+  run_tool(cmd, log, out_tmp, fmt::format("writing '{}'", path));
   std::error_code ec;
-  fs::rename(tmp, path, ec);
+  fs::rename(out_tmp, path, ec);
   if (ec) {
-    fs::remove(tmp, ec);
+    fs::remove(out_tmp, ec);
     fail("cannot write '{}': {}", path, ec.message());
   }
 }
@@ -136,7 +220,7 @@ std::string c_header(const CpuProgram& program, const std::string& source_model)
   return h;
 }
 
-void write_shared_library(CpuProgram& program, const std::string& path,
+void write_shared_library(const CpuProgram& program, const std::string& path,
                           const std::string& source_model) {
   check_directory(path);
   const fs::path out(path);
@@ -147,32 +231,21 @@ void write_shared_library(CpuProgram& program, const std::string& path,
         "cannot link '{}': the CPU runtime archive '{}' does not exist (build the "
         "tessel_cpu_runtime target or set TESSEL_CPU_RUNTIME to libtessel_cpu_runtime.a)",
         path, archive);
-  const std::string obj = emit(program, llvm::CGFT_ObjectFile);
-  char tmpl[] = "/tmp/tessel_aot_XXXXXX";
-  if (!mkdtemp(tmpl)) fail("cannot create a temporary directory for linking '{}'", path);
-  const fs::path tmp(tmpl);
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{tmp};
-  write_bytes((tmp / "model.o").string(), obj);
+  TempDir tmp("linking '" + path + "'");
+  const auto objects = write_objects(program, tmp.dir);
+  // Only the API is exported: kernels, weights and the runtime's internals stay local (so calls
+  // between them bind inside the library, and two models in one process cannot clash).
+  const fs::path exports = tmp.dir / "exports.map";
+  write_bytes(exports.string(),
+              "{ global: tessel_model_run; tessel_model_run_profiled; tessel_cpu_set_threads; "
+              "tessel_cpu_get_threads; local: *; };\n");
   const std::string lib_tmp = path + ".tmp";
   const char* cxx = std::getenv("CXX");
+  const fs::path log = tmp.dir / "link.log";
   const std::string cmd = fmt::format(
-      "'{}' -shared -Wl,-z,defs -o '{}' '{}' '{}' -lpthread -lm 2> '{}'", cxx ? cxx : "c++",
-      lib_tmp, (tmp / "model.o").string(), archive, (tmp / "link.log").string());
-  const int status = std::system(cmd.c_str());
-  if (status != 0) {
-    std::ifstream f(tmp / "link.log");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    std::error_code ec;
-    fs::remove(lib_tmp, ec);
-    fail("linking '{}' failed ({}): {}", path, cmd, ss.str());
-  }
+      "'{}' -shared -Wl,-z,defs -Wl,--version-script='{}' -o '{}'{} '{}' -lpthread -lm 2> '{}'",
+      cxx ? cxx : "c++", exports.string(), lib_tmp, quoted_list(objects), archive, log.string());
+  run_tool(cmd, log, lib_tmp, fmt::format("linking '{}'", path));
   const std::string header_tmp = header.string() + ".tmp";
   try {
     write_bytes(header_tmp, c_header(program, source_model));

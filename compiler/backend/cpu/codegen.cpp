@@ -105,7 +105,8 @@ class KernelCodegen {
   std::map<const L::VarNode*, L::Interval> bounds_;    // their ranges
   const L::VarNode* lane_ = nullptr;                   // vectorized loop variable
   int64_t lanes_ = 0;
-  int depth_ = 0;  // allocation nesting (scratch slot)
+  llvm::Value* mask_ = nullptr;  // <lanes x i1> inside an if whose condition varies by lane
+  int depth_ = 0;                // allocation nesting (scratch slot)
   int outlined_ = 0;
 
   static std::string sanitize(const std::string& s) {
@@ -292,6 +293,15 @@ class KernelCodegen {
       return {b_.CreateSelect(mask->v, v, f32c(pad)), false};
     }
     llvm::Value* passthru = splat(f32c(pad));
+    if (coeff && *coeff == 0) {
+      // One element for every lane, some lanes masked: read it once (element 0 when no lane is
+      // on, so nothing outside the buffer is read), the masked lanes get `pad`.
+      llvm::Value* off = eval_int(lin).v;
+      llvm::Value* any = b_.CreateOrReduce(mask->v);
+      llvm::Value* safe = b_.CreateSelect(any, off, i64c(0));
+      llvm::Value* v = b_.CreateAlignedLoad(f32_, b_.CreateGEP(f32_, base, safe), al);
+      return {b_.CreateSelect(mask->v, splat(v), passthru), true};
+    }
     if (coeff && *coeff == 1) {
       Expr first = L::substitute(lin, {{lane_, L::int_imm(0)}});
       llvm::Value* ptr = b_.CreateGEP(f32_, base, eval_int(first).v);
@@ -367,13 +377,18 @@ class KernelCodegen {
       Expr first = L::substitute(lin, {{lane_, L::int_imm(0)}});
       llvm::Value* ptr = b_.CreateGEP(f32_, base, eval_int(first).v);
       llvm::Value* vptr = b_.CreateBitCast(ptr, llvm::PointerType::getUnqual(vec_ty(f32_)));
-      b_.CreateAlignedStore(as_vec(value), vptr, al);
+      if (mask_) {
+        b_.CreateMaskedStore(as_vec(value), vptr, al, mask_);
+      } else {
+        b_.CreateAlignedStore(as_vec(value), vptr, al);
+      }
       return;
     }
     if (coeff && *coeff == 0)
       unsupported("store to " + buf->name + " writes the same element from every vector lane");
     llvm::Value* ptrs = b_.CreateGEP(f32_, base, as_vec(eval_int(lin)));
-    b_.CreateMaskedScatter(as_vec(value), ptrs, al, splat(llvm::ConstantInt::getTrue(ctx_)));
+    b_.CreateMaskedScatter(as_vec(value), ptrs, al,
+                           mask_ ? mask_ : splat(llvm::ConstantInt::getTrue(ctx_)));
   }
 
   // ---------------------------------------------------------------- float expressions
@@ -525,7 +540,9 @@ class KernelCodegen {
         return;
       case L::StmtKind::Store: {
         if (s->buffer->scope != L::MemScope::host) unsupported("store to a non-host buffer");
-        V v = eval_float(s->value);
+        // Under a lane mask the loads of the value read only the enabled lanes too.
+        const V guard{mask_, true};
+        V v = eval_float(s->value, mask_ ? &guard : nullptr);
         store(s->buffer, s->indices, v);
         return;
       }
@@ -534,7 +551,20 @@ class KernelCodegen {
         return;
       case L::StmtKind::If: {
         V c = eval_cond(s->cond);
-        if (c.vec) unsupported("an if whose condition differs between vector lanes");
+        if (c.vec) {
+          // A condition that differs between lanes predicates the statements inside: their
+          // stores (and the loads they make) become masked (llvm.masked.store / scatter).
+          llvm::Value* saved = mask_;
+          mask_ = saved ? b_.CreateAnd(saved, c.v) : c.v;
+          emit_stmt(s->body);
+          if (s->else_body) {
+            llvm::Value* inv = b_.CreateNot(c.v);
+            mask_ = saved ? b_.CreateAnd(saved, inv) : inv;
+            emit_stmt(s->else_body);
+          }
+          mask_ = saved;
+          return;
+        }
         auto* then_bb = llvm::BasicBlock::Create(ctx_, "then", fn_);
         auto* else_bb = s->else_body ? llvm::BasicBlock::Create(ctx_, "else", fn_) : nullptr;
         auto* join = llvm::BasicBlock::Create(ctx_, "endif", fn_);
@@ -652,8 +682,22 @@ class KernelCodegen {
   /// iterations [begin, end) with the buffer pointers and loop variables in scope captured in a
   /// closure struct; the kernel calls tessel_cpu_parallel_for(extent, NAME.parK, &closure).
   void emit_parallel(const L::Stmt& s) {
+    // Closure fields in a deterministic order (buffer parameters, then allocations in scope, by
+    // name; loop variables by creation), not pointer order: the kernel's IR, and so its cache
+    // key (objects.h), must not depend on where the loop IR happens to live in memory.
     std::vector<std::pair<const L::BufferNode*, llvm::Value*>> bufs(base_.begin(), base_.end());
     std::vector<std::pair<const L::VarNode*, llvm::Value*>> vars(vars_.begin(), vars_.end());
+    auto arg_no = [&](llvm::Value* v) -> int64_t {
+      auto* a = llvm::dyn_cast<llvm::Argument>(v);
+      return a ? a->getArgNo() : 1 << 30;
+    };
+    std::stable_sort(bufs.begin(), bufs.end(), [&](const auto& x, const auto& y) {
+      const int64_t ax = arg_no(x.second), ay = arg_no(y.second);
+      if (ax != ay) return ax < ay;
+      return x.first->name < y.first->name;
+    });
+    std::stable_sort(vars.begin(), vars.end(),
+                     [](const auto& x, const auto& y) { return x.first->id < y.first->id; });
     std::vector<llvm::Type*> fields;
     for (size_t i = 0; i < bufs.size(); ++i) fields.push_back(f32p_);
     for (size_t i = 0; i < vars.size(); ++i) fields.push_back(i64_);

@@ -7,7 +7,9 @@
 //   for (vectorized)  the body once with the variable the lane index 0..W-1: accesses with unit
 //                     stride in it become vector loads/stores, stride 0 scalar loads, loads
 //                     of stride 2..4 contiguous masked loads + a de-interleaving shuffle, other
-//                     strides gathers/scatters; padded and select-guarded loads become masked
+//                     strides gathers/scatters; padded and select-guarded loads become masked;
+//                     an if whose condition differs between lanes masks the stores (and their
+//                     loads) inside it (llvm.masked.store / masked scatter)
 //   for (parallel)    the body outlined into `NAME.parK(closure, begin, end)` (captured buffer
 //                     pointers and loop variables in a closure struct) and run by
 //                     tessel_cpu_parallel_for (compiler/backend/cpu/runtime/cpu_runtime.h)
@@ -43,7 +45,7 @@ struct CodegenTarget {
 
 /// Emits kernel `name` into `module` (see the file comment). Throws tessel::Error naming the
 /// kernel and the statement for loop IR the CPU cannot run (NPU statements, a vectorized loop
-/// storing the same element from every lane, a condition that differs between lanes).
+/// storing the same element from every lane).
 llvm::Function* emit_kernel(llvm::Module& module, const std::string& name,
                             const std::vector<loop::Buffer>& params, const loop::Stmt& body,
                             const CodegenTarget& target);

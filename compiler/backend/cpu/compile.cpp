@@ -2,18 +2,12 @@
 #include "compiler/backend/cpu/compile.h"
 
 #include <fmt/format.h>
-#include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
-#include <llvm/IR/Verifier.h>
-#include <llvm/Support/raw_ostream.h>
-
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <set>
 
-#include "compiler/backend/cpu/codegen.h"
 #include "compiler/lower/lower_te.h"
 #include "compiler/lower/op_compute.h"
 #include "compiler/support/error.h"
@@ -22,12 +16,15 @@ namespace tessel::cpu_backend {
 
 namespace L = tessel::loop;
 
-CpuProgram::CpuProgram() = default;
-CpuProgram::CpuProgram(CpuProgram&&) noexcept = default;
-CpuProgram& CpuProgram::operator=(CpuProgram&&) noexcept = default;
-CpuProgram::~CpuProgram() {
-  module.reset();  // before its context
-  context.reset();
+AlignedBytes AlignedBytes::zeros(int64_t size) {
+  AlignedBytes b;
+  const size_t bytes = static_cast<size_t>(std::max<int64_t>(64, (size + 63) / 64 * 64));
+  auto* raw = static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
+  if (!raw) throw std::bad_alloc();
+  std::memset(raw, 0, bytes);
+  b.data = std::shared_ptr<uint8_t>(raw, [](uint8_t* q) { std::free(q); });
+  b.size = size;
+  return b;
 }
 
 std::vector<const CpuKernelInfo*> CpuProgram::timed_kernels() const {
@@ -66,7 +63,6 @@ struct Storage {
   enum class Kind { none, input, output, arena, constant } kind = Kind::none;
   int index = 0;             // input / output position
   int64_t offset_bytes = 0;  // arena offset
-  std::string symbol;        // constant global
 };
 
 /// A parameter of a kernel: which value (or derived/packed constant) it reads or writes.
@@ -99,6 +95,7 @@ class CpuContext : public lower::ComputeContext {
     if (it != placeholders.end()) return it->second;
     te::Tensor p = te::placeholder(v->name, v->shape);
     placeholders[v] = p;
+    order.push_back(v);
     return p;
   }
   te::Tensor derived_constant(const std::string& name, const Tensor& data) override {
@@ -107,6 +104,7 @@ class CpuContext : public lower::ComputeContext {
     return p;
   }
   std::map<const Value*, te::Tensor> placeholders;
+  std::vector<const Value*> order;  // placeholders in the order the compute asked for them
   std::vector<std::pair<te::Tensor, Tensor>> derived;
 
  private:
@@ -132,9 +130,7 @@ class Compiler {
   CpuProgram run() {
     prog_.name = graph_.name.empty() ? "model" : graph_.name;
     prog_.target = opts_.target;
-    prog_.context = std::make_unique<llvm::LLVMContext>();
-    prog_.module = std::make_unique<llvm::Module>(sanitize(prog_.name), *prog_.context);
-    cg_target_ = CodegenTarget::host(opts_.target.vector_lanes);
+    prog_.build = opts_.build;
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
       const Value* v = graph_.inputs[i];
       if (!dtype_is_float(v->dtype))
@@ -147,16 +143,14 @@ class Compiler {
         throw Unsupported(fmt::format(
             "graph input '{}' is float64; the CPU backend computes in fp32 (use --target ref)",
             v->name));
-      storage_[v] = {Storage::Kind::input, static_cast<int>(i), 0, ""};
+      storage_[v] = {Storage::Kind::input, static_cast<int>(i), 0};
       ready_.insert(v);
       prog_.inputs.push_back({v->name, v->shape});
     }
     plan_nodes();
     bind_outputs();
     plan_arena();
-    for (auto& p : plans_) emit_plan(p);
-    emit_entry(false);
-    emit_entry(true);
+    collect_code();
     return std::move(prog_);
   }
 
@@ -164,14 +158,14 @@ class Compiler {
   const Graph& graph_;
   const CpuCompileOptions& opts_;
   CpuProgram prog_;
-  CodegenTarget cg_target_;
   std::vector<Plan> plans_;
   std::map<const Value*, const Value*> alias_;  // view -> viewed value
   std::map<const Value*, Storage> storage_;     // root values
   std::map<const Value*, int> value_constant_;  // constant graph value -> constant index
   struct ConstData {
     std::string symbol;
-    Tensor data;  // f32
+    Tensor owned;                  // a converted or schedule-derived constant
+    const Tensor* data = nullptr;  // f32: `owned`, or a graph constant (outlives compilation)
   };
   std::deque<ConstData> consts_;  // stable addresses: schedules hold pointers to the data
 
@@ -184,17 +178,19 @@ class Compiler {
     return v;
   }
 
-  int add_constant(const std::string& name, Tensor data) {
+  int add_constant(const std::string& name, Tensor data, const Tensor* ref = nullptr) {
     consts_.push_back(
         {fmt::format("tessel_const_{}_{}", consts_.size(), sanitize(name)), std::move(data)});
-    prog_.constant_bytes += consts_.back().data.numel() * 4;
+    consts_.back().data = ref ? ref : &consts_.back().owned;
     return static_cast<int>(consts_.size()) - 1;
   }
 
   int constant_of(const Value* v) {
     auto it = value_constant_.find(v);
     if (it != value_constant_.end()) return it->second;
-    const int idx = add_constant(v->name, to_f32(*v->constant));
+    const Tensor& t = *v->constant;
+    const int idx = t.dtype() == DType::f32 ? add_constant(v->name, Tensor(), &t)
+                                            : add_constant(v->name, to_f32(t));
     value_constant_[v] = idx;
     return idx;
   }
@@ -340,11 +336,14 @@ class Compiler {
     auto dense_view = [](const L::Buffer& b, const std::string& name, const Shape& shape) {
       return L::make_view(b, name, shape, L::dense_strides(shape), 0);
     };
-    for (const auto& [v, ph] : ctx.placeholders) {
+    // In the order the compute read them (not pointer order), so that the same computation on
+    // other values gives the same kernel (and the same code: objects.h shares it).
+    for (const Value* v : ctx.order) {
+      const te::Tensor& ph = ctx.placeholders.at(v);
       int c = -1;
       if (v->constant) {
         c = constant_of(v);
-        spec.constants[ph.get()] = &consts_[c].data;
+        spec.constants[ph.get()] = consts_[c].data;
       } else {
         plan.reads.push_back(v);
       }
@@ -353,7 +352,7 @@ class Compiler {
     }
     for (auto& [ph, data] : ctx.derived) {
       const int c = add_constant(ph->name, to_f32(data));
-      spec.constants[ph.get()] = &consts_[c].data;
+      spec.constants[ph.get()] = consts_[c].data;
       spec.buffers[ph.get()] =
           dense_view(add_param(ph->name, ph->shape, nullptr, c), ph->name, ph->shape);
     }
@@ -497,7 +496,7 @@ class Compiler {
             fmt::format("graph output '{}' is a constant; nothing to compute", o->name));
       const Value* r = root(o);
       if (produced.count(r) && !storage_.count(r)) {
-        storage_[r] = {Storage::Kind::output, static_cast<int>(j), 0, ""};
+        storage_[r] = {Storage::Kind::output, static_cast<int>(j), 0};
         continue;
       }
       // Copy kernel: output j <- r (an input, a constant, or a value another output holds).
@@ -572,161 +571,127 @@ class Compiler {
         off = std::max(off, e);
       }
       placed.push_back({off, size, lt.first, lt.second});
-      storage_[v] = {Storage::Kind::arena, 0, off, ""};
+      storage_[v] = {Storage::Kind::arena, 0, off};
       total = std::max(total, off + size);
     }
     prog_.arena_bytes = total;
   }
 
   // ------------------------------------------------------------------ code
-  void emit_plan(Plan& plan) {
-    CpuKernelInfo& info = prog_.kernels[plan.info_index];
-    std::vector<L::Buffer> params;
-    for (const auto& p : plan.params) params.push_back(p.buffer);
-    llvm::Function* f;
-    try {
-      f = emit_kernel(*prog_.module, info.function, params, plan.body, cg_target_);
-    } catch (const Error& e) {
-      fail("node '{}' ({}): {}", info.node, info.op_type, e.what());
+  /// The weights blob: every constant a kernel reads, at 64-byte aligned offsets.
+  std::vector<int64_t> const_offset_;  // by constant index; -1 until placed
+  void place_weights() {
+    std::vector<int> order;  // constants in the order kernels first use them
+    std::set<int> seen;
+    for (const auto& p : plans_)
+      for (const auto& prm : p.params) {
+        int c = prm.constant;
+        if (c < 0 && prm.value && root(prm.value)->constant) c = constant_of(root(prm.value));
+        if (c >= 0 && seen.insert(c).second) order.push_back(c);
+      }
+    const_offset_.assign(consts_.size(), -1);
+    int64_t total = 0;
+    for (int c : order) {
+      const_offset_[c] = total;
+      total += align_up(std::max<int64_t>(1, consts_[c].data->numel()) * 4);
     }
-    std::string diag;
-    llvm::raw_string_ostream os(diag);
-    if (llvm::verifyFunction(*f, &os)) {
-      os.flush();
-      fail("node '{}' ({}): LLVM rejected the generated function {}: {}", info.node, info.op_type,
-           info.function, diag);
+    prog_.weights = AlignedBytes::zeros(total);
+    prog_.constant_bytes = 0;
+    for (int c : order) {
+      const Tensor& t = *consts_[c].data;
+      TESSEL_CHECK(t.dtype() == DType::f32, "constant {} is not fp32", consts_[c].symbol);
+      if (t.numel() > 0)
+        std::memcpy(prog_.weights.data.get() + const_offset_[c], t.data<float>(),
+                    static_cast<size_t>(t.numel()) * 4);
+      prog_.constant_bytes += t.numel() * 4;
     }
   }
 
-  /// The pointer of value/constant parameter `p` inside the entry function.
-  llvm::Value* param_pointer(llvm::IRBuilder<>& b, const Param& p, llvm::Value* inputs,
-                             llvm::Value* outputs, llvm::Value* arena, int output_index) {
-    auto* f32 = llvm::Type::getFloatTy(*prog_.context);
-    auto* f32p = llvm::PointerType::getUnqual(f32);
-    if (p.constant >= 0) return b.CreateBitCast(global_of(p.constant), f32p);
+  /// What parameter `p` of a kernel points at (`output_index`: the graph output an output-copy
+  /// kernel writes).
+  CpuArg arg_of(const Param& p, int output_index) {
+    CpuArg a;
+    if (p.constant >= 0) {
+      a.kind = CpuArg::Kind::weights;
+      a.offset_bytes = const_offset_.at(p.constant);
+      return a;
+    }
     if (!p.value) {
-      llvm::Value* slot = b.CreateConstGEP1_64(f32p, outputs, static_cast<uint64_t>(output_index));
-      return b.CreateLoad(f32p, slot);
+      a.kind = CpuArg::Kind::output;
+      a.index = output_index;
+      return a;
     }
     const Value* r = root(p.value);
-    if (r->constant) return b.CreateBitCast(global_of(constant_of(r)), f32p);
+    if (r->constant) {
+      a.kind = CpuArg::Kind::weights;
+      a.offset_bytes = const_offset_.at(constant_of(r));
+      return a;
+    }
     auto it = storage_.find(r);
     TESSEL_CHECK(it != storage_.end(), "value {} has no storage", r->name);
     const Storage& s = it->second;
     switch (s.kind) {
       case Storage::Kind::input:
-        return b.CreateLoad(f32p,
-                            b.CreateConstGEP1_64(f32p, inputs, static_cast<uint64_t>(s.index)));
+        a.kind = CpuArg::Kind::input;
+        a.index = s.index;
+        return a;
       case Storage::Kind::output:
-        return b.CreateLoad(f32p,
-                            b.CreateConstGEP1_64(f32p, outputs, static_cast<uint64_t>(s.index)));
+        a.kind = CpuArg::Kind::output;
+        a.index = s.index;
+        return a;
       case Storage::Kind::arena:
-        return b.CreateBitCast(b.CreateConstGEP1_64(llvm::Type::getInt8Ty(*prog_.context), arena,
-                                                    static_cast<uint64_t>(s.offset_bytes)),
-                               f32p);
+        a.kind = CpuArg::Kind::arena;
+        a.offset_bytes = s.offset_bytes;
+        return a;
       default:
         internal_fail("value without storage: {}", r->name);
     }
   }
 
-  std::map<int, llvm::GlobalVariable*> globals_;
-  llvm::GlobalVariable* global_of(int c) {
-    auto it = globals_.find(c);
-    if (it != globals_.end()) return it->second;
-    const ConstData& cd = consts_[c];
-    const int64_t n = std::max<int64_t>(1, cd.data.numel());
-    auto* ty =
-        llvm::ArrayType::get(llvm::Type::getFloatTy(*prog_.context), static_cast<uint64_t>(n));
-    llvm::GlobalVariable* g;
-    if (opts_.embed_constants) {
-      std::vector<float> v(static_cast<size_t>(n), 0.f);
-      if (cd.data.numel() > 0)
-        std::copy(cd.data.data<float>(), cd.data.data<float>() + cd.data.numel(), v.begin());
-      g = new llvm::GlobalVariable(
-          *prog_.module, ty, true, llvm::GlobalValue::InternalLinkage,
-          llvm::ConstantDataArray::get(*prog_.context, llvm::ArrayRef<float>(v)), cd.symbol);
-    } else {
-      g = new llvm::GlobalVariable(*prog_.module, ty, true, llvm::GlobalValue::ExternalLinkage,
-                                   nullptr, cd.symbol);
-      const size_t bytes = static_cast<size_t>(align_up(n * 4));
-      auto* raw = static_cast<float*>(std::aligned_alloc(kAlign, bytes));
-      if (!raw) throw std::bad_alloc();
-      std::shared_ptr<float> data(raw, [](float* q) { std::free(q); });
-      std::fill(raw, raw + n, 0.f);
-      if (cd.data.numel() > 0)
-        std::copy(cd.data.data<float>(), cd.data.data<float>() + cd.data.numel(), raw);
-      prog_.constants.push_back({cd.symbol, data, n});
-    }
-    g->setAlignment(llvm::Align(64));
-    globals_[c] = g;
-    return g;
+  /// Allocations the statements of `body` load from or store to.
+  static std::set<const L::BufferNode*> used_storage(const L::Stmt& body) {
+    std::set<const L::BufferNode*> used;
+    auto expr = [&](const L::Expr& e) {
+      if (!e) return;
+      L::visit_expr(e, [&](const L::ExprNode& x) {
+        if (x.kind == L::ExprKind::Load && x.buffer) used.insert(x.buffer->storage());
+      });
+    };
+    L::visit_stmt(body, [&](const L::Stmt& s) {
+      if (s->kind == L::StmtKind::Store) {
+        used.insert(s->buffer->storage());
+        for (const auto& i : s->indices) expr(i);
+        expr(s->value);
+      }
+      if (s->kind == L::StmtKind::If) expr(s->cond);
+    });
+    return used;
   }
 
-  void emit_entry(bool profiled) {
-    llvm::LLVMContext& ctx = *prog_.context;
-    auto* i32 = llvm::Type::getInt32Ty(ctx);
-    auto* i64 = llvm::Type::getInt64Ty(ctx);
-    auto* f32p = llvm::PointerType::getUnqual(llvm::Type::getFloatTy(ctx));
-    auto* f32pp = llvm::PointerType::getUnqual(f32p);
-    auto* i8p = llvm::Type::getInt8PtrTy(ctx);
-    auto* dbl = llvm::Type::getDoubleTy(ctx);
-    std::vector<llvm::Type*> args = {f32pp, f32pp};
-    if (profiled) args.push_back(llvm::PointerType::getUnqual(dbl));
-    auto* fty = llvm::FunctionType::get(i32, args, false);
-    auto* f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage,
-                                     profiled ? "tessel_model_run_profiled" : "tessel_model_run",
-                                     *prog_.module);
-    set_function_attributes(*f, cg_target_);
-    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
-    llvm::Value* inputs = f->getArg(0);
-    llvm::Value* outputs = f->getArg(1);
-    llvm::Value* arena = llvm::ConstantPointerNull::get(i8p);
-    llvm::FunctionCallee free_fn;
-    if (prog_.arena_bytes > 0) {
-      auto alloc = prog_.module->getOrInsertFunction(
-          "aligned_alloc", llvm::FunctionType::get(i8p, {i64, i64}, false));
-      free_fn = prog_.module->getOrInsertFunction(
-          "free", llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {i8p}, false));
-      arena = b.CreateCall(
-          alloc, {b.getInt64(kAlign), b.getInt64(static_cast<uint64_t>(prog_.arena_bytes))});
-      auto* bad = llvm::BasicBlock::Create(ctx, "no_memory", f);
-      auto* ok = llvm::BasicBlock::Create(ctx, "run", f);
-      b.CreateCondBr(b.CreateIsNull(arena), bad, ok);
-      b.SetInsertPoint(bad);
-      b.CreateRet(b.getInt32(1));
-      b.SetInsertPoint(ok);
+  void collect_code() {
+    // A kernel's parameters that its code never touches are dropped (e.g. the weights a GEMM
+    // schedule packed into panels: only the panels go to the weights blob).
+    for (auto& p : plans_) {
+      const auto used = used_storage(p.body);
+      std::vector<Param> kept;
+      for (auto& prm : p.params)
+        if (used.count(prm.buffer.get())) kept.push_back(prm);
+      p.params = std::move(kept);
     }
-    llvm::FunctionCallee now;
-    if (profiled)
-      now = prog_.module->getOrInsertFunction("tessel_cpu_now_seconds",
-                                              llvm::FunctionType::get(dbl, {}, false));
-    int timed = 0;
+    place_weights();
     for (size_t k = 0; k < plans_.size(); ++k) {
-      const Plan& p = plans_[k];
-      const CpuKernelInfo& info = prog_.kernels[p.info_index];
-      llvm::Function* kf = prog_.module->getFunction(info.function);
-      TESSEL_CHECK(kf != nullptr, "kernel function {} missing", info.function);
+      Plan& p = plans_[k];
+      CpuKernelCode c;
+      c.info_index = p.info_index;
+      c.body = p.body;
       auto oc = output_copy_.find(k);
-      std::vector<llvm::Value*> ptrs;
-      for (const auto& prm : p.params)
-        ptrs.push_back(param_pointer(b, prm, inputs, outputs, arena,
-                                     oc == output_copy_.end() ? -1 : oc->second));
-      llvm::Value* t0 = profiled ? b.CreateCall(now) : nullptr;
-      b.CreateCall(kf, ptrs);
-      if (profiled) {
-        llvm::Value* dt = b.CreateFSub(b.CreateCall(now), t0);
-        b.CreateStore(dt, b.CreateConstGEP1_64(dbl, f->getArg(2), static_cast<uint64_t>(timed)));
+      for (const auto& prm : p.params) {
+        c.params.push_back(prm.buffer);
+        c.args.push_back(arg_of(prm, oc == output_copy_.end() ? -1 : oc->second));
       }
-      ++timed;
+      prog_.code.push_back(std::move(c));
     }
-    if (prog_.arena_bytes > 0) b.CreateCall(free_fn, {arena});
-    b.CreateRet(b.getInt32(0));
-    std::string diag;
-    llvm::raw_string_ostream os(diag);
-    if (llvm::verifyFunction(*f, &os)) {
-      os.flush();
-      fail("LLVM rejected the entry function: {}", diag);
-    }
+    consts_.clear();  // their bytes are in the blob
   }
 };
 

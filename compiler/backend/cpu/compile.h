@@ -1,4 +1,6 @@
-// The CPU backend: Graph IR -> one LLVM module with a function per kernel and a C entry point.
+// The CPU backend: Graph IR -> kernels in loop IR, their arguments and one weights blob; the
+// kernels are then compiled to machine code (objects.h: one LLVM module per kernel, in parallel,
+// cached by content hash) and linked with a C entry point (jit.h in process, aot.h to a file).
 //
 // Per node (topological order), like the NPU backend: constants and pure views (Reshape, ...)
 // get no code; every other node's op_compute (compiler/lower) gives its tensor expression. A
@@ -10,14 +12,19 @@
 //
 // Host buffers are fp32, dense row-major in their ONNX shape. Intermediate values live in one
 // arena (offsets planned by liveness, 64-byte aligned) allocated by the entry point; graph
-// outputs are computed in place in the caller's output buffers. The module defines
+// outputs are computed in place in the caller's output buffers. Constants (graph constants and
+// the panels schedules pack from them) are not part of any kernel's code: they are laid out in
+// one blob (CpuProgram::weights, each at a 64-byte aligned offset) and the entry point passes a
+// kernel pointers into it, so the code of two kernels that differ only in their weights is the
+// same (and compiled once). The entry points are
 //
 //   int tessel_model_run(const float** inputs, float** outputs);
 //   int tessel_model_run_profiled(const float** inputs, float** outputs, double* kernel_seconds);
 //
 // inputs / outputs in graph order (CpuProgram::inputs / outputs give names and shapes);
 // kernel_seconds receives the wall time of every kernel with code, in CpuProgram::kernels order.
-// Both return 0, or 1 when the arena cannot be allocated.
+// Both return 0, or 1 when the arena cannot be allocated. They find the blob at the symbol
+// `tessel_weights` (the JIT maps it to CpuProgram::weights, an AOT library holds it in .rodata).
 #pragma once
 
 #include <map>
@@ -25,13 +32,10 @@
 #include <string>
 #include <vector>
 
+#include "compiler/backend/cpu/build_options.h"
 #include "compiler/ir/graph.h"
+#include "compiler/loop/loop.h"
 #include "passes/loop/cpu_passes.h"
-
-namespace llvm {
-class LLVMContext;
-class Module;
-}  // namespace llvm
 
 namespace tessel::cpu_backend {
 
@@ -40,10 +44,9 @@ struct CpuCompileOptions {
   std::map<std::string, passes::CpuGemmKnobs> gemm_knobs;  // by node name (the kernel's last node)
   passes::CpuGenericKnobs generic;
   bool fuse_epilogues = true;
-  /// AOT: constants become initialized globals of the module. JIT (false): they stay in host
-  /// memory owned by the CpuProgram and the module refers to them as external symbols.
-  bool embed_constants = false;
   bool keep_loop_ir = false;  // keep each kernel's loop IR text in CpuKernelInfo::loop_ir
+  /// How the kernels become machine code (objects.h): threads, cache, optimisation level.
+  CpuBuildOptions build;
 };
 
 /// One graph node as compiled.
@@ -65,37 +68,50 @@ struct HostBinding {
   Shape shape;
 };
 
-/// A constant the JIT maps to host memory (`symbol` is the module's external global, declared
-/// 64-byte aligned, so `data` is allocated with that alignment).
-struct HostConstant {
-  std::string symbol;
-  std::shared_ptr<float> data;  // aligned_alloc(64, ...), freed by its deleter
-  int64_t count = 0;
+/// What a kernel parameter points at when the entry point calls the kernel.
+struct CpuArg {
+  enum class Kind { input, output, arena, weights };
+  Kind kind = Kind::arena;
+  int index = 0;             // input / output: position in graph order
+  int64_t offset_bytes = 0;  // arena / weights: byte offset from the start
 };
 
-/// A model lowered to LLVM IR (see the file comment).
+/// One kernel call of the entry point: a function over `params` (1-D fp32 host allocations, in
+/// argument order) that runs `body`, called with `args`.
+struct CpuKernelCode {
+  size_t info_index = 0;  // the CpuProgram::kernels entry it computes
+  std::vector<loop::Buffer> params;
+  loop::Stmt body;
+  std::vector<CpuArg> args;  // one per parameter
+};
+
+/// A 64-byte aligned byte buffer (the weights blob), shared by a program and its JIT.
+struct AlignedBytes {
+  std::shared_ptr<uint8_t> data;  // aligned_alloc(64, ...), freed by its deleter
+  int64_t size = 0;
+  /// `size` zero bytes; throws std::bad_alloc.
+  static AlignedBytes zeros(int64_t size);
+};
+
+/// A model lowered to kernels (see the file comment).
 struct CpuProgram {
   std::string name;
-  std::unique_ptr<llvm::LLVMContext> context;
-  std::unique_ptr<llvm::Module> module;
-  std::vector<CpuKernelInfo> kernels;
+  std::vector<CpuKernelInfo> kernels;  // every node, in graph order (with the kinds without code)
+  std::vector<CpuKernelCode> code;     // kernels with code, in execution order
   std::vector<HostBinding> inputs, outputs;
-  std::vector<HostConstant> constants;  // empty when embedded
+  AlignedBytes weights;  // every constant a kernel reads, fp32, 64-byte aligned offsets
   int64_t arena_bytes = 0;
-  int64_t constant_bytes = 0;
+  int64_t constant_bytes = 0;  // bytes of the constants in `weights` (without alignment padding)
   passes::CpuTarget target;
+  CpuBuildOptions build;
 
-  CpuProgram();
-  CpuProgram(CpuProgram&&) noexcept;
-  CpuProgram& operator=(CpuProgram&&) noexcept;
-  ~CpuProgram();
   /// Kernels with code, in the order kernel_seconds reports them.
   std::vector<const CpuKernelInfo*> timed_kernels() const;
 };
 
-/// Compiles `graph` to LLVM IR for the CPU. Throws tessel::Unsupported naming the node for an op
-/// without a compute (or a used second output, a non-float graph input), tessel::Error naming
-/// the node when LLVM rejects the generated function (with LLVM's diagnostic).
+/// Lowers `graph` to kernels for the CPU (no LLVM yet: objects.h compiles them). Throws
+/// tessel::Unsupported naming the node for an op without a compute (or a used second output, a
+/// non-float graph input), tessel::Error naming the node when a schedule fails.
 CpuProgram compile_cpu(const Graph& graph, const CpuCompileOptions& options = {});
 
 /// Names of the ops the CPU backend compiles (op_compute's ops plus the views).

@@ -11,16 +11,19 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/Host.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 
 #include "compiler/backend/cpu/codegen.h"
+#include "compiler/backend/cpu/objects.h"
 #include "compiler/backend/cpu/runtime/cpu_runtime.h"
 #include "compiler/support/error.h"
 
@@ -47,26 +50,39 @@ std::string host_features() {
   return s;
 }
 
-llvm::orc::JITTargetMachineBuilder host_builder(bool pic) {
+llvm::CodeGenOpt::Level codegen_level(int opt_level) {
+  switch (opt_level) {
+    case 0:
+      return llvm::CodeGenOpt::None;
+    case 1:
+      return llvm::CodeGenOpt::Less;
+    case 2:
+      return llvm::CodeGenOpt::Default;
+    default:
+      return llvm::CodeGenOpt::Aggressive;
+  }
+}
+
+llvm::orc::JITTargetMachineBuilder host_builder(bool pic, int opt_level) {
   init_llvm();
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) fail("cpu backend: cannot target the host: {}", llvm::toString(jtmb.takeError()));
   jtmb->setCPU(llvm::sys::getHostCPUName().str());
   jtmb->getFeatures() = llvm::SubtargetFeatures(host_features());
-  jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  jtmb->setCodeGenOptLevel(codegen_level(opt_level));
   if (pic) jtmb->setRelocationModel(llvm::Reloc::PIC_);
   return std::move(*jtmb);
 }
 
 }  // namespace
 
-std::unique_ptr<llvm::TargetMachine> host_target_machine(bool pic) {
-  auto tm = host_builder(pic).createTargetMachine();
+std::unique_ptr<llvm::TargetMachine> host_target_machine(bool pic, int opt_level) {
+  auto tm = host_builder(pic, opt_level).createTargetMachine();
   if (!tm) fail("cpu backend: cannot create a target machine: {}", llvm::toString(tm.takeError()));
   return std::move(*tm);
 }
 
-void optimize_module(llvm::Module& module, llvm::TargetMachine& tm) {
+void optimize_module(llvm::Module& module, llvm::TargetMachine& tm, int opt_level) {
   module.setDataLayout(tm.createDataLayout());
   module.setTargetTriple(tm.getTargetTriple().str());
   std::string diag;
@@ -89,24 +105,22 @@ void optimize_module(llvm::Module& module, llvm::TargetMachine& tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  static const llvm::OptimizationLevel levels[] = {
+      llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1, llvm::OptimizationLevel::O2,
+      llvm::OptimizationLevel::O3};
+  const auto level = levels[std::clamp(opt_level, 0, 3)];
+  llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0
+                                    ? pb.buildO0DefaultPipeline(level)
+                                    : pb.buildPerModuleDefaultPipeline(level);
   mpm.run(module, mam);
 }
 
 CpuJit::CpuJit(CpuProgram program) : program_(std::move(program)) {
   const auto t0 = std::chrono::steady_clock::now();
-  TESSEL_CHECK(program_.module && program_.context, "CpuJit: program has no module");
-  auto jtmb = host_builder(false);
-  auto tm = jtmb.createTargetMachine();
-  if (!tm) fail("cpu backend: cannot create a target machine: {}", llvm::toString(tm.takeError()));
-  if (std::getenv("TESSEL_CPU_DEBUG_SIZES"))
-    for (auto& f : *program_.module)
-      fmt::print(stderr, "{} {}\n", f.getInstructionCount(), f.getName().str());
-  optimize_module(*program_.module, **tm);
-  if (std::getenv("TESSEL_CPU_DEBUG_SIZES"))
-    for (auto& f : *program_.module)
-      fmt::print(stderr, "opt {} {}\n", f.getInstructionCount(), f.getName().str());
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
+  CpuObjects objects = build_objects(program_);
+  compiled_ = objects.compiled;
+  cached_ = objects.cached;
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host_builder(false, 2)).create();
   if (!jit) fail("cpu backend: cannot create the JIT: {}", llvm::toString(jit.takeError()));
   jit_ = std::move(*jit);
   auto& jd = jit_->getMainJITDylib();
@@ -123,17 +137,20 @@ CpuJit::CpuJit(CpuProgram program) : program_(std::move(program)) {
   add("tessel_cpu_parallel_for", reinterpret_cast<const void*>(&tessel_cpu_parallel_for));
   add("tessel_cpu_scratch", reinterpret_cast<const void*>(&tessel_cpu_scratch));
   add("tessel_cpu_now_seconds", reinterpret_cast<const void*>(&tessel_cpu_now_seconds));
-  for (const auto& c : program_.constants) add(c.symbol, c.data.get());
+  add("tessel_weights", program_.weights.data.get());
   if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
     fail("cpu backend: {}", llvm::toString(std::move(err)));
-  if (auto err = jit_->addIRModule(
-          llvm::orc::ThreadSafeModule(std::move(program_.module), std::move(program_.context))))
-    fail("cpu backend: JIT rejected the module: {}", llvm::toString(std::move(err)));
+  auto add_object = [&](const std::string& bytes, const std::string& name) {
+    if (auto err = jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(bytes, name)))
+      fail("cpu backend: JIT rejected object {}: {}", name, llvm::toString(std::move(err)));
+  };
+  for (const auto& k : objects.kernels) add_object(k.bytes, k.symbol);
+  add_object(objects.entry, "tessel_entry");
   auto sym = jit_->lookup("tessel_model_run");
-  if (!sym) fail("cpu backend: JIT compilation failed: {}", llvm::toString(sym.takeError()));
+  if (!sym) fail("cpu backend: JIT linking failed: {}", llvm::toString(sym.takeError()));
   run_ = reinterpret_cast<int (*)(const float**, float**)>(sym->getAddress());
   auto psym = jit_->lookup("tessel_model_run_profiled");
-  if (!psym) fail("cpu backend: JIT compilation failed: {}", llvm::toString(psym.takeError()));
+  if (!psym) fail("cpu backend: JIT linking failed: {}", llvm::toString(psym.takeError()));
   run_profiled_ = reinterpret_cast<int (*)(const float**, float**, double*)>(psym->getAddress());
   compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

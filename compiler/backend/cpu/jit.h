@@ -1,9 +1,7 @@
-// Running a CpuProgram in process: LLVM's O3 pipeline for the host, then ORC LLJIT.
-//
-// The program's module is optimised (new pass manager, buildPerModuleDefaultPipeline(O3) with
-// loop and SLP vectorization, tuned for the host CPU) and added to an LLJIT instance whose
-// symbol table maps the runtime (cpu_runtime.h), the program's constants (host memory) and libc /
-// libm (aligned_alloc, free, expf, ...) of this process.
+// Running a CpuProgram in process: its objects (objects.h: kernels compiled in parallel or taken
+// from the kernel cache, and the entry points) linked by ORC LLJIT in this process, with a
+// symbol table that maps the runtime (cpu_runtime.h), `tessel_weights` (the program's weights
+// blob, host memory) and libc / libm (aligned_alloc, free, expf, ...) of this process.
 #pragma once
 
 #include <map>
@@ -15,6 +13,7 @@
 #include "compiler/ir/tensor.h"
 
 namespace llvm {
+class Module;
 class TargetMachine;
 namespace orc {
 class LLJIT;
@@ -23,25 +22,32 @@ class LLJIT;
 
 namespace tessel::cpu_backend {
 
-/// A target machine for the host CPU and its features (position-independent code when `pic`).
-/// Throws tessel::Error with LLVM's message when the host target is not available.
-std::unique_ptr<llvm::TargetMachine> host_target_machine(bool pic);
+/// A target machine for the host CPU and its features (position-independent code when `pic`),
+/// code generation at `opt_level` (0..3). Throws tessel::Error with LLVM's message when the
+/// host target is not available.
+std::unique_ptr<llvm::TargetMachine> host_target_machine(bool pic, int opt_level = 3);
 
-/// Runs LLVM's O3 module pipeline (loop + SLP vectorization, unrolling) on `module` for `tm`.
-void optimize_module(llvm::Module& module, llvm::TargetMachine& tm);
+/// Runs LLVM's module pipeline at `opt_level` (buildPerModuleDefaultPipeline O1..O3 with loop +
+/// SLP vectorization and unrolling; O0: buildO0DefaultPipeline) on `module` for `tm`. Throws
+/// tessel::Error with LLVM's diagnostic when the module does not verify.
+void optimize_module(llvm::Module& module, llvm::TargetMachine& tm, int opt_level = 3);
 
 /// A CpuProgram compiled to machine code in this process.
 class CpuJit {
  public:
-  /// Optimises and JIT-compiles `program` (its module is consumed). Throws tessel::Error with
-  /// LLVM's diagnostic when optimisation, code generation or symbol resolution fails.
+  /// Compiles `program` (build_objects) and links it in process. Throws tessel::Error as
+  /// build_objects does, or with LLVM's diagnostic when linking or symbol resolution fails.
   explicit CpuJit(CpuProgram program);
   ~CpuJit();
   CpuJit(const CpuJit&) = delete;
   CpuJit& operator=(const CpuJit&) = delete;
 
   const CpuProgram& program() const { return program_; }
+  /// Wall time of build_objects and linking.
   double compile_seconds() const { return compile_seconds_; }
+  /// Distinct kernels compiled by LLVM / loaded from the kernel cache.
+  int kernels_compiled() const { return compiled_; }
+  int kernels_cached() const { return cached_; }
 
   /// The entry points (see compile.h): inputs/outputs in graph order, fp32 dense buffers.
   int run(const float** inputs, float** outputs) const;
@@ -62,6 +68,7 @@ class CpuJit {
   int (*run_)(const float**, float**) = nullptr;
   int (*run_profiled_)(const float**, float**, double*) = nullptr;
   double compile_seconds_ = 0;
+  int compiled_ = 0, cached_ = 0;
 };
 
 }  // namespace tessel::cpu_backend
