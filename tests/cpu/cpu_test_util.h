@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <string>
@@ -22,6 +26,20 @@ inline Tensor cpu_random(const Shape& shape, uint32_t seed, float lo = -1.f, flo
 }
 struct CpuGraph : GraphBuilder {
   CpuGraph() : GraphBuilder(/*unique_names=*/true) {}
+};
+
+/// A fresh temporary directory named after the process and the running test, removed with its
+/// contents at the end of the test.
+struct CpuTempDir {
+  std::filesystem::path path;
+  CpuTempDir() {
+    path = std::filesystem::temp_directory_path() /
+           fmt::format("tessel_cpu_{}_{}", ::getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~CpuTempDir() { std::filesystem::remove_all(path); }
 };
 
 inline double max_abs(const Tensor& t) {

@@ -29,18 +29,7 @@ namespace fs = std::filesystem;
 using RunFn = int (*)(const float**, float**);
 using RunProfiledFn = int (*)(const float**, float**, double*);
 
-/// A fresh temporary directory, removed with its contents at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           fmt::format("tessel_cpu_aot_{}_{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using TempDir = CpuTempDir;
 
 /// dlopen()ed library, closed at scope exit.
 struct Library {
