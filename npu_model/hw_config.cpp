@@ -24,6 +24,7 @@
 #include <sstream>
 
 #include "compiler/support/error.h"
+#include "compiler/support/suggest.h"
 
 namespace tessel::npu {
 namespace {
@@ -248,33 +249,10 @@ void collect_keys(const Field& f, const std::string& path, std::vector<std::stri
   }
 }
 
-/// Levenshtein distance, for "did you mean" on unknown keys.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string suggestion(const Field& section_field, const std::string& name) {
-  std::string best;
-  size_t best_distance = 3;  // suggest only close misspellings
-  for (const Field& c : section_field.children) {
-    const size_t d = edit_distance(name, c.name);
-    if (d < best_distance) {
-      best_distance = d;
-      best = c.name;
-    }
-  }
-  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+  std::vector<std::string> names;
+  for (const Field& c : section_field.children) names.push_back(c.name);
+  return did_you_mean(name, names);
 }
 
 bool is_quoted_string(const YAML::Node& n) {
@@ -707,9 +685,13 @@ class Loader {
     return note.empty() ? note : note + "]";
   }
 
-  /// The buffer sizes must hold the smallest tile the compiler emits: one cube fractal per L0
-  /// buffer, one A and one B fractal in L1, and in UB one C fractal (FIX moves L0C -> UB) and four
-  /// vector widths (two operands and a result, double buffered, need at least that much).
+  /// The buffer sizes must hold the smallest tile the compiler emits, as far as the config alone
+  /// decides it (what a model's layers add -- a kernel window, a reduction axis kept whole -- is
+  /// checked when the layer is tiled, passes/loop/tile_cube.cpp, tile_vector.cpp): two cube
+  /// fractals per L0 buffer (the compiler double-buffers by default: L0A/L0B/L0C hold two copies
+  /// of every tile; passes/loop/double_buffer.cpp), one A and one B fractal in L1, and in UB one
+  /// C fractal (FIX moves L0C -> UB) and four vector widths (two operands and a result, double
+  /// buffered, need at least that much).
   void check_minimum_tiles() {
     const CubeConfig& cube = hw_.core.cube;
     const BuffersConfig& buf = hw_.core.buffers_bytes;
@@ -729,32 +711,32 @@ class Loader {
                         acc_name, in_name,
                         override_note({"core.cube.acc_dtype", "core.cube.input_dtype"})));
     }
-    if (buf.l0a < a) {
-      error(
-          valid_.at("core.buffers_bytes.l0a"),
-          fmt::format("{} bytes cannot hold one {}x{} {} L0A fractal (core.cube.m x core.cube.k x "
-                      "{} bytes = {} bytes); expected >= {}{}",
-                      buf.l0a, cube.m, cube.k, in_name, in_bytes, a, a,
-                      override_note({"core.buffers_bytes.l0a", "core.cube.m", "core.cube.k",
-                                     "core.cube.input_dtype"})));
+    // Double buffering keeps two copies of every L0 tile: the smallest is one fractal each.
+    constexpr const char* kTwo =
+        "two: the compiler double-buffers L0A/L0B/L0C, and its smallest tile is one fractal";
+    if (buf.l0a < 2 * a) {
+      error(valid_.at("core.buffers_bytes.l0a"),
+            fmt::format("{} bytes cannot hold two {}x{} {} L0A fractals ({}; 2 x core.cube.m x "
+                        "core.cube.k x {} bytes = {} bytes); expected >= {}{}",
+                        buf.l0a, cube.m, cube.k, in_name, kTwo, in_bytes, 2 * a, 2 * a,
+                        override_note({"core.buffers_bytes.l0a", "core.cube.m", "core.cube.k",
+                                       "core.cube.input_dtype"})));
     }
-    if (buf.l0b < b) {
-      error(
-          valid_.at("core.buffers_bytes.l0b"),
-          fmt::format("{} bytes cannot hold one {}x{} {} L0B fractal (core.cube.k x core.cube.n x "
-                      "{} bytes = {} bytes); expected >= {}{}",
-                      buf.l0b, cube.k, cube.n, in_name, in_bytes, b, b,
-                      override_note({"core.buffers_bytes.l0b", "core.cube.k", "core.cube.n",
-                                     "core.cube.input_dtype"})));
+    if (buf.l0b < 2 * b) {
+      error(valid_.at("core.buffers_bytes.l0b"),
+            fmt::format("{} bytes cannot hold two {}x{} {} L0B fractals ({}; 2 x core.cube.k x "
+                        "core.cube.n x {} bytes = {} bytes); expected >= {}{}",
+                        buf.l0b, cube.k, cube.n, in_name, kTwo, in_bytes, 2 * b, 2 * b,
+                        override_note({"core.buffers_bytes.l0b", "core.cube.k", "core.cube.n",
+                                       "core.cube.input_dtype"})));
     }
-    if (buf.l0c < c) {
-      error(
-          valid_.at("core.buffers_bytes.l0c"),
-          fmt::format("{} bytes cannot hold one {}x{} {} L0C fractal (core.cube.m x core.cube.n x "
-                      "{} bytes = {} bytes); expected >= {}{}",
-                      buf.l0c, cube.m, cube.n, acc_name, acc_bytes, c, c,
-                      override_note({"core.buffers_bytes.l0c", "core.cube.m", "core.cube.n",
-                                     "core.cube.acc_dtype"})));
+    if (buf.l0c < 2 * c) {
+      error(valid_.at("core.buffers_bytes.l0c"),
+            fmt::format("{} bytes cannot hold two {}x{} {} L0C fractals ({}; 2 x core.cube.m x "
+                        "core.cube.n x {} bytes = {} bytes); expected >= {}{}",
+                        buf.l0c, cube.m, cube.n, acc_name, kTwo, acc_bytes, 2 * c, 2 * c,
+                        override_note({"core.buffers_bytes.l0c", "core.cube.m", "core.cube.n",
+                                       "core.cube.acc_dtype"})));
     }
     if (buf.ub < std::max(c, vec4)) {
       error(valid_.at("core.buffers_bytes.ub"),
@@ -810,9 +792,14 @@ void emit_section(YAML::Emitter& out, const Field& f, const HwConfig& hw) {
       case Kind::integer:
         out << c.get_int(hw);
         break;
-      case Kind::number:
-        out << fmt::format("{}", c.get_number(hw));
-        break;  // shortest exact
+      case Kind::number: {
+        // Shortest exact, always with a '.' or an exponent, so that the text reads back as a
+        // number, not an integer (reports type their values from it).
+        std::string text = fmt::format("{}", c.get_number(hw));
+        if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+        out << text;
+        break;
+      }
       case Kind::string:
         out << YAML::DoubleQuoted << c.get_string(hw);
         break;
@@ -861,8 +848,15 @@ HwConfig load_hw_config(const std::string& path, const std::vector<HwOverride>& 
 HwOverride parse_hw_override(const std::string& text) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos) {
-    fail("--hw-set {}: expected KEY=VALUE with a dotted key, e.g. core.buffers_bytes.ub=131072",
-         text);
+    const std::vector<std::string> keys = hw_config_keys();
+    const std::string key = trim(text);
+    if (std::find(keys.begin(), keys.end(), key) != keys.end())
+      fail("--hw-set {}: the value is missing: write --hw-set {}=VALUE (one argument, KEY=VALUE)",
+           text, key);
+    fail(
+        "--hw-set {}: expected KEY=VALUE as one argument, where KEY is a config key as "
+        "docs/hw_config.md lists them (e.g. cores=8, core.buffers_bytes.ub=131072){}",
+        text, did_you_mean(key, keys));
   }
   HwOverride ov{trim(text.substr(0, eq)), trim(text.substr(eq + 1))};
   if (ov.key.empty()) fail("--hw-set {}: the key before '=' is empty; expected KEY=VALUE", text);

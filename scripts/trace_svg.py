@@ -35,6 +35,12 @@ def main():
     with open(args.trace) as f:
         doc = json.load(f)
     events = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    # ts/dur are microseconds of simulated time; the args hold the exact core cycles, which the
+    # drawing uses (traces written before the args existed had ts/dur in cycles).
+    for e in events:
+        a = e.get("args", {})
+        if "start_cycle" in a and "duration_cycles" in a:
+            e["ts"], e["dur"] = a["start_cycle"], a["duration_cycles"]
     if args.op:
         events = [e for e in events if e.get("args", {}).get("op") == args.op]
     if args.cores:

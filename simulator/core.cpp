@@ -8,7 +8,12 @@
 //  - barrier: the scalar unit continues at max(t + c_s, completion of everything dispatched).
 #include "simulator/core.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
 
 #include "compiler/support/error.h"
 #include "isa/asm.h"
@@ -22,8 +27,13 @@ using isa::Scope;
 
 namespace {
 
-// Coroutine stack of every simulation thread. Error paths format messages (fmt) on it.
-constexpr size_t kStackBytes = 256 * 1024;
+// Coroutine stack of every simulation thread (SystemC maps each one separately). Error paths format
+// messages (fmt) and throw on it. Measured: every simulator test (error and deadlock paths
+// included) and functional runs of ResNet-50 and the PP-OCR models pass with 24 KiB stacks; 64 KiB
+// keeps a margin of more than 2x. Smaller stacks span fewer page-table pages: at 1,024 cores
+// (4,096 threads) the per-core host time of a kernel drops ~15% against 256 KiB
+// (benchmarks/bench_sim_scale.cpp, BM_KernelAtCores/1024).
+constexpr size_t kStackBytes = 64 * 1024;
 
 inline uint64_t now_cycles() { return sc_core::sc_time_stamp().value(); }
 
@@ -60,6 +70,28 @@ uint64_t CoreBarrier::arrive(uint64_t arrival_cycle) {
 
 // ---------------------------------------------------------------------------------------------
 
+Core::ZeroedBytes::ZeroedBytes(uint64_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    fail("cannot map {} bytes of scratchpad memory: {}", bytes, std::strerror(errno));
+  data_ = static_cast<uint8_t*>(p);
+}
+
+Core::ZeroedBytes::~ZeroedBytes() {
+  if (data_) ::munmap(data_, bytes_);
+}
+
+Core::ZeroedBytes& Core::ZeroedBytes::operator=(ZeroedBytes&& other) noexcept {
+  if (this != &other) {
+    if (data_) ::munmap(data_, bytes_);
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
 Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& barrier)
     : sc_core::sc_module(name),
       mte2_socket("mte2_socket"),
@@ -95,23 +127,46 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
            bytes[s]);
     sizes_[s] = static_cast<uint64_t>(bytes[s]);
     if (functional_) {
-      scratch_[s].assign(sizes_[s], 0);
+      scratch_[s] = ZeroedBytes(sizes_[s]);
       memory_.base[s] = scratch_[s].data();
     }
   }
   memory_.size = sizes_;
   flags_.assign(size_t{isa::kNumPipes} * isa::kNumPipes * std::max(events_, 0), 0);
+  if (run.tracing) {
+    set_seq_.assign(flags_.size(), 0);
+    wait_seq_.assign(flags_.size(), 0);
+  }
 
+  // A pipe no instruction of the stream runs on gets no thread: it would only wait, idle, for the
+  // whole run, and every SystemC thread costs a coroutine stack to map and unmap (a 1,024-core
+  // run whose kernel uses three pipes per core spawns half the threads). Its PipeUnit stays idle
+  // and empty, which is all the barrier, drained() and the reports read.
+  for (const isa::Instruction& in : code_) {
+    const int p = int(in.pipe());  // scalar (0) for what the scalar unit executes itself
+    if (p > 0 && p < isa::kNumPipes) has_thread_[p] = true;  // dispatch rejects other pipes
+  }
   for (int p = 1; p < isa::kNumPipes; ++p) {
-    pipes_[p].ring.resize(depth_);
-    pipes_[p].writes.reserve(32);
+    if (!has_thread_[p]) continue;
+    PipeUnit& pu = pipes_[p];
+    pu.pool.resize(depth_ + 1);
+    pu.ring.assign(depth_, 0);
+    for (size_t i = depth_ + 1; i-- > 0;) pu.free_slots.push_back(static_cast<uint32_t>(i));
+    pu.writes.reserve(32);
   }
 
   sc_core::sc_spawn_options opts;
   opts.set_stack_size(kStackBytes);
   sc_core::sc_spawn([this] { scalar_thread(); }, "scalar", &opts);
   for (int p = 1; p < isa::kNumPipes; ++p)
-    sc_core::sc_spawn([this, p] { pipe_thread(Pipe(p)); }, isa::pipe_name(Pipe(p)), &opts);
+    if (has_thread_[p])
+      sc_core::sc_spawn([this, p] { pipe_thread(Pipe(p)); }, isa::pipe_name(Pipe(p)), &opts);
+}
+
+void Core::append_idle_events(std::vector<sc_core::sc_event*>& events) {
+  events.push_back(&scalar_idle_);
+  for (int p = 1; p < isa::kNumPipes; ++p)
+    if (has_thread_[p]) events.push_back(&pipes_[p].pushed);
 }
 
 void Core::wait_cycles(uint64_t target_cycle) {
@@ -169,6 +224,7 @@ void Core::run_scalar() {
       ++executed;
     } else if (kind == isa::InstrKind::barrier || kind == isa::InstrKind::core_barrier) {
       ++executed;
+      const uint64_t arrival = t;
       scalar_state_ = ScalarState::barrier;
       if (!drained()) {
         scalar_listening_ = true;
@@ -182,6 +238,10 @@ void Core::run_scalar() {
         scalar_state_ = ScalarState::core_barrier;
         t = core_barrier_.arrive(t);
       }
+      if (run_.tracing)
+        run_.trace.push_back(TraceEvent{static_cast<uint32_t>(id_), Pipe::scalar, in.op,
+                                        static_cast<int32_t>(pc), in.op_index, arrival, t - arrival,
+                                        t});
       scalar_state_ = ScalarState::running;
       since_sync = 0;
     } else {
@@ -202,6 +262,7 @@ void Core::run_scalar() {
   sp.instructions += executed;
   sp.busy_cycles += fetched * cs_;
   run_.result.instructions += fetched;
+  while (!run_.ending) sc_core::wait(scalar_idle_);  // returns in NpuTop::end_processes' order
 }
 
 void Core::dispatch(const isa::Instruction& in, int32_t pc, uint64_t& t,
@@ -233,9 +294,19 @@ void Core::dispatch(const isa::Instruction& in, int32_t pc, uint64_t& t,
     while (pu.size == depth_) sc_core::wait(progress_);
     scalar_listening_ = false;
     scalar_state_ = ScalarState::running;
+    const uint64_t wanted = q;
     q = std::max(q, now_cycles());
+    if (run_.tracing && q > wanted) {
+      TraceEvent stall{
+          static_cast<uint32_t>(id_), Pipe::scalar, in.op, pc, in.op_index, wanted, q - wanted, q};
+      stall.queue = p;
+      run_.trace.push_back(stall);
+    }
   }
-  Entry& e = pu.ring[(pu.head + pu.size) % depth_];
+  const uint32_t slot = pu.free_slots.back();  // free: the queue has room (pool = depth + 1)
+  pu.free_slots.pop_back();
+  pu.ring[(pu.head + pu.size) % depth_] = slot;
+  Entry& e = pu.pool[slot];
   if (is_sync) {
     e.instr = in;
     e.ranges.count = 0;
@@ -275,9 +346,12 @@ void Core::run_pipe(Pipe p) {
       pu.state = PipeState::idle;
       pu.pc = -1;
       if (scalar_listening_) progress_.notify();  // a barrier may be waiting for this
-      while (pu.size == 0) sc_core::wait(pu.pushed);
+      while (pu.size == 0) {
+        if (run_.ending) return;  // NpuTop::end_processes
+        sc_core::wait(pu.pushed);
+      }
     }
-    const Entry& head = pu.ring[pu.head];
+    const Entry& head = pu.queued(0);
     const uint64_t now = now_cycles();
     uint64_t s = std::max({now, head.enqueue_cycle, pu.free_cycle});
     if (!pu.writes.empty()) {
@@ -290,15 +364,20 @@ void Core::run_pipe(Pipe p) {
     pu.state = PipeState::waiting_start;
     pu.pc = head.pc;
     wait_cycles(s);
-    // Start: take the entry out of the queue (frees a slot for the scalar unit).
-    const Entry cur = pu.ring[pu.head];
+    // Start: take the entry out of the queue (frees a place for the scalar unit). The entry is
+    // read in place; its pool slot goes back to free_slots before this thread yields (the sync
+    // cases copy what they need first).
+    const uint32_t slot = pu.ring[pu.head];
+    const Entry& cur = pu.pool[slot];
     pu.head = (pu.head + 1) % depth_;
     --pu.size;
     if (scalar_listening_) progress_.notify();
     ++ps.instructions;
     switch (isa::instr_info(cur.instr.op).kind) {
       case isa::InstrKind::set_flag: {
-        const auto& sync = std::get<isa::SyncArgs>(cur.instr.args);
+        const isa::SyncArgs sync = std::get<isa::SyncArgs>(cur.instr.args);
+        const int32_t pc = cur.pc, op_index = cur.instr.op_index;
+        pu.free_slots.push_back(slot);
         const uint64_t t_set = std::max(s, pu.max_completion);
         pu.state = PipeState::draining;
         wait_cycles(t_set);
@@ -306,11 +385,14 @@ void Core::run_pipe(Pipe p) {
         pipes_[int(sync.dst)].flag_set.notify();
         pu.free_cycle = t_set;
         pu.max_completion = std::max(pu.max_completion, t_set);
-        record(p, cur, s, t_set - s, t_set);
+        record(p, Opcode::set_flag, pc, op_index, s, t_set - s, t_set,
+               run_.tracing ? flow_id(sync, set_seq_) : 0);
         break;
       }
       case isa::InstrKind::wait_flag: {
-        const auto& sync = std::get<isa::SyncArgs>(cur.instr.args);
+        const isa::SyncArgs sync = std::get<isa::SyncArgs>(cur.instr.args);
+        const int32_t pc = cur.pc, op_index = cur.instr.op_index;
+        pu.free_slots.push_back(slot);
         pu.state = PipeState::flag_wait;
         pu.flag = sync;
         int64_t& f = flag(sync);
@@ -319,11 +401,13 @@ void Core::run_pipe(Pipe p) {
         const uint64_t t = now_cycles();
         pu.free_cycle = t;
         pu.max_completion = std::max(pu.max_completion, t);
-        record(p, cur, s, t - s, t);
+        record(p, Opcode::wait_flag, pc, op_index, s, t - s, t,
+               run_.tracing ? flow_id(sync, wait_seq_) : 0);
         break;
       }
       default:
-        execute_data(p, cur, s);
+        execute_data(p, cur, s);  // does not yield: `cur` stays untouched until it returns
+        pu.free_slots.push_back(slot);
         break;
     }
   }
@@ -389,22 +473,29 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
     stats_.bytes_read[sc] += traffic.read[sc];
     stats_.bytes_written[sc] += traffic.written[sc];
   }
-  record(p, e, s, occupancy, completion);
+  record(p, e.instr.op, e.pc, e.instr.op_index, s, occupancy, completion);
   const uint64_t max_cycles = run_.options->max_cycles;
   if (max_cycles && completion > max_cycles)
     fail("simulation exceeded max_cycles = {}: core {} {} completes at cycle {}", max_cycles, id_,
          where(e.pc), completion);
 }
 
-void Core::record(Pipe p, const Entry& e, uint64_t start, uint64_t duration, uint64_t completion) {
-  const int32_t op = e.instr.op_index;
+void Core::record(Pipe p, Opcode opcode, int32_t pc, int32_t op, uint64_t start, uint64_t duration,
+                  uint64_t completion, uint64_t flow) {
   if (op >= 0 && static_cast<size_t>(op) < run_.op_first_start.size()) {
     run_.op_first_start[op] = std::min(run_.op_first_start[op], start);
     run_.op_last_completion[op] = std::max(run_.op_last_completion[op], completion);
   }
   if (run_.tracing)
-    run_.trace.push_back(TraceEvent{static_cast<uint32_t>(id_), p, e.instr.op, e.pc, op, start,
-                                    duration, completion});
+    run_.trace.push_back(TraceEvent{static_cast<uint32_t>(id_), p, opcode, pc, op, start, duration,
+                                    completion, flow});
+}
+
+uint64_t Core::flow_id(const isa::SyncArgs& s, std::vector<uint64_t>& seq) {
+  const size_t index = (size_t(s.src) * isa::kNumPipes + size_t(s.dst)) * events_ + s.event;
+  // (flag of this core, n-th use) -> one id per run: the n-th set and the n-th wait share it.
+  const uint64_t flag = static_cast<uint64_t>(id_) * flags_.size() + index;
+  return (flag << 32 | seq[index]++) + 1;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -439,8 +530,7 @@ std::string Core::pipe_line(int p) const {
   // Entries still queued (the one being started is already counted by waiting_start).
   const size_t queued = pu.size - (pu.state == PipeState::waiting_start ? 1 : 0);
   if (queued > 0) {
-    s += fmt::format(", {} more queued (next: {})", queued,
-                     where(pu.ring[(pu.head + (pu.size - queued)) % depth_].pc));
+    s += fmt::format(", {} more queued (next: {})", queued, where(pu.queued(pu.size - queued).pc));
   }
   return s;
 }

@@ -67,6 +67,10 @@ class Core : public sc_core::sc_module {
   int32_t core_barrier_pc() const {
     return scalar_state_ == ScalarState::core_barrier ? scalar_pc_ : -1;
   }
+  /// Appends, in the order this core spawned its processes (the scalar unit, then each pipe its
+  /// stream uses), the event each of them waits on once the core finished. Notifying one after
+  /// RunState::ending is set makes that process return (NpuTop::end_processes).
+  void append_idle_events(std::vector<sc_core::sc_event*>& events);
 
  private:
   struct Entry {
@@ -83,8 +87,15 @@ class Core : public sc_core::sc_module {
   enum class ScalarState : uint8_t { running, dispatch_wait, barrier, core_barrier, done };
 
   struct PipeUnit {
-    std::vector<Entry> ring;  // capacity = issue queue depth; holds not-yet-started entries
+    // The issue queue: `ring` holds, in issue order, the pool slots of the entries not yet
+    // started (capacity = issue queue depth). Slots come from and go back to `free_slots` last
+    // in, first out, so the few entries in flight stay in cache instead of the queue cycling
+    // through depth x sizeof(Entry) bytes (at 1,024 cores that memory exceeds the host's caches).
+    std::vector<Entry> pool;           // depth + 1 slots: the queue and the entry being started
+    std::vector<uint32_t> free_slots;  // unused pool slots
+    std::vector<uint32_t> ring;        // pool slots, ring buffer of depth entries
     size_t head = 0, size = 0;
+    const Entry& queued(size_t i) const { return pool[ring[(head + i) % ring.size()]]; }
     sc_core::sc_event pushed;           // an entry was added (pipe thread waits when empty)
     sc_core::sc_event flag_set;         // a flag whose dst is this pipe was incremented
     uint64_t free_cycle = 0;            // start + occupancy of the previous instruction
@@ -102,7 +113,11 @@ class Core : public sc_core::sc_module {
   void execute_data(isa::Pipe p, const Entry& e, uint64_t start);
   void dispatch(const isa::Instruction& in, int32_t pc, uint64_t& t,
                 const std::array<int64_t, isa::kNumRegs>& regs);
-  void record(isa::Pipe p, const Entry& e, uint64_t start, uint64_t duration, uint64_t completion);
+  /// Op cycle bounds and (when tracing) the trace event of one instruction of pipe `p`.
+  void record(isa::Pipe p, isa::Opcode opcode, int32_t pc, int32_t op_index, uint64_t start,
+              uint64_t duration, uint64_t completion, uint64_t flow_id = 0);
+  /// The trace flow id of the next use of flag `s` counted in `seq` (set_seq_ or wait_seq_).
+  uint64_t flow_id(const isa::SyncArgs& s, std::vector<uint64_t>& seq);
   bool drained() const;
   void wait_cycles(uint64_t target_cycle);
   int64_t& flag(const isa::SyncArgs& s);
@@ -120,13 +135,32 @@ class Core : public sc_core::sc_module {
   const int events_;    // sync event ids
   const bool functional_;
 
+  /// Zero-filled bytes mapped on first touch (anonymous mmap): a scratchpad costs only the pages
+  /// the program touches, so a 1,024-core run does not zero-fill 1,024 x buffers_bytes up front.
+  class ZeroedBytes {
+   public:
+    ZeroedBytes() = default;
+    explicit ZeroedBytes(uint64_t bytes);
+    ~ZeroedBytes();
+    ZeroedBytes(const ZeroedBytes&) = delete;
+    ZeroedBytes& operator=(ZeroedBytes&& other) noexcept;
+    uint8_t* data() const { return data_; }
+
+   private:
+    uint8_t* data_ = nullptr;
+    uint64_t bytes_ = 0;
+  };
+
   std::array<PipeUnit, isa::kNumPipes> pipes_;
-  std::array<std::vector<uint8_t>, isa::kNumScopes> scratch_;  // functional mode only
+  std::array<bool, isa::kNumPipes> has_thread_{};     // pipes the stream uses
+  std::array<ZeroedBytes, isa::kNumScopes> scratch_;  // functional mode only
   isa::CoreMemory memory_;
   std::array<uint64_t, isa::kNumScopes> sizes_{};
-  std::vector<int64_t> flags_;  // [src pipe][dst pipe][event]
+  std::vector<int64_t> flags_;                // [src pipe][dst pipe][event]
+  std::vector<uint64_t> set_seq_, wait_seq_;  // tracing: sets / waits of each flag so far
 
-  sc_core::sc_event progress_;  // a pipe started an instruction or finished a wait_flag
+  sc_core::sc_event progress_;     // a pipe started an instruction or finished a wait_flag
+  sc_core::sc_event scalar_idle_;  // the finished scalar unit waits on it (RunState::ending)
   bool scalar_listening_ = false;
   ScalarState scalar_state_ = ScalarState::running;
   int32_t scalar_pc_ = 0;

@@ -37,6 +37,7 @@ void Dram::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_
     const uint64_t start = std::max(issue, next_free_cycle_);
     done = start + (burst_bytes + bytes_per_cycle_ - 1) / bytes_per_cycle_;
     next_free_cycle_ = done;
+    if (run_.tracing) run_.dram_transfers.push_back({start, done, burst_bytes, trans.is_read()});
   }
   if (trans.is_read())
     run_.result.dram_read_bytes += g;

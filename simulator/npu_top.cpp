@@ -5,7 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "compiler/support/error.h"
 
@@ -32,6 +35,15 @@ bool NpuTop::finished() const {
   for (const auto& c : cores_)
     if (!c->finished()) return false;
   return true;
+}
+
+void NpuTop::end_processes() {
+  run_.ending = true;
+  std::vector<sc_core::sc_event*> events;  // in spawn order
+  for (const auto& c : cores_) c->append_idle_events(events);
+  uint64_t delay = 1;
+  for (auto it = events.rbegin(); it != events.rend(); ++it)
+    (*it)->notify(sc_core::sc_time::from_value(delay++));
 }
 
 std::string NpuTop::deadlock_report(uint64_t cycle) const {
@@ -65,55 +77,175 @@ std::string NpuTop::deadlock_report(uint64_t cycle) const {
   return msg;
 }
 
+namespace {
+
+/// The DRAM counter's window: about 2,000 samples over the run, rounded up to 1, 2 or 5 x 10^k
+/// cycles (at least 1).
+uint64_t counter_window_cycles(uint64_t total_cycles) {
+  const uint64_t want = std::max<uint64_t>(1, (total_cycles + 1999) / 2000);
+  for (uint64_t decade = 1;; decade *= 10)
+    for (uint64_t m : {1, 2, 5})
+      if (m * decade >= want) return m * decade;
+}
+
+}  // namespace
+
 void write_chrome_trace(const std::string& path, const RunState& run,
                         const std::vector<std::string>& op_names) {
   using nlohmann::json;
-  json events = json::array();
   const size_t ncores = run.code->size();
+  const double ghz = run.hw->clock_ghz > 0 ? run.hw->clock_ghz : 1.0;
+  // Chrome/Perfetto read ts and dur as microseconds: simulated time, cycles / (1000 x GHz).
+  const auto us = [ghz](uint64_t cycles) { return static_cast<double>(cycles) / (1000.0 * ghz); };
+  const int ops_tid = isa::kNumPipes;  // per-core op span track
+  const size_t npu_pid = ncores;       // the whole NPU: op spans over all cores, DRAM counter
+  auto op_name = [&](int32_t op) {
+    return op >= 0 && static_cast<size_t>(op) < op_names.size() ? op_names[op]
+                                                                : fmt::format("op {}", op);
+  };
+  json events = json::array();
+  auto meta = [&](const char* what, size_t pid, int tid, json args) {
+    json e = {{"name", what}, {"ph", "M"}, {"pid", pid}, {"args", std::move(args)}};
+    if (tid >= 0) e["tid"] = tid;
+    events.push_back(std::move(e));
+  };
   for (size_t c = 0; c < ncores; ++c) {
-    events.push_back({{"name", "process_name"},
-                      {"ph", "M"},
-                      {"pid", c},
-                      {"args", {{"name", fmt::format("core {}", c)}}}});
-    events.push_back(
-        {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", c}, {"args", {{"sort_index", c}}}});
-    for (int p = 1; p < isa::kNumPipes; ++p) {
-      events.push_back({{"name", "thread_name"},
-                        {"ph", "M"},
-                        {"pid", c},
-                        {"tid", p},
-                        {"args", {{"name", isa::pipe_name(isa::Pipe(p))}}}});
-      events.push_back({{"name", "thread_sort_index"},
-                        {"ph", "M"},
-                        {"pid", c},
-                        {"tid", p},
-                        {"args", {{"sort_index", p}}}});
+    meta("process_name", c, -1, {{"name", fmt::format("core {}", c)}});
+    meta("process_sort_index", c, -1, {{"sort_index", c}});
+    meta("thread_name", c, ops_tid, {{"name", "ops"}});
+    meta("thread_sort_index", c, ops_tid, {{"sort_index", 0}});
+    for (int p = 0; p < isa::kNumPipes; ++p) {
+      meta("thread_name", c, p,
+           {{"name", p == 0 ? std::string("scalar unit") : isa::pipe_name(isa::Pipe(p))}});
+      meta("thread_sort_index", c, p, {{"sort_index", p + 1}});
     }
   }
+  meta("process_name", npu_pid, -1, {{"name", "NPU (all cores)"}});
+  meta("process_sort_index", npu_pid, -1, {{"sort_index", -1}});
+  meta("thread_name", npu_pid, 0, {{"name", "ops (first start to last completion, all cores)"}});
+
+  // Flows: a set_flag and the wait_flag it released carry the same id; keep the pairs whose both
+  // ends ran (a set no wait consumed has no arrow).
+  std::map<uint64_t, int> flow_ends;
+  for (const TraceEvent& e : run.trace)
+    if (e.flow_id) ++flow_ends[e.flow_id];
+  // Per core and op: the first start and last completion of its pipe instructions on that core.
+  std::map<std::pair<uint32_t, int32_t>, std::pair<uint64_t, uint64_t>> core_ops;
   for (const TraceEvent& e : run.trace) {
-    json args = {
-        {"op_index", e.op_index}, {"instruction", e.pc}, {"completion_cycle", e.completion_cycle}};
-    if (e.op_index >= 0 && static_cast<size_t>(e.op_index) < op_names.size())
-      args["op"] = op_names[e.op_index];
-    events.push_back({{"name", isa::opcode_name(e.op)},
-                      {"cat", isa::pipe_name(e.pipe)},
-                      {"ph", "X"},
-                      {"pid", e.core},
-                      {"tid", int(e.pipe)},
-                      {"ts", e.start_cycle},
-                      {"dur", e.duration_cycles},
-                      {"args", std::move(args)}});
+    const bool scalar = e.pipe == isa::Pipe::scalar;
+    json args = {{"instruction", e.pc},
+                 {"start_cycle", e.start_cycle},
+                 {"duration_cycles", e.duration_cycles},
+                 {"completion_cycle", e.completion_cycle},
+                 {"op_index", e.op_index}};
+    if (e.op_index >= 0) args["op"] = op_name(e.op_index);
+    const isa::Instruction& in = (*run.code)[e.core][static_cast<size_t>(e.pc)];
+    std::string name = isa::opcode_name(e.op);
+    const isa::InstrKind kind = isa::instr_info(e.op).kind;
+    if (scalar && kind != isa::InstrKind::barrier && kind != isa::InstrKind::core_barrier) {
+      name = fmt::format("stall: {} queue full", isa::pipe_name(e.queue));
+      args["dispatching"] = isa::opcode_name(e.op);
+    }
+    if (const auto* sync = std::get_if<isa::SyncArgs>(&in.args))
+      args["flag"] = fmt::format("{} -> {} event {}", isa::pipe_name(sync->src),
+                                 isa::pipe_name(sync->dst), sync->event);
+    json x = {{"name", std::move(name)},
+              {"cat", scalar ? "scalar" : isa::pipe_name(e.pipe)},
+              {"ph", "X"},
+              {"pid", e.core},
+              {"tid", int(e.pipe)},
+              {"ts", us(e.start_cycle)},
+              {"dur", us(e.duration_cycles)},
+              {"args", std::move(args)}};
+    if (e.flow_id && flow_ends[e.flow_id] == 2) {
+      x["bind_id"] = e.flow_id;
+      x[kind == isa::InstrKind::set_flag ? "flow_out" : "flow_in"] = true;
+    }
+    events.push_back(std::move(x));
+    if (!scalar && e.op_index >= 0) {
+      auto [it, fresh] =
+          core_ops.try_emplace({e.core, e.op_index}, e.start_cycle, e.completion_cycle);
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, e.start_cycle);
+        it->second.second = std::max(it->second.second, e.completion_cycle);
+      }
+    }
   }
-  json doc = {{"traceEvents", std::move(events)},
-              {"displayTimeUnit", "ns"},
-              {"otherData",
-               {{"time_unit", "core cycles (shown as microseconds)"},
-                {"total_cycles", run.result.total_cycles},
-                {"hw_config", run.hw->name}}}};
-  std::ofstream out(path);
-  if (!out) fail("cannot write the trace file '{}'", path);
-  out << doc.dump() << '\n';
-  if (!out) fail("error while writing the trace file '{}'", path);
+  auto span = [&](size_t pid, int tid, int32_t op, uint64_t begin, uint64_t end) {
+    events.push_back({{"name", op_name(op)},
+                      {"cat", "op"},
+                      {"ph", "X"},
+                      {"pid", pid},
+                      {"tid", tid},
+                      {"ts", us(begin)},
+                      {"dur", us(end - begin)},
+                      {"args",
+                       {{"op_index", op},
+                        {"start_cycle", begin},
+                        {"end_cycle", end},
+                        {"cycles", end - begin}}}});
+  };
+  for (const auto& [key, range] : core_ops)
+    span(key.first, ops_tid, key.second, range.first, range.second);
+  for (size_t op = 0; op < run.op_first_start.size(); ++op)
+    if (run.op_first_start[op] != UINT64_MAX)
+      span(npu_pid, 0, static_cast<int32_t>(op), run.op_first_start[op],
+           run.op_last_completion[op]);
+
+  // DRAM bandwidth: the burst bytes each transfer moves, spread evenly over the cycles the
+  // channel is busy with it, summed per window, as bytes per cycle.
+  const uint64_t total = run.result.total_cycles;
+  const uint64_t window = counter_window_cycles(total);
+  const size_t windows = static_cast<size_t>(total / window + 1);
+  std::vector<double> read(windows, 0.0), write(windows, 0.0);
+  for (const DramTransfer& t : run.dram_transfers) {
+    const double per_cycle =
+        static_cast<double>(t.burst_bytes) / static_cast<double>(t.done_cycle - t.start_cycle);
+    for (uint64_t w = t.start_cycle / window; w * window < t.done_cycle && w < windows; ++w) {
+      const uint64_t lo = std::max(t.start_cycle, w * window);
+      const uint64_t hi = std::min(t.done_cycle, (w + 1) * window);
+      (t.read ? read : write)[w] += per_cycle * static_cast<double>(hi - lo);
+    }
+  }
+  const std::string counter = fmt::format("DRAM bytes per cycle (mean over {} cycles)", window);
+  for (size_t w = 0; w < windows; ++w)
+    events.push_back({{"name", counter},
+                      {"ph", "C"},
+                      {"pid", npu_pid},
+                      {"ts", us(w * window)},
+                      {"args",
+                       {{"read", read[w] / static_cast<double>(window)},
+                        {"write", write[w] / static_cast<double>(window)}}}});
+
+  json doc = {
+      {"traceEvents", std::move(events)},
+      {"displayTimeUnit", "ns"},
+      {"otherData",
+       {{"time_unit",
+         fmt::format("ts and dur are microseconds of simulated time at {} GHz (1 core cycle = {} "
+                     "ns); the viewer shows ns; args give the exact core cycles",
+                     ghz, 1.0 / ghz)},
+        {"clock_ghz", ghz},
+        {"total_cycles", total},
+        {"dram_counter_window_cycles", window},
+        {"hw_config", run.hw->name}}}};
+  // Written whole or not at all: a temporary file renamed over `path`.
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) fail("cannot write the trace file '{}'", path);
+    out << doc.dump() << '\n';
+    if (!out) {
+      std::remove(tmp.c_str());
+      fail("error while writing the trace file '{}'", path);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    fail("cannot write the trace file '{}': {}", path, ec.message());
+  }
 }
 
 }  // namespace tessel::sim

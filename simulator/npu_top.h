@@ -25,6 +25,16 @@ class NpuTop : public sc_core::sc_module {
   /// then the state of every unit of every core. `cycle` is the SystemC time it stopped at.
   std::string deadlock_report(uint64_t cycle) const;
 
+  /// After a run that finished (finished() true, no error), lets every SystemC thread return,
+  /// the last spawned first, one per cycle past the end of the run; the caller then runs
+  /// sc_start() once more. Why: SystemC 2.3 keeps the threads spawned before sc_start in a list
+  /// that its thread destructor searches from the newest entry. Threads still waiting when their
+  /// context is deleted are destroyed oldest first, each destructor walking all the younger ones
+  /// (quadratic in the thread count: at 1,024 cores, 7,168 threads and 25 M list steps per run);
+  /// threads that end newest first are each found at the head. The statistics are final before
+  /// this is called (nothing runs but the threads' returns).
+  void end_processes();
+
   const std::vector<std::unique_ptr<Core>>& cores() const { return cores_; }
 
  private:
@@ -34,10 +44,17 @@ class NpuTop : public sc_core::sc_module {
   std::vector<std::unique_ptr<Core>> cores_;
 };
 
-/// Writes run.trace as Chrome trace-event JSON (chrome://tracing, Perfetto): one process per core
-/// (pid = core), one thread per pipe (tid = isa::Pipe), "X" events with ts/dur in cycles (the
-/// viewer shows 1 cycle as 1 us), name = opcode, args = {op_index, op (graph op name if known),
-/// instruction, completion_cycle}. Throws tessel::Error if the file cannot be written.
+/// Writes run.trace as Chrome trace-event JSON (chrome://tracing, Perfetto; docs/trace.md). Time:
+/// ts/dur are microseconds of simulated time (cycles / (1000 x clock_ghz)), displayTimeUnit "ns"
+/// (at 1 GHz a cycle shows as 1 ns); every event's args give its exact cycles. Per core (pid =
+/// core): an "ops" track (tid 7: each op from its first start to its last completion on that
+/// core), the scalar unit (tid 0: barrier, core_barrier and full-queue stalls) and one track per
+/// pipe (tid = isa::Pipe: "X" events per instruction, name = opcode, args = {op_index, op,
+/// instruction, start_cycle, duration_cycles, completion_cycle, flag}); each set_flag and the
+/// wait_flag it released share a flow (bind_id, flow_out / flow_in). Process pid = cores ("NPU
+/// (all cores)"): the ops over all cores (the report's op cycles) and a DRAM bandwidth counter
+/// (read and write bytes per cycle, mean per window). Written atomically (temporary file +
+/// rename). Throws tessel::Error if the file cannot be written.
 void write_chrome_trace(const std::string& path, const RunState& run,
                         const std::vector<std::string>& op_names);
 

@@ -12,7 +12,9 @@
 
 namespace tessel::sim {
 
-/// One "X" event of the Chrome trace: an instruction's busy interval on its pipe.
+/// One "X" event of the Chrome trace: an instruction's busy interval on its pipe, or (pipe ==
+/// scalar) an interval the scalar unit waited: in a barrier / core_barrier (op is that opcode) or
+/// for a place in a full issue queue (op is the instruction it dispatches, `queue` its pipe).
 struct TraceEvent {
   uint32_t core = 0;
   isa::Pipe pipe = isa::Pipe::scalar;
@@ -22,6 +24,17 @@ struct TraceEvent {
   uint64_t start_cycle = 0;
   uint64_t duration_cycles = 0;  // occupancy (sync instructions: time spent draining / waiting)
   uint64_t completion_cycle = 0;
+  /// set_flag: the flow to the wait_flag it releases; wait_flag: the flow from the set_flag that
+  /// released it (the n-th set of a flag releases its n-th wait); 0: none. Unique per run.
+  uint64_t flow_id = 0;
+  isa::Pipe queue = isa::Pipe::scalar;  // scalar-unit queue stall: the full queue's pipe
+};
+
+/// One DRAM channel transfer (recorded when tracing): the channel busy from start to done moving
+/// `burst_bytes` (npu::dma_gm_burst_bytes).
+struct DramTransfer {
+  uint64_t start_cycle = 0, done_cycle = 0, burst_bytes = 0;
+  bool read = true;  // GM -> core
 };
 
 /// Everything one run's modules share. Times are core cycles (1 SystemC time unit = 1 cycle).
@@ -36,9 +49,13 @@ struct RunState {
   std::vector<uint64_t> op_first_start;      // per op_index, UINT64_MAX when never started
   std::vector<uint64_t> op_last_completion;  // per op_index
   std::vector<TraceEvent> trace;             // filled only when options->trace_path is set
+  std::vector<DramTransfer> dram_transfers;  // likewise
   bool tracing = false;
 
   std::exception_ptr error;  // first exception raised inside a SystemC process
+  /// Set after a run finished: every process returns when its idle event fires
+  /// (NpuTop::end_processes).
+  bool ending = false;
 
   /// Records the exception (first one wins) and stops the simulation.
   void fail_with(std::exception_ptr e);

@@ -65,12 +65,12 @@ void Simulator::load(const isa::Program& program) {
   if (hw_.cores > 0 && program.cores.size() > static_cast<size_t>(hw_.cores))
     fail("program '{}' has {} core streams but the hardware config '{}' has {} cores", program.name,
          program.cores.size(), hw_.name, hw_.cores);
-  if (hw_.dram.capacity_bytes > 0 &&
+  const bool image = options_.functional || !options_.skip_gm_image;
+  if (image && hw_.dram.capacity_bytes > 0 &&
       program.gm_bytes > static_cast<uint64_t>(hw_.dram.capacity_bytes))
     fail("program '{}' needs {} bytes of GM but memory.dram.capacity_bytes is {} ({})",
          program.name, program.gm_bytes, hw_.dram.capacity_bytes,
          hw_.source_file.empty() ? std::string("config built in code") : hw_.source_file);
-  const bool image = options_.functional || !options_.skip_gm_image;
   std::vector<uint8_t> gm(image ? program.gm_bytes : 0, 0);
   for (const isa::GmBuffer& b : program.buffers) {
     if (b.address + b.bytes > program.gm_bytes || b.address + b.bytes < b.address)
@@ -141,6 +141,11 @@ SimResult Simulator::run() {
         run.result.cores[c].finish_cycle = f;
         run.result.total_cycles = std::max(run.result.total_cycles, f);
       }
+      // Let the threads end, newest first, so the context's teardown is linear in their number
+      // (NpuTop::end_processes). A stopped run (error) or a deadlock skips this: its teardown
+      // pays the quadratic list walk, once.
+      top->end_processes();
+      sc_core::sc_start();
     }
     top.reset();  // modules before their context
   }

@@ -23,8 +23,10 @@ struct SimOptions {
   uint64_t max_cycles = 0;  // 0: unlimited; otherwise stop with tessel::Error when exceeded
   /// Timing-only runs whose caller never reads or writes GM contents (e.g. the compiler's
   /// measured tile selection): load() checks the buffers but builds no GM image, so a short
-  /// kernel of a large model does not pay for zero-filling the model's whole GM. Ignored when
-  /// `functional`; write_gm/read_gm then fail.
+  /// kernel of a large model does not pay for zero-filling the model's whole GM, and skips the
+  /// memory.dram.capacity_bytes check (such a run measures one kernel; the caller checks the
+  /// whole program's GM need, e.g. driver::compile_for_npu). Ignored when `functional`;
+  /// write_gm/read_gm then fail.
   bool skip_gm_image = false;
 };
 
@@ -80,7 +82,8 @@ class Simulator {
   /// Loads the program (its instruction streams are copied; `program` need not outlive this):
   /// sizes GM to program.gm_bytes (zero-filled) and writes every constant buffer's init bytes.
   /// Throws tessel::Error if it does not fit the configured DRAM capacity (when
-  /// hw.dram.capacity_bytes > 0), has more cores than hw.cores, or a buffer lies outside GM.
+  /// hw.dram.capacity_bytes > 0 and not skip_gm_image), has more cores than hw.cores, or a
+  /// buffer lies outside GM.
   void load(const isa::Program& program);
   /// Writes/reads raw bytes of GM (e.g. inputs before run(), outputs after). Throws tessel::Error
   /// for a range outside GM.

@@ -4,10 +4,15 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -16,6 +21,7 @@
 #include "compiler/backend/cpu/compile.h"
 #include "compiler/driver/compare.h"
 #include "compiler/driver/experiment.h"
+#include "compiler/driver/hw_json.h"
 #include "compiler/driver/report.h"
 #include "compiler/driver/runner.h"
 #include "compiler/frontend/onnx_import.h"
@@ -68,6 +74,16 @@ std::map<std::string, std::vector<double>> parse_input_values(
 }
 
 graph_passes::PipelineOptions pipeline_options(const GraphPassArgs& args, std::ostream& diag) {
+  // With no pass running, naming passes to skip or to print after would be silently ignored.
+  if (args.none && !args.disable.empty())
+    fail("--disable-pass {} has no effect with --no-graph-passes (no pass runs); give one of them",
+         args.disable.front());
+  if (args.none && !args.print_ir_after.empty())
+    fail(
+        "--print-ir-after {} has no effect with --no-graph-passes (no pass runs); give one of them",
+        args.print_ir_after.front());
+  if (args.none && args.print_ir_after_change)
+    fail("--print-ir-after-change has no effect with --no-graph-passes (no pass runs)");
   graph_passes::PipelineOptions o;
   o.enabled = !args.none;
   o.disabled.insert(args.disable.begin(), args.disable.end());
@@ -297,6 +313,56 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   }
 }
 
+namespace {
+
+/// SIGINT during a multi-run experiment (RunInterrupt): the first one lets the run in progress
+/// finish and then stops the experiment; the handler resets itself, so a second SIGINT ends the
+/// process at once (the report, rewritten after every run, still holds the runs that finished).
+volatile std::sig_atomic_t g_interrupted = 0;
+
+extern "C" void on_sigint(int) {
+  g_interrupted = 1;
+  static const char msg[] =
+      "\ntessel: interrupted: finishing the run in progress, then writing what finished (press "
+      "Ctrl-C again to stop at once)\n";
+  const ssize_t ignored = ::write(2, msg, sizeof msg - 1);
+  (void)ignored;
+}
+
+/// Installs on_sigint (one-shot: SA_RESETHAND) for its lifetime, restoring the previous action.
+class RunInterrupt {
+ public:
+  explicit RunInterrupt(bool enable) : enabled_(enable) {
+    if (!enabled_) return;
+    g_interrupted = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &sa, &previous_);
+  }
+  ~RunInterrupt() {
+    if (enabled_) sigaction(SIGINT, &previous_, nullptr);
+  }
+  bool requested() const { return enabled_ && g_interrupted != 0; }
+  RunInterrupt(const RunInterrupt&) = delete;
+  RunInterrupt& operator=(const RunInterrupt&) = delete;
+
+ private:
+  bool enabled_;
+  struct sigaction previous_ {};
+};
+
+/// How an experiment's messages say to bind an unbound model input: its `inputs` key.
+std::string experiment_bind_hint(const std::string& name, const std::string& dims) {
+  std::string list = dims;
+  for (size_t p = 0; (p = list.find(',', p)) != std::string::npos; p += 2) list.replace(p, 1, ", ");
+  return fmt::format("the experiment key inputs.{}, e.g. inputs: {{{}: {{shape: [{}]}}}}", name,
+                     name, list);
+}
+
+}  // namespace
+
 int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out, std::ostream& err,
                    const std::string& command) {
   OutputGuard guard;
@@ -308,6 +374,13 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
       fail("--report '{}' and --trace '{}' are the same file: the report would overwrite the trace",
            args.report_path, args.trace_path);
     const graph_passes::PipelineOptions cli_passes = pipeline_options(args.passes, err);
+    if (!args.trace_path.empty() &&
+        std::none_of(ex.runs.begin(), ex.runs.end(),
+                     [](const RunSpec& r) { return r.target == Target::npu; }))
+      fail(
+          "--trace '{}': no run of {} targets the NPU (the trace is a timeline of the NPU's "
+          "pipes; run '{}' has target {})",
+          args.trace_path, ex.source, ex.runs.front().name, target_name(ex.runs.front().target));
     // Prepare every run (inputs, model, hardware config) before running any, so a mistake in a
     // later run is reported before minutes of simulation.
     struct Prepared {
@@ -323,6 +396,17 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
       const std::string where =
           ex.runs.size() == 1 ? ex.source : fmt::format("{}: run '{}'", ex.source, r.name);
       std::map<std::string, std::vector<double>> values;  // inputs bound at compile time
+      // Graph-pass settings of the command line and of the file that would silently cancel.
+      if (!cli_passes.enabled && !r.disabled_passes.empty())
+        fail(
+            "{}: graph_passes: {{disable: [{}, ...]}} has no effect with --no-graph-passes (no "
+            "pass runs); drop one of them",
+            where, r.disabled_passes.front());
+      if (!r.graph_passes && !args.passes.disable.empty())
+        fail(
+            "{}: --disable-pass {} has no effect: the experiment sets graph_passes: none (no pass "
+            "runs); drop one of them",
+            where, args.passes.disable.front());
       for (const auto& [name, spec] : r.inputs) {
         if (spec.has_value) {
           values[name] = spec.value;
@@ -338,7 +422,9 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
       passes.disabled.insert(r.disabled_passes.begin(), r.disabled_passes.end());
       passes.available = target_ops(r.target);
       try {
-        p.graph = load_model(r.model, p.shapes, passes, values);
+        // `tessel sim` binds its shapes with --input-shape (checked before it gets here).
+        p.graph = load_model(r.model, p.shapes, passes, values,
+                             command == "sim" ? nullptr : experiment_bind_hint);
       } catch (const Error& e) {
         fail("{}: {}", where, e.what());
       }
@@ -357,11 +443,16 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
         }
       }
     }
-    json report = {
-        {"tool", "tessel"}, {"command", command}, {"experiment", ex.source}, {"name", ex.name}};
-    json runs = json::array();
+    // A multi-run experiment stopped by SIGINT keeps the runs that finished: the report is
+    // rewritten after every run ("complete": false until the last one).
+    RunInterrupt interrupt(ex.runs.size() > 1);
+    json report = {{"tool", "tessel"},      {"command", command}, {"experiment", ex.source},
+                   {"name", ex.name},       {"complete", false},  {"runs_planned", ex.runs.size()},
+                   {"runs", json::array()}, {"pass", true}};
     bool all_pass = true;
+    size_t finished = 0;
     for (size_t ri = 0; ri < ex.runs.size(); ++ri) {
+      if (interrupt.requested()) break;
       const RunSpec& r = ex.runs[ri];
       Prepared& p = prepared[ri];
       const npu::HwConfig& hw = p.hw;
@@ -377,6 +468,16 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
                                                      tp.extension().string()))
                                     .string();
         guard.files.push_back(opts.trace_path);
+      }
+      // Compile before printing anything about the run: an op that does not compile or a model
+      // that does not fit the GM is an error with nothing of this run on stdout.
+      if (r.target == Target::npu) {
+        try {
+          opts.compiled = std::make_shared<CompiledNpu>(
+              compile_for_npu(*p.graph, hw, opts.compile, "model " + r.model));
+        } catch (const Error& e) {
+          fail("{}{}", ex.runs.size() == 1 ? "" : fmt::format("run '{}': ", r.name), e.what());
+        }
       }
       std::string in_text;
       for (const auto& [n, sh] : p.shapes)
@@ -402,14 +503,10 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
       rj["graph_passes"] = {{"enabled", cli_passes.enabled && r.graph_passes},
                             {"disabled", skipped}};
       if (result.npu) {
-        rj["hw"] = {{"name", hw.name},
-                    {"file", hw.source_file},
-                    {"cores", hw.cores},
-                    {"clock_ghz", hw.clock_ghz},
-                    {"dram_bytes_per_cycle", hw.dram.bytes_per_cycle},
-                    {"dram_burst_bytes", hw.dram.burst_bytes}};
+        rj["hw"] = hw_report_json(hw);
+        // The overrides as the config holds them (typed as in the YAML: "cores": 2, not "2").
         json hw_set = json::object();
-        for (const auto& o : r.hw_set) hw_set[o.key] = o.value;
+        for (const auto& o : r.hw_set) hw_set[o.key] = hw_config_value(rj["hw"], o.key);
         rj["hw_set"] = hw_set;
         rj["schedule"] = {{"double_buffer", r.double_buffer}, {"multicore", r.multicore}};
         json nj = npu_run_json(*result.npu, hw);
@@ -445,12 +542,30 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
           outs.push_back({{"name", n}, {"shape", t.shape()}});
         rj["outputs"] = outs;
       }
-      runs.push_back(rj);
+      report["runs"].push_back(rj);
+      report["pass"] = all_pass;
+      ++finished;
+      report["complete"] = finished == ex.runs.size();
+      // After every run of a multi-run experiment (what finished survives a second SIGINT or a
+      // kill); a single run writes once, below.
+      if (ex.runs.size() > 1 && finished < ex.runs.size()) {
+        if (finished == 1) guard.files.push_back(args.report_path);
+        write_report(args.report_path, report);
+      }
       out << "\n";
     }
-    report["runs"] = runs;
-    report["pass"] = all_pass;
     write_report(args.report_path, report);
+    if (finished < ex.runs.size()) {
+      guard.keep = true;
+      out << fmt::format(
+          "interrupted: {} of {} runs finished{}\n", finished, ex.runs.size(),
+          args.report_path.empty()
+              ? std::string()
+              : fmt::format("; report written to {} (\"complete\": false)", args.report_path));
+      err << fmt::format("error: interrupted (SIGINT) after {} of {} runs\n", finished,
+                         ex.runs.size());
+      return 130;
+    }
     if (!args.report_path.empty()) out << "report written to " << args.report_path << "\n";
     guard.keep = true;
     return all_pass ? 0 : 1;
@@ -482,7 +597,7 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
     graph_passes::PipelineOptions passes = pipeline_options(args.passes, err);
     passes.available = target_ops(target);
     json report = {{"tool", "tessel"}, {"command", "check"}, {"target", target_name(target)}};
-    if (target == Target::npu) report["hw"] = {{"name", hw.name}, {"file", hw.source_file}};
+    if (target == Target::npu) report["hw"] = hw_report_json(hw);
     json cases = json::array();
     bool all_pass = true;
     int errors = 0;

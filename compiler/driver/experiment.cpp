@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "compiler/driver/zoo.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/support/error.h"
+#include "compiler/support/suggest.h"
 #include "passes/graph/pass_manager.h"
 
 namespace tessel::driver {
@@ -56,7 +58,7 @@ class Parser {
         std::string list;
         for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
         error(kv.first, where.empty() ? k : where + "." + k,
-              fmt::format("unknown key (allowed: {})", list));
+              fmt::format("unknown key{} (allowed: {})", did_you_mean(k, allowed), list));
       }
     }
   }
@@ -237,9 +239,9 @@ class Parser {
       for (const auto& s : r) {
         const std::string v = str(s, key("report"));
         if (std::find(kReportSections.begin(), kReportSections.end(), v) == kReportSections.end())
-          error(
-              s, key("report"),
-              fmt::format("'{}' is not a report section (summary, pipes, memory, ops, check)", v));
+          error(s, key("report"),
+                fmt::format("'{}' is not a report section{} (summary, pipes, memory, ops, check)",
+                            v, did_you_mean(v, kReportSections)));
         run.report.push_back(v);
       }
     }
@@ -267,7 +269,9 @@ class Parser {
       if (std::find(names.begin(), names.end(), name) == names.end()) {
         std::string list;
         for (const auto& p : names) list += (list.empty() ? "" : ", ") + p;
-        error(e, key + ".disable", fmt::format("unknown graph pass '{}' (passes: {})", name, list));
+        error(e, key + ".disable",
+              fmt::format("unknown graph pass '{}'{} (passes: {})", name, did_you_mean(name, names),
+                          list));
       }
       run.disabled_passes.push_back(name);
     }
@@ -288,6 +292,12 @@ class Parser {
     if (run.target != Target::npu && n["schedule"])
       error(n["schedule"], where.empty() ? "schedule" : where + ".schedule",
             "schedule knobs apply to target npu only");
+    if (run.timing_only && run.target != Target::npu)
+      error(n["timing_only"] ? n["timing_only"] : n,
+            where.empty() ? "timing_only" : where + ".timing_only",
+            fmt::format("timing_only applies to target npu only (this run's target is {}: it "
+                        "computes the values in any case); remove it or set target: npu",
+                        target_name(run.target)));
     if (run.timing_only && run.check)
       error(n, where.empty() ? "timing_only" : where,
             "timing_only computes no values: set check: none");
@@ -311,12 +321,19 @@ class Parser {
       const YAML::Node runs = root["runs"];
       if (!runs.IsSequence() || runs.size() == 0)
         error(runs, "runs", "expected a non-empty list of runs");
+      std::map<std::string, size_t> run_index;  // run name -> first run with it
       for (size_t i = 0; i < runs.size(); ++i) {
         RunSpec r = base;
         const std::string where = fmt::format("runs[{}]", i);
         run_keys(runs[i], where, r, false);
         if (r.name.empty() || r.name == base.name) r.name = fmt::format("{}#{}", ex.name, i);
         finish(runs[i], where, r);
+        const auto [it, fresh] = run_index.emplace(r.name, i);
+        if (!fresh)
+          error(runs[i]["name"] ? runs[i]["name"] : runs[i], where + ".name",
+                fmt::format("run name '{}' is already the name of runs[{}]; the report and the "
+                            "output name runs by their names, so each must be unique",
+                            r.name, it->second));
         ex.runs.push_back(r);
       }
     } else {

@@ -49,13 +49,15 @@ const char* target_name(Target t) {
   return "?";
 }
 
-std::unique_ptr<Graph> load_model(const std::string& path,
-                                  const std::map<std::string, Shape>& input_shapes,
-                                  const graph_passes::PipelineOptions& passes,
-                                  const std::map<std::string, std::vector<double>>& input_values) {
+std::unique_ptr<Graph> load_model(
+    const std::string& path, const std::map<std::string, Shape>& input_shapes,
+    const graph_passes::PipelineOptions& passes,
+    const std::map<std::string, std::vector<double>>& input_values,
+    const std::function<std::string(const std::string&, const std::string&)>& bind_hint) {
   frontend::ImportOptions opts;
   opts.input_shapes = input_shapes;
   opts.input_values = input_values;
+  opts.bind_hint = bind_hint;
   std::unique_ptr<Graph> graph;
   if (path.rfind("zoo:", 0) == 0) {
     // A zoo model, built in memory at the batch the input shape asks for (dim 0; default 1). The
@@ -92,6 +94,24 @@ graph_passes::OpAvailable target_ops(Target target) {
     return std::set<std::string>(list.begin(), list.end());
   }());
   return [ops](const std::string& op) { return ops->count(op) != 0; };
+}
+
+CompiledNpu compile_for_npu(const Graph& graph, const npu::HwConfig& hw,
+                            const npu_backend::NpuCompileOptions& options,
+                            const std::string& model) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CompiledNpu c;
+  c.module = npu_backend::compile_npu(graph, hw, options);
+  c.seconds = seconds_since(t0);
+  const uint64_t need = c.module.program.gm_bytes;
+  if (hw.dram.capacity_bytes > 0 && need > static_cast<uint64_t>(hw.dram.capacity_bytes))
+    fail(
+        "{} needs {} bytes of GM (its inputs, outputs, weights and intermediate values as the "
+        "compiler placed them), more than memory.dram.capacity_bytes = {} of the hardware config "
+        "{}",
+        model, need, hw.dram.capacity_bytes,
+        hw.source_file.empty() ? std::string("built in code") : "'" + hw.source_file + "'");
+  return c;
 }
 
 RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
@@ -146,9 +166,14 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
            shape_to_string(it->second.shape()), shape_to_string(v->shape));
   }
   NpuRun run;
-  const auto tc = std::chrono::steady_clock::now();
-  run.module = npu_backend::compile_npu(graph, *hw, options.compile);
-  run.compile_seconds = seconds_since(tc);
+  if (options.compiled) {
+    run.module = std::move(options.compiled->module);
+    run.compile_seconds = options.compiled->seconds;
+  } else {
+    CompiledNpu c = compile_for_npu(graph, *hw, options.compile, "model '" + graph.name + "'");
+    run.module = std::move(c.module);
+    run.compile_seconds = c.seconds;
+  }
   sim::SimOptions so;
   so.functional = !options.timing_only;
   so.trace_path = options.trace_path;

@@ -1,6 +1,7 @@
 // Running a model on a target: load (ONNX import with bound input shapes), compile, execute.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,22 +27,43 @@ const char* target_name(Target t);
 /// dims), then runs the graph pass pipeline (passes/graph/pass_manager.h) with `passes`: by default
 /// every pass, with every registered op available to the pattern fusions. Throws tessel::Error from
 /// the import or the pipeline (an unknown pass name, a pass that broke the graph). `input_values`
-/// binds inputs to values at compile time (frontend::ImportOptions::input_values).
+/// binds inputs to values at compile time (frontend::ImportOptions::input_values). `bind_hint`
+/// words the message for an unbound input (frontend::ImportOptions::bind_hint; empty: the CLI's
+/// --input-shape).
 std::unique_ptr<Graph> load_model(
     const std::string& path, const std::map<std::string, Shape>& input_shapes,
     const graph_passes::PipelineOptions& passes = {},
-    const std::map<std::string, std::vector<double>>& input_values = {});
+    const std::map<std::string, std::vector<double>>& input_values = {},
+    const std::function<std::string(const std::string&, const std::string&)>& bind_hint = {});
 
 /// The ops `target` executes, for PipelineOptions::available: every registered op on ref (the
 /// reference interpreter); on the compiled targets the ops with a compute definition
 /// (lower::compute_ops()), so the pattern fusions only form ops the backend compiles.
 graph_passes::OpAvailable target_ops(Target target);
 
+/// What compile_for_npu returns: the module and the host seconds the compile took.
+struct CompiledNpu {
+  npu_backend::NpuModule module;
+  double seconds = 0;
+};
+
+/// Compiles `graph` for the NPU (npu_backend::compile_npu) and checks its GM footprint (inputs,
+/// outputs, constants and every intermediate value as planned) against
+/// memory.dram.capacity_bytes when the config gives one. Throws tessel::Error naming `model`
+/// (the file or zoo:NAME the user gave), the bytes needed and the capacity, and the config file;
+/// and whatever compile_npu throws.
+CompiledNpu compile_for_npu(const Graph& graph, const npu::HwConfig& hw,
+                            const npu_backend::NpuCompileOptions& options,
+                            const std::string& model);
+
 struct RunOptions {
   bool timing_only = false;      // NPU: simulate timing only (outputs are not computed)
   std::string trace_path;        // NPU: Chrome/Perfetto trace of the pipes
   bool read_all_values = false;  // NPU: also return every value computed on the NPU (debugging)
   npu_backend::NpuCompileOptions compile;
+  /// NPU: the module compile_for_npu already built for this graph and config (moved from; then
+  /// `compile` is not used). Null: run_model compiles, naming the graph in a GM capacity error.
+  std::shared_ptr<CompiledNpu> compiled;
 };
 
 /// What an NPU run produced besides the outputs.

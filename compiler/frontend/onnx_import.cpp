@@ -270,6 +270,12 @@ class Importer {
   Importer(const onnx::ModelProto& model, const ImportOptions& options)
       : model_(model), options_(options) {}
 
+  /// How to bind input `name` whose model dims are `dims` (ImportOptions::bind_hint).
+  std::string bind_hint(const std::string& name, const std::string& dims) const {
+    if (options_.bind_hint) return options_.bind_hint(name, dims);
+    return fmt::format("--input-shape {}={}", name, dims);
+  }
+
   std::unique_ptr<Graph> run() {
     read_opset();
     const onnx::GraphProto& gp = model_.graph();
@@ -399,10 +405,8 @@ class Importer {
       }
       if (!tt.has_shape()) {
         if (bound == options_.input_shapes.end()) {
-          fail(
-              "graph input '{}' has no shape in the model; give its static shape with "
-              "--input-shape {}=D0,D1,...",
-              name, name);
+          fail("graph input '{}' has no shape in the model; give its static shape with {}", name,
+               bind_hint(name, "D0,D1,..."));
         }
       } else {
         const auto& sp = tt.shape();
@@ -441,9 +445,9 @@ class Importer {
                                              ? fmt::format("dim '{}'", d.dim_param())
                                              : std::string("an unnamed dim");
             fail(
-                "graph input '{}' axis {} is dynamic ({}); bind it with --input-shape {}={}, "
-                "replacing each ? by a positive size",
-                name, a, dim_name, name, fmt::join(dims_text, ","));
+                "graph input '{}' axis {} is dynamic ({}); bind it with {}, replacing each ? by "
+                "a positive size",
+                name, a, dim_name, bind_hint(name, fmt::format("{}", fmt::join(dims_text, ","))));
           }
         }
       }

@@ -18,6 +18,7 @@
 // bfloat16 tensors), tessel::Error otherwise.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -36,6 +37,10 @@ struct ImportOptions {
   /// the sample rate. The input is then no longer a runtime input of the graph. Errors name the
   /// input: not a runtime input, a wrong count, a value its dtype cannot hold exactly.
   std::map<std::string, std::vector<double>> input_values;
+  /// How the messages for an unbound input say to bind it, given the input's name and the
+  /// model's dims ("1,3,?,?", '?' where dynamic; "D0,D1,..." when the model has no shape).
+  /// Empty: "--input-shape NAME=DIMS" (the CLI's flag); an experiment names its own key.
+  std::function<std::string(const std::string& name, const std::string& dims)> bind_hint;
 };
 
 /// Loads an .onnx file. Throws tessel::Error on a missing/corrupt file, an unsupported opset

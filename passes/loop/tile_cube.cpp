@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -153,6 +154,33 @@ struct CostModel {
     return hw.core.vector.pipeline_latency_cycles + bytes / hw.core.vector.width_bytes;
   }
 };
+
+/// For the "no tile fits" errors: one scratchpad, the bytes a tile needs there at least (all its
+/// copies) and the bytes the config gives.
+struct BufferNeed {
+  const char* buffer;  // key under core.buffers_bytes
+  int64_t need, have;
+  bool halved;  // double buffering keeps two copies here
+};
+
+/// "needs 2048 bytes of L0A (2 copies of 1024: double buffering), more than
+/// core.buffers_bytes.l0a = 1024" for each buffer of `needs` that is too small, joined by "; ".
+std::string shortfall_text(const std::vector<BufferNeed>& needs) {
+  std::string out;
+  for (const BufferNeed& b : needs) {
+    if (b.need <= b.have) continue;
+    std::string upper = b.buffer;
+    for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    out += fmt::format(
+        "{}needs {} bytes of {}{}, more than core.buffers_bytes.{} = {}", out.empty() ? "" : "; ",
+        b.need, upper,
+        b.halved ? fmt::format(" (2 copies of {}: double buffering)", b.need / 2) : std::string(),
+        b.buffer, b.have);
+  }
+  if (out.empty())
+    out = "fits every buffer by itself, yet no tiling was found (please report this)";
+  return out;
+}
 
 struct ConvGeom {
   int64_t n, cin, h, w, cout, cg, cout_g, groups, kh, kw, oh, ow;
@@ -425,8 +453,27 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
             c.ht = std::min<int64_t>(lo, ceil_div(g.oh, std::min<int64_t>(g.oh, cores)));
             consider(c);
           }
-    if (best.mt == 0)
-      fail("kernel {}: no convolution tile fits the scratchpads (core.buffers_bytes)", spec.name);
+    if (best.mt == 0) {
+      // Name what the smallest tile lacks: mts.front() output channels, kcs.back() input
+      // channels, one output pixel, its L0 sub-tile (one K chunk of those channels, one row).
+      const int64_t mt = mts.front(), kc = kcs.back();
+      const int64_t mr = round_up(mt, m0), kk0 = round_up(kc * khw, k0);
+      const int64_t window = copies * align32(kc * g.in_h(1) * g.in_w(1) * es);
+      const int64_t weights = std::min(align32(mt * g.cg * khw * es),  // resident: one copy
+                                       copies * align32(mt * kc * khw * es));
+      const auto& b = hw.core.buffers_bytes;
+      const std::vector<BufferNeed> needs = {
+          {"l1", window + weights, b.l1, false},
+          {"l0a", copies * kk0 * mr * es, b.l0a, db},
+          {"l0b", copies * kk0 * n0 * es, b.l0b, db},
+          {"l0c", copies * mr * n0 * acc_bytes, b.l0c, db},
+          {"ub", copies * em.footprint_bytes({1, mt, 1, 1}), b.ub, db}};
+      fail(
+          "kernel {}: no convolution tile fits the scratchpads: the smallest ({} output channels "
+          "x {} input channel{} x 1 output pixel, {}x{} kernel{}) {}",
+          spec.name, mt, kc, kc > 1 ? "s" : "", g.kh, g.kw, db ? ", double-buffered" : "",
+          shortfall_text(needs));
+    }
     if (candidates) {
       // The estimate ranks well between similar tilings but not always between loop structures:
       // offer the best few overall plus the best of every (mt, weights) structure.
@@ -749,8 +796,21 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
             best = c;
           }
         }
-    if (best.mt == 0)
-      fail("kernel {}: no matmul tile fits the scratchpads (core.buffers_bytes)", spec.name);
+    if (best.mt == 0) {
+      // Name what the smallest tile (mts.front() x nts.front(), one element of K) lacks.
+      const int64_t mt = mts.front(), nt = nts.front(), copies = db ? 2 : 1;
+      const auto& b = hw.core.buffers_bytes;
+      const std::vector<BufferNeed> needs = {
+          {"l1", copies * (align32(mt * es) + align32(nt * es)), b.l1, db},
+          {"l0a", copies * round_up(mt, m0) * round_up(1, k0) * es, b.l0a, db},
+          {"l0b", copies * round_up(1, k0) * round_up(nt, n0) * es, b.l0b, db},
+          {"l0c", copies * round_up(mt, m0) * round_up(nt, n0) * acc_bytes, b.l0c, db},
+          {"ub", copies * em.footprint_bytes(out_ext(mt, nt)), b.ub, db}};
+      fail(
+          "kernel {}: no matmul tile fits the scratchpads: the smallest ({} x {} outputs, K chunk "
+          "of 1{}) {}",
+          spec.name, mt, nt, db ? ", double-buffered" : "", shortfall_text(needs));
+    }
     if (candidates) {
       std::stable_sort(ranked.begin(), ranked.end(),
                        [](const auto& a, const auto& b) { return a.first < b.first; });

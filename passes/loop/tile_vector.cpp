@@ -20,27 +20,46 @@ namespace L = tessel::loop;
 
 namespace {
 
+/// For error messages: why a tile may use `budget` bytes of UB, and what UB a tile of `need`
+/// bytes would take ("... more than the 512 available: core.buffers_bytes.ub = 1024 halved by
+/// double buffering ...; it fits with core.buffers_bytes.ub >= 9280").
+struct UbBudget {
+  int64_t ub = 0;
+  bool double_buffer = true;
+  int64_t bytes() const { return double_buffer ? ub / 2 : ub; }
+  std::string over(int64_t need) const {
+    return fmt::format(
+        "{} bytes of UB, more than the {} available: core.buffers_bytes.ub = {}{}; it fits with "
+        "core.buffers_bytes.ub >= {}",
+        need, bytes(), ub,
+        double_buffer ? " halved by double buffering (two copies of every tile buffer)"
+                      : " (single-buffered)",
+        double_buffer ? 2 * need : need);
+  }
+};
+
 /// Analytic tile choice: see the file comment. Axis 1 takes multiples of `c_align` channels (or
 /// all of them): the whole C0 blocks of NC1HWC0 tensors.
-std::vector<int64_t> choose_tile(const TileEmitter& em, const Shape& shape, int64_t budget,
+std::vector<int64_t> choose_tile(const TileEmitter& em, const Shape& shape, const UbBudget& ub,
                                  const std::string& name, int64_t c_align) {
+  const int64_t budget = ub.bytes();
   const size_t rank = shape.size();
   std::vector<int64_t> tile(rank, 1);
   if (c_align > 1) tile[1] = std::min(c_align, shape[1]);
   if (em.footprint_bytes(tile) > budget)
     throw Unsupported(fmt::format(
-        "kernel {}: even a 1-element tile needs {} bytes of UB, more than the {} available "
-        "(core.buffers_bytes.ub); a reduction axis is too long for one tile",
-        name, em.footprint_bytes(tile), budget));
+        "kernel {}: even its smallest tile {} (one element per axis{}; the axes a stage reduces "
+        "over are whole) needs {}",
+        name, shape_to_string(tile), c_align > 1 ? ", whole C0 channel blocks" : "",
+        ub.over(em.footprint_bytes(tile))));
   for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
     tile[d] = shape[d];
     if (em.footprint_bytes(tile) <= budget) continue;
     if (!em.can_tile_axis(d, tile))
       fail(
-          "kernel {}: axis {} (extent {}) must stay whole in one tile (a stage reduces over it) "
-          "but "
-          "does not fit the {} bytes of UB (core.buffers_bytes.ub)",
-          name, d, shape[d], budget);
+          "kernel {}: axis {} (extent {}) must stay whole in one tile (a stage reduces over it): "
+          "the tile {} needs {}",
+          name, d, shape[d], shape_to_string(tile), ub.over(em.footprint_bytes(tile)));
     // Binary search over units of g elements (g = c_align on the channel axis, else 1).
     const int64_t g = d == 1 && c_align > 1 ? c_align : 1;
     int64_t lo = 1, hi = (shape[d] + g - 1) / g;  // lo * g fits, hi * g does not
@@ -51,10 +70,9 @@ std::vector<int64_t> choose_tile(const TileEmitter& em, const Shape& shape, int6
     }
     tile[d] = std::min(lo * g, shape[d]);
     if (em.footprint_bytes(tile) > budget)
-      throw Unsupported(fmt::format(
-          "kernel {}: a tile of {} channels (whole NC1HWC0 blocks) does not fit the {} bytes of "
-          "UB",
-          name, tile[d], budget));
+      throw Unsupported(
+          fmt::format("kernel {}: a tile of {} channels (whole NC1HWC0 blocks) needs {}", name,
+                      tile[d], ub.over(em.footprint_bytes(tile))));
     break;
   }
   return tile;
@@ -66,7 +84,8 @@ L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs
   TileEmitter em(spec, target);
   const Shape& shape = spec.out->shape;
   const bool db = knobs ? knobs->double_buffer : true;
-  const int64_t budget = target.hw->core.buffers_bytes.ub / (db ? 2 : 1);
+  const UbBudget ub{target.hw->core.buffers_bytes.ub, db};
+  const int64_t budget = ub.bytes();
   // NC1HWC0 tensors (graph pass layout_nc1hwc0) move in C0-channel blocks: channel tiles are
   // multiples of C0 (or the whole axis). Only [N, C, H, W] kernels read or write them.
   int64_t c_align = 1;
@@ -90,10 +109,10 @@ L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs
       fail("kernel {}: tile[1] = {} channels; its NC1HWC0 tensors need a multiple of {}", spec.name,
            tile[1], c_align);
     if (em.footprint_bytes(tile) > budget)
-      fail("kernel {}: tile {} needs {} bytes of UB, more than {}", spec.name,
-           shape_to_string(tile), em.footprint_bytes(tile), budget);
+      fail("kernel {}: tile {} needs {}", spec.name, shape_to_string(tile),
+           ub.over(em.footprint_bytes(tile)));
   } else {
-    tile = choose_tile(em, shape, budget, spec.name, c_align);
+    tile = choose_tile(em, shape, ub, spec.name, c_align);
   }
   // Multicore: the tiles of one axis are distributed over the cores. When the tile leaves fewer
   // tiles than cores, the outermost axis with at least as many elements as cores (else the

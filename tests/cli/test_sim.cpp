@@ -107,7 +107,7 @@ TEST(SimCli, HwSetCoresChangesTheCoreCount) {
   ASSERT_TRUE(one.contains("hw"));
   EXPECT_EQ(one["hw"]["cores"], 1);
   EXPECT_EQ(one["per_core"].size(), 1u);
-  EXPECT_EQ(one["hw_set"]["cores"], "1");
+  EXPECT_EQ(one["hw_set"]["cores"], 1);  // typed as in the YAML, not the text "1"
   EXPECT_EQ(four["per_core"].size(), 4u);
   EXPECT_GT(one["total_cycles"].get<uint64_t>(), four["total_cycles"].get<uint64_t>());
 }

@@ -334,10 +334,15 @@ TEST(Experiment, RunHonoursTheKeyAndTheFlags) {
   ASSERT_EQ(driver::cmd_run(args, out, err), 0) << out.str() << err.str();
   EXPECT_NE(err.str().find("  fuse_layer_norm   disabled"), std::string::npos) << err.str();
   EXPECT_NE(err.str().find("  fold_batchnorm    no"), std::string::npos) << err.str();
-  args.passes.none = true;  // --no-graph-passes wins over the file
+  // --no-graph-passes would silently drop the file's disable list: an error naming both.
+  args.passes.none = true;
   std::ostringstream out2, err2;
-  ASSERT_EQ(driver::cmd_run(args, out2, err2), 0) << err2.str();
-  EXPECT_EQ(err2.str(), "");
+  ASSERT_EQ(driver::cmd_run(args, out2, err2), 2) << err2.str();
+  EXPECT_NE(err2.str().find("graph_passes: {disable: [fuse_layer_norm, ...]} has no effect with "
+                            "--no-graph-passes"),
+            std::string::npos)
+      << err2.str();
+  EXPECT_EQ(out2.str(), "");
 }
 
 TEST(Flags, CheckAndRunTakeTheFlags) {
@@ -347,10 +352,12 @@ TEST(Flags, CheckAndRunTakeTheFlags) {
   EXPECT_NE(c.out.find("PASS"), std::string::npos) << c.out;
   EXPECT_NE(c.err.find("  fuse_layer_norm   disabled"), std::string::npos) << c.err;
   EXPECT_NE(c.err.find("  fold_batchnorm    no"), std::string::npos) << c.err;
-  // No pass runs, so --print-ir-after=all prints nothing.
+  // No pass runs, so --print-ir-after=all could print nothing: an error, not a silent no-op.
   const CliRun n = run_cli({"check", dir, "--no-graph-passes", "--print-ir-after=all"});
-  ASSERT_EQ(n.code, 0) << n.err;
-  EXPECT_EQ(n.err, "");
+  ASSERT_EQ(n.code, 2) << n.err;
+  EXPECT_NE(n.err.find("--print-ir-after all has no effect with --no-graph-passes"),
+            std::string::npos)
+      << n.err;
 
   const std::string yaml = write_yaml("gp_flags.yaml", "");
   const CliRun r = run_cli({"run", yaml, "--print-ir-after", "fuse_layer_norm"});

@@ -595,30 +595,39 @@ TEST(HwConfigErrors, EmptyName) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Minimum tiles: a 16x16x16 fp16 -> fp32 cube needs A and B fractals of 16*16*2 = 512 bytes and a
-// C fractal of 16*16*4 = 1024 bytes; 4 vector widths of 256 bytes are 1024 bytes.
+// Minimum tiles: a 16x16x16 fp16 -> fp32 cube has A and B fractals of 16*16*2 = 512 bytes and a
+// C fractal of 16*16*4 = 1024 bytes; the compiler double-buffers L0A/L0B/L0C, so each holds two
+// (the smallest tile: one fractal per copy). 4 vector widths of 256 bytes are 1024 bytes.
 
-TEST(HwConfigErrors, L0aMustHoldOneFractal) {
-  const std::string text = replaced(kValid, "    l0a: 65536", "    l0a: 256");
-  EXPECT_HAS(error_of(text), loc(text, "l0a: 256", "256") +
-                                 ": core.buffers_bytes.l0a: 256 bytes cannot hold one 16x16 fp16 "
-                                 "L0A fractal (core.cube.m x core.cube.k x 2 bytes = 512 bytes); "
-                                 "expected >= 512");
-  // Exactly one fractal is enough.
-  EXPECT_NO_THROW(parse_hw_config(replaced(kValid, "    l0a: 65536", "    l0a: 512"), "<t>"));
+TEST(HwConfigErrors, L0aMustHoldTwoFractals) {
+  const std::string text = replaced(kValid, "    l0a: 65536", "    l0a: 992");
+  EXPECT_HAS(
+      error_of(text),
+      loc(text, "l0a: 992", "992") +
+          ": core.buffers_bytes.l0a: 992 bytes cannot hold two 16x16 fp16 L0A fractals "
+          "(two: the compiler double-buffers L0A/L0B/L0C, and its smallest tile is one "
+          "fractal; 2 x core.cube.m x core.cube.k x 2 bytes = 1024 bytes); expected >= 1024");
+  // Exactly two fractals are enough; one is not.
+  EXPECT_NO_THROW(parse_hw_config(replaced(kValid, "    l0a: 65536", "    l0a: 1024"), "<t>"));
+  EXPECT_HAS(error_of(replaced(kValid, "    l0a: 65536", "    l0a: 512")), "expected >= 1024");
 }
 
-TEST(HwConfigErrors, L0bAndL0cMustHoldOneFractal) {
-  const std::string text = replaced(kValid, "    l0b: 65536", "    l0b: 480");
-  EXPECT_HAS(error_of(text), loc(text, "l0b: 480", "480") +
-                                 ": core.buffers_bytes.l0b: 480 bytes cannot hold one 16x16 fp16 "
-                                 "L0B fractal (core.cube.k x core.cube.n x 2 bytes = 512 bytes); "
-                                 "expected >= 512");
-  const std::string text2 = replaced(kValid, "    l0c: 262144", "    l0c: 992");
-  EXPECT_HAS(error_of(text2), loc(text2, "l0c: 992", "992") +
-                                  ": core.buffers_bytes.l0c: 992 bytes cannot hold one 16x16 fp32 "
-                                  "L0C fractal (core.cube.m x core.cube.n x 4 bytes = 1024 "
-                                  "bytes); expected >= 1024");
+TEST(HwConfigErrors, L0bAndL0cMustHoldTwoFractals) {
+  const std::string text = replaced(kValid, "    l0b: 65536", "    l0b: 992");
+  EXPECT_HAS(error_of(text), loc(text, "l0b: 992", "992") +
+                                 ": core.buffers_bytes.l0b: 992 bytes cannot hold two 16x16 fp16 "
+                                 "L0B fractals (two: the compiler double-buffers L0A/L0B/L0C, and "
+                                 "its smallest tile is one fractal; 2 x core.cube.k x core.cube.n "
+                                 "x 2 bytes = 1024 bytes); expected >= 1024");
+  EXPECT_NO_THROW(parse_hw_config(replaced(kValid, "    l0b: 65536", "    l0b: 1024"), "<t>"));
+  const std::string text2 = replaced(kValid, "    l0c: 262144", "    l0c: 2016");
+  EXPECT_HAS(error_of(text2), loc(text2, "l0c: 2016", "2016") +
+                                  ": core.buffers_bytes.l0c: 2016 bytes cannot hold two 16x16 "
+                                  "fp32 L0C fractals (two: the compiler double-buffers "
+                                  "L0A/L0B/L0C, and its smallest tile is one fractal; 2 x "
+                                  "core.cube.m x core.cube.n x 4 bytes = 2048 bytes); expected "
+                                  ">= 2048");
+  EXPECT_NO_THROW(parse_hw_config(replaced(kValid, "    l0c: 262144", "    l0c: 2048"), "<t>"));
 }
 
 TEST(HwConfigErrors, UbMustHoldAFractalAndFourVectorWidths) {
@@ -729,17 +738,20 @@ TEST(HwConfigOverrides, SectionKeyIsNotAValue) {
 }
 
 TEST(HwConfigOverrides, OverrideThatBreaksAMinimumTileIsNamed) {
-  // m = 4096: one A fractal is 4096*16*2 = 131072 bytes > l0a = 65536 (C: 4096*16*4 = 262144
-  // still fits l0c and ub; L1 holds 131072 + 512).
+  // m = 4096: two A fractals are 2*4096*16*2 = 262144 bytes > l0a = 65536 (two C fractals,
+  // 2*4096*16*4 = 524288 bytes, exceed l0c = 262144 as well; L1 holds 131072 + 512).
   EXPECT_HAS(error_of(kValid, {{"core.cube.m", "4096"}}),
              loc(kValid, "l0a: 65536", "65536") +
-                 ": core.buffers_bytes.l0a: 65536 bytes cannot hold one 4096x16 fp16 L0A fractal "
-                 "(core.cube.m x core.cube.k x 2 bytes = 131072 bytes); expected >= 131072 "
-                 "[core.cube.m was set by --hw-set core.cube.m=4096]");
+                 ": core.buffers_bytes.l0a: 65536 bytes cannot hold two 4096x16 fp16 L0A fractals "
+                 "(two: the compiler double-buffers L0A/L0B/L0C, and its smallest tile is one "
+                 "fractal; 2 x core.cube.m x core.cube.k x 2 bytes = 262144 bytes); expected >= "
+                 "262144 [core.cube.m was set by --hw-set core.cube.m=4096]");
+  EXPECT_HAS(error_of(kValid, {{"core.cube.m", "4096"}}),
+             "core.buffers_bytes.l0c: 262144 bytes cannot hold two 4096x16 fp32 L0C fractals");
   EXPECT_HAS(
       error_of(kValid, {{"core.buffers_bytes.l0b", "256"}}),
-      "<test>: --hw-set core.buffers_bytes.l0b=256: 256 bytes cannot hold one 16x16 fp16 L0B "
-      "fractal");
+      "<test>: --hw-set core.buffers_bytes.l0b=256: 256 bytes cannot hold two 16x16 fp16 L0B "
+      "fractals");
 }
 
 TEST(HwConfigOverrides, OverrideCanSupplyAMissingKey) {
@@ -783,7 +795,13 @@ TEST(HwOverrideSyntax, Errors) {
     ADD_FAILURE() << "no error for " << text;
     return "";
   };
-  EXPECT_HAS(message("cores"), "--hw-set cores: expected KEY=VALUE");
+  // A key without '=': a known key is told how to add its value, an unknown one what KEY is.
+  EXPECT_HAS(message("cores"),
+             "--hw-set cores: the value is missing: write --hw-set cores=VALUE (one argument, "
+             "KEY=VALUE)");
+  EXPECT_HAS(message("core.buffers_bytes.ub"), "write --hw-set core.buffers_bytes.ub=VALUE");
+  EXPECT_HAS(message("coers"), "--hw-set coers: expected KEY=VALUE as one argument");
+  EXPECT_HAS(message("coers"), "(did you mean 'cores'?)");
   EXPECT_HAS(message("=8"), "--hw-set =8: the key before '=' is empty");
   EXPECT_HAS(message("cores="), "--hw-set cores=: the value after '=' is empty");
   EXPECT_HAS(message("core..ub=1"), "'core..ub' is not a dotted key");
@@ -805,7 +823,7 @@ TEST(HwConfigFinalize, ValidatesAConfigBuiltInCode) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_HAS(e.what(),
-               "core.buffers_bytes.l0c: 512 bytes cannot hold one 16x16 fp32 L0C fractal");
+               "core.buffers_bytes.l0c: 512 bytes cannot hold two 16x16 fp32 L0C fractals");
   }
 }
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "compiler/support/error.h"
@@ -565,14 +566,15 @@ TEST(Simulator, ManyRunsInOneProcess) {
   for (int i = 0; i < 1024; ++i) ASSERT_EQ(get_f16(gm, 2 * i), 40.0f);
 }
 
-TEST(Simulator, ChromeTraceIsValidJsonWithOneTrackPerPipe) {
+TEST(Simulator, ChromeTraceHasPipeScalarOpFlowAndDramTracks) {
   // The FlagsOverlapTwoPipes program of test_timing.cpp, with op indices: op 0 = the dma and its
-  // set_flag, op 1 = the vmul, op 2 = the wait_flag and the vadd.
+  // set_flag, op 1 = the vmul, op 2 = the wait_flag and the vadd; then a barrier.
   auto p = program({dma(DType::f16, ub(0), gm(0), {1024}),
                     vec(Opcode::vmul, DType::f16, vo(ub(65536), 1, 128), vo(ub(69632), 2, 256),
                         vo(ub(73728), 1, 128), 128, 4),
                     set_flag(Pipe::mte2, Pipe::vector, 0), wait_flag(Pipe::mte2, Pipe::vector, 0),
-                    vec(Opcode::vadd, DType::f16, vo(ub(8192)), vo(ub(0)), vo(ub(256)), 128)});
+                    vec(Opcode::vadd, DType::f16, vo(ub(8192)), vo(ub(0)), vo(ub(256)), 128),
+                    barrier()});
   const int32_t ops[] = {0, 1, 0, 2, 2};
   for (int i = 0; i < 5; ++i) p.cores[0][i].op_index = ops[i];
   p.op_names = {"load", "scale", "add"};
@@ -583,6 +585,7 @@ TEST(Simulator, ChromeTraceIsValidJsonWithOneTrackPerPipe) {
   sim::Simulator s(test_hw(), o);
   s.load(p);
   const auto r = s.run();
+  // The barrier waits for the pipes: it ends when the vadd completes, no later.
   EXPECT_EQ(r.total_cycles, 338u);
   // op 0: first start 1 (dma), last completion 333 (dma and flag) -> 332; op 1: vmul [2, 70) -> 68;
   // op 2: wait_flag starts 66, vadd completes 338 -> 272.
@@ -592,36 +595,82 @@ TEST(Simulator, ChromeTraceIsValidJsonWithOneTrackPerPipe) {
   ASSERT_TRUE(in.good());
   const nlohmann::json doc = nlohmann::json::parse(in);  // throws if not valid JSON
   std::filesystem::remove(path);
-  std::vector<nlohmann::json> x;
-  int thread_names = 0;
+  // Time: ts/dur in microseconds of simulated time; at 1 GHz a cycle is 1 ns = 0.001 us.
+  EXPECT_EQ(doc.at("displayTimeUnit"), "ns");
+  EXPECT_EQ(doc.at("otherData").at("clock_ghz"), 1.0);
+  std::vector<nlohmann::json> x, counters;
+  std::map<std::pair<int, int>, std::string> thread_names;
   for (const auto& e : doc.at("traceEvents")) {
     if (e.at("ph") == "X") x.push_back(e);
-    if (e.at("ph") == "M" && e.at("name") == "thread_name") ++thread_names;
+    if (e.at("ph") == "C") counters.push_back(e);
+    if (e.at("ph") == "M" && e.at("name") == "thread_name")
+      thread_names[{e.at("pid"), e.at("tid")}] = e.at("args").at("name");
   }
-  EXPECT_EQ(thread_names, 6);  // one track per pipe of core 0
-  ASSERT_EQ(x.size(), 5u);
-  auto find = [&](const std::string& name) {
+  // Core 0: ops, the scalar unit and six pipes; the NPU process (pid 1): the ops of all cores.
+  EXPECT_EQ(thread_names.size(), 9u);
+  EXPECT_EQ(thread_names.at({0, 7}), "ops");
+  EXPECT_EQ(thread_names.at({0, 0}), "scalar unit");
+  EXPECT_EQ(thread_names.at({0, int(Pipe::mte2)}), "mte2");
+  auto find = [&](const std::string& name, int pid = 0) {
     for (const auto& e : x)
-      if (e.at("name") == name) return e;
+      if (e.at("name") == name && e.at("pid") == pid) return e;
+    ADD_FAILURE() << "no event " << name << " of pid " << pid;
     return nlohmann::json();
   };
+  auto cycles = [](const nlohmann::json& e) {
+    return std::make_pair(e.at("args").at("start_cycle").get<uint64_t>(),
+                          e.at("args").at("duration_cycles").get<uint64_t>());
+  };
   const auto d = find("dma");
-  EXPECT_EQ(d.at("pid"), 0);
   EXPECT_EQ(d.at("tid"), int(Pipe::mte2));
-  EXPECT_EQ(d.at("ts"), 1);
-  EXPECT_EQ(d.at("dur"), 32);
-  EXPECT_EQ(d.at("args").at("op_index"), 0);
+  EXPECT_EQ(cycles(d), std::make_pair(uint64_t{1}, uint64_t{32}));
+  EXPECT_DOUBLE_EQ(d.at("ts").get<double>(), 0.001);
+  EXPECT_DOUBLE_EQ(d.at("dur").get<double>(), 0.032);
   EXPECT_EQ(d.at("args").at("op"), "load");
   EXPECT_EQ(d.at("args").at("completion_cycle"), 333);
   const auto w = find("wait_flag");
   EXPECT_EQ(w.at("tid"), int(Pipe::vector));
-  EXPECT_EQ(w.at("ts"), 66);
-  EXPECT_EQ(w.at("dur"), 333 - 66);
-  const auto v = find("vadd");
-  EXPECT_EQ(v.at("ts"), 333);
-  EXPECT_EQ(v.at("dur"), 1);
-  EXPECT_EQ(find("set_flag").at("ts"), 33);
-  EXPECT_EQ(find("vmul").at("dur"), 64);
+  EXPECT_EQ(cycles(w), std::make_pair(uint64_t{66}, uint64_t{333 - 66}));
+  EXPECT_EQ(cycles(find("vadd")), std::make_pair(uint64_t{333}, uint64_t{1}));
+  EXPECT_EQ(find("vmul").at("args").at("duration_cycles"), 64);
+  // The set_flag (starts 33, sets at 333) released the wait_flag: one flow joins them.
+  const auto sf = find("set_flag");
+  EXPECT_EQ(cycles(sf), std::make_pair(uint64_t{33}, uint64_t{300}));
+  EXPECT_EQ(sf.at("args").at("flag"), "mte2 -> vector event 0");
+  EXPECT_EQ(w.at("args").at("flag"), "mte2 -> vector event 0");
+  ASSERT_TRUE(sf.contains("bind_id"));
+  EXPECT_EQ(sf.at("bind_id"), w.at("bind_id"));
+  EXPECT_EQ(sf.value("flow_out", false), true);
+  EXPECT_EQ(w.value("flow_in", false), true);
+  // Scalar unit: 5 instructions issued at cycles 1..5; the barrier fetched at 5 waits to 338.
+  const auto b = find("barrier");
+  EXPECT_EQ(b.at("tid"), 0);
+  EXPECT_EQ(cycles(b), std::make_pair(uint64_t{5}, uint64_t{333}));
+  // Op spans, per core (tid 7) and over all cores (pid 1): the report's op cycles.
+  const std::string names[] = {"load", "scale", "add"};
+  for (int op = 0; op < 3; ++op) {
+    for (int pid : {0, 1}) {
+      const auto sp = find(names[op], pid);
+      EXPECT_EQ(sp.at("cat"), "op");
+      EXPECT_EQ(sp.at("tid"), pid == 0 ? 7 : 0);
+      EXPECT_EQ(sp.at("args").at("cycles"), r.op_cycles[op]) << names[op] << " pid " << pid;
+    }
+  }
+  EXPECT_EQ(find("load", 1).at("args").at("start_cycle"), 1);
+  EXPECT_EQ(find("add", 1).at("args").at("end_cycle"), 338);
+  // DRAM: 1-cycle windows (338 cycles); the 2,048-byte load holds the 128 B/cycle channel for
+  // cycles [1, 17): read 128 bytes per cycle there, 0 elsewhere; the counter sums to the bytes.
+  EXPECT_EQ(doc.at("otherData").at("dram_counter_window_cycles"), 1);
+  ASSERT_EQ(counters.size(), 339u);
+  double read_bytes = 0;
+  for (size_t i = 0; i < counters.size(); ++i) {
+    const double v = counters[i].at("args").at("read");
+    EXPECT_EQ(v, i >= 1 && i < 17 ? 128.0 : 0.0) << "window " << i;
+    EXPECT_EQ(counters[i].at("args").at("write"), 0.0);
+    read_bytes += v;
+  }
+  EXPECT_EQ(read_bytes, static_cast<double>(r.dram_burst_bytes));
+  EXPECT_EQ(r.dram_burst_bytes, 2048u);
 
   // An unwritable trace path is a clear error.
   sim::SimOptions bad;

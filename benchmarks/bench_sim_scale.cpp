@@ -1,0 +1,196 @@
+// How the simulator's host time grows with the core count (issue 10, "Scale"): host seconds per
+// core per simulated kernel at 4, 64, 256 and 1,024 cores of hw_configs/npu_4core.yaml
+// (`cores` overridden, everything else as in the preset). The target is linear growth: the
+// per-core cost at 1,024 cores within 2x of the per-core cost at 4.
+//
+//  BM_KernelAtCores/N: one kernel on N cores, as the compiler's measured tile selection runs
+//    every candidate (compiler/backend/npu/compile.cpp, simulated_cycles): each core loads 16
+//    tiles of 256 B GM -> UB, adds a scalar on the vector unit and stores them back, every step
+//    ordered by set_flag/wait_flag (11 instructions a tile, each core its own GM region), then a
+//    core_barrier. Each iteration is Simulator construction + load + run(), timing-only.
+//  BM_BarrierAtCores/N: the same with every stream the core_barrier alone: what a run costs per
+//    core before any instruction is simulated (modules, events, the scalar unit's thread).
+//  BM_ClassifierAtCores/N: the PP-OCR direction classifier (1x3x48x192, 75 kernels) compiled for
+//    N cores once, outside the timed loop; each iteration simulates the whole program
+//    timing-only (construction + load with the constants' GM image + run()).
+// Counters: s_per_core_kernel = host seconds per iteration / (N x kernels); sim_cycles; threads
+// (SystemC threads spawned: one scalar unit per core plus one per pipe a core's stream uses).
+// Run: build/bin/bench_bench_sim_scale (the 1,024-core classifier compile takes about a minute).
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "compiler/backend/npu/compile.h"
+#include "compiler/driver/runner.h"
+#include "isa/isa.h"
+#include "npu_model/hw_config.h"
+#include "simulator/simulator.h"
+
+namespace {
+
+using namespace tessel;
+using isa::DType;
+using isa::Instruction;
+using isa::MemRef;
+using isa::Opcode;
+using isa::Pipe;
+using isa::Scope;
+
+npu::HwConfig hw_with_cores(int64_t cores) {
+  return npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml",
+                             {{"cores", std::to_string(cores)}});
+}
+
+Instruction scalar(Opcode op, uint8_t rd, uint8_t rs, int64_t imm, int32_t target = -1) {
+  Instruction in;
+  in.op = op;
+  in.args = isa::ScalarArgs{rd, rs, 0, imm, target};
+  return in;
+}
+Instruction flag(Opcode op, Pipe src, Pipe dst) {
+  Instruction in;
+  in.op = op;
+  in.args = isa::SyncArgs{src, dst, 0};
+  return in;
+}
+Instruction dma(MemRef dst, MemRef src, uint32_t elems) {
+  isa::DmaArgs d;
+  d.dtype = DType::f16;
+  d.dst = dst;
+  d.src = src;
+  d.ndims = 1;
+  d.extent[0] = elems;
+  d.dst_stride[0] = d.src_stride[0] = 1;
+  d.valid_end[0] = elems;
+  Instruction in;
+  in.op = Opcode::dma;
+  in.args = d;
+  return in;
+}
+Instruction vadds(int64_t dst, int64_t src, uint32_t count) {
+  Instruction in;
+  in.op = Opcode::vadds;
+  in.args = isa::VectorArgs{DType::f16,
+                            {MemRef{Scope::ub, 0, dst}, 1, 0},
+                            {MemRef{Scope::ub, 0, src}, 1, 0},
+                            {MemRef{Scope::ub, 0, src}, 1, 0},
+                            count,
+                            1,
+                            1.0f};
+  return in;
+}
+
+/// The kernel of BM_KernelAtCores on `cores` cores: core c works on GM bytes [c * 8 KiB, +8 KiB).
+/// With `tiles` 0 every stream is the core_barrier alone (BM_BarrierAtCores).
+isa::Program kernel_program(int64_t cores, int64_t tiles = 16) {
+  constexpr int64_t kTileBytes = 256, kRegionBytes = 8192;
+  isa::Program p;
+  p.name = "scale_kernel";
+  p.gm_bytes = static_cast<uint64_t>(cores * kRegionBytes);
+  for (int64_t c = 0; c < cores; ++c) {
+    const int64_t in = c * kRegionBytes, out = in + kRegionBytes / 2;
+    std::vector<Instruction> s;
+    for (int64_t t = 0; t < tiles; ++t) {
+      s.push_back(dma(MemRef{Scope::ub, 0, 0}, MemRef{Scope::gm, 0, in + t * kTileBytes}, 128));
+      s.push_back(flag(Opcode::set_flag, Pipe::mte2, Pipe::vector));
+      s.push_back(flag(Opcode::wait_flag, Pipe::mte2, Pipe::vector));
+      s.push_back(vadds(1024, 0, 128));
+      s.push_back(flag(Opcode::set_flag, Pipe::vector, Pipe::mte3));
+      s.push_back(flag(Opcode::wait_flag, Pipe::vector, Pipe::mte3));
+      s.push_back(dma(MemRef{Scope::gm, 0, out + t * kTileBytes}, MemRef{Scope::ub, 0, 1024}, 128));
+      s.push_back(flag(Opcode::set_flag, Pipe::mte3, Pipe::mte2));
+      s.push_back(flag(Opcode::wait_flag, Pipe::mte3, Pipe::mte2));
+      s.push_back(scalar(Opcode::addi, 1, 1, 1));
+      s.push_back(scalar(Opcode::addi, 2, 2, 1));
+    }
+    s.push_back(scalar(Opcode::core_barrier, 0, 0, 0));
+    p.cores.push_back(std::move(s));
+  }
+  return p;
+}
+
+/// SystemC threads a run of `p` spawns: per core the scalar unit and each pipe its stream uses.
+double thread_count(const isa::Program& p) {
+  double n = 0;
+  for (const auto& stream : p.cores) {
+    bool used[isa::kNumPipes] = {};
+    used[0] = true;
+    for (const Instruction& in : stream) used[int(in.pipe())] = true;
+    for (bool u : used) n += u;
+  }
+  return n;
+}
+
+void report(benchmark::State& state, int64_t cores, int64_t kernels, uint64_t cycles,
+            const isa::Program& p) {
+  state.counters["s_per_core_kernel"] = benchmark::Counter(
+      static_cast<double>(cores * kernels),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["sim_cycles"] = static_cast<double>(cycles);
+  state.counters["threads"] = thread_count(p);
+}
+
+void run_kernel(benchmark::State& state, int64_t tiles) {
+  const int64_t cores = state.range(0);
+  const npu::HwConfig hw = hw_with_cores(cores);
+  const isa::Program p = kernel_program(cores, tiles);
+  sim::SimOptions options;
+  options.functional = false;
+  options.skip_gm_image = true;  // as the measured tile selection runs its candidates
+  uint64_t cycles = 0;
+  for (auto _ : state) {
+    sim::Simulator s(hw, options);
+    s.load(p);
+    cycles = s.run().total_cycles;
+  }
+  report(state, cores, 1, cycles, p);
+}
+
+void BM_KernelAtCores(benchmark::State& state) { run_kernel(state, 16); }
+void BM_BarrierAtCores(benchmark::State& state) { run_kernel(state, 0); }
+
+/// The classifier compiled for `cores` cores, once per process.
+const npu_backend::NpuModule& classifier(const npu::HwConfig& hw) {
+  static std::map<int, std::unique_ptr<npu_backend::NpuModule>> cache;
+  auto& m = cache[hw.cores];
+  if (!m) {
+    graph_passes::PipelineOptions passes;
+    passes.available = driver::target_ops(driver::Target::npu);
+    const auto g =
+        driver::load_model(std::string(TESSEL_MODELS_DIR) + "/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+                           {{"x", {1, 3, 48, 192}}}, passes);
+    m = std::make_unique<npu_backend::NpuModule>(npu_backend::compile_npu(*g, hw));
+  }
+  return *m;
+}
+
+void BM_ClassifierAtCores(benchmark::State& state) {
+  const int64_t cores = state.range(0);
+  const npu::HwConfig hw = hw_with_cores(cores);
+  const npu_backend::NpuModule& m = classifier(hw);
+  sim::SimOptions options;
+  options.functional = false;
+  uint64_t cycles = 0;
+  for (auto _ : state) {
+    sim::Simulator s(hw, options);
+    s.load(m.program);
+    cycles = s.run().total_cycles;
+  }
+  report(state, cores, static_cast<int64_t>(m.kernels.size()), cycles, m.program);
+}
+
+BENCHMARK(BM_KernelAtCores)->Arg(4)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BarrierAtCores)->Arg(4)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ClassifierAtCores)
+    ->Arg(4)
+    ->Arg(64)
+    ->Arg(256)
+    ->Arg(1024)
+    ->Iterations(2)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
