@@ -1,5 +1,5 @@
 // How the simulator's host time grows with the core count (issue 10, "Scale"): host seconds per
-// core per simulated kernel at 4, 64, 256 and 1,024 cores of hw_configs/npu_4core.yaml
+// core per simulated kernel at 1, 4, 64, 256 and 1,024 cores of hw_configs/npu_4core.yaml
 // (`cores` overridden, everything else as in the preset). The target is linear growth: the
 // per-core cost at 1,024 cores within 2x of the per-core cost at 4.
 //
@@ -22,8 +22,8 @@
 #include <memory>
 #include <string>
 
-#include "compiler/backend/npu/compile.h"
-#include "compiler/driver/runner.h"
+#include "benchmarks/bench_programs.h"
+#include "benchmarks/compiled_models.h"
 #include "isa/isa.h"
 #include "npu_model/hw_config.h"
 #include "simulator/simulator.h"
@@ -31,6 +31,10 @@
 namespace {
 
 using namespace tessel;
+using bench::dma;
+using bench::flag;
+using bench::scalar;
+using bench::vec;
 using isa::DType;
 using isa::Instruction;
 using isa::MemRef;
@@ -41,45 +45,6 @@ using isa::Scope;
 npu::HwConfig hw_with_cores(int64_t cores) {
   return npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml",
                              {{"cores", std::to_string(cores)}});
-}
-
-Instruction scalar(Opcode op, uint8_t rd, uint8_t rs, int64_t imm, int32_t target = -1) {
-  Instruction in;
-  in.op = op;
-  in.args = isa::ScalarArgs{rd, rs, 0, imm, target};
-  return in;
-}
-Instruction flag(Opcode op, Pipe src, Pipe dst) {
-  Instruction in;
-  in.op = op;
-  in.args = isa::SyncArgs{src, dst, 0};
-  return in;
-}
-Instruction dma(MemRef dst, MemRef src, uint32_t elems) {
-  isa::DmaArgs d;
-  d.dtype = DType::f16;
-  d.dst = dst;
-  d.src = src;
-  d.ndims = 1;
-  d.extent[0] = elems;
-  d.dst_stride[0] = d.src_stride[0] = 1;
-  d.valid_end[0] = elems;
-  Instruction in;
-  in.op = Opcode::dma;
-  in.args = d;
-  return in;
-}
-Instruction vadds(int64_t dst, int64_t src, uint32_t count) {
-  Instruction in;
-  in.op = Opcode::vadds;
-  in.args = isa::VectorArgs{DType::f16,
-                            {MemRef{Scope::ub, 0, dst}, 1, 0},
-                            {MemRef{Scope::ub, 0, src}, 1, 0},
-                            {MemRef{Scope::ub, 0, src}, 1, 0},
-                            count,
-                            1,
-                            1.0f};
-  return in;
 }
 
 /// The kernel of BM_KernelAtCores on `cores` cores: core c works on GM bytes [c * 8 KiB, +8 KiB).
@@ -96,7 +61,7 @@ isa::Program kernel_program(int64_t cores, int64_t tiles = 16) {
       s.push_back(dma(MemRef{Scope::ub, 0, 0}, MemRef{Scope::gm, 0, in + t * kTileBytes}, 128));
       s.push_back(flag(Opcode::set_flag, Pipe::mte2, Pipe::vector));
       s.push_back(flag(Opcode::wait_flag, Pipe::mte2, Pipe::vector));
-      s.push_back(vadds(1024, 0, 128));
+      s.push_back(vec(Opcode::vadds, 1024, 0, 128));
       s.push_back(flag(Opcode::set_flag, Pipe::vector, Pipe::mte3));
       s.push_back(flag(Opcode::wait_flag, Pipe::vector, Pipe::mte3));
       s.push_back(dma(MemRef{Scope::gm, 0, out + t * kTileBytes}, MemRef{Scope::ub, 0, 1024}, 128));
@@ -151,25 +116,11 @@ void run_kernel(benchmark::State& state, int64_t tiles) {
 void BM_KernelAtCores(benchmark::State& state) { run_kernel(state, 16); }
 void BM_BarrierAtCores(benchmark::State& state) { run_kernel(state, 0); }
 
-/// The classifier compiled for `cores` cores, once per process.
-const npu_backend::NpuModule& classifier(const npu::HwConfig& hw) {
-  static std::map<int, std::unique_ptr<npu_backend::NpuModule>> cache;
-  auto& m = cache[hw.cores];
-  if (!m) {
-    graph_passes::PipelineOptions passes;
-    passes.available = driver::target_ops(driver::Target::npu);
-    const auto g =
-        driver::load_model(std::string(TESSEL_MODELS_DIR) + "/ch_ppocr_mobile_v2.0_cls_infer.onnx",
-                           {{"x", {1, 3, 48, 192}}}, passes);
-    m = std::make_unique<npu_backend::NpuModule>(npu_backend::compile_npu(*g, hw));
-  }
-  return *m;
-}
-
 void BM_ClassifierAtCores(benchmark::State& state) {
   const int64_t cores = state.range(0);
   const npu::HwConfig hw = hw_with_cores(cores);
-  const npu_backend::NpuModule& m = classifier(hw);
+  const npu_backend::NpuModule& m =
+      bench::compiled_model("ppocr_cls", static_cast<int>(cores)).module;
   sim::SimOptions options;
   options.functional = false;
   uint64_t cycles = 0;
@@ -181,9 +132,22 @@ void BM_ClassifierAtCores(benchmark::State& state) {
   report(state, cores, static_cast<int64_t>(m.kernels.size()), cycles, m.program);
 }
 
-BENCHMARK(BM_KernelAtCores)->Arg(4)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_BarrierAtCores)->Arg(4)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_KernelAtCores)
+    ->Arg(1)
+    ->Arg(4)
+    ->Arg(64)
+    ->Arg(256)
+    ->Arg(1024)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BarrierAtCores)
+    ->Arg(1)
+    ->Arg(4)
+    ->Arg(64)
+    ->Arg(256)
+    ->Arg(1024)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ClassifierAtCores)
+    ->Arg(1)
     ->Arg(4)
     ->Arg(64)
     ->Arg(256)

@@ -10,6 +10,7 @@
 //  BM_ScalarLoop: a pure scalar loop (the scalar unit's local time decoupling).
 #include <benchmark/benchmark.h>
 
+#include "benchmarks/bench_programs.h"
 #include "isa/isa.h"
 #include "npu_model/hw_config.h"
 #include "simulator/simulator.h"
@@ -17,6 +18,10 @@
 namespace {
 
 using namespace tessel;
+using bench::dma;
+using bench::flag;
+using bench::scalar;
+using bench::vec;
 using isa::DType;
 using isa::Instruction;
 using isa::MemRef;
@@ -41,45 +46,6 @@ npu::HwConfig bench_hw() {
   c.sync_event_ids = 8;
   hw.dram = {128, 200, int64_t{1} << 32};
   return hw;
-}
-
-Instruction scalar(Opcode op, uint8_t rd, uint8_t rs, int64_t imm, int32_t target = -1) {
-  Instruction in;
-  in.op = op;
-  in.args = isa::ScalarArgs{rd, rs, 0, imm, target};
-  return in;
-}
-Instruction flag(Opcode op, Pipe src, Pipe dst) {
-  Instruction in;
-  in.op = op;
-  in.args = isa::SyncArgs{src, dst, 0};
-  return in;
-}
-Instruction dma(MemRef dst, MemRef src, uint32_t elems) {
-  isa::DmaArgs d;
-  d.dtype = DType::f16;
-  d.dst = dst;
-  d.src = src;
-  d.ndims = 1;
-  d.extent[0] = elems;
-  d.dst_stride[0] = d.src_stride[0] = 1;
-  d.valid_end[0] = elems;
-  Instruction in;
-  in.op = Opcode::dma;
-  in.args = d;
-  return in;
-}
-Instruction vec(Opcode op, int64_t dst, int64_t src, uint32_t count) {
-  Instruction in;
-  in.op = op;
-  in.args = isa::VectorArgs{DType::f16,
-                            {MemRef{Scope::ub, 0, dst}, 1, 0},
-                            {MemRef{Scope::ub, 0, src}, 1, 0},
-                            {MemRef{Scope::ub, 0, src}, 1, 0},
-                            count,
-                            1,
-                            1.0f};
-  return in;
 }
 
 isa::Program dma_vector_flag_loop(int64_t iterations) {

@@ -712,31 +712,30 @@ class Loader {
                         override_note({"core.cube.acc_dtype", "core.cube.input_dtype"})));
     }
     // Double buffering keeps two copies of every L0 tile: the smallest is one fractal each.
-    constexpr const char* kTwo =
-        "two: the compiler double-buffers L0A/L0B/L0C, and its smallest tile is one fractal";
-    if (buf.l0a < 2 * a) {
-      error(valid_.at("core.buffers_bytes.l0a"),
-            fmt::format("{} bytes cannot hold two {}x{} {} L0A fractals ({}; 2 x core.cube.m x "
-                        "core.cube.k x {} bytes = {} bytes); expected >= {}{}",
-                        buf.l0a, cube.m, cube.k, in_name, kTwo, in_bytes, 2 * a, 2 * a,
-                        override_note({"core.buffers_bytes.l0a", "core.cube.m", "core.cube.k",
-                                       "core.cube.input_dtype"})));
-    }
-    if (buf.l0b < 2 * b) {
-      error(valid_.at("core.buffers_bytes.l0b"),
-            fmt::format("{} bytes cannot hold two {}x{} {} L0B fractals ({}; 2 x core.cube.k x "
-                        "core.cube.n x {} bytes = {} bytes); expected >= {}{}",
-                        buf.l0b, cube.k, cube.n, in_name, kTwo, in_bytes, 2 * b, 2 * b,
-                        override_note({"core.buffers_bytes.l0b", "core.cube.k", "core.cube.n",
-                                       "core.cube.input_dtype"})));
-    }
-    if (buf.l0c < 2 * c) {
-      error(valid_.at("core.buffers_bytes.l0c"),
-            fmt::format("{} bytes cannot hold two {}x{} {} L0C fractals ({}; 2 x core.cube.m x "
-                        "core.cube.n x {} bytes = {} bytes); expected >= {}{}",
-                        buf.l0c, cube.m, cube.n, acc_name, kTwo, acc_bytes, 2 * c, 2 * c,
-                        override_note({"core.buffers_bytes.l0c", "core.cube.m", "core.cube.n",
-                                       "core.cube.acc_dtype"})));
+    struct L0 {
+      const char *key, *buffer;
+      int64_t have;
+      int rows, cols;
+      const char *rows_key, *cols_key, *dtype_name;
+      int dtype_bytes;
+      const char* dtype_key;
+    };
+    const L0 l0s[] = {{"core.buffers_bytes.l0a", "L0A", buf.l0a, cube.m, cube.k, "core.cube.m",
+                       "core.cube.k", in_name, in_bytes, "core.cube.input_dtype"},
+                      {"core.buffers_bytes.l0b", "L0B", buf.l0b, cube.k, cube.n, "core.cube.k",
+                       "core.cube.n", in_name, in_bytes, "core.cube.input_dtype"},
+                      {"core.buffers_bytes.l0c", "L0C", buf.l0c, cube.m, cube.n, "core.cube.m",
+                       "core.cube.n", acc_name, acc_bytes, "core.cube.acc_dtype"}};
+    for (const L0& l : l0s) {
+      const int64_t need = 2 * int64_t{l.rows} * l.cols * l.dtype_bytes;
+      if (l.have >= need) continue;
+      error(valid_.at(l.key),
+            fmt::format("{} bytes cannot hold two {}x{} {} {} fractals (two: the compiler "
+                        "double-buffers L0A/L0B/L0C, and its smallest tile is one fractal; 2 x {} "
+                        "x {} x {} bytes = {} bytes); expected >= {}{}",
+                        l.have, l.rows, l.cols, l.dtype_name, l.buffer, l.rows_key, l.cols_key,
+                        l.dtype_bytes, need, need,
+                        override_note({l.key, l.rows_key, l.cols_key, l.dtype_key})));
     }
     if (buf.ub < std::max(c, vec4)) {
       error(valid_.at("core.buffers_bytes.ub"),

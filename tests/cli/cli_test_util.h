@@ -47,6 +47,20 @@ inline CliResult run_tessel(const std::string& args, const std::string& scratch)
   return r;
 }
 
+/// A fresh, empty directory TempDir()/NAME_PID, private to this test process.
+inline std::filesystem::path temp_dir(const std::string& name) {
+  std::filesystem::path d =
+      std::filesystem::path(::testing::TempDir()) / (name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+/// Writes `text` to `p` (bytes as given).
+inline void write(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+
 }  // namespace tessel::testing
 
 #define EXPECT_CONTAINS(haystack, needle)                                                         \

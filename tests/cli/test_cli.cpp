@@ -27,17 +27,6 @@ constexpr auto slurp = slurp_file;
 /// Runs `tessel ARGS` from the repository root (output files private to this process and call).
 Result tessel(const std::string& args) { return run_tessel(args, "tessel_cli"); }
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::path(::testing::TempDir()) / (name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-}
-
 TEST(Cli, HelpListsTheCommands) {
   Result r = tessel("--help");
   EXPECT_EQ(r.code, 0);

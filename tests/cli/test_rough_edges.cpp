@@ -32,17 +32,6 @@ const std::string kCls = "models/ch_ppocr_mobile_v2.0_cls_infer.onnx --input-sha
 
 CliResult tessel(const std::string& args) { return run_tessel(args, "tessel_rough"); }
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::path(::testing::TempDir()) / (name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-}
-
 /// Expects exit code 2, `needle` in stderr and nothing on stdout.
 void expect_error(const CliResult& r, const std::string& needle) {
   EXPECT_EQ(r.code, 2) << r.out << r.err;
