@@ -51,7 +51,8 @@ std::string invalid_enum_field(const Instruction& in) {
           if constexpr (std::is_same_v<K, oc::kind::PipeName>) {
             if (static_cast<int>(d.get(a)) >= kNumPipes)
               bad = fmt::format("invalid pipe value {}", static_cast<int>(d.get(a)));
-          } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix>) {
+          } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix> ||
+                               std::is_same_v<K, oc::kind::DTypeKey>) {
             if (static_cast<int>(d.get(a)) >= kNumDTypes)
               bad = fmt::format("invalid dtype value {}", static_cast<int>(d.get(a)));
           } else if constexpr (oc::kIsMemory<K>) {
@@ -256,7 +257,8 @@ void put_value(std::string& out, const T& v, bool positional, int32_t label_limi
     out += format_float(v);
   } else if constexpr (std::is_same_v<K, oc::kind::PipeName>) {
     out += pipe_name(v);
-  } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix>) {
+  } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix> ||
+                       std::is_same_v<K, oc::kind::DTypeKey>) {
     out += dtype_name(v);
   } else if constexpr (std::is_same_v<K, oc::kind::Mem>) {
     put_mem(out, v);
@@ -895,7 +897,8 @@ typename K::type parse_value(Cursor& c, const D& d, ParseCtx& ctx) {
     return parse_float(c, d.value_what());
   } else if constexpr (std::is_same_v<K, oc::kind::PipeName>) {
     return parse_pipe(c);
-  } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix>) {
+  } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix> ||
+                       std::is_same_v<K, oc::kind::DTypeKey>) {
     return parse_dtype_name(c.next("a dtype"), c.ctx);
   } else if constexpr (std::is_same_v<K, oc::kind::Mem>) {
     return parse_mem(c);

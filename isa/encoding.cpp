@@ -172,6 +172,8 @@ void write_value(Writer& w, const T& v, bool compact) {
   } else if constexpr (std::is_same_v<K, oc::kind::Bool> || std::is_same_v<K, oc::kind::PipeName> ||
                        std::is_same_v<K, oc::kind::DTypeSuffix>) {
     w.u8(static_cast<uint8_t>(v));  // full form only: the compact form has them in flag bits
+  } else if constexpr (std::is_same_v<K, oc::kind::DTypeKey>) {
+    w.u8(static_cast<uint8_t>(v));  // both forms
   } else if constexpr (std::is_same_v<K, oc::kind::Target>) {
     if (compact)
       w.uvar(static_cast<uint64_t>(v));
@@ -426,7 +428,8 @@ void read_value(Reader& r, const D& d, T& v, bool compact, uint32_t flag_bits = 
   } else if constexpr (std::is_same_v<K, oc::kind::PipeName>) {
     const std::size_t at = r.pos();
     v = r.pipe(r.u8(what), at);
-  } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix>) {
+  } else if constexpr (std::is_same_v<K, oc::kind::DTypeSuffix> ||
+                       std::is_same_v<K, oc::kind::DTypeKey>) {
     const std::size_t at = r.pos();
     v = r.dtype(r.u8("a dtype"), at);
   } else if constexpr (std::is_same_v<K, oc::kind::Target>) {

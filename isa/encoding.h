@@ -18,6 +18,6 @@ Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name
 
 /// The 4 magic bytes every image starts with ("TSNP") and the format version this build writes.
 inline constexpr uint8_t kEncodingMagic[4] = {'T', 'S', 'N', 'P'};
-inline constexpr uint8_t kEncodingVersion = 2;
+inline constexpr uint8_t kEncodingVersion = 3;
 
 }  // namespace tessel::isa

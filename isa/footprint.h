@@ -144,13 +144,15 @@ void accesses(const Fractal& f, const InstrInfo&, const FixArgs& x, Fn& fn) {
 template <class Fn>
 void accesses(const Fractal&, const InstrInfo& r, const VectorArgs& v, Fn& fn) {
   if (v.count == 0 || v.repeat == 0) return;
-  const int es = dtype_bytes(v.dtype);
+  // Each operand's elements have its own size (vector_operand_dtype: bool destinations of
+  // comparisons, vsel's bool mask, vconv's source).
   auto operand = [&](Field f, const VecOperand& o, bool write, bool one_per_repeat) {
     strided(fn, f, o.addr, write, v.repeat, o.repeat_stride, one_per_repeat ? 1 : v.count,
-            o.elem_stride, es);
+            o.elem_stride, dtype_bytes(vector_operand_dtype(r.op, v, f)));
   };
   if (r.uses(Field::src0)) operand(Field::src0, v.src0, false, false);
   if (r.uses(Field::src1)) operand(Field::src1, v.src1, false, false);
+  if (r.uses(Field::src2)) operand(Field::src2, v.src2, false, false);
   if (r.reads_dst) operand(Field::dst, v.dst, false, false);
   operand(Field::dst, v.dst, true, r.reduction);
 }

@@ -19,7 +19,10 @@
 //           are always used. An unused field keeps its default (the compact binary form requires
 //           it; the text form prints it as an extra key=value only when it differs).
 // traits    reads_dst: the destination is also read (dst = dst + ...); reduction: the destination
-//           holds one element per repeat.
+//           holds one element per repeat; bool_dst: the destination holds bool elements whatever
+//           the dtype (comparisons); bool_src0: src0 holds bool elements (the mask of vsel);
+//           converts: src0 holds elements of the `src_dtype` field (vconv); float_only: the dtype
+//           must be a float type (f16, f32); bits_only: the dtype must be an integer type or bool.
 //
 // A new instruction is: its record here, its semantics (isa/semantics.cpp), its timing formula
 // (npu_model/timing.cpp; automatic for a new member of an existing class) and its line in the
@@ -62,10 +65,10 @@
   X(vmuls,        vector,  data,         vector,       (dst, src0, scalar), ())                  \
   X(vmaxs,        vector,  data,         vector,       (dst, src0, scalar), ())                  \
   X(vmins,        vector,  data,         vector,       (dst, src0, scalar), ())                  \
-  X(vexp,         vector,  data,         vector,       (dst, src0),         ())                  \
-  X(vln,          vector,  data,         vector,       (dst, src0),         ())                  \
-  X(vsqrt,        vector,  data,         vector,       (dst, src0),         ())                  \
-  X(vrec,         vector,  data,         vector,       (dst, src0),         ())                  \
+  X(vexp,         vector,  data,         vector,       (dst, src0),         (float_only))         \
+  X(vln,          vector,  data,         vector,       (dst, src0),         (float_only))         \
+  X(vsqrt,        vector,  data,         vector,       (dst, src0),         (float_only))         \
+  X(vrec,         vector,  data,         vector,       (dst, src0),         (float_only))         \
   X(vabs,         vector,  data,         vector,       (dst, src0),         ())                  \
   X(vrelu,        vector,  data,         vector,       (dst, src0),         ())                  \
   X(vneg,         vector,  data,         vector,       (dst, src0),         ())                  \
@@ -73,13 +76,35 @@
   X(vdup,         vector,  data,         vector,       (dst, scalar),       ())                  \
   X(vrsum,        vector,  data,         vector,       (dst, src0),         (reduction))         \
   X(vrmax,        vector,  data,         vector,       (dst, src0),         (reduction))         \
-  X(vrmin,        vector,  data,         vector,       (dst, src0),         (reduction))
+  X(vrmin,        vector,  data,         vector,       (dst, src0),         (reduction))         \
+  /* ---- vector unit: comparisons, select, logic, conversion (any dtype unless a trait says) */ \
+  X(vcmp_eq,      vector,  data,         vector,       (dst, src0, src1),   (bool_dst))          \
+  X(vcmp_ne,      vector,  data,         vector,       (dst, src0, src1),   (bool_dst))          \
+  X(vcmp_lt,      vector,  data,         vector,       (dst, src0, src1),   (bool_dst))          \
+  X(vcmp_le,      vector,  data,         vector,       (dst, src0, src1),   (bool_dst))          \
+  X(vsel,         vector,  data,         vector,       (dst, src0, src1, src2), (bool_src0))     \
+  X(vand,         vector,  data,         vector,       (dst, src0, src1),   (bits_only))         \
+  X(vor,          vector,  data,         vector,       (dst, src0, src1),   (bits_only))         \
+  X(vxor,         vector,  data,         vector,       (dst, src0, src1),   (bits_only))         \
+  X(vnot,         vector,  data,         vector,       (dst, src0),         (bits_only))         \
+  X(vconv,        vector,  data,         vector,       (dst, src0, src_dtype), (converts))
 
-// The element types of data operands: X(name, bytes). The enumerator's value is the binary dtype
-// code; the compact binary form stores it in kDTypeFlagBits bits (isa/encoding.cpp).
-#define TESSEL_ISA_DTYPES(X) \
-  X(f16, 2)                  \
-  X(f32, 4)
+// The element types of data operands: X(enumerator, name, bytes, class). The enumerator's value is
+// the binary dtype code; the compact binary form stores it in kDTypeFlagBits bits (isa/encoding.cpp).
+// `name` is the assembly suffix. class: float (IEEE binary16/binary32), sint/uint (two's complement
+// integers, arithmetic wraps), boolean (one byte holding 0 or 1).
+#define TESSEL_ISA_DTYPES(X)      \
+  X(f16, "f16", 2, float)         \
+  X(f32, "f32", 4, float)         \
+  X(i8, "i8", 1, sint)            \
+  X(u8, "u8", 1, uint)            \
+  X(i16, "i16", 2, sint)          \
+  X(u16, "u16", 2, uint)          \
+  X(i32, "i32", 4, sint)          \
+  X(u32, "u32", 4, uint)          \
+  X(i64, "i64", 8, sint)          \
+  X(u64, "u64", 8, uint)          \
+  X(boolean, "bool", 1, boolean)
 
 // The names of the fields of all operand classes (isa/operand_classes.h). A name is the field's key
 // in the text form (`rows=`) and how records and error messages refer to it.
@@ -92,5 +117,5 @@
   X(pad_left) X(oh) X(ow) X(c0)                                                                 \
   X(a) X(b) X(m1) X(k1) X(n1) X(acc)                                                            \
   X(dst_dtype) X(m) X(n) X(dst_row_stride) X(relu)                                              \
-  X(src0) X(src1) X(count) X(repeat) X(scalar)
+  X(src0) X(src1) X(src2) X(count) X(repeat) X(scalar) X(src_dtype)
 // clang-format on

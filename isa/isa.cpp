@@ -1,6 +1,8 @@
 // Names of ISA enums, and the pipe of an instruction from its record (isa/instruction_list.h).
 #include "isa/isa.h"
 
+#include <algorithm>
+
 #include "compiler/support/error.h"
 #include "isa/operand_classes.h"
 
@@ -45,13 +47,21 @@ const char* scope_name(Scope s) {
 }
 
 const char* dtype_name(DType t) {
-#define TESSEL_ISA_X(name, bytes) #name,
+#define TESSEL_ISA_X(e, name, bytes, cls) name,
   static constexpr const char* kNames[] = {TESSEL_ISA_DTYPES(TESSEL_ISA_X)};
 #undef TESSEL_ISA_X
   return static_cast<int>(t) < kNumDTypes ? kNames[static_cast<int>(t)] : "?";
 }
 
 const char* opcode_name(Opcode o) { return is_valid_opcode(o) ? instr_info(o).mnemonic : "?"; }
+
+int vector_elem_bytes(Opcode op, const VectorArgs& v) {
+  const InstrInfo& r = instr_info(op);
+  int bytes = dtype_bytes(vector_operand_dtype(op, v, Field::dst));
+  for (Field f : {Field::src0, Field::src1, Field::src2})
+    if (r.uses(f)) bytes = std::max(bytes, dtype_bytes(vector_operand_dtype(op, v, f)));
+  return bytes;
+}
 
 bool reads_destination(const Instruction& in) {
   if (!is_valid_opcode(in.op)) return false;

@@ -38,21 +38,43 @@ inline constexpr int kNumScopes = 6;
 
 /// Element types of data operands (TESSEL_ISA_DTYPES, isa/instruction_list.h).
 enum class DType : uint8_t {
-#define TESSEL_ISA_X(name, bytes) name,
+#define TESSEL_ISA_X(e, name, bytes, cls) e,
   TESSEL_ISA_DTYPES(TESSEL_ISA_X)
 #undef TESSEL_ISA_X
 };
-#define TESSEL_ISA_X(name, bytes) +1
+#define TESSEL_ISA_X(...) +1
 inline constexpr int kNumDTypes = 0 TESSEL_ISA_DTYPES(TESSEL_ISA_X);
 #undef TESSEL_ISA_X
 
-/// Bytes per element of `t` (f16: 2, f32: 4). `t` must be a declared enumerator.
+/// What kind of number a dtype holds (the `class` column of TESSEL_ISA_DTYPES).
+enum class DTypeClass : uint8_t { float_, sint, uint, boolean };
+
+/// Bytes per element of `t` (f16: 2, f32: 4, i8: 1, ..., bool: 1). `t` must be a declared
+/// enumerator.
 constexpr int dtype_bytes(DType t) {
-#define TESSEL_ISA_X(name, bytes) bytes,
+#define TESSEL_ISA_X(e, name, bytes, cls) bytes,
   constexpr int kBytes[] = {TESSEL_ISA_DTYPES(TESSEL_ISA_X)};
 #undef TESSEL_ISA_X
   return kBytes[static_cast<int>(t)];
 }
+
+/// The number class of `t`, which must be a declared enumerator.
+constexpr DTypeClass dtype_class(DType t) {
+#define TESSEL_ISA_DTYPE_CLASS_float DTypeClass::float_
+#define TESSEL_ISA_DTYPE_CLASS_sint DTypeClass::sint
+#define TESSEL_ISA_DTYPE_CLASS_uint DTypeClass::uint
+#define TESSEL_ISA_DTYPE_CLASS_boolean DTypeClass::boolean
+#define TESSEL_ISA_X(e, name, bytes, cls) TESSEL_ISA_DTYPE_CLASS_##cls,
+  constexpr DTypeClass kClass[] = {TESSEL_ISA_DTYPES(TESSEL_ISA_X)};
+#undef TESSEL_ISA_X
+#undef TESSEL_ISA_DTYPE_CLASS_float
+#undef TESSEL_ISA_DTYPE_CLASS_sint
+#undef TESSEL_ISA_DTYPE_CLASS_uint
+#undef TESSEL_ISA_DTYPE_CLASS_boolean
+  return kClass[static_cast<int>(t)];
+}
+/// f16 or f32.
+constexpr bool is_float_dtype(DType t) { return dtype_class(t) == DTypeClass::float_; }
 
 /// Number of scalar registers x0..x31; x0 always reads 0 and ignores writes.
 inline constexpr int kNumRegs = 32;
@@ -185,14 +207,19 @@ struct VecOperand {
 };
 
 /// Vector instruction over `repeat` x `count` elements: for r < repeat, e < count,
-///   dst(r,e) = f(src0(r,e), src1(r,e), scalar)
+///   dst(r,e) = f(src0(r,e), src1(r,e), src2(r,e), scalar)
 /// Reductions (vrsum/vrmax/vrmin) write one element per repeat: dst(r,0) = reduce_e src0(r,e).
-/// Unused operands are ignored. Inputs are widened to fp32, computed, rounded to `dtype`.
+/// Unused operands are ignored. Float dtypes: inputs are widened to fp32, computed, rounded to
+/// `dtype`; integer dtypes compute in the dtype (two's complement, wrapping); see docs/isa.md.
+/// Operand element types: `dtype`, except a comparison's dst and vsel's mask src0 (bool) and
+/// vconv's src0 (`src_dtype`): vector_operand_dtype().
 struct VectorArgs {
   DType dtype = DType::f16;
   VecOperand dst, src0, src1;
   uint32_t count = 0, repeat = 1;
   float scalar = 0.0f;
+  VecOperand src2;               // vsel: the value taken where the mask is 0
+  DType src_dtype = DType::f16;  // vconv: the source element type
   bool operator==(const VectorArgs&) const = default;
 };
 
@@ -282,8 +309,13 @@ struct InstrInfo {
   /// The class's selectable fields this instruction uses (its positional operands), in order.
   std::array<Field, 8> operands{};
   int num_operands = 0;
-  bool reads_dst = false;  // trait reads_dst: the destination operand is read as well
-  bool reduction = false;  // trait reduction: the destination holds one element per repeat
+  bool reads_dst = false;   // trait reads_dst: the destination operand is read as well
+  bool reduction = false;   // trait reduction: the destination holds one element per repeat
+  bool bool_dst = false;    // trait bool_dst: the destination holds bool elements (comparisons)
+  bool bool_src0 = false;   // trait bool_src0: src0 holds bool elements (vsel's mask)
+  bool converts = false;    // trait converts: src0 holds elements of `src_dtype` (vconv)
+  bool float_only = false;  // trait float_only: the dtype must be f16 or f32
+  bool bits_only = false;   // trait bits_only: the dtype must be an integer type or bool
 
   constexpr bool uses(Field f) const {
     for (int i = 0; i < num_operands; ++i)
@@ -294,7 +326,15 @@ struct InstrInfo {
 
 namespace detail {
 
-enum class Trait : uint8_t { reads_dst, reduction };
+enum class Trait : uint8_t {
+  reads_dst,
+  reduction,
+  bool_dst,
+  bool_src0,
+  converts,
+  float_only,
+  bits_only
+};
 
 struct PipeSpec {
   PipeRule rule;
@@ -316,7 +356,31 @@ constexpr InstrInfo make_record(Opcode op, const char* mnemonic, ArgsClass cls, 
     if (r.num_operands == static_cast<int>(r.operands.size())) throw "too many operands";
     r.operands[r.num_operands++] = f;
   }
-  for (Trait t : traits) (t == Trait::reads_dst ? r.reads_dst : r.reduction) = true;
+  for (Trait t : traits) {
+    switch (t) {
+      case Trait::reads_dst:
+        r.reads_dst = true;
+        break;
+      case Trait::reduction:
+        r.reduction = true;
+        break;
+      case Trait::bool_dst:
+        r.bool_dst = true;
+        break;
+      case Trait::bool_src0:
+        r.bool_src0 = true;
+        break;
+      case Trait::converts:
+        r.converts = true;
+        break;
+      case Trait::float_only:
+        r.float_only = true;
+        break;
+      case Trait::bits_only:
+        r.bits_only = true;
+        break;
+    }
+  }
   return r;
 }
 
@@ -360,6 +424,21 @@ constexpr bool is_scalar_alu_or_branch(Opcode op) {
 constexpr bool is_vector_opcode(Opcode op) { return instr_info(op).cls == ArgsClass::vector; }
 /// True for instructions with memory operands that isa::execute accepts (kind data).
 constexpr bool is_data_instruction(Opcode op) { return instr_info(op).kind == InstrKind::data; }
+
+/// The element type of vector operand `f` (dst, src0, src1 or src2) of `v` executed as vector
+/// opcode `op`: v.dtype, except bool for the destination of a comparison (trait bool_dst) and for
+/// vsel's mask src0 (bool_src0), and v.src_dtype for vconv's src0 (converts).
+constexpr DType vector_operand_dtype(Opcode op, const VectorArgs& v, Field f) {
+  const InstrInfo& r = instr_info(op);
+  if (f == Field::dst && r.bool_dst) return DType::boolean;
+  if (f == Field::src0 && r.bool_src0) return DType::boolean;
+  if (f == Field::src0 && r.converts) return v.src_dtype;
+  return v.dtype;
+}
+
+/// The widest element (bytes) among the vector operands `op` uses (what the vector timing formula
+/// counts per element).
+int vector_elem_bytes(Opcode op, const VectorArgs& v);
 
 /// True when `in` also reads its destination (its first operand): the trait reads_dst (vmla), or
 /// a destination that accumulates and the instruction's `acc` flag is set (mmad acc=1).

@@ -33,8 +33,9 @@
 
 namespace tessel::isa::opclass {
 
-/// Bits of the dtype field in the compact binary form (encoding version 2: 1 bit, f16 or f32).
-inline constexpr int kDTypeFlagBits = 1;
+/// Bits of the dtype field in the compact binary form (encoding version 3: 4 bits, the 11 dtypes;
+/// version 2 had 1 bit, f16 or f32).
+inline constexpr int kDTypeFlagBits = 4;
 static_assert(kNumDTypes <= (1 << kDTypeFlagBits),
               "a new dtype no longer fits the compact form's dtype bit: widen kDTypeFlagBits and "
               "bump kEncodingVersion (isa/encoding.h)");
@@ -72,6 +73,8 @@ struct F32 : Kind<float, 0, Wire::f32, Wire::f32> {};
 struct PipeName : Kind<Pipe, 3, Wire::none, Wire::u8> {};
 // The element type: the mnemonic's `.f16`/`.f32` suffix; compact: kDTypeFlagBits flag bits.
 struct DTypeSuffix : Kind<DType, kDTypeFlagBits, Wire::none, Wire::u8> {};
+// A second element type as a key=value field (`src_dtype=f32`); compact and full: u8.
+struct DTypeKey : Kind<DType, 0, Wire::u8, Wire::u8> {};
 // scope[xR+offset]; compact: u8 scope | reg << 3, offset sv; full: scope u8, reg u8, offset sv.
 struct Mem : Kind<MemRef, 0, Wire::mem, Wire::mem> {};
 // A memory operand with {elem_stride,repeat_stride}, each sv in binary.
@@ -423,6 +426,7 @@ struct ClassDesc<VectorArgs> {
       field<kind::Vec>(Field::dst, &VectorArgs::dst).operand(kVec).writes(scopes({Scope::ub})),
       field<kind::Vec>(Field::src0, &VectorArgs::src0).operand(kVec).reads(scopes({Scope::ub})),
       field<kind::Vec>(Field::src1, &VectorArgs::src1).operand(kVec).reads(scopes({Scope::ub})),
+      field<kind::Vec>(Field::src2, &VectorArgs::src2).operand(kVec).reads(scopes({Scope::ub})),
       field<kind::U32>(Field::count, &VectorArgs::count)
           .required("an element count per repeat")
           .nonzero(),
@@ -430,7 +434,10 @@ struct ClassDesc<VectorArgs> {
           .optional("a repeat count")
           .nonzero()
           .in_group(1),
-      field<kind::F32>(Field::scalar, &VectorArgs::scalar).operand("a scalar value"));
+      field<kind::F32>(Field::scalar, &VectorArgs::scalar).operand("a scalar value"),
+      field<kind::DTypeKey>(Field::src_dtype, &VectorArgs::src_dtype)
+          .required("the source dtype")
+          .only_when_listed());
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -61,6 +63,108 @@ void store_elem(DType t, uint8_t* p, float v) {
     Elem<DType::f32>::store(p, v);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Numbers of every dtype (docs/isa.md, "Data types"): a float dtype holds an fp32 value (f16
+// widened), a signed integer an int64, an unsigned integer or bool a uint64. Conversions follow
+// ONNX Cast (and tessel's reference, Tensor::cast): float -> integer truncates toward zero and
+// saturates at the type's range (NaN -> 0); integer -> integer wraps (two's complement); anything
+// -> bool is `!= 0`; integer -> f16 rounds to f32 first, then to f16 (round to nearest even).
+
+struct Num {
+  DTypeClass cls = DTypeClass::float_;
+  float f = 0;
+  int64_t i = 0;
+  uint64_t u = 0;
+};
+
+template <class I>
+I float_to_int(float v) {
+  if (std::isnan(v)) return 0;
+  const double t = std::trunc(static_cast<double>(v));
+  if (t <= static_cast<double>(std::numeric_limits<I>::lowest()))
+    return std::numeric_limits<I>::lowest();
+  if (t >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return static_cast<I>(t);
+}
+
+// Calls fn(T{}) with the C++ storage type of integer dtype `t` (bool: uint8_t).
+template <class Fn>
+decltype(auto) with_int_type(DType t, Fn&& fn) {
+  switch (t) {
+    case DType::i8:
+      return fn(int8_t{});
+    case DType::u8:
+    case DType::boolean:
+      return fn(uint8_t{});
+    case DType::i16:
+      return fn(int16_t{});
+    case DType::u16:
+      return fn(uint16_t{});
+    case DType::i32:
+      return fn(int32_t{});
+    case DType::u32:
+      return fn(uint32_t{});
+    case DType::i64:
+      return fn(int64_t{});
+    default:
+      return fn(uint64_t{});
+  }
+}
+
+Num load_num(DType t, const uint8_t* p) {
+  Num n;
+  n.cls = dtype_class(t);
+  if (t == DType::f16 || t == DType::f32) {
+    n.f = t == DType::f16 ? Elem<DType::f16>::load(p) : Elem<DType::f32>::load(p);
+    return n;
+  }
+  with_int_type(t, [&](auto tag) {
+    using C = decltype(tag);
+    C v;
+    std::memcpy(&v, p, sizeof(C));
+    if constexpr (std::is_signed_v<C>)
+      n.i = v;
+    else
+      n.u = v;
+  });
+  if (t == DType::boolean) n.u = n.u != 0;
+  return n;
+}
+
+void store_num(DType t, uint8_t* p, const Num& n) {
+  if (t == DType::f16 || t == DType::f32) {
+    const float f = n.cls == DTypeClass::float_ ? n.f
+                    : n.cls == DTypeClass::sint ? static_cast<float>(n.i)
+                                                : static_cast<float>(n.u);
+    if (t == DType::f16)
+      Elem<DType::f16>::store(p, f);
+    else
+      Elem<DType::f32>::store(p, f);
+    return;
+  }
+  if (t == DType::boolean) {
+    const bool b = n.cls == DTypeClass::float_ ? n.f != 0.0f
+                   : n.cls == DTypeClass::sint ? n.i != 0
+                                               : n.u != 0;
+    *p = b ? 1 : 0;
+    return;
+  }
+  with_int_type(t, [&](auto tag) {
+    using C = decltype(tag);
+    const C v = n.cls == DTypeClass::float_ ? float_to_int<C>(n.f)
+                : n.cls == DTypeClass::sint ? static_cast<C>(n.i)
+                                            : static_cast<C>(n.u);
+    std::memcpy(p, &v, sizeof(C));
+  });
+}
+
+// The bytes of an fp32 scalar (a dma pad value, a vector scalar) converted to dtype `t`.
+void scalar_bits(DType t, float v, uint8_t* out) {
+  Num n;
+  n.f = v;
+  store_num(t, out, n);
+}
+
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 [[noreturn]] void bad_scope(Opcode op, const char* operand, Scope got, const char* expected) {
@@ -100,6 +204,7 @@ Img2colShape img2col_shape(const Img2colArgs& g) {
 
 template <int ES>
 void dma_copy(const DmaArgs& d, uint8_t* dst, const uint8_t* src) {
+  static_assert(ES == 1 || ES == 2 || ES == 4 || ES == 8);
   // Normalise to 4 dims (leading dims of extent 1).
   std::array<int64_t, 4> ext{}, ds{}, ss{}, vb{}, ve{};
   const int pad = 4 - d.ndims;
@@ -118,13 +223,8 @@ void dma_copy(const DmaArgs& d, uint8_t* dst, const uint8_t* src) {
   }
   for (int k = 0; k < 4; ++k)
     if (ext[k] == 0) return;
-  uint8_t pad_bits[4];
-  if constexpr (ES == 2) {
-    const uint16_t h = f32_to_f16_bits(d.pad_value);
-    std::memcpy(pad_bits, &h, 2);
-  } else {
-    std::memcpy(pad_bits, &d.pad_value, 4);
-  }
+  uint8_t pad_bits[8];
+  scalar_bits(d.dtype, d.pad_value, pad_bits);
   const int64_t n3 = ext[3], dst3 = ds[3], src3 = ss[3];
   const bool dst_contig = dst3 == 1, src_contig = src3 == 1;
   auto fill = [&](uint8_t* row, int64_t from, int64_t to) {
@@ -451,6 +551,201 @@ void vector_exec_t(const VectorArgs& v, Opcode op, uint8_t* ub) {
   }
 }
 
+// Integer dtypes: elements of C++ type C (bool: uint8_t holding 0 or 1, normalised on load and
+// store). Additions, subtractions and products wrap (computed in uint64_t, then truncated).
+template <class C, bool kBool>
+struct IntElem {
+  static C load(const uint8_t* p) {
+    C v;
+    std::memcpy(&v, p, sizeof(C));
+    if constexpr (kBool) v = v != 0;
+    return v;
+  }
+  static void store(uint8_t* p, C v) {
+    if constexpr (kBool) v = v != 0;
+    std::memcpy(p, &v, sizeof(C));
+  }
+};
+
+template <class C, bool kBool, bool kSrc0, bool kSrc1, bool kDst, class F>
+void vec_map_int(const VectorArgs& v, uint8_t* ub, F f) {
+  using E = IntElem<C, kBool>;
+  constexpr int64_t S = sizeof(C);
+  const int64_t de = v.dst.elem_stride * S, ae = v.src0.elem_stride * S,
+                be = v.src1.elem_stride * S;
+  const int64_t dr = int64_t{v.dst.repeat_stride} * S, ar = int64_t{v.src0.repeat_stride} * S,
+                br = int64_t{v.src1.repeat_stride} * S;
+  for (int64_t r = 0; r < v.repeat; ++r) {
+    uint8_t* d = ub + v.dst.addr.offset + r * dr;
+    const uint8_t* a = ub + v.src0.addr.offset + r * ar;
+    const uint8_t* b = ub + v.src1.addr.offset + r * br;
+    for (int64_t e = 0; e < v.count; ++e) {
+      const C x = kSrc0 ? E::load(a + e * ae) : C{};
+      const C y = kSrc1 ? E::load(b + e * be) : C{};
+      const C o = kDst ? E::load(d + e * de) : C{};
+      E::store(d + e * de, f(o, x, y));
+    }
+  }
+}
+
+template <class C, bool kBool, class F>
+void vec_reduce_int(const VectorArgs& v, uint8_t* ub, F f) {
+  using E = IntElem<C, kBool>;
+  constexpr int64_t S = sizeof(C);
+  const int64_t ae = v.src0.elem_stride * S;
+  const int64_t dr = int64_t{v.dst.repeat_stride} * S, ar = int64_t{v.src0.repeat_stride} * S;
+  for (int64_t r = 0; r < v.repeat; ++r) {
+    const uint8_t* a = ub + v.src0.addr.offset + r * ar;
+    C acc = E::load(a);
+    for (int64_t e = 1; e < v.count; ++e) acc = f(acc, E::load(a + e * ae));
+    E::store(ub + v.dst.addr.offset + r * dr, acc);
+  }
+}
+
+template <class C>
+C wrap_add(C a, C b) {
+  return static_cast<C>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+template <class C>
+C wrap_sub(C a, C b) {
+  return static_cast<C>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+template <class C>
+C wrap_mul(C a, C b) {
+  return static_cast<C>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+// Truncating division; x / 0 = 0, and the one overflowing quotient (lowest / -1) wraps to lowest.
+template <class C>
+C int_div(C a, C b) {
+  if (b == 0) return 0;
+  if constexpr (std::is_signed_v<C>) {
+    if (a == std::numeric_limits<C>::lowest() && b == C(-1)) return a;
+  }
+  return static_cast<C>(a / b);
+}
+
+template <class C, bool kBool>
+void vector_exec_int(const VectorArgs& v, Opcode op, uint8_t* ub) {
+  const C s = kBool ? C(v.scalar != 0.0f) : float_to_int<C>(v.scalar);
+  auto mx = [](C a, C b) { return a < b ? b : a; };
+  auto mn = [](C a, C b) { return b < a ? b : a; };
+#define TESSEL_MAP(s0, s1, dr, expr)                                        \
+  return vec_map_int<C, kBool, s0, s1, dr>(v, ub, [&](C d, C a, C b) -> C { \
+    (void)d;                                                                \
+    (void)a;                                                                \
+    (void)b;                                                                \
+    return static_cast<C>(expr);                                            \
+  })
+  switch (op) {
+    case Opcode::vadd:
+      TESSEL_MAP(1, 1, 0, wrap_add(a, b));
+    case Opcode::vsub:
+      TESSEL_MAP(1, 1, 0, wrap_sub(a, b));
+    case Opcode::vmul:
+      TESSEL_MAP(1, 1, 0, wrap_mul(a, b));
+    case Opcode::vdiv:
+      TESSEL_MAP(1, 1, 0, int_div(a, b));
+    case Opcode::vmax:
+      TESSEL_MAP(1, 1, 0, mx(a, b));
+    case Opcode::vmin:
+      TESSEL_MAP(1, 1, 0, mn(a, b));
+    case Opcode::vmla:
+      TESSEL_MAP(1, 1, 1, wrap_add(d, wrap_mul(a, b)));
+    case Opcode::vadds:
+      TESSEL_MAP(1, 0, 0, wrap_add(a, s));
+    case Opcode::vmuls:
+      TESSEL_MAP(1, 0, 0, wrap_mul(a, s));
+    case Opcode::vmaxs:
+      TESSEL_MAP(1, 0, 0, mx(a, s));
+    case Opcode::vmins:
+      TESSEL_MAP(1, 0, 0, mn(a, s));
+    case Opcode::vabs:
+      TESSEL_MAP(1, 0, 0, a < C{} ? wrap_sub(C{}, a) : a);
+    case Opcode::vrelu:
+      TESSEL_MAP(1, 0, 0, mx(a, C{}));
+    case Opcode::vneg:
+      TESSEL_MAP(1, 0, 0, wrap_sub(C{}, a));
+    case Opcode::vcopy:
+      TESSEL_MAP(1, 0, 0, a);
+    case Opcode::vdup:
+      TESSEL_MAP(0, 0, 0, s);
+    case Opcode::vand:
+      TESSEL_MAP(1, 1, 0, a & b);
+    case Opcode::vor:
+      TESSEL_MAP(1, 1, 0, a | b);
+    case Opcode::vxor:
+      TESSEL_MAP(1, 1, 0, a ^ b);
+    case Opcode::vnot:
+      TESSEL_MAP(1, 0, 0, kBool ? C(!a) : C(~a));
+    case Opcode::vrsum:
+      return vec_reduce_int<C, kBool>(v, ub, [](C acc, C x) { return wrap_add(acc, x); });
+    case Opcode::vrmax:
+      return vec_reduce_int<C, kBool>(v, ub, mx);
+    case Opcode::vrmin:
+      return vec_reduce_int<C, kBool>(v, ub, mn);
+    default:
+      internal_fail("vector_exec_int: {} has no integer form", opcode_name(op));
+  }
+#undef TESSEL_MAP
+}
+
+// Instructions whose operands hold different element types (vector_operand_dtype): comparisons
+// (bool destination), vsel (bool mask) and vconv, element by element through Num.
+void vector_exec_mixed(const VectorArgs& v, Opcode op, uint8_t* ub) {
+  const DType dt = v.dtype;
+  const DType d_t = vector_operand_dtype(op, v, Field::dst);
+  const DType a_t = vector_operand_dtype(op, v, Field::src0);
+  const int64_t ds = dtype_bytes(d_t), as = dtype_bytes(a_t), bs = dtype_bytes(dt);
+  auto at = [&](const VecOperand& o, int64_t r, int64_t e, int64_t es) {
+    return ub + o.addr.offset + (r * o.repeat_stride + e * o.elem_stride) * es;
+  };
+  for (int64_t r = 0; r < v.repeat; ++r) {
+    for (int64_t e = 0; e < v.count; ++e) {
+      uint8_t* d = at(v.dst, r, e, ds);
+      if (op == Opcode::vsel) {
+        const bool m = *at(v.src0, r, e, 1) != 0;
+        std::memmove(d, at(m ? v.src1 : v.src2, r, e, bs), static_cast<size_t>(bs));
+        continue;
+      }
+      const Num a = load_num(a_t, at(v.src0, r, e, as));
+      if (op == Opcode::vconv) {
+        store_num(d_t, d, a);
+        continue;
+      }
+      const Num b = load_num(dt, at(v.src1, r, e, bs));
+      bool lt, eq;
+      if (a.cls == DTypeClass::float_) {
+        lt = a.f < b.f;
+        eq = a.f == b.f;
+      } else if (a.cls == DTypeClass::sint) {
+        lt = a.i < b.i;
+        eq = a.i == b.i;
+      } else {
+        lt = a.u < b.u;
+        eq = a.u == b.u;
+      }
+      bool res;
+      switch (op) {
+        case Opcode::vcmp_eq:
+          res = eq;
+          break;
+        case Opcode::vcmp_ne:
+          res = !eq;  // true when either is NaN
+          break;
+        case Opcode::vcmp_lt:
+          res = lt;
+          break;
+        case Opcode::vcmp_le:
+          res = lt || eq;
+          break;
+        default:
+          internal_fail("vector_exec_mixed: {} is not a mixed-dtype instruction", opcode_name(op));
+      }
+      *d = res ? 1 : 0;
+    }
+  }
+}
+
 // The run-time scope rules (the operand classes' allowed scopes, isa/operand_classes.h), with
 // the executors' messages.
 template <class A>
@@ -487,13 +782,28 @@ void exec(const npu::HwConfig&, Opcode, const DmaArgs& d, CoreMemory& mem) {
   uint8_t* dst = mem.base[int(d.dst.scope)] + d.dst.offset;
   const uint8_t* src =
       mem.base[int(d.src.scope)] ? mem.base[int(d.src.scope)] + d.src.offset : nullptr;
-  if (d.dtype == DType::f16)
-    dma_copy<2>(d, dst, src);
-  else
-    dma_copy<4>(d, dst, src);
+  switch (dtype_bytes(d.dtype)) {
+    case 1:
+      return dma_copy<1>(d, dst, src);
+    case 2:
+      return dma_copy<2>(d, dst, src);
+    case 4:
+      return dma_copy<4>(d, dst, src);
+    default:
+      return dma_copy<8>(d, dst, src);
+  }
+}
+
+// The cube side (load2d, img2col, mmad, fix) moves f16/f32 only (an integer cube mode would be
+// its own semantics).
+void check_float_dtype(Opcode op, DType t) {
+  if (!is_float_dtype(t))
+    fail("{}: dtype {} is not f16 or f32 (the cube path takes float data)", opcode_name(op),
+         dtype_name(t));
 }
 
 void exec(const npu::HwConfig& hw, Opcode op, const Load2dArgs& l, CoreMemory& mem) {
+  check_float_dtype(op, l.dtype);
   if (l.rows == 0 || l.cols == 0) return;
   const FractalShape f = fractal_of(hw, op, l.dst.scope);
   uint8_t* dst = mem.base[int(l.dst.scope)] + l.dst.offset;
@@ -505,6 +815,7 @@ void exec(const npu::HwConfig& hw, Opcode op, const Load2dArgs& l, CoreMemory& m
 }
 
 void exec(const npu::HwConfig& hw, Opcode op, const Img2colArgs& g, CoreMemory& mem) {
+  check_float_dtype(op, g.dtype);
   const Img2colShape shape = img2col_shape(g);
   if (shape.rows == 0 || shape.cols == 0) return;
   const FractalShape f = fractal_of(hw, op, g.dst.scope);
@@ -521,18 +832,32 @@ void exec(const npu::HwConfig& hw, Opcode, const MmadArgs& a, CoreMemory& mem) {
   mmad_exec(hw, a, mem);
 }
 
-void exec(const npu::HwConfig& hw, Opcode, const FixArgs& f, CoreMemory& mem) {
+void exec(const npu::HwConfig& hw, Opcode op, const FixArgs& f, CoreMemory& mem) {
+  check_float_dtype(op, f.dst_dtype);
   if (f.m == 0 || f.n == 0) return;
   fix_exec(hw, f, mem);
 }
 
 void exec(const npu::HwConfig&, Opcode op, const VectorArgs& v, CoreMemory& mem) {
+  const InstrInfo& r = instr_info(op);
+  if (r.float_only && !is_float_dtype(v.dtype))
+    fail("{}: dtype {} is not a float type (f16 or f32)", opcode_name(op), dtype_name(v.dtype));
+  if (r.bits_only && is_float_dtype(v.dtype))
+    fail("{}: dtype {} is not an integer type or bool", opcode_name(op), dtype_name(v.dtype));
   if (v.count == 0 || v.repeat == 0) return;
   uint8_t* ub = mem.base[int(Scope::ub)];
-  if (v.dtype == DType::f16)
-    vector_exec_t<DType::f16>(v, op, ub);
-  else
-    vector_exec_t<DType::f32>(v, op, ub);
+  if (r.bool_dst || r.bool_src0 || r.converts) return vector_exec_mixed(v, op, ub);
+  switch (v.dtype) {
+    case DType::f16:
+      return vector_exec_t<DType::f16>(v, op, ub);
+    case DType::f32:
+      return vector_exec_t<DType::f32>(v, op, ub);
+    case DType::boolean:
+      return vector_exec_int<uint8_t, true>(v, op, ub);
+    default:
+      return with_int_type(v.dtype,
+                           [&](auto tag) { vector_exec_int<decltype(tag), false>(v, op, ub); });
+  }
 }
 
 template <class A>
@@ -567,7 +892,7 @@ VectorAccess vector_access(Opcode op) {
   TESSEL_CHECK(is_valid_opcode(op) && is_vector_opcode(op), "{} is not a vector opcode",
                opcode_name(op));
   const InstrInfo& r = instr_info(op);
-  return {r.uses(Field::src0), r.uses(Field::src1), r.reads_dst, r.reduction};
+  return {r.uses(Field::src0), r.uses(Field::src1), r.uses(Field::src2), r.reads_dst, r.reduction};
 }
 
 AccessRangeList access_range_list(const npu::HwConfig& hw, const Instruction& in) {

@@ -88,7 +88,7 @@ struct AccessRange {
 std::vector<AccessRange> access_ranges(const npu::HwConfig& hw, const Instruction& resolved);
 
 /// At most this many ranges per instruction (mmad: A, B, C read, C write; vmla: src0, src1,
-/// dst read, dst write).
+/// dst read, dst write; vsel: src0, src1, src2 read, dst write).
 inline constexpr int kMaxAccessRanges = 4;
 
 /// The same ranges as access_ranges() in a fixed-capacity list (no heap allocation; for the
@@ -117,11 +117,11 @@ void check_stream(const std::vector<Instruction>& code, size_t core);
 // is_data_instruction(op) (the instructions execute() accepts) and is_vector_opcode(op) are in
 // isa/isa.h, derived from the instruction records.
 
-/// Which operands a vector opcode uses, from its record: src0, src1 read; dst read (trait
+/// Which operands a vector opcode uses, from its record: src0, src1, src2 read; dst read (trait
 /// reads_dst: vmla); reduction (dst has one element per repeat); vdup reads no source at all.
 /// Throws tessel::InternalError for a non-vector opcode.
 struct VectorAccess {
-  bool src0 = false, src1 = false, dst_read = false, reduction = false;
+  bool src0 = false, src1 = false, src2 = false, dst_read = false, reduction = false;
 };
 VectorAccess vector_access(Opcode op);
 

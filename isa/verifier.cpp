@@ -333,10 +333,21 @@ class Verifier {
     if (a.dst_row_stride < static_cast<int64_t>(a.n)) {
       problem("dst_row_stride {} < n = {}: output rows would overlap", a.dst_row_stride, a.n);
     }
+    if (!is_float_dtype(a.dst_dtype))
+      problem("fix converts to a float dtype (f16 or f32), not {}", dtype_name(a.dst_dtype));
     return true;
   }
 
-  bool rules(const VectorArgs&) { return true; }
+  // The dtype traits of the records: float_only instructions take f16/f32, bits_only ones an
+  // integer dtype or bool.
+  bool rules(const VectorArgs& a) {
+    const InstrInfo& r = instr_info(instr_->op);
+    if (r.float_only && !is_float_dtype(a.dtype))
+      problem("{} takes a float dtype (f16 or f32), not {}", r.mnemonic, dtype_name(a.dtype));
+    if (r.bits_only && is_float_dtype(a.dtype))
+      problem("{} takes an integer dtype or bool, not {}", r.mnemonic, dtype_name(a.dtype));
+    return true;
+  }
 
   static constexpr int kMaxSpans = 8;
   const Program& p_;

@@ -83,8 +83,10 @@ uint64_t vector_per_repeat(const HwConfig& hw, Opcode op, const isa::VectorArgs&
   bool contiguous = u.reduction ? true : unit(v.dst);
   if (u.src0) contiguous = contiguous && unit(v.src0);
   if (u.src1) contiguous = contiguous && unit(v.src1);
+  if (u.src2) contiguous = contiguous && unit(v.src2);
   const uint64_t width = positive(hw.core.vector.width_bytes, "core.vector.width_bytes");
-  if (contiguous) return ceil_div(uint64_t{v.count} * isa::dtype_bytes(v.dtype), width);
+  // Operands of different element sizes (comparisons, vsel, vconv): the widest counts.
+  if (contiguous) return ceil_div(uint64_t{v.count} * isa::vector_elem_bytes(op, v), width);
   // A strided element costs one 32-byte block: width / 32 elements per cycle (at least 1).
   return ceil_div(v.count, std::max<uint64_t>(1, width / 32));
 }
@@ -216,13 +218,17 @@ void traffic(const HwConfig& hw, Opcode, const isa::FixArgs& f, ScopeTraffic& t)
 
 void traffic(const HwConfig&, Opcode op, const isa::VectorArgs& v, ScopeTraffic& t) {
   const isa::VectorAccess u = isa::vector_access(op);
-  const uint64_t n = uint64_t{v.count} * v.repeat * isa::dtype_bytes(v.dtype);
+  auto bytes = [&](isa::Field f) {
+    return uint64_t{v.count} * v.repeat * isa::dtype_bytes(isa::vector_operand_dtype(op, v, f));
+  };
   uint64_t& r = t.read[int(Scope::ub)];
-  if (u.src0) r += n;
-  if (u.src1) r += n;
-  if (u.dst_read) r += n;
+  if (u.src0) r += bytes(isa::Field::src0);
+  if (u.src1) r += bytes(isa::Field::src1);
+  if (u.src2) r += bytes(isa::Field::src2);
+  if (u.dst_read) r += bytes(isa::Field::dst);
+  const uint64_t dst_bytes = isa::dtype_bytes(isa::vector_operand_dtype(op, v, isa::Field::dst));
   t.written[int(Scope::ub)] +=
-      u.reduction ? (v.count ? uint64_t{v.repeat} * isa::dtype_bytes(v.dtype) : 0) : n;
+      u.reduction ? (v.count ? uint64_t{v.repeat} * dst_bytes : 0) : bytes(isa::Field::dst);
 }
 
 void traffic(const HwConfig&, Opcode, const isa::ScalarArgs&, ScopeTraffic&) {}

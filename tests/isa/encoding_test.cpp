@@ -68,7 +68,7 @@ TEST(Encoding, GoldenBytes) {
   p.cores[0].push_back(make(Opcode::jmp, sargs(0, 0, 0, 0, 0), 0));
   const std::vector<uint8_t> expected = {
       'T',  'S',  'N',  'P',   // magic
-      0x02,                    // version
+      0x03,                    // version
       0x01,                    // core count (uvarint)
       0x01, 't',               // name: length, bytes
       0x00,                    // gm_bytes
@@ -80,7 +80,7 @@ TEST(Encoding, GoldenBytes) {
       0x48,                    // jmp = opcode 8 | 0x40 (op_index delta follows)
       0x02,                    // delta +1 (zigzag 2): op_index -1 -> 0
       0x00,                    // target 0 (uvarint)
-      0x82, 0xce, 0x9b, 0x13,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0x139bce82), LE
+      0xf4, 0x2f, 0x94, 0x8e,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0x8e942ff4), LE
   };
   EXPECT_EQ(encode(p), expected);
 }

@@ -294,17 +294,18 @@ TEST(Img2colNc1hwc0, EncodingGoldenBytesAndRoundTrip) {
   // 0x80 0x01), c h w kh kw oh ow.
   const std::vector<uint8_t> dense = {op, 0x00, 0x03, 0x00, 0x09, 0x80, 0x01, 35, 7, 9, 3, 2, 5, 8};
   EXPECT_EQ(instruction_bytes(make(Opcode::img2col, g)), dense);
-  // With c0 = 16: flag bit 2 set and c0 (uvarint 16) after the sizes.
+  // With c0 = 16: flag bit 5 set (bits 0-3 are the dtype, bit 4 the geometry group) and c0
+  // (uvarint 16) after the sizes.
   g.c0 = 16;
   std::vector<uint8_t> packed = dense;
-  packed[1] = 0x04;
+  packed[1] = 0x20;
   packed.push_back(16);
   EXPECT_EQ(instruction_bytes(make(Opcode::img2col, g)), packed);
   // With geometry as well: c0 follows the geometry fields (stride_h 2, stride_w 1, dilations 1,
   // pad_top 1 -> zigzag 2, pad_left 0).
   g.stride_h = 2, g.pad_top = 1, g.c0 = 300;
   std::vector<uint8_t> both = dense;
-  both[1] = 0x06;
+  both[1] = 0x30;
   for (uint8_t b : {2, 1, 1, 1, 2, 0, 0xac, 0x02}) both.push_back(b);  // ... c0 300 = 0xac 0x02
   EXPECT_EQ(instruction_bytes(make(Opcode::img2col, g)), both);
 
@@ -322,7 +323,7 @@ TEST(Img2colNc1hwc0, EncodingGoldenBytesAndRoundTrip) {
     }
   }
 
-  // Flag bit 3 is still reserved.
+  // Flag bit 6 is still reserved.
   Program p;
   p.name = "t";
   p.cores.resize(1);
@@ -330,12 +331,12 @@ TEST(Img2colNc1hwc0, EncodingGoldenBytesAndRoundTrip) {
   g.c0 = 16;
   p.cores[0].push_back(make(Opcode::img2col, g));
   std::vector<uint8_t> img = encode(p);
-  img[13] |= 0x08;
+  img[13] |= 0x40;
   try {
     decode(img, "img.bin");
     ADD_FAILURE() << "reserved img2col flag bit accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("offset 13: the img2col flag byte = 0x0e sets reserved"),
+    EXPECT_NE(std::string(e.what()).find("offset 13: the img2col flag byte = 0x70 sets reserved"),
               std::string::npos)
         << e.what();
   }

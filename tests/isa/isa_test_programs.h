@@ -182,6 +182,23 @@ inline Program every_opcode_program() {
     c0.push_back(
         make(op, vargs(DType::f32, vec(Scope::ub, 7, 64, 1, 1), s0, VecOperand{}, 64, 5, 0.0f), 2));
   }
+  // Comparisons, select, logic and conversion: other dtypes than f16/f32.
+  for (Opcode op : {Opcode::vcmp_eq, Opcode::vcmp_ne, Opcode::vcmp_lt, Opcode::vcmp_le})
+    c0.push_back(
+        make(op, vargs(DType::i32, vec(Scope::ub, 8, 0, 1, 128), s0, s1, 128, 8, 0.0f), 2));
+  {
+    VectorArgs sel = vargs(DType::u16, d, vec(Scope::ub, 9, 4096, 1, 64), s0, 64, 4, 0.0f);
+    sel.src2 = s1;
+    c0.push_back(make(Opcode::vsel, sel, 2));
+  }
+  for (Opcode op : {Opcode::vand, Opcode::vor, Opcode::vxor})
+    c0.push_back(make(op, vargs(DType::boolean, d, s0, s1, 32, 2, 0.0f), 2));
+  c0.push_back(make(Opcode::vnot, vargs(DType::i8, d, s0, VecOperand{}, 40, 1, 0.0f), 2));
+  {
+    VectorArgs cv = vargs(DType::f16, d, s0, VecOperand{}, 64, 2, 0.0f);
+    cv.src_dtype = DType::i64;
+    c0.push_back(make(Opcode::vconv, cv, 2));
+  }
   std::get<ScalarArgs>(c0[8].args).target = static_cast<int32_t>(c0.size());  // ends the stream
   p.cores.push_back(c0);
 
@@ -278,10 +295,11 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
     return MemRef{scope_of(allowed), reg(), i64()};
   };
   auto dtype = [&]() { return u(0, 1) ? DType::f32 : DType::f16; };
+  auto any_dtype = [&]() { return static_cast<DType>(u(0, kNumDTypes - 1)); };
   const auto all = {Scope::gm, Scope::l1, Scope::l0a, Scope::l0b, Scope::l0c, Scope::ub};
 
   Instruction in;
-  in.op = static_cast<Opcode>(u(0, static_cast<int>(Opcode::vrmin)));
+  in.op = static_cast<Opcode>(u(0, kNumOpcodes - 1));
   in.op_index = u(0, 2) == 0 ? -1 : static_cast<int32_t>(u(0, 5));
   std::size_t cls = 0;
   switch (in.op) {
@@ -353,7 +371,7 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
       break;
     case 2: {
       auto& a = in.args.emplace<DmaArgs>();
-      a.dtype = dtype();
+      a.dtype = any_dtype();
       if (text_safe) {
         switch (u(0, 3)) {
           case 0:
@@ -423,22 +441,22 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
     }
     default: {
       auto& a = in.args.emplace<VectorArgs>();
-      a.dtype = dtype();
       auto v = [&](bool used) {
         if (!used && !extras) return VecOperand{};
         // Unused operands may name any scope; used ones must be in UB for the text form.
         const MemRef m = used ? memref({Scope::ub}) : memref(all);
         return VecOperand{m, i32(), i32()};
       };
-      const bool binary = in.op <= Opcode::vmla && in.op >= Opcode::vadd;
-      const bool with_scalar =
-          (in.op >= Opcode::vadds && in.op <= Opcode::vmins) || in.op == Opcode::vdup;
+      const InstrInfo& r = instr_info(in.op);
+      a.dtype = any_dtype();
       a.dst = v(true);
-      a.src0 = v(in.op != Opcode::vdup);
-      a.src1 = v(binary);
+      a.src0 = v(r.uses(Field::src0));
+      a.src1 = v(r.uses(Field::src1));
+      a.src2 = v(r.uses(Field::src2));
       a.count = u32();
       a.repeat = u(0, 1) ? 1 : u32();
-      a.scalar = with_scalar || extras ? flt() : 0.0f;
+      a.scalar = r.uses(Field::scalar) || extras ? flt() : 0.0f;
+      if (r.uses(Field::src_dtype) || extras) a.src_dtype = any_dtype();
       break;
     }
   }

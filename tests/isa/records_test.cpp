@@ -30,14 +30,16 @@ TEST(Records, IndexedByOpcodeWithUniqueMnemonics) {
     EXPECT_EQ(back, r.op);
     EXPECT_STREQ(opcode_name(r.op), r.mnemonic);
   }
-  // The binary opcodes of encoding version 2 (tests/isa/encoding_test.cpp has the golden bytes).
+  // The binary opcodes of encoding version 3 (tests/isa/encoding_test.cpp has the golden bytes).
   EXPECT_EQ(static_cast<int>(Opcode::li), 0);
   EXPECT_EQ(static_cast<int>(Opcode::jmp), 8);
   EXPECT_EQ(static_cast<int>(Opcode::dma), 13);
   EXPECT_EQ(static_cast<int>(Opcode::vadd), 18);
   EXPECT_EQ(static_cast<int>(Opcode::vrmin), 40);
-  EXPECT_EQ(kNumOpcodes, 41);
-  EXPECT_FALSE(is_valid_opcode(static_cast<Opcode>(41)));
+  EXPECT_EQ(static_cast<int>(Opcode::vcmp_eq), 41);  // encoding version 3
+  EXPECT_EQ(static_cast<int>(Opcode::vconv), 50);
+  EXPECT_EQ(kNumOpcodes, 51);
+  EXPECT_FALSE(is_valid_opcode(static_cast<Opcode>(51)));
 }
 
 TEST(Records, KindsHaveTheirOperandClassAndPipe) {
@@ -79,10 +81,13 @@ TEST(Records, KindsHaveTheirOperandClassAndPipe) {
 }
 
 TEST(Records, OperandUseIsTheDocumentedOne) {
-  // docs/isa.md, Vector instructions: binary ops and vmla read src0 and src1; the scalar forms
-  // src0 and scalar; vdup the scalar only; unary ops and reductions src0 only.
-  const std::set<Opcode> binary = {Opcode::vadd, Opcode::vsub, Opcode::vmul, Opcode::vdiv,
-                                   Opcode::vmax, Opcode::vmin, Opcode::vmla};
+  // docs/isa.md, Vector instructions: binary ops, vmla, comparisons and binary logic read src0 and
+  // src1; vsel src0, src1 and src2; the scalar forms src0 and scalar; vdup the scalar only; unary
+  // ops, vnot, vconv and reductions src0 only.
+  const std::set<Opcode> binary = {
+      Opcode::vadd,    Opcode::vsub, Opcode::vmul,    Opcode::vdiv,    Opcode::vmax,
+      Opcode::vmin,    Opcode::vmla, Opcode::vcmp_eq, Opcode::vcmp_ne, Opcode::vcmp_lt,
+      Opcode::vcmp_le, Opcode::vsel, Opcode::vand,    Opcode::vor,     Opcode::vxor};
   const std::set<Opcode> with_scalar = {Opcode::vadds, Opcode::vmuls, Opcode::vmaxs, Opcode::vmins};
   const std::set<Opcode> reductions = {Opcode::vrsum, Opcode::vrmax, Opcode::vrmin};
   int vector_ops = 0;
@@ -99,10 +104,12 @@ TEST(Records, OperandUseIsTheDocumentedOne) {
     EXPECT_EQ(u.src0, r.op != Opcode::vdup) << r.mnemonic;
     EXPECT_EQ(a.src0, u.src0);
     EXPECT_EQ(a.src1, u.src1);
+    EXPECT_EQ(a.src2, r.op == Opcode::vsel) << r.mnemonic;
+    EXPECT_EQ(r.uses(Field::src_dtype), r.op == Opcode::vconv) << r.mnemonic;
     EXPECT_EQ(a.dst_read, r.op == Opcode::vmla) << r.mnemonic;
     EXPECT_EQ(a.reduction, reductions.count(r.op) == 1) << r.mnemonic;
   }
-  EXPECT_EQ(vector_ops, 23);
+  EXPECT_EQ(vector_ops, 33);
   // Scalar forms: the positional operands of the text form.
   EXPECT_EQ(format_instruction(make(Opcode::blti, sargs(7, 1, 2, 12, 3))),
             "blti x1, 12, L3, rd=x7, rt=x2");
@@ -208,9 +215,15 @@ Instruction small_data_instruction(Opcode op) {
       f.m = f.n = 16, f.dst_row_stride = 16;
       return make(op, f);
     }
-    case ArgsClass::vector:
-      return make(op, vargs(DType::f16, vec(Scope::ub, 0, 0, 1, 0), vec(Scope::ub, 0, 64, 1, 0),
-                            vec(Scope::ub, 0, 128, 1, 0), 16, 1, 0.25f));
+    case ArgsClass::vector: {
+      // bits_only instructions on the same bytes read as u16.
+      VectorArgs v =
+          vargs(instr_info(op).bits_only ? DType::u16 : DType::f16, vec(Scope::ub, 0, 0, 1, 0),
+                vec(Scope::ub, 0, 64, 1, 0), vec(Scope::ub, 0, 128, 1, 0), 16, 1, 0.25f);
+      v.src2 = vec(Scope::ub, 0, 192, 1, 0);
+      v.src_dtype = DType::f16;
+      return make(op, v);
+    }
     default:
       ADD_FAILURE() << opcode_name(op) << " has no memory operands";
       return {};
@@ -251,7 +264,7 @@ TEST(Records, EveryDataInstructionHasSemanticsAndTiming) {
       EXPECT_EQ(f16_bits_to_f32(h), 2.0f);
     }
   }
-  EXPECT_EQ(data_ops, 28);
+  EXPECT_EQ(data_ops, 38);
 }
 
 }  // namespace
