@@ -51,6 +51,11 @@ for (const a of rest) {
   new Uint8Array(data.buffer).set(bytes);
   feeds[parts[0]] = new ort.Tensor('float32', data, dims);
 }
+// The profiles already there (see below).
+const profilesBefore = new Set(profile
+  ? fs.readdirSync(path.dirname(path.resolve(profile)))
+      .filter((f) => f.startsWith(path.basename(profile)))
+  : []);
 const session = await ort.InferenceSession.create(model, {
   executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1,
   executionMode: 'sequential', graphOptimizationLevel: 'all',
@@ -78,7 +83,9 @@ if (profile) {
   session.endProfiling();
   const dir = path.dirname(path.resolve(profile));
   const base = path.basename(profile);
-  const files = fs.readdirSync(dir).filter((f) => f.startsWith(base) && f.endsWith('.json'));
+  // Only the file this session wrote (an earlier, killed run may have left one with the prefix).
+  const files = fs.readdirSync(dir).filter((f) => f.startsWith(base) && f.endsWith('.json') &&
+                                                  !profilesBefore.has(f));
   if (files.length === 0) usage(`ORT wrote no profile '${profile}*.json'`);
   const events = JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8'));
   for (const f of files) fs.unlinkSync(path.join(dir, f));

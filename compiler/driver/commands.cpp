@@ -460,6 +460,7 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
       opts.timing_only = r.timing_only;
       opts.compile.double_buffer = r.double_buffer;
       opts.compile.multicore = r.multicore;
+      opts.cpu_threads = r.cpu_threads;
       if (!args.trace_path.empty() && r.target == Target::npu) {
         fs::path tp(args.trace_path);
         opts.trace_path = ex.runs.size() == 1

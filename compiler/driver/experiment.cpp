@@ -155,9 +155,9 @@ class Parser {
 
   /// Applies the run-level keys of `n` onto `run`.
   void run_keys(const YAML::Node& n, const std::string& where, RunSpec& run, bool top) const {
-    std::set<std::string> allowed = {"name",   "model",        "inputs",  "hw",
-                                     "hw_set", "target",       "check",   "timing_only",
-                                     "report", "graph_passes", "schedule"};
+    std::set<std::string> allowed = {"name",   "model",        "inputs",   "hw",
+                                     "hw_set", "target",       "check",    "timing_only",
+                                     "report", "graph_passes", "schedule", "threads"};
     if (top) {
       allowed.insert("description");
       allowed.insert("runs");
@@ -232,6 +232,13 @@ class Parser {
         run.double_buffer = boolean(sc["double_buffer"], key("schedule") + ".double_buffer");
       if (sc["multicore"]) run.multicore = boolean(sc["multicore"], key("schedule") + ".multicore");
     }
+    if (n["threads"]) {
+      const int64_t t = integer(n["threads"], key("threads"));
+      if (t < 1 || t > 1024)
+        error(n["threads"], key("threads"),
+              fmt::format("expected an integer from 1 to 1024, got {}", t));
+      run.cpu_threads = static_cast<int>(t);
+    }
     if (n["report"]) {
       const YAML::Node r = n["report"];
       if (!r.IsSequence()) error(r, key("report"), "expected a list of sections");
@@ -298,6 +305,9 @@ class Parser {
             fmt::format("timing_only applies to target npu only (this run's target is {}: it "
                         "computes the values in any case); remove it or set target: npu",
                         target_name(run.target)));
+    if (run.target != Target::cpu && run.cpu_threads > 0)
+      error(n["threads"] ? n["threads"] : n, where.empty() ? "threads" : where + ".threads",
+            "threads applies to target cpu only (the host's threads running the compiled code)");
     if (run.timing_only && run.check)
       error(n, where.empty() ? "timing_only" : where,
             "timing_only computes no values: set check: none");

@@ -55,6 +55,7 @@ struct RunSpec {
   std::vector<std::string> disabled_passes;  // graph_passes: {disable: [NAME, ...]}
   bool double_buffer = true;                 // schedule: {double_buffer: bool}
   bool multicore = true;                     // schedule: {multicore: bool}
+  int cpu_threads = 0;  // threads: N (target cpu): 0 = TESSEL_CPU_THREADS or the online cores
 };
 
 struct Experiment {

@@ -14,6 +14,7 @@
 
 #include "compiler/backend/cpu/compile.h"
 #include "compiler/backend/cpu/jit.h"
+#include "compiler/backend/cpu/runtime/cpu_runtime.h"
 #include "compiler/driver/zoo.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/lower/op_compute.h"
@@ -135,8 +136,19 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
   const Graph& graph = inlined ? *inlined : model;
   if (target == Target::cpu) {
     // Compile (TE -> loop IR -> LLVM IR -> JIT), then one profiled run: per-kernel wall times.
+    // With options.cpu_threads the schedules are chosen for that many threads and the pool runs
+    // them with as many (its previous count restored on every way out).
+    struct PoolThreads {
+      int previous = 0;
+      explicit PoolThreads(int n) : previous(n > 0 ? tessel_cpu_set_threads(n) : 0) {}
+      ~PoolThreads() {
+        if (previous > 0) tessel_cpu_set_threads(previous);
+      }
+    } pool(options.cpu_threads);
+    cpu_backend::CpuCompileOptions copts;
+    if (options.cpu_threads > 0) copts.target.threads = options.cpu_threads;
     const auto tc = std::chrono::steady_clock::now();
-    cpu_backend::CpuJit jit(cpu_backend::compile_cpu(graph));
+    cpu_backend::CpuJit jit(cpu_backend::compile_cpu(graph, copts));
     CpuRun run;
     run.compile_seconds = seconds_since(tc);
     run.kernels_compiled = jit.kernels_compiled();
@@ -150,7 +162,7 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
       run.kernels.push_back({timed[i]->node, timed[i]->op_type, timed[i]->kind, timed[i]->fused,
                              result.kernel_seconds[i], timed[i]->flops});
     run.run_seconds = result.seconds;
-    run.threads = jit.program().target.threads;
+    run.threads = tessel_cpu_get_threads();  // the pool's count the runs had
     run.arena_bytes = jit.program().arena_bytes;
     out.outputs = std::move(result.outputs);
     out.cpu = std::move(run);

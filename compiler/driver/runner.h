@@ -64,6 +64,9 @@ struct RunOptions {
   /// NPU: the module compile_for_npu already built for this graph and config (moved from; then
   /// `compile` is not used). Null: run_model compiles, naming the graph in a GM capacity error.
   std::shared_ptr<CompiledNpu> compiled;
+  /// cpu: threads the code is scheduled for and the runtime pool runs it with (the pool's count
+  /// is restored afterwards); 0: TESSEL_CPU_THREADS or the online cores.
+  int cpu_threads = 0;
 };
 
 /// What an NPU run produced besides the outputs.

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -40,6 +41,28 @@ struct CpuTempDir {
     std::filesystem::create_directories(path);
   }
   ~CpuTempDir() { std::filesystem::remove_all(path); }
+};
+
+/// Sets (value non-null) or unsets an environment variable for the scope, restoring the old
+/// value at its end.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(const std::string& n, const char* value) : name(n) {
+    if (const char* o = std::getenv(n.c_str())) old = o;
+    if (value) {
+      ::setenv(n.c_str(), value, 1);
+    } else {
+      ::unsetenv(n.c_str());
+    }
+  }
+  ~ScopedEnv() {
+    if (old) {
+      ::setenv(name.c_str(), old->c_str(), 1);
+    } else {
+      ::unsetenv(name.c_str());
+    }
+  }
 };
 
 inline double max_abs(const Tensor& t) {

@@ -22,27 +22,6 @@ namespace fs = std::filesystem;
 
 using TempDir = CpuTempDir;
 
-/// Sets an environment variable for the scope (restoring the old value).
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(const std::string& n, const char* value) : name(n) {
-    if (const char* o = std::getenv(n.c_str())) old = o;
-    if (value) {
-      ::setenv(n.c_str(), value, 1);
-    } else {
-      ::unsetenv(n.c_str());
-    }
-  }
-  ~ScopedEnv() {
-    if (old) {
-      ::setenv(name.c_str(), old->c_str(), 1);
-    } else {
-      ::unsetenv(name.c_str());
-    }
-  }
-};
-
 /// Two convolutions of the same shape and different weights, each with a fused Relu, then a
 /// MaxPool: the two conv kernels have the same code (weights are arguments).
 std::unique_ptr<Graph> twin_convs() {
