@@ -255,6 +255,40 @@ std::string suggestion(const Field& section_field, const std::string& name) {
   return did_you_mean(name, names);
 }
 
+/// The offset of the first byte of `s` that does not start or continue a well-formed UTF-8
+/// sequence (Unicode 15, table 3-7: no overlong forms, no surrogates, at most U+10FFFF), or npos.
+size_t first_invalid_utf8(const std::string& s) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = byte(i);
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + n >= s.size()) return i;  // cut short
+    for (size_t k = 1; k <= n; ++k) {
+      const unsigned char b = byte(i + k);
+      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return i;
+    }
+    i += n + 1;
+  }
+  return std::string::npos;
+}
+
 bool is_quoted_string(const YAML::Node& n) {
   return n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str";
 }
@@ -568,6 +602,14 @@ class Loader {
       case Kind::string:
         if (text.empty()) {
           error(v, fmt::format("expected {}, got an empty string", expected(f)));
+          return;
+        }
+        // Reports, traces and hw_config_to_yaml write the name as text; yaml-cpp's emitter
+        // replaces bytes that are not UTF-8, so such a name would not survive a round trip.
+        if (const size_t bad = first_invalid_utf8(text); bad != std::string::npos) {
+          error(v, fmt::format("expected {} of UTF-8 text, got byte 0x{:02x} at offset {}, which "
+                               "is not valid UTF-8 there",
+                               expected(f), static_cast<unsigned char>(text[bad]), bad));
           return;
         }
         f.set_string(hw_, text);

@@ -3,9 +3,12 @@
 # current binary has executed N inputs (default 10,000,000) without a finding, at the lowest
 # priority, one (or -j N) at a time.
 #
-#   scripts/fuzz_campaign.sh [-n EXECUTIONS] [-j PARALLEL] [-d DIR] [-u] [TARGET...]
+#   scripts/fuzz_campaign.sh [-n EXECUTIONS] [-j PARALLEL] [-t SECONDS] [-d DIR] [-u] [TARGET...]
 #   scripts/fuzz_campaign.sh -s [-d DIR]        print every target's status line
 #
+# With -t, each run of a target (a segment) lasts at most SECONDS and the targets take turns
+# (round robin, -j of them at a time) until each is done, so that every target gets executions even
+# when the campaign is stopped before all reach N (on a shared machine: -j 1 -t 600).
 # Targets default to all of build-fuzz/bin/fuzz_*. DIR (default /work/fuzz-campaign, outside the
 # repository) gets, per target T:
 #   DIR/bin/fuzz_T             the binary the campaign runs, copied from build-fuzz/bin when
@@ -32,14 +35,16 @@ parallel=1
 dir=/work/fuzz-campaign
 status_only=0
 update=0
-while getopts "n:j:d:su" opt; do
+slice=0
+while getopts "n:j:t:d:su" opt; do
   case $opt in
     n) execs=$OPTARG ;;
     j) parallel=$OPTARG ;;
+    t) slice=$OPTARG ;;
     d) dir=$OPTARG ;;
     s) status_only=1 ;;
     u) update=1 ;;
-    *) echo "usage: $0 [-n EXECUTIONS] [-j PARALLEL] [-d DIR] [-u] [-s] [TARGET...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-n EXECUTIONS] [-j PARALLEL] [-t SECONDS] [-d DIR] [-u] [-s] [TARGET...]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -77,6 +82,8 @@ executed() {
   echo "$total"
 }
 
+# Runs target $1 until done (exit 0) or a finding / failure (exit 1); with -t, runs one segment of
+# at most $slice seconds and exits 2 when executions are left.
 run_target() {
   local t=$1 sha commit
   sha=$(sha_of "$t")
@@ -98,8 +105,10 @@ run_target() {
     stamp="$dir/logs/.$t.$sha.$k.start"
     touch "$stamp"
     set +e
-    (cd "$root" && nice -n 19 "$dir/bin/fuzz_$t" -runs="$left" -timeout=30 -rss_limit_mb=2560 \
-      -print_final_stats=1 -artifact_prefix="$dir/artifacts/$t/" "$dir/corpus/$t" \
+    local time_limit=()
+    [ "$slice" -gt 0 ] && time_limit=(-max_total_time="$slice")
+    (cd "$root" && nice -n 19 "$dir/bin/fuzz_$t" -runs="$left" "${time_limit[@]}" -timeout=30 \
+      -rss_limit_mb=2560 -print_final_stats=1 -artifact_prefix="$dir/artifacts/$t/" "$dir/corpus/$t" \
       "$root/tests/fuzz/corpus/$t" "$root/tests/fuzz/regressions/$t") > "$log" 2>&1
     rc=$?
     set -e
@@ -113,15 +122,25 @@ run_target() {
       echo "stopped: exit $rc after $(executed "$t") executions (log $log)" > "$dir/$t.status"
       return 1
     fi
+    if [ "$slice" -gt 0 ] && [ "$(executed "$t")" -lt "$execs" ]; then
+      echo "paused: $(executed "$t") of $execs executions (fuzz_$t $sha, commit $commit)" \
+        > "$dir/$t.status"
+      return 2
+    fi
   done
 }
 
-# Run the targets, at most `parallel` at a time.
-pids=()
-for t in "${targets[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
-  run_target "$t" &
-  pids+=($!)
+# Run the targets, at most `parallel` at a time; with -t, in turns until none has work left.
+queue=("${targets[@]}")
+while [ ${#queue[@]} -gt 0 ]; do
+  for t in "${queue[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+    run_target "$t" &
+  done
+  wait || true
+  queue=()
+  if [ "$slice" -gt 0 ]; then
+    for t in "${targets[@]}"; do grep -q '^paused' "$dir/$t.status" && queue+=("$t"); done
+  fi
 done
-wait || true
 for t in "${targets[@]}"; do echo "$t: $(cat "$dir/$t.status")"; done

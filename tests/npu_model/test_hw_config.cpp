@@ -594,6 +594,28 @@ TEST(HwConfigErrors, EmptyName) {
              "<test>:1:7: name: expected a non-empty string, got an empty string");
 }
 
+// Found by fuzzing (tests/fuzz/regressions/hw_config/name-not-utf8.yaml): a name with a byte that
+// is not UTF-8 was accepted, and hw_config_to_yaml wrote it back as U+FFFD, a different name.
+TEST(HwConfigErrors, NameMustBeUtf8) {
+  EXPECT_HAS(error_of(replaced(kValid, "name: test-npu", "name: test-np\xf5")),
+             "<test>:1:7: name: expected a non-empty string of UTF-8 text, got byte 0xf5 at "
+             "offset 7, which is not valid UTF-8 there");
+  // A sequence cut short, an overlong '/' (C0 AF) and a surrogate (ED A0 80) are not UTF-8 either.
+  EXPECT_HAS(error_of(replaced(kValid, "name: test-npu", "name: \"npu \xe2\x82\"")),
+             "got byte 0xe2 at offset 4");
+  EXPECT_HAS(error_of(replaced(kValid, "name: test-npu", "name: a\xc0\xaf")),
+             "got byte 0xc0 at offset 1");
+  EXPECT_HAS(error_of(replaced(kValid, "name: test-npu", "name: a\xed\xa0\x80")),
+             "got byte 0xed at offset 1");
+  // Well-formed UTF-8 is kept and round-trips (2-, 3- and 4-byte sequences).
+  const std::string name = "npu-\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+  const HwConfig hw = parse_hw_config(replaced(kValid, "name: test-npu", "name: " + name), "<t>");
+  EXPECT_EQ(hw.name, name);
+  EXPECT_EQ(parse_hw_config(hw_config_to_yaml(hw), "<t>").name, name);
+  // The same check applies to --hw-set name=...
+  EXPECT_HAS(error_of(kValid, {parse_hw_override("name=x\xff")}), "got byte 0xff at offset 1");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Minimum tiles: a 16x16x16 fp16 -> fp32 cube has A and B fractals of 16*16*2 = 512 bytes and a
 // C fractal of 16*16*4 = 1024 bytes; the compiler double-buffers L0A/L0B/L0C, so each holds two
