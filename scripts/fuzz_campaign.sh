@@ -100,7 +100,7 @@ run_target() {
     fi
     echo "running: $done_execs of $execs executions (fuzz_$t $sha, commit $commit)" \
       > "$dir/$t.status"
-    k=$(ls "$dir"/logs/"$t"."$sha".*.log 2>/dev/null | wc -l)
+    k=$(find "$dir/logs" -maxdepth 1 -name "$t.$sha.*.log" | wc -l)
     log="$dir/logs/$t.$sha.$k.log"
     stamp="$dir/logs/.$t.$sha.$k.start"
     touch "$stamp"
