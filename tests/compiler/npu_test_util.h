@@ -15,6 +15,7 @@
 #include "isa/interpreter.h"
 #include "npu_model/hw_config.h"
 #include "simulator/simulator.h"
+#include "tests/test_compare.h"
 #include "tests/test_graph_builder.h"
 
 namespace tessel::testing {
@@ -99,13 +100,52 @@ inline bool bit_equal(const Tensor& a, const Tensor& b) {
          std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
 
-/// Max |a - b| and the largest |b|.
-inline double max_abs_diff(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  double m = 0;
-  for (int64_t i = 0; i < a.numel(); ++i)
-    m = std::max(m, std::abs(a.get_as_double(i) - b.get_as_double(i)));
-  return m;
+/// A per-element bound on |npu - reference|: atol + rtol * |reference|.
+struct Bound {
+  double atol = 0, rtol = 0;
+};
+
+/// Compiles `graph` for the preset `hw_name`, runs it on the functional interpreter and on the
+/// SystemC model and checks: (1) the cycle model computes the same bits as the in-order
+/// interpreter -- so the inserted set_flag/wait_flag pairs order every cross-pipe dependence; (2)
+/// with several cores, the result equals the single-core program's bit for bit (same tiles, work
+/// split over cores); (3) every output is within `bound` of the fp32 reference interpreter
+/// (compiler/ops, which shares no code with the NPU's instruction semantics), element by element,
+/// NaN- and shape-safe (tests/test_compare.h). Returns the compiled module and the outputs.
+struct NpuCheck {
+  npu_backend::NpuModule module;
+  std::map<std::string, Tensor> outputs, reference;
+};
+inline NpuCheck check_npu(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                          const std::string& hw_name, Bound bound,
+                          const npu_backend::NpuCompileOptions& options = {}) {
+  npu::HwConfig hw = preset(hw_name);
+  auto mod = npu_backend::compile_npu(graph, hw, options);
+  auto got = run_interpreter(mod, hw, inputs);
+  auto simulated = run_simulator(mod, hw, inputs);
+  for (const auto& [name, t] : got)
+    EXPECT_TRUE(bit_equal(t, simulated.at(name))) << name << ": simulator differs from interpreter";
+  if (hw.cores > 1) {
+    npu::HwConfig one = npu::load_hw_config(hw.source_file, {{"cores", "1"}});
+    npu_backend::NpuCompileOptions same_tiles = options;
+    for (const auto& k : mod.kernels) {
+      same_tiles.vector_knobs[k.node] = k.vector_knobs;
+      same_tiles.cube_knobs[k.node] = k.cube_knobs;
+    }
+    auto single = run_interpreter(npu_backend::compile_npu(graph, one, same_tiles), one, inputs);
+    for (const auto& [name, t] : got)
+      EXPECT_TRUE(bit_equal(t, single.at(name))) << name << ": multicore differs from one core";
+  }
+  const auto want = ops::run_reference(graph, inputs);
+  EXPECT_EQ(got.size(), want.size());
+  for (const auto& [name, ref] : want) {
+    EXPECT_TRUE(got.count(name)) << name << " was not computed on the NPU";
+    if (!got.count(name)) continue;
+    EXPECT_TRUE(all_close(got.at(name), ref, bound.atol, bound.rtol))
+        << name << " on " << hw_name << " (bound " << bound.atol << " + " << bound.rtol
+        << " |expected|)";
+  }
+  return {std::move(mod), std::move(got), want};
 }
 
 }  // namespace tessel::testing

@@ -15,39 +15,11 @@ struct Case {
   std::map<std::string, Tensor> inputs;
 };
 
-/// Compiles the case for `hw_name`, runs it on the functional interpreter and on the SystemC model
-/// and checks: (1) the cycle model computes the same bits as the in-order interpreter -- so the
-/// inserted set_flag/wait_flag pairs order every cross-pipe dependence; (2) with several cores,
-/// the result equals the single-core program's bit for bit (same tiles, work split over cores);
-/// (3) the values are within `atol + rtol * max|expected|` of the fp32 reference.
-void check(const Case& c, const std::string& hw_name, double atol, double rtol = 0.0,
+/// Compiles the case for `hw_name` and checks it (check_npu, npu_test_util.h) against the
+/// reference within `atol` absolute.
+void check(const Case& c, const std::string& hw_name, double atol,
            const npu_backend::NpuCompileOptions& options = {}) {
-  npu::HwConfig hw = preset(hw_name);
-  auto mod = npu_backend::compile_npu(*c.graph, hw, options);
-  auto got = run_interpreter(mod, hw, c.inputs);
-  auto simulated = run_simulator(mod, hw, c.inputs);
-  for (const auto& [name, t] : got)
-    EXPECT_TRUE(bit_equal(t, simulated.at(name))) << name << ": simulator differs from interpreter";
-  if (hw.cores > 1) {
-    npu::HwConfig one = npu::load_hw_config(hw.source_file, {{"cores", "1"}});
-    npu_backend::NpuCompileOptions same_tiles;
-    for (const auto& k : mod.kernels) {
-      same_tiles.vector_knobs[k.node] = k.vector_knobs;
-      same_tiles.cube_knobs[k.node] = k.cube_knobs;
-    }
-    auto single =
-        run_interpreter(npu_backend::compile_npu(*c.graph, one, same_tiles), one, c.inputs);
-    for (const auto& [name, t] : got)
-      EXPECT_TRUE(bit_equal(t, single.at(name))) << name << ": multicore differs from one core";
-  }
-  auto want = ops::run_reference(*c.graph, c.inputs);
-  for (const auto& [name, ref] : want) {
-    const Tensor& out = got.at(name);
-    double max_ref = 0;
-    for (int64_t i = 0; i < ref.numel(); ++i)
-      max_ref = std::max(max_ref, std::abs(ref.get_as_double(i)));
-    EXPECT_LE(max_abs_diff(out, ref), atol + rtol * max_ref) << name << " on " << hw_name;
-  }
+  check_npu(*c.graph, c.inputs, hw_name, {atol, 0.0}, options);
 }
 
 TEST(NpuOps, AddBroadcastPerChannel) {
@@ -292,7 +264,7 @@ TEST(NpuOps, MatMulLoopOrdersAResidentAndStreamed) {
       knobs.a_resident = a_resident;
       options.cube_knobs["Gemm_0"] = knobs;
       SCOPED_TRACE(fmt::format("transA={} a_resident={}", trans_a, a_resident));
-      check(k, "npu_4core", 3e-2, 0.0, options);
+      check(k, "npu_4core", 3e-2, options);
     }
 }
 
@@ -320,7 +292,7 @@ TEST(NpuOps, ConvWeightsResidentAndStreamedWithRowGroups) {
     options.cube_knobs["Conv_0"] = knobs;
     options.keep_loop_ir = true;
     SCOPED_TRACE(fmt::format("weights_resident={}", resident));
-    check(k, "npu_4core", 2e-2, 0.0, options);
+    check(k, "npu_4core", 2e-2, options);
     const auto mod = npu_backend::compile_npu(*k.graph, preset("npu_4core"), options);
     ASSERT_EQ(mod.kernels.size(), 1u);
     EXPECT_NE(mod.kernels[0].loop_ir.find(resident ? "weights resident, L0 kc0=32 hr=2"

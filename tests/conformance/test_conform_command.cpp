@@ -315,15 +315,14 @@ TEST(ConformRun, HangInAChildIsKilledAfterTheTimeout) {
   write_relu_case(root / "s" / "hangs");
   ConformOptions o = ref_options(true);
   o.timeout_seconds = 0.5;
+  // The child would sleep for an hour: that the run returns at all (ctest's timeout would stop a
+  // hang) with this status and message is the behaviour; no wall-clock bound is asserted.
   o.before_case = [](const ConformCase&) { std::this_thread::sleep_for(std::chrono::hours(1)); };
-  const auto t0 = std::chrono::steady_clock::now();
   const auto r = driver::run_conform_cases(driver::find_conform_cases({root.string()}), o);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].status, ConformStatus::error);
   EXPECT_CONTAINS(r[0].message, "timed out after 0.5 s (killed)");
-  EXPECT_LT(s, 10.0);
-  EXPECT_GE(r[0].seconds, 0.5);
+  EXPECT_TRUE(r[0].outputs.empty());  // killed before it compared anything
 }
 
 TEST(ConformRun, NpuUsesTheNpuTolerance) {

@@ -3,7 +3,10 @@
 // reference interpreter and on the NPU (hw_configs/npu_4core.yaml), must end with the status
 // recorded in tests/conformance/expected_ref.txt / expected_npu_4core.txt. A case that now does
 // worse is a regression; one that does better is an improvement that must be recorded in the
-// file; both fail the test with one message per case saying which. The files are written by
+// file; both fail the test with one message per case saying which. Because `--write-expected`
+// rewrites a whole file, a file regenerated after a regression would match its own run: the pass
+// count of every (target, suite) is therefore also pinned here (kPinnedPasses), and both the run
+// and the file must have exactly that many passing cases. The files are written by
 // `tessel conform ... --write-expected FILE` (their header has the exact command; see
 // docs/conformance.md), and `tessel conform DIR --expected FILE` checks a single case the same way.
 //
@@ -14,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -31,6 +35,19 @@ const std::string kSrc = TESSEL_SOURCE_DIR;
 const std::string kDataDir = "/usr/share/libonnx-testdata/data";
 const std::vector<std::string> kSuites = {"node", "pytorch-converted", "pytorch-operator",
                                           "simple"};
+
+/// Passing cases per (target, suite). An improvement raises its number together with the expected
+/// file; lowering one is a regression and needs the case and its reason in a comment beside it.
+const std::map<std::pair<std::string, std::string>, int> kPinnedPasses = {
+    {{"ref", "node"}, 865},
+    {{"ref", "pytorch-converted"}, 82},
+    {{"ref", "pytorch-operator"}, 35},
+    {{"ref", "simple"}, 7},
+    {{"npu", "node"}, 285},
+    {{"npu", "pytorch-converted"}, 38},
+    {{"npu", "pytorch-operator"}, 21},
+    {{"npu", "simple"}, 1},
+};
 
 struct SuiteRun {
   std::string target;    // "ref" | "npu"
@@ -72,11 +89,21 @@ TEST_P(OnnxSuite, EveryCaseHasItsExpectedStatus) {
   const auto results = driver::run_conform_cases(cases, o, 2);
 
   std::set<std::string> ran;
+  int passed = 0;
   for (const auto& r : results) {
     ran.insert(r.c.id());
+    passed += r.status == driver::ConformStatus::pass;
     if (driver::conform_change(expected, r) != driver::ConformChange::same)
       ADD_FAILURE() << driver::conform_change_text(expected, r);
   }
+  int listed_passes = 0;  // in the expected file
+  for (const auto& [id, status] : expected.status)
+    listed_passes += id.rfind(p.suite + "/", 0) == 0 && status == driver::ConformStatus::pass;
+  const int pinned = kPinnedPasses.at({p.target, p.suite});
+  EXPECT_EQ(passed, pinned) << p.target << " " << p.suite << ": passing cases now vs kPinnedPasses";
+  EXPECT_EQ(listed_passes, pinned)
+      << p.expected << " lists that many passing " << p.suite << " cases; kPinnedPasses says "
+      << pinned << " (a regenerated file must not lose passes silently)";
   // Listed cases of this suite that are no longer installed (renamed upstream, or data missing).
   for (const auto& [id, status] : expected.status)
     if (id.rfind(p.suite + "/", 0) == 0 && !ran.count(id))

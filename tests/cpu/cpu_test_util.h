@@ -17,6 +17,7 @@
 #include "compiler/backend/cpu/jit.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/ops/reference.h"
+#include "tests/test_compare.h"
 #include "tests/test_graph_builder.h"
 
 namespace tessel::testing {
@@ -94,7 +95,7 @@ inline cpu_backend::CpuJit::Result check_cpu(const Graph& graph,
   for (const auto& [name, ref] : want) {
     EXPECT_TRUE(got.outputs.count(name)) << name;
     if (!got.outputs.count(name)) continue;
-    EXPECT_LE(max_diff(got.outputs.at(name), ref), rel * max_abs(ref) + 1e-6) << name;
+    EXPECT_TRUE(all_close(got.outputs.at(name), ref, rel * max_abs(ref) + 1e-6)) << name;
   }
   return got;
 }

@@ -95,8 +95,8 @@ TEST(CpuAot, SharedLibraryRunsThroughDlopen) {
   const Tensor& wp = want.at(g->outputs[0]->name);
   const Tensor& wr = want.at(g->outputs[1]->name);
   // fp32 on both sides, 36-term dot products then 8-term ones: 2e-5 relative (cpu_test_util.h).
-  EXPECT_LE(max_diff(Tensor::from_floats({1, 5}, probs), wp), 2e-5 * max_abs(wp) + 1e-6);
-  EXPECT_LE(max_diff(Tensor::from_floats({1, 8, 9, 11}, relu), wr), 2e-5 * max_abs(wr) + 1e-6);
+  EXPECT_TRUE(all_close(Tensor::from_floats({1, 5}, probs), wp, 2e-5 * max_abs(wp) + 1e-6));
+  EXPECT_TRUE(all_close(Tensor::from_floats({1, 8, 9, 11}, relu), wr, 2e-5 * max_abs(wr) + 1e-6));
 
   // The profiled entry computes the same values and times every kernel with code (>= 0 s).
   std::vector<float> probs2(5), relu2(relu.size());
@@ -129,7 +129,8 @@ TEST(CpuAot, CompileCommandWritesALibraryMatchingOnnxRuntime) {
   // (atol 1e-5, rtol 1e-3: fp32 vs an independent fp32 implementation).
   const std::string src = TESSEL_SOURCE_DIR;
   const std::string case_dir = src + "/tests/data/cases/hello_deepa";
-  if (!fs::exists(src + "/models/hello_deepa.onnx")) GTEST_SKIP() << "run scripts/fetch_models.sh";
+  ASSERT_TRUE(fs::exists(src + "/models/hello_deepa.onnx"))
+      << "models missing: run scripts/fetch_models.sh";
   TempDir dir;
   driver::CompileArgs args;
   args.model = case_dir + "/model.onnx";

@@ -90,7 +90,7 @@ TEST(CpuBuild, SameCodeIsCompiledOnceAndCached) {
   auto got = jit.run(in, false);
   auto want = ops::run_reference(*g, in);
   for (const auto& [name, ref] : want)
-    EXPECT_LE(max_diff(got.outputs.at(name), ref), 1e-5 * max_abs(ref) + 1e-6) << name;
+    EXPECT_LE(max_abs_diff(got.outputs.at(name), ref), 1e-5 * max_abs(ref) + 1e-6) << name;
   // Each kernel's entry is a file named by its key.
   int files = 0;
   for (const auto& e : fs::recursive_directory_iterator(tmp.path / "cache"))
@@ -147,7 +147,7 @@ TEST(CpuBuild, ConcurrentCompilesShareOneCache) {
       o.build.threads = 1;
       cpu_backend::CpuJit jit(cpu_backend::compile_cpu(*g, o));
       auto got = jit.run(in, false);
-      diffs[t] = max_diff(got.outputs.begin()->second, want.begin()->second);
+      diffs[t] = max_abs_diff(got.outputs.begin()->second, want.begin()->second);
     });
   for (auto& th : threads) th.join();
   for (double d : diffs) EXPECT_LE(d, 1e-5 * max_abs(want.begin()->second) + 1e-6);

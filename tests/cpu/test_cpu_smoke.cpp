@@ -55,7 +55,7 @@ TEST(CpuSmoke, RunModel) {
   auto r = driver::run_model(*g, driver::Target::cpu, nullptr, {{"x", in}});
   ASSERT_TRUE(r.cpu.has_value());
   auto want = ops::run_reference(*g, {{"x", in}});
-  EXPECT_LE(max_diff(r.outputs.at(y->name), want.at(y->name)), 1e-6);
+  EXPECT_TRUE(all_close(r.outputs.at(y->name), want.at(y->name), 1e-6));
 }
 }  // namespace
 }  // namespace tessel::testing

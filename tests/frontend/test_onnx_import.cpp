@@ -103,7 +103,8 @@ TEST(OnnxImport, CorruptBytesNameTheSource) {
             "truncated or not an .onnx file?)");
   // A real model cut in half, from a file: the error names the file.
   const std::string model = std::string(TESSEL_MODELS_DIR) + "/hello_deepa.onnx";
-  if (!std::filesystem::exists(model)) GTEST_SKIP() << "model missing: " << model;
+  ASSERT_TRUE(std::filesystem::exists(model))
+      << "model missing (scripts/fetch_models.sh): " << model;
   std::ifstream in(model, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string cut = ::testing::TempDir() + "/truncated.onnx";
@@ -1042,7 +1043,8 @@ TEST(Canonicalise, Opset6LegacyBroadcastGemmPReluAndTrainingModes) {
 const std::string kAddData = "/usr/share/libonnx-testdata/data/node/test_add/test_data_set_0/";
 
 TEST(LoadTensorPb, ReadsBackendTestData) {
-  if (!std::filesystem::exists(kAddData)) GTEST_SKIP() << "libonnx-testdata not installed";
+  ASSERT_TRUE(std::filesystem::exists(kAddData))
+      << kAddData << " missing: install libonnx-testdata";
   Tensor x = frontend::load_tensor_pb(kAddData + "input_0.pb");
   Tensor y = frontend::load_tensor_pb(kAddData + "input_1.pb");
   Tensor sum = frontend::load_tensor_pb(kAddData + "output_0.pb");
@@ -1156,8 +1158,8 @@ TEST(ParseDims, ValidAndInvalid) {
 
 TEST(OnnxImport, BackendTestModelRunsOnTheReference) {
   const std::string dir = "/usr/share/libonnx-testdata/data/node/test_add/";
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "libonnx-testdata not installed";
-  if (!ops::find_op("Add")) GTEST_SKIP() << "op library not registered yet";
+  ASSERT_TRUE(std::filesystem::exists(dir)) << dir << " missing: install libonnx-testdata";
+  ASSERT_NE(ops::find_op("Add"), nullptr) << "the op library is not registered";
   auto g = import_onnx(dir + "model.onnx");
   ASSERT_EQ(g->inputs.size(), 2u);
   auto out = ops::run_reference(*g, {{"x", frontend::load_tensor_pb(kAddData + "input_0.pb")},
@@ -1171,9 +1173,9 @@ std::string model_path(const char* file) { return std::string(TESSEL_MODELS_DIR)
 // The PP-OCR direction classifier: imports for batch 1 and 4, the Shape->Cast->Slice->Concat chain
 // makes the Reshape target known, the text form round-trips exactly, and the reference runs.
 TEST(RealModels, PpocrClassifier) {
-  if (!ops::find_op("Conv")) GTEST_SKIP() << "op library not registered yet";
+  ASSERT_NE(ops::find_op("Conv"), nullptr) << "the op library is not registered";
   const std::string path = model_path("ch_ppocr_mobile_v2.0_cls_infer.onnx");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "model missing (scripts/fetch_models.sh)";
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << " missing (scripts/fetch_models.sh)";
   for (int64_t batch : {1, 4}) {
     SCOPED_TRACE(batch);
     ImportOptions o;
@@ -1224,9 +1226,9 @@ TEST(RealModels, PpocrClassifier) {
 }
 
 TEST(RealModels, HelloDeepa) {
-  if (!ops::find_op("Conv")) GTEST_SKIP() << "op library not registered yet";
+  ASSERT_NE(ops::find_op("Conv"), nullptr) << "the op library is not registered";
   const std::string path = model_path("hello_deepa.onnx");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "model missing (scripts/fetch_models.sh)";
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << " missing (scripts/fetch_models.sh)";
   ImportOptions o;
   o.input_shapes["onnx::Flatten_0"] = {1, 25, 96};  // the model's own static shape
   auto g = import_onnx(path, o);

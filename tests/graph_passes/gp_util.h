@@ -15,6 +15,7 @@
 #include "compiler/ir/graph.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/ops/reference.h"
+#include "tests/test_compare.h"
 
 namespace tessel::testing {
 
@@ -86,26 +87,6 @@ inline std::map<std::string, Tensor> random_inputs(const Graph& g, uint64_t seed
     in[v->name] = std::move(t);
   }
   return in;
-}
-
-/// Max |a - b| / (|b| + scale) over two output maps, where scale = max|b| of that output: the
-/// error relative to each element, floored at the output's magnitude (so values that cancel to
-/// near zero are judged on the output's scale).
-inline double max_scaled_error(const std::map<std::string, Tensor>& a,
-                               const std::map<std::string, Tensor>& b) {
-  double worst = 0;
-  for (const auto& [name, want] : b) {
-    const Tensor& got = a.at(name);
-    EXPECT_EQ(got.shape(), want.shape()) << name;
-    double scale = 0;
-    for (int64_t i = 0; i < want.numel(); ++i)
-      scale = std::max(scale, std::abs(want.get_as_double(i)));
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      const double w = want.get_as_double(i), x = got.get_as_double(i);
-      worst = std::max(worst, std::abs(x - w) / (std::abs(w) + scale + 1e-30));
-    }
-  }
-  return worst;
 }
 
 }  // namespace tessel::testing

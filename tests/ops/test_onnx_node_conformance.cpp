@@ -20,9 +20,11 @@
 //
 // Expectations: a case whose ops are all registered must pass, unless it is listed in
 // kExpectedUnsupported with the reason; such a case must fail with tessel::Unsupported (so the
-// list stays accurate: a case that starts passing, or fails differently, fails the test). Cases
-// with an op tessel does not register are skipped, naming the op. A summary (passing / total, per
-// op) is printed after the run.
+// list stays accurate: a case that starts passing, or fails differently, fails the test). A case
+// with an op tessel does not register is skipped only when kExpectedSkips lists it with that op;
+// an unlisted skip fails, and so does a listed case that no longer skips for that op (remove or
+// update its line). A missing data directory fails (NodeSuite.IsInstalled) instead of making the
+// suite vanish. A summary (passing / total, per op) is printed after the run.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -41,6 +43,7 @@
 #include "compiler/ops/op_registry.h"
 #include "compiler/ops/reference.h"
 #include "compiler/support/error.h"
+#include "tests/test_compare.h"
 
 namespace tessel {
 namespace {
@@ -86,6 +89,62 @@ const std::map<std::string, std::string> kExpectedUnsupported = {
     {"test_loop16_seq_none", "optional sequence loop state is not supported"},
 };
 
+/// The installed suite (Debian libonnx-testdata 1.12): its case count, so that a partial install
+/// or a package update shows up as such.
+constexpr size_t kInstalledCases = 932;
+
+/// Cases skipped because a node's op is not registered: case -> that op (the first unregistered
+/// op of the model, in name order). Anything else that skips fails.
+const std::map<std::string, std::string> kExpectedSkips = {
+    {"test_adagrad", "ai.onnx.preview.training.Adagrad"},
+    {"test_adagrad_multiple", "ai.onnx.preview.training.Adagrad"},
+    {"test_adam", "ai.onnx.preview.training.Adam"},
+    {"test_adam_multiple", "ai.onnx.preview.training.Adam"},
+    {"test_bernoulli", "Bernoulli"},
+    {"test_bernoulli_double", "Bernoulli"},
+    {"test_bernoulli_double_expanded", "RandomUniformLike"},
+    {"test_bernoulli_expanded", "RandomUniformLike"},
+    {"test_bernoulli_seed", "Bernoulli"},
+    {"test_bernoulli_seed_expanded", "RandomUniformLike"},
+    {"test_if", "If"},
+    {"test_if_opt", "If"},
+    {"test_if_seq", "If"},
+    {"test_loop11", "Loop"},
+    {"test_loop13_seq", "Loop"},
+    {"test_loop16_seq_none", "Loop"},
+    {"test_momentum", "ai.onnx.preview.training.Momentum"},
+    {"test_momentum_multiple", "ai.onnx.preview.training.Momentum"},
+    {"test_nesterov_momentum", "ai.onnx.preview.training.Momentum"},
+    {"test_optional_get_element", "OptionalGetElement"},
+    {"test_optional_get_element_sequence", "OptionalGetElement"},
+    {"test_optional_has_element", "OptionalHasElement"},
+    {"test_optional_has_element_empty", "OptionalHasElement"},
+    {"test_range_float_type_positive_delta_expanded", "Loop"},
+    {"test_range_int32_type_negative_delta_expanded", "Loop"},
+    {"test_scan9_sum", "Scan"},
+    {"test_scan_sum", "Scan"},
+    {"test_sequence_insert_at_back", "SequenceInsert"},
+    {"test_sequence_insert_at_front", "SequenceInsert"},
+    {"test_sequence_map_add_1_sequence_1_tensor", "SequenceMap"},
+    {"test_sequence_map_add_1_sequence_1_tensor_expanded", "Loop"},
+    {"test_sequence_map_add_2_sequences", "SequenceMap"},
+    {"test_sequence_map_add_2_sequences_expanded", "Loop"},
+    {"test_sequence_map_extract_shapes", "SequenceMap"},
+    {"test_sequence_map_extract_shapes_expanded", "Loop"},
+    {"test_sequence_map_identity_1_sequence", "SequenceMap"},
+    {"test_sequence_map_identity_1_sequence_1_tensor", "SequenceMap"},
+    {"test_sequence_map_identity_1_sequence_1_tensor_expanded", "Loop"},
+    {"test_sequence_map_identity_1_sequence_expanded", "Loop"},
+    {"test_sequence_map_identity_2_sequences", "SequenceMap"},
+    {"test_sequence_map_identity_2_sequences_expanded", "Loop"},
+    {"test_strnormalizer_export_monday_casesensintive_lower", "StringNormalizer"},
+    {"test_strnormalizer_export_monday_casesensintive_nochangecase", "StringNormalizer"},
+    {"test_strnormalizer_export_monday_casesensintive_upper", "StringNormalizer"},
+    {"test_strnormalizer_export_monday_empty_output", "StringNormalizer"},
+    {"test_strnormalizer_export_monday_insensintive_upper_twodim", "StringNormalizer"},
+    {"test_strnormalizer_nostopwords_nochangecase", "StringNormalizer"},
+};
+
 struct Case {
   std::string name;
   fs::path dir;
@@ -128,7 +187,8 @@ std::map<std::string, CaseResult>& results() {
   return r;
 }
 
-/// Compares one output; returns "" when it matches, else a description of the first mismatch.
+/// Compares one output (tests/test_compare.h: NaN only where NaN is expected, equal infinities,
+/// integers and bools exactly); returns "" when it matches, else a description of the mismatch.
 std::string compare(const Tensor& actual, const Tensor& expected) {
   if (actual.dtype() != expected.dtype())
     return fmt::format("dtype {} != expected {}", dtype_to_string(actual.dtype()),
@@ -137,28 +197,9 @@ std::string compare(const Tensor& actual, const Tensor& expected) {
     return fmt::format("shape {} != expected {}", shape_to_string(actual.shape()),
                        shape_to_string(expected.shape()));
   const bool is_float = dtype_is_float(expected.dtype());
-  int64_t bad = 0;
-  std::string first;
-  for (int64_t i = 0; i < expected.numel(); ++i) {
-    const double a = actual.get_as_double(i), e = expected.get_as_double(i);
-    bool ok;
-    if (is_float) {
-      if (std::isnan(e))
-        ok = std::isnan(a);
-      else if (std::isinf(e))
-        ok = a == e;
-      else
-        ok = std::abs(a - e) <= kAtol + kRtol * std::abs(e);
-    } else {
-      ok = a == e;
-    }
-    if (!ok) {
-      if (bad == 0) first = fmt::format("element {}: {} vs expected {}", i, a, e);
-      ++bad;
-    }
-  }
-  if (bad == 0) return "";
-  return fmt::format("{} of {} elements differ; first: {}", bad, expected.numel(), first);
+  const testing::TensorDiff d = testing::diff_tensors(
+      actual, expected, is_float ? kAtol : 0, is_float ? kRtol : 0, testing::Specials::must_match);
+  return d.pass() ? "" : d.describe(is_float ? kAtol : 0, is_float ? kRtol : 0);
 }
 
 class OnnxNodeConformance : public ::testing::TestWithParam<Case> {};
@@ -177,12 +218,21 @@ TEST_P(OnnxNodeConformance, MatchesExpectedOutputs) {
                                : n.domain() + "." + n.op_type();
     result.ops.insert(op);
   }
+  const auto listed_skip = kExpectedSkips.find(c.name);
   for (const std::string& op : result.ops) {
     if (ops::find_op(op) == nullptr && !frontend::rewritten_by_frontend(op)) {
+      if (listed_skip == kExpectedSkips.end())
+        FAIL() << "op " << op << " is not registered, and the case is not in kExpectedSkips";
+      if (listed_skip->second != op)
+        FAIL() << "kExpectedSkips lists the case as skipping for op " << listed_skip->second
+               << ", but it skips for op " << op << ": update its line";
       result.outcome = Outcome::skipped_op;
-      GTEST_SKIP() << "op " << op << " is not registered";
+      GTEST_SKIP() << "op " << op << " is not registered (listed in kExpectedSkips)";
     }
   }
+  if (listed_skip != kExpectedSkips.end())
+    FAIL() << "kExpectedSkips lists the case as skipping for op " << listed_skip->second
+           << ", but every op of it is registered now: remove its line";
 
   frontend::raise_opset_to_7_when_unchanged(model, result.ops);
   // Graph inputs in order (input_K.pb is the K-th), and those shapes depend on: bound as
@@ -262,7 +312,26 @@ TEST_P(OnnxNodeConformance, MatchesExpectedOutputs) {
 std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.name; }
 
 INSTANTIATE_TEST_SUITE_P(Node, OnnxNodeConformance, ::testing::ValuesIn(list_cases()), case_name);
-GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OnnxNodeConformance);
+
+// Without the data the parameterised suite above has no instance (gtest then reports it as
+// uninstantiated); this says why, and catches a partial install.
+TEST(NodeSuite, IsInstalled) {
+  ASSERT_TRUE(fs::is_directory(kNodeDir))
+      << kNodeDir << " is missing: install libonnx-testdata (scripts/install_deps.sh)";
+  EXPECT_EQ(list_cases().size(), kInstalledCases)
+      << "cases under " << kNodeDir << " (a different libonnx-testdata? update kInstalledCases, "
+      << "kExpectedSkips and kExpectedUnsupported together)";
+}
+
+// Every listed skip names an installed case (a renamed or removed case must leave the list).
+TEST(NodeSuite, ExpectedSkipsAreInstalledCases) {
+  std::set<std::string> installed;
+  for (const Case& c : list_cases()) installed.insert(c.name);
+  for (const auto& [name, op] : kExpectedSkips)
+    EXPECT_TRUE(installed.count(name)) << name << " (kExpectedSkips) is not installed";
+  for (const auto& [name, why] : kExpectedUnsupported)
+    EXPECT_TRUE(installed.count(name)) << name << " (kExpectedUnsupported) is not installed";
+}
 
 /// Prints passing / total for the whole suite and per op after all tests ran.
 class SummaryPrinter : public ::testing::Environment {

@@ -1,0 +1,560 @@
+// Every op the NPU backend compiles has a case here (`EveryCompiledOpHasACase` iterates the
+// compute table, lower::compute_ops(), plus the ops compiled as several kernels by
+// lower::op_parts), and each case checks, with check_npu (npu_test_util.h):
+//   1. the SystemC cycle model computes the same bits as the in-order functional interpreter
+//      (both run isa::execute, so this checks synchronisation and scheduling, not semantics);
+//   2. with 4 cores, the same bits as the single-core program;
+//   3. the values against the fp32 reference interpreter (compiler/ops, independent of the
+//      instruction semantics) within a bound derived for that op below.
+//
+// Derivations. The NPU stores every value in fp16 (unit roundoff u = 2^-11 ~ 4.9e-4; subnormals
+// 2^-24 ~ 6e-8 apart below 2^-14) and every vector instruction computes in fp32 and rounds its
+// result to the stage's dtype, at most u relative. The input's conversion to fp16 costs u|x| (+
+// half a subnormal step, q/2, for |x| < 2^-14). Products of fp16 operands are exact in fp32; the
+// cube and the vrsum/vrmax instructions accumulate in fp32 (K terms: at most K 2^-24 sum|terms|,
+// Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., eq. 3.5). Each bound adds up the
+// roundings on the op's instruction sequence (passes/loop/tensorize_vector.cpp) with the worst-case
+// first-order propagation through the op, for the case's input range; `q` is added as a floor
+// where the output can be tiny. Every bound is below 1% of the output's largest magnitude, so an
+// error of 1% anywhere fails (NpuOpCoverage shows each bound relative to that magnitude).
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "compiler/lower/op_compute.h"
+#include "tests/compiler/npu_test_util.h"
+
+namespace tessel::testing {
+namespace {
+
+constexpr double u = 1.0 / 2048;        // fp16 unit roundoff, 2^-11
+constexpr double q = 1.0 / 16777216.0;  // fp16 subnormal spacing, 2^-24
+constexpr double u32 = q;               // fp32 unit roundoff, 2^-24
+
+struct OpCase {
+  OpCase(std::unique_ptr<Graph> g, std::map<std::string, Tensor> in, Bound b)
+      : graph(std::move(g)), inputs(std::move(in)), bound(b) {}
+  std::unique_ptr<Graph> graph;
+  std::map<std::string, Tensor> inputs;
+  Bound bound;
+  std::string hw = "npu_4core";
+  npu_backend::NpuCompileOptions options;
+};
+using CaseFn = std::function<OpCase()>;
+
+/// Shape of the elementwise cases: 3 x 40 x 37 (the last axis is not a multiple of the 16-lane
+/// fractal or of the tile width, so tails are exercised).
+const Shape kShape = {3, 40, 37};
+
+OpCase unary(const std::string& op, float lo, float hi, Bound bound, Attributes a = {}) {
+  GraphBuilder b;
+  Value* x = b.input("x", kShape);
+  Value* y = b.node(op, {x}, std::move(a));
+  return {b.finish({y}), {{"x", random_tensor(kShape, 101, lo, hi)}}, bound};
+}
+
+/// x [3,40,37] op y [40,1] (broadcast along the last axis), both in [lo, hi).
+OpCase binary(const std::string& op, float lo, float hi, Bound bound, float ylo = 0,
+              float yhi = 0) {
+  if (ylo == yhi) ylo = lo, yhi = hi;
+  GraphBuilder b;
+  Value* x = b.input("x", kShape);
+  Value* y = b.input("y", {40, 1});
+  Value* z = b.node(op, {x, y});
+  return {b.finish({z}),
+          {{"x", random_tensor(kShape, 102, lo, hi)}, {"y", random_tensor({40, 1}, 103, ylo, yhi)}},
+          bound};
+}
+
+/// Three inputs x [3,40,37], y [37], z [40,1] in [-1, 1).
+OpCase variadic(const std::string& op, Bound bound) {
+  GraphBuilder b;
+  Value* x = b.input("x", kShape);
+  Value* y = b.input("y", {37});
+  Value* z = b.input("z", {40, 1});
+  Value* r = b.node(op, {x, y, z});
+  return {b.finish({r}),
+          {{"x", random_tensor(kShape, 104)},
+           {"y", random_tensor({37}, 105)},
+           {"z", random_tensor({40, 1}, 106)}},
+          bound};
+}
+
+/// Largest |output| of `graph` on `inputs` with every input and constant replaced by its
+/// absolute value: for a contraction y = sum x w (+ bias) that is max over outputs of
+/// sum |x| |w| (+ |bias|), the quantity the rounding of the operands scales with.
+double max_abs_terms(const std::function<std::unique_ptr<Graph>(bool)>& build,
+                     const std::map<std::string, Tensor>& inputs) {
+  auto g = build(true);
+  std::map<std::string, Tensor> abs_in;
+  for (const auto& [name, t] : inputs) {
+    Tensor a = t;
+    for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, std::abs(t.get_as_double(i)));
+    abs_in[name] = std::move(a);
+  }
+  double m = 0;
+  for (const auto& [name, t] : ops::run_reference(*g, abs_in)) m = std::max(m, max_abs(t));
+  return m;
+}
+
+Tensor abs_of(const Tensor& t, bool abs) {
+  if (!abs) return t;
+  Tensor a = t;
+  for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, std::abs(t.get_as_double(i)));
+  return a;
+}
+
+/// A contraction case: `build(abs)` makes the graph (with |constants| when abs); the bound is
+/// (2u + K 2^-24) max sum|x||w| for the operands' fp16 rounding and the fp32 accumulation, plus
+/// u max|y| for the fix to fp16 and, with a bias added on the vector unit, u (max|y| + max|b|).
+OpCase contraction(const std::function<std::unique_ptr<Graph>(bool)>& build,
+                   std::map<std::string, Tensor> inputs, int64_t k, double max_bias) {
+  const double terms = max_abs_terms(build, inputs);
+  OpCase c(build(false), std::move(inputs), {});
+  const double y_max = terms;  // |y| <= sum |x||w| + |b|
+  c.bound = {(2 * u + k * u32) * terms + u * (y_max + 2 * max_bias), u};
+  return c;
+}
+
+OpCase conv_case() {
+  // 3x3, stride 2, pad 1, 2 groups, with bias: K = 12 / 2 * 9 = 54.
+  const Tensor w = random_tensor({16, 6, 3, 3}, 111, -0.3f, 0.3f);
+  const Tensor bias = random_tensor({16}, 112);
+  auto build = [=](bool abs) {
+    GraphBuilder b;
+    Value* x = b.input("x", {1, 12, 15, 21});
+    Value* y =
+        b.node("Conv", {x, b.constant("w", abs_of(w, abs)), b.constant("b", abs_of(bias, abs))},
+               attrs({{"group", int64_t{2}},
+                      {"kernel_shape", std::vector<int64_t>{3, 3}},
+                      {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                      {"strides", std::vector<int64_t>{2, 2}}}));
+    return b.finish({y});
+  };
+  return contraction(build, {{"x", random_tensor({1, 12, 15, 21}, 113)}}, 54, 1.0);
+}
+
+OpCase conv_transpose_case() {
+  // kernel == stride (2x2): every output pixel is one 24-term dot product.
+  const Tensor w = random_tensor({24, 16, 2, 2}, 114, -0.3f, 0.3f);
+  const Tensor bias = random_tensor({16}, 115);
+  auto build = [=](bool abs) {
+    GraphBuilder b;
+    Value* x = b.input("x", {1, 24, 5, 7});
+    Value* y = b.node("ConvTranspose",
+                      {x, b.constant("w", abs_of(w, abs)), b.constant("b", abs_of(bias, abs))},
+                      attrs({{"kernel_shape", std::vector<int64_t>{2, 2}},
+                             {"strides", std::vector<int64_t>{2, 2}}}));
+    return b.finish({y});
+  };
+  return contraction(build, {{"x", random_tensor({1, 24, 5, 7}, 116)}}, 24, 1.0);
+}
+
+OpCase matmul_case() {
+  // [2, 19, 70] x [70, 37]: K = 70 in one chunk with a partial fractal.
+  const Tensor w = random_tensor({70, 37}, 117, -0.2f, 0.2f);
+  auto build = [=](bool abs) {
+    GraphBuilder b;
+    Value* x = b.input("x", {2, 19, 70});
+    Value* y = b.node("MatMul", {x, b.constant("w", abs_of(w, abs))});
+    return b.finish({y});
+  };
+  return contraction(build, {{"x", random_tensor({2, 19, 70}, 118)}}, 70, 0.0);
+}
+
+OpCase gemm_case() {
+  // transB, alpha 0.5, beta 2 with a bias row: y = 0.5 x w^T + 2 c.
+  const Tensor w = random_tensor({33, 90}, 119, -0.2f, 0.2f);
+  const Tensor c = random_tensor({33}, 120);
+  auto build = [=](bool abs) {
+    GraphBuilder b;
+    Value* x = b.input("x", {9, 90});
+    Value* y = b.node("Gemm", {x, b.constant("w", abs_of(w, abs)), b.constant("c", abs_of(c, abs))},
+                      attrs({{"transB", int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}}));
+    return b.finish({y});
+  };
+  return contraction(build, {{"x", random_tensor({9, 90}, 121)}}, 90, 2.0);
+}
+
+OpCase batchnorm_case() {
+  // y = x a[c] + b[c] with a = scale / sqrt(var + eps), b = bias - mean a folded at compile time
+  // and stored in fp16 (u each). x (u), x a rounded (u), + b rounded (u): |dy| <= 3u |x a| + u |b|
+  // + u |y|, with |x| <= 1: atol 3u max|a| + u max|b|, rtol u.
+  const Tensor scale = random_tensor({40}, 122, 0.5f, 1.5f), bias = random_tensor({40}, 123);
+  const Tensor mean = random_tensor({40}, 124), var = random_tensor({40}, 125, 0.5f, 2.f);
+  double amax = 0, bmax = 0;
+  for (int64_t c = 0; c < 40; ++c) {
+    const double a = scale.get_as_double(c) / std::sqrt(var.get_as_double(c) + 1e-5);
+    amax = std::max(amax, std::abs(a));
+    bmax = std::max(bmax, std::abs(bias.get_as_double(c) - mean.get_as_double(c) * a));
+  }
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 40, 5, 9});
+  Value* y = b.node("BatchNormalization", {x, b.constant("s", scale), b.constant("b", bias),
+                                           b.constant("m", mean), b.constant("v", var)});
+  return {b.finish({y}), {{"x", random_tensor({2, 40, 5, 9}, 126)}}, {3 * u * amax + u * bmax, u}};
+}
+
+OpCase pool_case(const std::string& op, Bound bound) {
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 8, 13, 17});
+  Value* y = b.node(op, {x},
+                    attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
+                           {"strides", std::vector<int64_t>{2, 2}},
+                           {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  return {b.finish({y}), {{"x", random_tensor({2, 8, 13, 17}, 127)}}, bound};
+}
+
+OpCase global_pool_case(const std::string& op, Bound bound) {
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 24, 7, 11});
+  Value* y = b.node(op, {x});
+  return {b.finish({y}), {{"x", random_tensor({2, 24, 7, 11}, 128)}}, bound};
+}
+
+/// Reduction over axes {1} of [3, 40, 37] (keepdims 1), or for ReduceSum over axes {0, 2} (an
+/// input, opset 13).
+OpCase reduce_case(const std::string& op, Bound bound) {
+  GraphBuilder b;
+  Value* x = b.input("x", kShape);
+  Value* y;
+  if (op == "ReduceSum") {
+    y = b.node(op, {x, b.constant("axes", Tensor::from_int64s({2}, {0, 2}))});
+  } else {
+    y = b.node(op, {x}, attrs({{"axes", std::vector<int64_t>{1}}}));
+  }
+  return {b.finish({y}), {{"x", random_tensor(kShape, 129)}}, bound};
+}
+
+OpCase softmax_case(const std::string& op, Bound bound) {
+  GraphBuilder b;
+  Value* x = b.input("x", {6, 45});
+  Value* y = b.node(op, {x}, attrs({{"axis", int64_t{1}}}));
+  return {b.finish({y}), {{"x", random_tensor({6, 45}, 130)}}, bound};
+}
+
+const std::map<std::string, CaseFn>& cases() {
+  static const std::map<std::string, CaseFn> m = {
+      // Exact on the rounded input (max, min, sign and copies produce an fp16 value):
+      // |dy| <= u |x| + q/2 = u |y| + q/2.
+      {"Relu",
+       [] {
+         return unary("Relu", -1, 1, {q, u});
+       }},
+      {"Abs",
+       [] {
+         return unary("Abs", -1, 1, {q, u});
+       }},
+      {"Neg",
+       [] {
+         return unary("Neg", -1, 1, {q, u});
+       }},
+      {"Identity",
+       [] {
+         return unary("Identity", -1, 1, {q, u});
+       }},
+      {"Clip",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape);
+         Value* y = b.node("Clip", {x, b.constant("lo", Tensor::scalar_f32(-0.5f)),
+                                    b.constant("hi", Tensor::scalar_f32(0.25f))});
+         return OpCase{b.finish({y}), {{"x", random_tensor(kShape, 107)}}, {q, u}};
+       }},
+      {"Max",
+       [] {
+         return variadic("Max", {q, u});
+       }},
+      {"Min",
+       [] {
+         return variadic("Min", {q, u});
+       }},
+      // x in [-2, 2): exp(x (1 + d)) = exp(x) (1 + |x| u) for the input, u for vexp: 3u.
+      {"Exp",
+       [] {
+         return unary("Exp", -2, 2, {q, 3 * u});
+       }},
+      // x in [0.25, 4): log(x (1 + d)) = log x + d: u absolute, + u |y| for vln.
+      {"Log",
+       [] {
+         return unary("Log", 0.25f, 4, {u + q, u});
+       }},
+      // sqrt(x (1 + d)) = sqrt(x) (1 + d/2), + u for vsqrt: 1.5u.
+      {"Sqrt",
+       [] {
+         return unary("Sqrt", 0.25f, 4, {q, 1.5 * u});
+       }},
+      // 1 / (x (1 + d)) = (1 - d) / x, + u for vrec: 2u (x in [0.5, 2)).
+      {"Reciprocal",
+       [] {
+         return unary("Reciprocal", 0.5f, 2, {q, 2 * u});
+       }},
+      // vmuls -1 (exact), vexp: |x| u + u <= 5u for |x| <= 4; vadds 1: the error of e shrinks
+      // by e / (1 + e) < 1, + u: 6u; vrec: 7u relative.
+      {"Sigmoid",
+       [] {
+         return unary("Sigmoid", -4, 4, {q, 7 * u});
+       }},
+      // 2 / (1 + exp(-2x)) - 1 in six instructions, |x| <= 2: the first-order running bound
+      // (each instruction's rounding u |result|, propagated through the rest with the actual
+      // derivatives) maximised over the range is 5.1u absolute.
+      {"Tanh",
+       [] {
+         return unary("Tanh", -2, 2, {5.5 * u, 0});
+       }},
+      // x min(max(x / 6 + 0.5, 0), 1), |x| <= 4: x/6 (input u, vmuls u) + 0.5 (u of <= 1.17):
+      // h is off by 2u |x| / 6 + 1.17u <= 2.5u; y = x h (vmul u): |x| 2.5u + |h| u |x| + u |y|
+      // <= 10u + 4u + u |y|.
+      {"HardSwish",
+       [] {
+         return unary("HardSwish", -4, 4, {14 * u, u});
+       }},
+      // alpha 0.1: max(x, 0) exact, min(x, 0) x alpha (vmuls u; input u), + (exact with a zero
+      // operand): 2u relative.
+      {"LeakyRelu",
+       [] {
+         return unary("LeakyRelu", -1, 1, {q, 2 * u}, attrs({{"alpha", 0.1f}}));
+       }},
+      // clamp(0.2 x + 0.5, 0, 1), |x| <= 4: 0.2 x (input u, vmuls u) 2u 0.8 + vadds u of <= 1.3:
+      // 2.9u absolute.
+      {"HardSigmoid",
+       [] {
+         return unary("HardSigmoid", -4, 4, {3 * u, 0});
+       }},
+      // Both operands rounded (u each, |a|, |b| <= 1) and the result: 2u + u |y|.
+      {"Add",
+       [] {
+         return binary("Add", -1, 1, {2 * u, u});
+       }},
+      {"Sub",
+       [] {
+         return binary("Sub", -1, 1, {2 * u, u});
+       }},
+      // Relative errors add: 2u for the operands, u for vmul.
+      {"Mul",
+       [] {
+         return binary("Mul", -1, 1, {q, 3 * u});
+       }},
+      // vdiv: 2u for the operands, u for the result (divisor in [0.5, 2)).
+      {"Div",
+       [] {
+         return binary("Div", -1, 1, {q, 3 * u}, 0.5f, 2);
+       }},
+      // Two vadd: operands 3u (|x|, |y|, |z| <= 1), the partial sum (|.| <= 2) 2u, the result
+      // u |y|.
+      {"Sum",
+       [] {
+         return variadic("Sum", {5 * u, u});
+       }},
+      // Each exponent op_compute specialises, x in [0.5, 2): x^2 3u, x^3 5u, sqrt 1.5u, 1/x 2u,
+      // 1/sqrt(x) (vsqrt, vrec) 2.5u: 5u relative covers all five outputs.
+      {"Pow",
+       [] {
+         GraphBuilder b(/*unique_names=*/true);
+         Value* x = b.input("x", kShape);
+         std::vector<Value*> outs;
+         int i = 0;
+         for (float e : {2.f, 3.f, 0.5f, -1.f, -0.5f})
+           outs.push_back(
+               b.node("Pow", {x, b.constant(fmt::format("e{}", i++), Tensor::scalar_f32(e))}));
+         return OpCase{b.finish(outs), {{"x", random_tensor(kShape, 108, 0.5f, 2)}}, {q, 5 * u}};
+       }},
+      {"BatchNormalization", batchnorm_case},
+      {"Conv", conv_case},
+      {"ConvTranspose", conv_transpose_case},
+      {"MatMul", matmul_case},
+      {"Gemm", gemm_case},
+      // Sum of K = 40 inputs in fp32 after their rounding (u sum|x| <= 40u), times 1/40 (vmuls,
+      // u), result rounded (u): u + 40 2^-24 absolute (|x| <= 1), 2u |y|.
+      {"ReduceMean",
+       [] {
+         return reduce_case("ReduceMean", {u + 40 * u32, 2 * u});
+       }},
+      // Over axes {0, 2}: K = 3 x 37 = 111 terms, |x| <= 1: (u + 111 2^-24) 111 + u |y|.
+      {"ReduceSum",
+       [] {
+         return reduce_case("ReduceSum", {(u + 111 * u32) * 111, u});
+       }},
+      {"ReduceMax",
+       [] {
+         return reduce_case("ReduceMax", {q, u});
+       }},
+      {"ReduceMin",
+       [] {
+         return reduce_case("ReduceMin", {q, u});
+       }},
+      // Mean over 7 x 11 = 77 pixels: as ReduceMean.
+      {"GlobalAveragePool",
+       [] {
+         return global_pool_case("GlobalAveragePool", {u + 77 * u32, 2 * u});
+       }},
+      {"GlobalMaxPool",
+       [] {
+         return global_pool_case("GlobalMaxPool", {q, u});
+       }},
+      {"MaxPool",
+       [] {
+         return pool_case("MaxPool", {q, u});
+       }},
+      // 3x3 windows (count_include_pad 0: 4 to 9 terms) summed step by step in fp16 (each partial
+      // sum, |.| <= 9, rounded: at most 8 roundings of values <= 9, / the count >= 4... the worst
+      // window is a full one: (2 + 3 + ... + 9) u / 9 = 4.9u), the inputs u, the division u |y|.
+      {"AveragePool",
+       [] {
+         return pool_case("AveragePool", {6 * u, 2 * u});
+       }},
+      // x in [-1, 1): x_i - max: operands u each, vsub u of <= 2: 4u absolute; vexp 5u relative;
+      // the fp32 sum of 45 such terms, rounded: 6u; vdiv: 12u relative.
+      {"Softmax",
+       [] {
+         return softmax_case("Softmax", {q, 12 * u});
+       }},
+      // d = x - max: 4u absolute; log(sum exp d): the sum 6u relative, so its log 6u absolute,
+      // + u |log| (log 45 = 3.8): 9.8u; the two vsub round u |d| and u |y|: 4u + 9.8u + 2u + u|y|.
+      {"LogSoftmax",
+       [] {
+         return softmax_case("LogSoftmax", {16 * u, u});
+       }},
+      // Copies: only the input's rounding.
+      {"Transpose",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape);
+         Value* y = b.node("Transpose", {x}, attrs({{"perm", std::vector<int64_t>{2, 0, 1}}}));
+         return OpCase{b.finish({y}), {{"x", random_tensor(kShape, 109)}}, {q, u}};
+       }},
+      {"Slice",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape);
+         Value* y = b.node("Slice", {x, b.constant("st", Tensor::from_int64s({2}, {3, 1})),
+                                     b.constant("en", Tensor::from_int64s({2}, {37, 40})),
+                                     b.constant("ax", Tensor::from_int64s({2}, {1, 2})),
+                                     b.constant("sp", Tensor::from_int64s({2}, {2, 3}))});
+         return OpCase{b.finish({y}), {{"x", random_tensor(kShape, 110)}}, {q, u}};
+       }},
+      {"Concat",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {3, 5, 37});
+         Value* z = b.input("z", {3, 11, 37});
+         Value* y = b.node("Concat", {x, z}, attrs({{"axis", int64_t{1}}}));
+         return OpCase{
+             b.finish({y}),
+             {{"x", random_tensor({3, 5, 37}, 131)}, {"z", random_tensor({3, 11, 37}, 132)}},
+             {q, u}};
+       }},
+      {"Resize",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {1, 8, 6, 10});
+         Value* y = b.node("Resize",
+                           {x, b.constant("roi", Tensor(DType::f32, {0})),
+                            b.constant("scales", Tensor::from_floats({4}, {1, 1, 2, 3}))},
+                           attrs({{"mode", std::string("nearest")},
+                                  {"coordinate_transformation_mode", std::string("asymmetric")},
+                                  {"nearest_mode", std::string("floor")}}));
+         return OpCase{b.finish({y}), {{"x", random_tensor({1, 8, 6, 10}, 133)}}, {q, u}};
+       }},
+      {"TransData",
+       [] {
+         // NCHW -> NC1HWC0 -> NCHW: two copy kernels between formats.
+         GraphBuilder b(/*unique_names=*/true);
+         Value* x = b.input("x", {2, 32, 5, 7});
+         Value* c = b.node("TransData", {x}, attrs({{"dst_format", std::string("NC1HWC0")}}));
+         c->format = StorageFormat::nc1hwc0;
+         Value* y = b.node("TransData", {c}, attrs({{"dst_format", std::string("NCHW")}}));
+         return OpCase{b.finish({y}), {{"x", random_tensor({2, 32, 5, 7}, 134)}}, {q, u}};
+       }},
+      // Over the last axis (120): mean of x/120 terms in fp32 (x in [-3, 3): |x| u each, so the
+      // mean is off by <= 3u + u); c = x - mean: <= 3u + 4u + u |c| <= 10u absolute (|c| <= 6);
+      // var = mean(c^2): relative 2 (10u / |c|) per term is unbounded near c = 0, but in sum it is
+      // <= 2 sum|c| 10u / sum c^2 + 3u ~ 2 x 10u / 1.7 + 3u = 15u (rms(c) ~ 1.7 for uniform x);
+      // rstd (vsqrt, vrec): 15u / 2 + 2u = 9.5u; y = c rstd s (+ b): |c rstd| <= 3.5, |s| <= 1:
+      // 10u x rstd (0.6) + 3.5 (9.5u + 2u) + 1u (+ b: u) ~ 48u absolute.
+      {"LayerNormalization",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {3, 7, 120});
+         Value* y = b.node("LayerNormalization",
+                           {x, b.constant("s", random_tensor({120}, 135)),
+                            b.constant("b", random_tensor({120}, 136))},
+                           attrs({{"axis", int64_t{-1}}}));
+         return OpCase{b.finish({y}), {{"x", random_tensor({3, 7, 120}, 137, -3, 3)}}, {48 * u, u}};
+       }},
+      // erf by Abramowitz-Stegun 7.1.26 (|error| <= 1.5e-7) in 21 vector instructions
+      // (tensorize_vector.cpp): the first-order running bound of that sequence (the input's
+      // rounding, then every instruction's rounding u |result| propagated through the rest with
+      // the actual partial derivatives), maximised over x in [-2, 2), is 17.9u, at x = 0 where
+      // t = 1 and the Horner partial sums are largest (|.| <= 1.06); + 1.5e-7.
+      {"Erf",
+       [] {
+         return unary("Erf", -2, 2, {18 * u + 1.5e-7, 0});
+       }},
+      // 0.5 x (1 + erf(x / sqrt 2)), |x| <= 4: the same running bound through vmuls 1/sqrt 2, the
+      // erf sequence, 0.5 x (exact), + 1 and the product is 14.0u, + 2 x 1.5e-7 for A&S.
+      {"Gelu",
+       [] {
+         return unary("Gelu", -4, 4, {14.5 * u, 0});
+       }},
+      // x sigmoid(x) (|x| <= 4): sigmoid 7u relative, x's rounding u, vmul u: 9u.
+      {"Silu",
+       [] {
+         return unary("Silu", -4, 4, {q, 9 * u});
+       }},
+  };
+  return m;
+}
+
+/// The ops the NPU backend compiles: the compute table, plus the ops compiled as several kernels
+/// writing views of the output (lower::op_parts: Concat, which is in the table, Resize and
+/// ConvTranspose). The alias ops (Reshape, Flatten, ... lower::is_alias_op) emit no code.
+std::vector<std::string> npu_compiled_ops() {
+  std::vector<std::string> ops = lower::compute_ops();
+  ops.push_back("Resize");
+  ops.push_back("ConvTranspose");
+  return ops;
+}
+
+TEST(NpuOpCoverage, EveryCompiledOpHasACase) {
+  for (const auto& op : npu_compiled_ops())
+    EXPECT_TRUE(cases().count(op)) << op << " is compiled for the NPU but has no case here";
+  std::set<std::string> compiled;
+  for (const auto& op : npu_compiled_ops()) compiled.insert(op);
+  for (const auto& [op, fn] : cases())
+    EXPECT_TRUE(compiled.count(op)) << op << " has a case but is not an NPU op (renamed?)";
+}
+
+class NpuOp : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NpuOp, BitIdenticalOnBothModelsAndWithinItsDerivedBound) {
+  const std::string& op = GetParam();
+  OpCase c = cases().at(op)();
+  const NpuCheck r = check_npu(*c.graph, c.inputs, c.hw, c.bound, c.options);
+  for (const auto& [name, ref] : r.reference) {
+    // The bound says something: an error of 1% of the largest output fails it.
+    const double m = max_abs(ref), at_max = c.bound.atol + c.bound.rtol * m;
+    EXPECT_LT(at_max, 0.01 * m) << name << ": the bound is loose";
+    const TensorDiff d = diff_tensors(r.outputs.at(name), ref, c.bound.atol, c.bound.rtol);
+    std::cout << "  " << op << " " << name << ": max|y| " << m << ", bound at max|y| " << at_max / m
+              << " of it; max error " << d.max_abs_error << ", worst error / bound "
+              << d.worst_ratio << "\n";
+  }
+  // The op ran as compiled code (or, for Identity, as a view), not folded away.
+  bool ran = false;
+  for (const auto& k : r.module.kernels)
+    ran |= k.op_type.find(op) != std::string::npos && (k.kind != "const");
+  EXPECT_TRUE(ran) << op << " did not become a kernel";
+}
+
+std::vector<std::string> case_names() {
+  std::vector<std::string> v;
+  for (const auto& [k, f] : cases()) v.push_back(k);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, NpuOp, ::testing::ValuesIn(case_names()),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+}  // namespace
+}  // namespace tessel::testing
