@@ -136,22 +136,17 @@ bool compact_value_ok(const T& v) {
   }
 }
 
-// The compact form carries the instruction when its operand class matches the opcode, every
-// field it does not use is at its default and every used one fits.
-bool compact_ok(const Instruction& in) {
-  if (args_index(in.op) != in.args.index()) return false;
-  return std::visit(
-      [&](const auto& a) {
-        using A = std::decay_t<decltype(a)>;
-        bool ok = true;
-        oc::for_each_field_indexed<A>([&](const auto& d, int i) {
-          if (!ok) return;
-          ok = oc::field_used(in.op, i) ? compact_value_ok<kind_of<decltype(d)>>(d.get(a))
-                                        : oc::is_default(d, a);
-        });
-        return ok;
-      },
-      in.args);
+// The compact form carries an instruction of opcode `op` with operands `a` of its opcode's class
+// when every field it does not use is at its default and every used one fits.
+template <class A>
+bool compact_ok(Opcode op, const A& a) {
+  bool ok = true;
+  oc::for_each_field_indexed<A>([&](const auto& d, int i) {
+    if (!ok) return;
+    ok = oc::field_used(op, i) ? compact_value_ok<kind_of<decltype(d)>>(d.get(a))
+                               : oc::is_default(d, a);
+  });
+  return ok;
 }
 
 // The value of a flag-bit field in the flag byte.
@@ -570,16 +565,22 @@ std::vector<uint8_t> encode(const Program& program) {
       if (const std::string bad = invalid_enum_field(in); !bad.empty()) {
         fail("encode: core {}, instruction {}: {}", c, i, bad);
       }
-      const bool compact = compact_ok(in);
       const bool op_changes = in.op_index != prev_op;
-      w.u8(static_cast<uint8_t>(static_cast<uint8_t>(in.op) | (op_changes ? kOpIndexFlag : 0) |
-                                (compact ? 0 : kFullFormFlag)));
-      if (op_changes) w.svar(in.op_index - prev_op);
+      const bool class_ok = args_index(in.op) == in.args.index();
+      std::visit(
+          [&](const auto& a) {
+            const bool compact = class_ok && compact_ok(in.op, a);
+            w.u8(static_cast<uint8_t>(static_cast<uint8_t>(in.op) |
+                                      (op_changes ? kOpIndexFlag : 0) |
+                                      (compact ? 0 : kFullFormFlag)));
+            if (op_changes) w.svar(in.op_index - prev_op);
+            if (compact)
+              write_compact(w, in.op, a);
+            else
+              write_full(w, in);
+          },
+          in.args);
       prev_op = in.op_index;
-      if (compact)
-        std::visit([&](const auto& a) { write_compact(w, in.op, a); }, in.args);
-      else
-        write_full(w, in);
     }
   }
   w.u32le(crc32(out.data(), out.size()));

@@ -171,4 +171,10 @@ void for_each_access(const Fractal& f, const Instruction& in, Fn&& fn) {
   std::visit([&](const auto& a) { detail::accesses(f, r, a, fn); }, in.args);
 }
 
+/// The same for an instruction of opcode `op` whose operand struct `a` is already known.
+template <class A, class Fn>
+void for_each_access(const Fractal& f, Opcode op, const A& a, Fn&& fn) {
+  detail::accesses(f, instr_info(op), a, fn);
+}
+
 }  // namespace tessel::isa::footprint

@@ -49,14 +49,15 @@ inline constexpr int kNumDTypes = 0 TESSEL_ISA_DTYPES(TESSEL_ISA_X);
 /// What kind of number a dtype holds (the `class` column of TESSEL_ISA_DTYPES).
 enum class DTypeClass : uint8_t { float_, sint, uint, boolean };
 
+namespace detail {
+#define TESSEL_ISA_X(e, name, bytes, cls) bytes,
+inline constexpr int kDTypeBytes[] = {TESSEL_ISA_DTYPES(TESSEL_ISA_X)};
+#undef TESSEL_ISA_X
+}  // namespace detail
+
 /// Bytes per element of `t` (f16: 2, f32: 4, i8: 1, ..., bool: 1). `t` must be a declared
 /// enumerator.
-constexpr int dtype_bytes(DType t) {
-#define TESSEL_ISA_X(e, name, bytes, cls) bytes,
-  constexpr int kBytes[] = {TESSEL_ISA_DTYPES(TESSEL_ISA_X)};
-#undef TESSEL_ISA_X
-  return kBytes[static_cast<int>(t)];
-}
+constexpr int dtype_bytes(DType t) { return detail::kDTypeBytes[static_cast<int>(t)]; }
 
 /// The number class of `t`, which must be a declared enumerator.
 constexpr DTypeClass dtype_class(DType t) {
@@ -444,20 +445,22 @@ int vector_elem_bytes(Opcode op, const VectorArgs& v);
 /// a destination that accumulates and the instruction's `acc` flag is set (mmad acc=1).
 bool reads_destination(const Instruction& in);
 
+namespace detail {
+#define TESSEL_ISA_X(cls, type) #type,
+inline constexpr const char* kArgsClassNames[] = {TESSEL_ISA_ARGS_CLASSES(TESSEL_ISA_X)};
+#undef TESSEL_ISA_X
+#define TESSEL_ISA_X(name) #name,
+inline constexpr const char* kFieldNames[] = {TESSEL_ISA_FIELDS(TESSEL_ISA_X)};
+#undef TESSEL_ISA_X
+}  // namespace detail
+
 /// The name of an operand class's struct, e.g. "VectorArgs"; "?" for an undeclared value.
 constexpr const char* args_class_name(ArgsClass c) {
-#define TESSEL_ISA_X(cls, type) #type,
-  constexpr const char* kNames[] = {TESSEL_ISA_ARGS_CLASSES(TESSEL_ISA_X)};
-#undef TESSEL_ISA_X
-  return static_cast<int>(c) < kNumArgsClasses ? kNames[static_cast<int>(c)] : "?";
+  return static_cast<int>(c) < kNumArgsClasses ? detail::kArgsClassNames[static_cast<int>(c)]
+                                               : "?";
 }
 /// The name of a field, e.g. "src_row_stride" (its key in the text form).
-constexpr const char* field_name(Field f) {
-#define TESSEL_ISA_X(name) #name,
-  constexpr const char* kNames[] = {TESSEL_ISA_FIELDS(TESSEL_ISA_X)};
-#undef TESSEL_ISA_X
-  return kNames[static_cast<int>(f)];
-}
+constexpr const char* field_name(Field f) { return detail::kFieldNames[static_cast<int>(f)]; }
 
 /// What a GM region holds.
 enum class GmKind : uint8_t { input, output, constant, scratch };

@@ -900,21 +900,8 @@ AccessRangeList access_range_list(const npu::HwConfig& hw, const Instruction& in
     fail("{} is not a data instruction (it has no memory operands)", opcode_name(in.op));
   if (in.args.index() != args_index(in.op))
     internal_fail("{}: operand struct does not match the opcode", opcode_name(in.op));
-  footprint::Fractal fractal;
-  std::visit(
-      [&](const auto& a) {
-        using A = std::decay_t<decltype(a)>;
-        check_scopes(in.op, a);
-        if constexpr (std::is_same_v<A, DmaArgs>) {
-          if (a.ndims < 1 || a.ndims > kMaxDmaDims)
-            fail("dma: ndims is {}, expected 1..{}", a.ndims, kMaxDmaDims);
-        }
-        if constexpr (requires { opclass::ClassDesc<A>::uses_fractal; })
-          fractal = checked_fractal(hw, in.op);
-      },
-      in.args);
   AccessRangeList list;
-  footprint::for_each_access(fractal, in, [&](const footprint::Span& s) {
+  auto add = [&](const footprint::Span& s) {
     TESSEL_CHECK(list.count < kMaxAccessRanges, "too many access ranges");
     AccessRange& r = list.items[list.count++];
     r.scope = s.ref->scope;
@@ -927,7 +914,21 @@ AccessRangeList access_range_list(const npu::HwConfig& hw, const Instruction& in
       r.begin = static_cast<uint64_t>(begin);
       r.end = static_cast<uint64_t>(end);
     }
-  });
+  };
+  std::visit(
+      [&](const auto& a) {
+        using A = std::decay_t<decltype(a)>;
+        check_scopes(in.op, a);
+        if constexpr (std::is_same_v<A, DmaArgs>) {
+          if (a.ndims < 1 || a.ndims > kMaxDmaDims)
+            fail("dma: ndims is {}, expected 1..{}", a.ndims, kMaxDmaDims);
+        }
+        footprint::Fractal fractal;
+        if constexpr (requires { opclass::ClassDesc<A>::uses_fractal; })
+          fractal = checked_fractal(hw, in.op);
+        footprint::for_each_access(fractal, in.op, a, add);
+      },
+      in.args);
   return list;
 }
 

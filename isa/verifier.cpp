@@ -34,13 +34,16 @@ std::string scope_str(Scope s) {
   return scope_ok(s) ? scope_name(s) : fmt::format("<scope {}>", static_cast<int>(s));
 }
 
-// Checks that `s` is in `allowed`; fills `v` for operand position `operand` otherwise.
-bool require_scope(ScopeViolation& v, Opcode op, int operand, const std::string& role, Scope s,
-                   oc::ScopeSet allowed) {
+// Checks that `s` is in `allowed`; fills `v` for operand position `operand` otherwise. The role
+// names the operand in the message: `role`, or "ROLE of a OP from FROM" when `from` is given.
+bool require_scope(ScopeViolation& v, Opcode op, int operand, const char* role, Scope s,
+                   oc::ScopeSet allowed, const Scope* from = nullptr) {
   if (oc::in_set(allowed, s)) return true;
   v.operand = operand;
+  const std::string who =
+      from ? fmt::format("{} of a {} from {}", role, opcode_name(op), scope_name(*from)) : role;
   v.message = fmt::format("{} operand {} ({}) must be in {}, not {}", opcode_name(op), operand + 1,
-                          role, oc::scope_list(allowed), scope_str(s));
+                          who, oc::scope_list(allowed), scope_str(s));
   return false;
 }
 
@@ -54,9 +57,7 @@ bool check_scopes_of(Opcode op, const A& a, ScopeViolation& v) {
     if (!require_scope(v, op, 1, "src", a.src.scope, srcs)) return false;
     for (const auto& [s, t] : Desc::scope_pairs)
       if (s == a.src.scope) dsts |= oc::scopes({t});
-    return require_scope(
-        v, op, 0, fmt::format("dst of a {} from {}", opcode_name(op), scope_name(a.src.scope)),
-        a.dst.scope, dsts);
+    return require_scope(v, op, 0, "dst", a.dst.scope, dsts, &a.src.scope);
   } else {
     bool ok = true;
     int position = 0;  // the operand's position in the text form
@@ -260,9 +261,9 @@ class Verifier {
     if (!rules(a)) return;
     if (scopes_illegal_) return;
     // Each operand once: its write span, or its read span when it is only read.
-    std::array<footprint::Span, kMaxSpans> spans{};
+    std::array<footprint::Span, kMaxSpans> spans;
     int count = 0;
-    footprint::for_each_access(fractal_, *instr_, [&](const footprint::Span& s) {
+    footprint::for_each_access(fractal_, op, a, [&](const footprint::Span& s) {
       if (count < kMaxSpans) spans[count++] = s;
     });
     for (int i = 0; i < count; ++i) {
