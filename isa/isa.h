@@ -283,6 +283,10 @@ enum class Field : uint8_t {
 #undef TESSEL_ISA_X
 };
 
+#define TESSEL_ISA_X(name) +1
+static_assert(0 TESSEL_ISA_FIELDS(TESSEL_ISA_X) <= 64, "InstrInfo::operand_bits holds 64 fields");
+#undef TESSEL_ISA_X
+
 /// What executes an instruction and how (docs/isa.md, "Machine model").
 enum class InstrKind : uint8_t {
   alu,           // scalar unit: computes rd from registers and immediates
@@ -310,6 +314,7 @@ struct InstrInfo {
   /// The class's selectable fields this instruction uses (its positional operands), in order.
   std::array<Field, 8> operands{};
   int num_operands = 0;
+  uint64_t operand_bits = 0;  // bit f set for each Field f in `operands`
   bool reads_dst = false;   // trait reads_dst: the destination operand is read as well
   bool reduction = false;   // trait reduction: the destination holds one element per repeat
   bool bool_dst = false;    // trait bool_dst: the destination holds bool elements (comparisons)
@@ -318,11 +323,7 @@ struct InstrInfo {
   bool float_only = false;  // trait float_only: the dtype must be f16 or f32
   bool bits_only = false;   // trait bits_only: the dtype must be an integer type or bool
 
-  constexpr bool uses(Field f) const {
-    for (int i = 0; i < num_operands; ++i)
-      if (operands[i] == f) return true;
-    return false;
-  }
+  constexpr bool uses(Field f) const { return (operand_bits >> static_cast<int>(f)) & 1; }
 };
 
 namespace detail {
@@ -356,6 +357,7 @@ constexpr InstrInfo make_record(Opcode op, const char* mnemonic, ArgsClass cls, 
   for (Field f : operands) {
     if (r.num_operands == static_cast<int>(r.operands.size())) throw "too many operands";
     r.operands[r.num_operands++] = f;
+    r.operand_bits |= uint64_t{1} << static_cast<int>(f);
   }
   for (Trait t : traits) {
     switch (t) {
@@ -456,8 +458,7 @@ inline constexpr const char* kFieldNames[] = {TESSEL_ISA_FIELDS(TESSEL_ISA_X)};
 
 /// The name of an operand class's struct, e.g. "VectorArgs"; "?" for an undeclared value.
 constexpr const char* args_class_name(ArgsClass c) {
-  return static_cast<int>(c) < kNumArgsClasses ? detail::kArgsClassNames[static_cast<int>(c)]
-                                               : "?";
+  return static_cast<int>(c) < kNumArgsClasses ? detail::kArgsClassNames[static_cast<int>(c)] : "?";
 }
 /// The name of a field, e.g. "src_row_stride" (its key in the text form).
 constexpr const char* field_name(Field f) { return detail::kFieldNames[static_cast<int>(f)]; }

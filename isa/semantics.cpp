@@ -752,11 +752,11 @@ template <class A>
 void check_scopes(Opcode op, const A& a) {
   using Desc = opclass::ClassDesc<A>;
   if constexpr (requires { Desc::scope_pairs; }) {
-    std::string legal;
-    for (const auto& [s, t] : Desc::scope_pairs) {
+    for (const auto& [s, t] : Desc::scope_pairs)
       if (a.src.scope == s && a.dst.scope == t) return;
+    std::string legal;
+    for (const auto& [s, t] : Desc::scope_pairs)
       legal += fmt::format("{}{}->{}", legal.empty() ? "" : ", ", scope_name(s), scope_name(t));
-    }
     fail("{}: illegal scope pair {} -> {} (legal: {})", opcode_name(op), scope_name(a.src.scope),
          scope_name(a.dst.scope), legal);
   } else {

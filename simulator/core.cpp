@@ -218,7 +218,8 @@ void Core::run_scalar() {
     ++fetched;
     size_t next = pc + 1;
     const isa::InstrKind kind = isa::instr_info(in.op).kind;
-    if (isa::is_scalar_alu_or_branch(in.op)) {
+    if (kind == isa::InstrKind::alu || kind == isa::InstrKind::branch ||
+        kind == isa::InstrKind::jump) {
       isa::execute_scalar(in, x, next);
       t += cs_;
       ++executed;
