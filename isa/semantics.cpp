@@ -547,7 +547,8 @@ void vector_exec_t(const VectorArgs& v, Opcode op, uint8_t* ub) {
     case Opcode::vrmin:
       return vec_reduce<T>(v, ub, [](float acc, float x) { return fmin_std(acc, x); });
     default:
-      internal_fail("vector_exec: {} is not a vector opcode", opcode_name(op));
+      internal_fail("vector_exec: {} has no vector semantics (its case in isa/semantics.cpp)",
+                    opcode_name(op));
   }
 }
 
