@@ -303,30 +303,8 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
   Instruction in;
   in.op = static_cast<Opcode>(u(0, kNumOpcodes - 1));
   in.op_index = u(0, 2) == 0 ? -1 : static_cast<int32_t>(u(0, 5));
-  std::size_t cls = 0;
-  switch (in.op) {
-    case Opcode::set_flag:
-    case Opcode::wait_flag:
-      cls = 1;
-      break;
-    case Opcode::dma:
-      cls = 2;
-      break;
-    case Opcode::load2d:
-      cls = 3;
-      break;
-    case Opcode::img2col:
-      cls = 4;
-      break;
-    case Opcode::mmad:
-      cls = 5;
-      break;
-    case Opcode::fix:
-      cls = 6;
-      break;
-    default:
-      cls = static_cast<int>(in.op) >= static_cast<int>(Opcode::vadd) ? 7 : 0;
-  }
+  const InstrInfo& r = instr_info(in.op);  // the operand class and fields come from the record
+  std::size_t cls = args_index(in.op);
   if (!text_safe && u(0, 9) == 0) cls = u(0, 7);  // wrong operand class: only the binary keeps it
   const bool extras = u(0, 3) == 0;               // set fields the opcode does not use
   switch (cls) {
@@ -336,31 +314,11 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
       a.target = static_cast<int32_t>(u(0, 40));
       if (!extras) {  // keep only what the opcode uses
         ScalarArgs p;
-        switch (in.op) {
-          case Opcode::li:
-            p.rd = a.rd, p.imm = a.imm;
-            break;
-          case Opcode::addi:
-          case Opcode::muli:
-            p.rd = a.rd, p.rs = a.rs, p.imm = a.imm;
-            break;
-          case Opcode::add:
-          case Opcode::sub:
-          case Opcode::mul:
-            p.rd = a.rd, p.rs = a.rs, p.rt = a.rt;
-            break;
-          case Opcode::blt:
-            p.rs = a.rs, p.rt = a.rt, p.target = a.target;
-            break;
-          case Opcode::blti:
-            p.rs = a.rs, p.imm = a.imm, p.target = a.target;
-            break;
-          case Opcode::jmp:
-            p.target = a.target;
-            break;
-          default:
-            break;
-        }
+        if (r.uses(Field::rd)) p.rd = a.rd;
+        if (r.uses(Field::rs)) p.rs = a.rs;
+        if (r.uses(Field::rt)) p.rt = a.rt;
+        if (r.uses(Field::imm)) p.imm = a.imm;
+        if (r.uses(Field::target)) p.target = a.target;
         a = p;
       }
       if (u(0, 9) == 0) a.target = -static_cast<int32_t>(u(1, 5));
@@ -449,10 +407,10 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
         const MemRef m = used ? memref({Scope::ub}) : memref(all);
         return VecOperand{m, i32(), i32()};
       };
-      const InstrInfo& r = instr_info(in.op);
+      // A non-vector opcode given VectorArgs (the binary-only wrong-class case) gets a src0.
       a.dtype = any_dtype();
       a.dst = v(true);
-      a.src0 = v(r.uses(Field::src0));
+      a.src0 = v(!is_vector_opcode(in.op) || r.uses(Field::src0));
       a.src1 = v(r.uses(Field::src1));
       a.src2 = v(r.uses(Field::src2));
       a.count = u32();
