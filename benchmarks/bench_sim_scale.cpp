@@ -8,6 +8,9 @@
 //    tiles of 256 B GM -> UB, adds a scalar on the vector unit and stores them back, every step
 //    ordered by set_flag/wait_flag (11 instructions a tile, each core its own GM region), then a
 //    core_barrier. Each iteration is Simulator construction + load + run(), timing-only.
+//  BM_KernelAtCoresDramPerCore/N: the same kernel with memory.dram.bytes_per_cycle = 64 x N, so
+//    the cores do not queue for the one DRAM channel: the simulated run is as long at every N
+//    (what is left is the simulator's own per-core cost).
 //  BM_BarrierAtCores/N: the same with every stream the core_barrier alone: what a run costs per
 //    core before any instruction is simulated (modules, events, the scalar unit's thread).
 //  BM_ClassifierAtCores/N: the PP-OCR direction classifier (1x3x48x192, 75 kernels) compiled for
@@ -42,9 +45,12 @@ using isa::Opcode;
 using isa::Pipe;
 using isa::Scope;
 
-npu::HwConfig hw_with_cores(int64_t cores) {
-  return npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml",
-                             {{"cores", std::to_string(cores)}});
+/// npu_4core with `cores` cores; with `dram_per_core` the DRAM channel's bytes per cycle grow
+/// with the cores (64 per core: every core's MTE2 at its full rate), so no core waits for another.
+npu::HwConfig hw_with_cores(int64_t cores, bool dram_per_core = false) {
+  std::vector<npu::HwOverride> set = {{"cores", std::to_string(cores)}};
+  if (dram_per_core) set.push_back({"memory.dram.bytes_per_cycle", std::to_string(64 * cores)});
+  return npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml", set);
 }
 
 /// The kernel of BM_KernelAtCores on `cores` cores: core c works on GM bytes [c * 8 KiB, +8 KiB).
@@ -97,9 +103,9 @@ void report(benchmark::State& state, int64_t cores, int64_t kernels, uint64_t cy
   state.counters["threads"] = thread_count(p);
 }
 
-void run_kernel(benchmark::State& state, int64_t tiles) {
+void run_kernel(benchmark::State& state, int64_t tiles, bool dram_per_core = false) {
   const int64_t cores = state.range(0);
-  const npu::HwConfig hw = hw_with_cores(cores);
+  const npu::HwConfig hw = hw_with_cores(cores, dram_per_core);
   const isa::Program p = kernel_program(cores, tiles);
   sim::SimOptions options;
   options.functional = false;
@@ -115,6 +121,7 @@ void run_kernel(benchmark::State& state, int64_t tiles) {
 
 void BM_KernelAtCores(benchmark::State& state) { run_kernel(state, 16); }
 void BM_BarrierAtCores(benchmark::State& state) { run_kernel(state, 0); }
+void BM_KernelAtCoresDramPerCore(benchmark::State& state) { run_kernel(state, 16, true); }
 
 void BM_ClassifierAtCores(benchmark::State& state) {
   const int64_t cores = state.range(0);
@@ -132,28 +139,16 @@ void BM_ClassifierAtCores(benchmark::State& state) {
   report(state, cores, static_cast<int64_t>(m.kernels.size()), cycles, m.program);
 }
 
-BENCHMARK(BM_KernelAtCores)
-    ->Arg(1)
-    ->Arg(4)
-    ->Arg(64)
-    ->Arg(256)
-    ->Arg(1024)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_BarrierAtCores)
-    ->Arg(1)
-    ->Arg(4)
-    ->Arg(64)
-    ->Arg(256)
-    ->Arg(1024)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ClassifierAtCores)
-    ->Arg(1)
-    ->Arg(4)
-    ->Arg(64)
-    ->Arg(256)
-    ->Arg(1024)
-    ->Iterations(2)
-    ->Unit(benchmark::kMillisecond);
+/// The core counts every benchmark runs at (side by side in one process).
+void at_core_counts(benchmark::internal::Benchmark* b) {
+  for (int64_t cores : {1, 4, 64, 256, 1024}) b->Arg(cores);
+  b->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_KernelAtCores)->Apply(at_core_counts);
+BENCHMARK(BM_KernelAtCoresDramPerCore)->Apply(at_core_counts);
+BENCHMARK(BM_BarrierAtCores)->Apply(at_core_counts);
+BENCHMARK(BM_ClassifierAtCores)->Apply(at_core_counts)->Iterations(2);
 
 }  // namespace
 

@@ -352,5 +352,42 @@ TEST(RoughEdges, TraceSpansFlowsAndDramCounterMatchTheReport) {
   EXPECT_NEAR(dram_bytes, run.at("dram_bytes").at("burst").get<double>(), 1e-6 * dram_bytes);
 }
 
+// scripts/trace_svg.py draws what the trace holds: per core an ops row and a scalar row above
+// the pipes, one arrow per set_flag -> wait_flag flow, the DRAM counter below the cores.
+TEST(RoughEdges, TraceSvgDrawsOpsScalarFlowsAndDram) {
+  const fs::path d = temp_dir("trace_svg");
+  const CliResult r = tessel("sim models/hello_deepa.onnx --hw " + kHw +
+                             " --timing-only --trace '" + (d / "t.json").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json doc = json::parse(slurp_file(d / "t.json"));
+  std::map<uint64_t, int> flow_ends;
+  std::set<int> pipe_cores;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    if (e.contains("bind_id")) ++flow_ends[e.at("bind_id")];
+    const std::string cat = e.value("cat", "");
+    if (cat != "op" && cat != "scalar") pipe_cores.insert(e.at("pid").get<int>());
+  }
+  int flows = 0;
+  for (const auto& [id, n] : flow_ends) flows += n == 2;
+  ASSERT_GT(flows, 0);
+  const std::string cmd = "python3 '" + kSrc + "/scripts/trace_svg.py' '" +
+                          (d / "t.json").string() + "' --flows -o '" + (d / "t.svg").string() +
+                          "' > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string svg = slurp_file(d / "t.svg");
+  ASSERT_FALSE(pipe_cores.empty());
+  for (int c : pipe_cores) {
+    for (const char* row : {"ops", "scalar", "mte2", "vector", "mte3"})
+      EXPECT_CONTAINS(svg, "core " + std::to_string(c) + " " + row + "</text>");
+  }
+  size_t arrows = 0;
+  for (size_t at = svg.find("marker-end="); at != std::string::npos;
+       at = svg.find("marker-end=", at + 1))
+    ++arrows;
+  EXPECT_EQ(arrows, static_cast<size_t>(flows));
+  EXPECT_CONTAINS(svg, "DRAM B/cycle");
+}
+
 }  // namespace
 }  // namespace tessel::testing
