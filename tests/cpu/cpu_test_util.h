@@ -66,24 +66,6 @@ struct ScopedEnv {
   }
 };
 
-inline double max_abs(const Tensor& t) {
-  double m = 0;
-  for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::abs(t.get_as_double(i)));
-  return m;
-}
-
-/// Largest |a - b| over all elements (infinity on a shape mismatch or NaN).
-inline double max_diff(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape()) return INFINITY;
-  double m = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const double d = std::abs(a.get_as_double(i) - b.get_as_double(i));
-    if (std::isnan(d)) return INFINITY;
-    m = std::max(m, d);
-  }
-  return m;
-}
-
 /// Compiles `graph` for the CPU (JIT), runs it and checks every output against the reference
 /// interpreter: |cpu - ref| <= rel * max|ref| + 1e-6. Returns the JIT result.
 inline cpu_backend::CpuJit::Result check_cpu(const Graph& graph,
