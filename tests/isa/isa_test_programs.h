@@ -158,31 +158,29 @@ inline Program every_opcode_program() {
     f.m = 31, f.n = 17, f.dst_row_stride = 32, f.relu = true;
     c0.push_back(make(Opcode::fix, f, 2));
   }
-  // One instruction per vector record, in record order, its operand form from the operands it
-  // uses: binary (src0, src1) f16, scalar forms (src0, scalar) f32 with edge-case scalars, unary
-  // f16, vdup (scalar only), reductions f32 with a one-element-per-repeat dst. A new vector
-  // instruction is covered without touching this list.
   const VecOperand d = vec(Scope::ub, 4, 0, 1, 128);
   const VecOperand s0 = vec(Scope::ub, 5, 256, 2, 256);
   const VecOperand s1 = vec(Scope::ub, 6, -32, 0, 1);
+  for (Opcode op : {Opcode::vadd, Opcode::vsub, Opcode::vmul, Opcode::vdiv, Opcode::vmax,
+                    Opcode::vmin, Opcode::vmla}) {
+    c0.push_back(make(op, vargs(DType::f16, d, s0, s1, 128, 8, 0.0f), 2));
+  }
   const float scalars[] = {1.5f, -0.0f, 1e-45f, 3.4028235e38f};
   int k = 0;
-  for (const InstrInfo& r : kInstructions) {
-    if (r.cls != ArgsClass::vector) continue;
-    if (r.reduction)
-      c0.push_back(make(
-          r.op, vargs(DType::f32, vec(Scope::ub, 7, 64, 1, 1), s0, VecOperand{}, 64, 5, 0.0f), 2));
-    else if (r.uses(Field::src1))
-      c0.push_back(make(r.op, vargs(DType::f16, d, s0, s1, 128, 8, 0.0f), 2));
-    else if (r.uses(Field::scalar) && r.uses(Field::src0))
-      c0.push_back(make(r.op, vargs(DType::f32, d, s0, VecOperand{}, 64, 3, scalars[k++ % 4]), 2));
-    else if (r.uses(Field::scalar))
-      c0.push_back(make(r.op,
-                        vargs(DType::f16, d, VecOperand{}, VecOperand{}, 128, 16,
-                              -std::numeric_limits<float>::infinity()),
-                        2));
-    else
-      c0.push_back(make(r.op, vargs(DType::f16, d, s0, VecOperand{}, 100, 2, 0.0f), 2));
+  for (Opcode op : {Opcode::vadds, Opcode::vmuls, Opcode::vmaxs, Opcode::vmins}) {
+    c0.push_back(make(op, vargs(DType::f32, d, s0, VecOperand{}, 64, 3, scalars[k++]), 2));
+  }
+  for (Opcode op : {Opcode::vexp, Opcode::vln, Opcode::vsqrt, Opcode::vrec, Opcode::vabs,
+                    Opcode::vrelu, Opcode::vneg, Opcode::vcopy}) {
+    c0.push_back(make(op, vargs(DType::f16, d, s0, VecOperand{}, 100, 2, 0.0f), 2));
+  }
+  c0.push_back(make(Opcode::vdup,
+                    vargs(DType::f16, d, VecOperand{}, VecOperand{}, 128, 16,
+                          -std::numeric_limits<float>::infinity()),
+                    2));
+  for (Opcode op : {Opcode::vrsum, Opcode::vrmax, Opcode::vrmin}) {
+    c0.push_back(
+        make(op, vargs(DType::f32, vec(Scope::ub, 7, 64, 1, 1), s0, VecOperand{}, 64, 5, 0.0f), 2));
   }
   // Comparisons, select, logic and conversion: other dtypes than f16/f32.
   for (Opcode op : {Opcode::vcmp_eq, Opcode::vcmp_ne, Opcode::vcmp_lt, Opcode::vcmp_le})
