@@ -100,8 +100,15 @@ class Parser {
     fs::path fp(p);
     if (fp.is_relative()) fp = dir_ / fp;
     fp = fp.lexically_normal();
-    if (must_exist && !fs::exists(fp))
-      error(n, key, fmt::format("file '{}' does not exist", fp.string()));
+    if (must_exist) {
+      // The error_code form: a name the OS cannot look up (a component longer than NAME_MAX,
+      // found by fuzzing) is a bad path in the file, not a std::filesystem_error.
+      std::error_code ec;
+      const bool exists = fs::exists(fp, ec);
+      if (ec)
+        error(n, key, fmt::format("file '{}' cannot be looked up: {}", fp.string(), ec.message()));
+      if (!exists) error(n, key, fmt::format("file '{}' does not exist", fp.string()));
+    }
     return fp.string();
   }
 

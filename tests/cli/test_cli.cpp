@@ -189,6 +189,20 @@ TEST(Cli, ExperimentWithAListAsKey) {
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
 }
 
+// Found by fuzzing (tests/fuzz/regressions/experiment/hw-path-name-too-long.yaml): a path whose
+// component is longer than NAME_MAX (255 bytes on Linux) ended as an internal error (an uncaught
+// std::filesystem_error from the existence check), not as an error naming the key.
+TEST(Cli, ExperimentWithAnHwPathTooLongToLookUp) {
+  fs::path d = temp_dir("long_hw_path");
+  write(d / "e.yaml", "name: bad\nmodel: " + kModels +
+                          "/hello_deepa.onnx\nhw: " + std::string(300, 'a') + ".yaml\n");
+  Result r = tessel("run '" + (d / "e.yaml").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "hw: file '");
+  EXPECT_CONTAINS(r.err, "' cannot be looked up: File name too long");
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+}
+
 TEST(Cli, ExperimentWithYamlSyntaxError) {
   fs::path d = temp_dir("bad_yaml");
   write(d / "e.yaml", "name: [unclosed\nmodel: x\n");
