@@ -35,6 +35,7 @@ OutputCheck compare_output(const std::string& name, const Tensor& actual, const 
   if (actual.shape() != expected.shape()) {
     c.shape_ok = false;
     c.pass = false;
+    c.max_abs_error = c.worst_ratio = INFINITY;
     return c;
   }
   const int64_t n = expected.numel();
@@ -46,14 +47,14 @@ OutputCheck compare_output(const std::string& name, const Tensor& actual, const 
     if (std::isnan(a) || std::isnan(e)) {
       if (std::isnan(a) != std::isnan(e)) {
         pass = false;
-        c.max_abs_error = INFINITY;
+        c.max_abs_error = c.worst_ratio = INFINITY;
       }
       continue;
     }
     if (std::isinf(e) || std::isinf(a)) {
       if (a != e) {
         pass = false;
-        c.max_abs_error = INFINITY;
+        c.max_abs_error = c.worst_ratio = INFINITY;
       }
       continue;
     }
@@ -61,7 +62,9 @@ OutputCheck compare_output(const std::string& name, const Tensor& actual, const 
     c.max_abs_error = std::max(c.max_abs_error, d);
     if (std::abs(e) >= 1e-3 * c.max_expected && std::abs(e) > 0)
       c.max_rel_error = std::max(c.max_rel_error, d / std::abs(e));
-    if (d > tolerance.atol + tolerance.rtol * std::abs(e)) pass = false;
+    const double bound = tolerance.atol + tolerance.rtol * std::abs(e);
+    if (d > 0) c.worst_ratio = std::max(c.worst_ratio, bound > 0 ? d / bound : INFINITY);
+    if (d > bound) pass = false;
   }
   c.pass = pass;
   return c;

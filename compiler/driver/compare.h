@@ -38,6 +38,10 @@ struct OutputCheck {
   double max_abs_error = 0;
   double max_rel_error = 0;  // over elements with |expected| >= 1e-3 * max|expected|
   double max_expected = 0;   // max |expected|
+  /// The tested quantity: max over elements of |actual - expected| / (atol + rtol |expected|);
+  /// <= 1 passes, so it says how far below its bound the output is. +inf for a NaN or infinity
+  /// mismatch, a shape mismatch, or an error against a zero bound.
+  double worst_ratio = 0;
   Tolerance tolerance;
   bool pass = false;
 };

@@ -252,6 +252,8 @@ nlohmann::json checks_json(const std::vector<OutputCheck>& checks) {
                                                                   : nlohmann::json("inf")},
                  {"max_rel_error", c.max_rel_error},
                  {"max_expected", c.max_expected},
+                 {"error_over_bound", std::isfinite(c.worst_ratio) ? nlohmann::json(c.worst_ratio)
+                                                                   : nlohmann::json("inf")},
                  {"atol", c.tolerance.atol},
                  {"rtol", c.tolerance.rtol},
                  {"tolerance_basis", c.tolerance.basis},
@@ -261,13 +263,14 @@ nlohmann::json checks_json(const std::vector<OutputCheck>& checks) {
 }
 
 std::string checks_text(const std::vector<OutputCheck>& checks) {
-  Table t({"output", "max abs error", "max rel error", "atol", "rtol", "result"});
+  Table t({"output", "max abs error", "error / bound", "atol", "rtol", "result"});
   for (const auto& c : checks) {
     if (!c.shape_ok) {
       t.add({c.name, "shape mismatch", "", "", "", "FAIL"});
       continue;
     }
-    t.add({c.name, fmt::format("{:.3e}", c.max_abs_error), fmt::format("{:.3e}", c.max_rel_error),
+    t.add({c.name, fmt::format("{:.3e}", c.max_abs_error),
+           std::isfinite(c.worst_ratio) ? fmt::format("{:.3f}", c.worst_ratio) : "inf",
            fmt::format("{:.2e}", c.tolerance.atol), fmt::format("{:.2e}", c.tolerance.rtol),
            c.pass ? "PASS" : "FAIL"});
   }

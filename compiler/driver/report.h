@@ -34,9 +34,13 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw);
 std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
                          const std::vector<std::string>& sections);
 
-/// JSON rows of output checks: name, shape_ok, max_abs_error, max_rel_error, atol, rtol, pass.
+/// JSON rows of output checks: name, shape_ok, max_abs_error, max_rel_error, max_expected,
+/// error_over_bound (OutputCheck::worst_ratio; "inf" when infinite), atol, rtol, tolerance_basis,
+/// pass.
 nlohmann::json checks_json(const std::vector<OutputCheck>& checks);
-/// One line per output: max abs/rel error, tolerance, PASS/FAIL.
+/// One row per output: max abs error; the tested quantity, max |actual - expected| / (atol + rtol
+/// |expected|) ("error / bound", <= 1 passes: how far below its bound the output is); atol; rtol;
+/// PASS/FAIL.
 std::string checks_text(const std::vector<OutputCheck>& checks);
 
 }  // namespace tessel::driver

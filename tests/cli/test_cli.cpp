@@ -40,6 +40,7 @@ TEST(Cli, CheckRefPassesOnARealModel) {
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_CONTAINS(r.out, "PASS");
   EXPECT_CONTAINS(r.out, "max abs error");
+  EXPECT_CONTAINS(r.out, "error / bound");  // the tested quantity, not max rel error (issue 10)
 }
 
 TEST(Cli, MismatchExitsWithOne) {
