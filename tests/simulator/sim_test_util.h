@@ -2,6 +2,7 @@
 // for isa::Instruction structs (so tests do not depend on the YAML loader or the assembler).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -10,6 +11,7 @@
 
 #include "compiler/support/fp16.h"
 #include "isa/isa.h"
+#include "isa/semantics.h"
 #include "npu_model/hw_config.h"
 
 namespace tessel::testutil {
@@ -43,6 +45,41 @@ inline npu::HwConfig test_hw(int cores = 1) {
   hw.dram = {128, 200, int64_t{1} << 32};
   return hw;
 }
+
+/// One core's memories as byte vectors sized by test_hw() (GM 1 MiB), run through isa::execute;
+/// put/get read and write a T at a byte offset of a scope.
+struct Mem {
+  npu::HwConfig hw = test_hw();
+  std::array<std::vector<uint8_t>, isa::kNumScopes> bytes;
+  isa::CoreMemory core;
+  Mem() {
+    const auto& b = hw.core.buffers_bytes;
+    const std::array<int64_t, isa::kNumScopes> sizes{1 << 20, b.l1, b.l0a, b.l0b, b.l0c, b.ub};
+    for (int s = 0; s < isa::kNumScopes; ++s) {
+      bytes[s].assign(sizes[s], 0);
+      core.base[s] = bytes[s].data();
+      core.size[s] = bytes[s].size();
+    }
+  }
+  std::vector<uint8_t>& operator[](Scope s) { return bytes[int(s)]; }
+  void run(const Instruction& in) { isa::execute(hw, in, core); }
+  template <class T>
+  void put(Scope s, int64_t byte, T v) {
+    std::memcpy(&bytes[int(s)][byte], &v, sizeof(T));
+  }
+  template <class T>
+  T get(Scope s, int64_t byte) {
+    T v;
+    std::memcpy(&v, &bytes[int(s)][byte], sizeof(T));
+    return v;
+  }
+  /// The elements `vs` of T, contiguous from UB byte `at`.
+  template <class T>
+  void ub_fill(int64_t at, std::initializer_list<T> vs) {
+    int64_t i = 0;
+    for (T v : vs) put<T>(Scope::ub, at + i++ * int64_t{sizeof(T)}, v);
+  }
+};
 
 inline MemRef at(Scope s, int64_t offset, uint8_t reg = 0) { return MemRef{s, reg, offset}; }
 inline MemRef gm(int64_t off, uint8_t reg = 0) { return at(Scope::gm, off, reg); }

@@ -21,39 +21,6 @@ namespace {
 
 using namespace testutil;
 
-struct Mem {
-  npu::HwConfig hw = test_hw();
-  std::array<std::vector<uint8_t>, isa::kNumScopes> bytes;
-  isa::CoreMemory core;
-  Mem() {
-    const auto& b = hw.core.buffers_bytes;
-    const std::array<int64_t, isa::kNumScopes> sizes{1 << 16, b.l1, b.l0a, b.l0b, b.l0c, b.ub};
-    for (int s = 0; s < isa::kNumScopes; ++s) {
-      bytes[s].assign(sizes[s], 0);
-      core.base[s] = bytes[s].data();
-      core.size[s] = bytes[s].size();
-    }
-  }
-  std::vector<uint8_t>& operator[](Scope s) { return bytes[int(s)]; }
-  void run(const Instruction& in) { isa::execute(hw, in, core); }
-  template <class T>
-  void put(Scope s, int64_t byte, T v) {
-    std::memcpy(&bytes[int(s)][byte], &v, sizeof(T));
-  }
-  template <class T>
-  T get(Scope s, int64_t byte) {
-    T v;
-    std::memcpy(&v, &bytes[int(s)][byte], sizeof(T));
-    return v;
-  }
-  // n elements of T starting at UB byte `at`.
-  template <class T>
-  void ub_fill(int64_t at, std::initializer_list<T> vs) {
-    int64_t i = 0;
-    for (T v : vs) put<T>(Scope::ub, at + i++ * int64_t{sizeof(T)}, v);
-  }
-};
-
 // A vector instruction over `count` contiguous elements: dst at UB 0, src0 at 256, src1 at 512,
 // src2 at 768.
 Instruction vop(Opcode op, DType t, uint32_t count, float scalar = 0.0f,

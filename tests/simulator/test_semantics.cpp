@@ -18,24 +18,6 @@ namespace {
 
 using namespace testutil;
 
-/// One core's memories as byte vectors, sized by test_hw(); GM 1 MiB.
-struct Mem {
-  npu::HwConfig hw = test_hw();
-  std::array<std::vector<uint8_t>, isa::kNumScopes> bytes;
-  isa::CoreMemory core;
-  Mem() {
-    const auto& b = hw.core.buffers_bytes;
-    const std::array<int64_t, isa::kNumScopes> sizes{1 << 20, b.l1, b.l0a, b.l0b, b.l0c, b.ub};
-    for (int s = 0; s < isa::kNumScopes; ++s) {
-      bytes[s].assign(sizes[s], 0);
-      core.base[s] = bytes[s].data();
-      core.size[s] = bytes[s].size();
-    }
-  }
-  std::vector<uint8_t>& operator[](Scope s) { return bytes[int(s)]; }
-  void run(const Instruction& in) { isa::execute(hw, in, core); }
-};
-
 // ---------------------------------------------------------------------------------------------
 // dma
 
