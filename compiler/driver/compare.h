@@ -1,8 +1,10 @@
 // Comparing a target's outputs with expected values, and the tolerances used.
 #pragma once
 
+#include <map>
 #include <string>
 
+#include "compiler/ir/graph.h"
 #include "compiler/ir/tensor.h"
 #include "npu_model/hw_config.h"
 
@@ -19,18 +21,51 @@ struct Tolerance {
 /// summation-order differences near zero.
 Tolerance reference_tolerance();
 
-/// Tolerance for the NPU against the fp32 reference. The NPU stores activations and weights in
-/// `cube.input_dtype`: for fp16 the unit roundoff is u = 2^-11. Every kernel rounds its output
-/// once (relative error u) and sees inputs already off by the previous kernels' error, so the
-/// error relative to a value's scale grows roughly linearly with the number of kernels on the
-/// path to it (measured: ~10 u after 30 kernels of the PP-OCRv4 detector) and is amplified by a
-/// saturating output (a sigmoid of logits of magnitude ~40 maps their 0.5 % error to 5 % of its
-/// [0, 1] range). The bound allows 128 u relative to each element and 128 u of the output's
-/// largest magnitude (values that cancel to near zero are judged on the scale of the output),
-/// plus 128 steps of the format's smallest subnormal (2^-24 for fp16: fp16 cannot tell apart
-/// outputs closer to zero than that): rtol = 128 u = 0.0625 for fp16; for fp32 storage
-/// (u = 2^-24) 128 u = 7.6e-6.
-Tolerance npu_tolerance(const npu::HwConfig& hw, const Tensor& expected);
+/// The NPU's roundings to its storage format per output element of `node`, along the longest
+/// chain of instructions that computes it: counted on the node's tensor expression
+/// (lower::op_compute) as passes/loop/tensorize_vector.cpp turns it into vector instructions --
+/// one per arithmetic operation, exp, log, sqrt and reciprocal; 3 for sigmoid, 4 for tanh, 14
+/// for erf, 2 for rsqrt; none for min, max, abs, neg, relu and selects, whose result is one of
+/// their fp16 operands; one per reduction (fp32 accumulation, one rounding at the end) plus
+/// K / 8192 for a K-term fp32 sum (its error, K 2^-24, in units of u = 2^-11). 0 for views
+/// (Reshape, ...); 1 for an op without a compute of its own (a copy or a per-tap convolution).
+double npu_roundings(const Node& node);
+
+/// Tolerances of the NPU's values of `graph` (as compiled: after the graph passes) run on `inputs`,
+/// one per graph output, derived from the computation by Monte Carlo arithmetic (D. S. Parker,
+/// "Monte Carlo Arithmetic", 1997; the method of Verificarlo and CADNA): the fp32 reference
+/// interpreter is rerun with the NPU's roundings put in --
+///   * every graph input and every constant (weights, biases) rounded to the storage format
+///     (cube.input_dtype), exactly as the compiler and the input copy store them;
+///   * every node's result perturbed as its r = npu_roundings(node) roundings perturb it: times
+///     (1 + sqrt(r) u d), d uniform in [-1, 1] and independent per element and run (rounding to
+///     nearest errs by at most u relative and is modelled as uniform; r independent ones add up
+///     like a random walk, as sqrt(r) -- Higham & Mary, SIAM J. Sci. Comput. 41(5), 2019), plus
+///     sqrt(r) q d / 2 for the absolute spacing q of the format's subnormals --
+/// and D, the largest deviation of an output element from the unperturbed run over all runs, is
+/// how far the NPU's rounding moves that output. So the bound follows the number of roundings on
+/// every path and how the model propagates them: accumulation lengths, cancellation, a sigmoid of
+/// large logits amplifying their error, a softmax damping it. Runs: enough that runs x elements of
+/// the smallest output >= 64, at most 16 (one for an output of 64 elements or more). The bound is
+///   atol = min(3 D + n, 128 u max|expected| + 128 q),  rtol = u,
+/// with n the format's smallest normal (below it the format keeps no relative precision):
+/// 3 D covers the NPU's own draw of the rounding errors (the largest of >= 64 sampled deviations
+/// is near the top of their distribution, so the NPU's largest is below it three times over, a
+/// false failure odds of < 0.1% even for a one-element output with 16 runs) and the model's
+/// approximations (in-kernel roundings take the size of the node's result, not of the
+/// intermediate); u |expected| is the output's own rounding to the format. For fp16 u = 2^-11,
+/// q = 2^-24, n = 2^-14; for fp32 storage u = 2^-24, q = 2^-149, n = 2^-126. The ceiling, 128 u
+/// of the output's scale (6.25% for fp16), is where a bound stops saying anything: when the
+/// derivation finds that storage alone moves an output further (a softmax of inputs 10000 and
+/// 10001, which fp16 cannot tell apart), the NPU cannot compute that output, and its result is
+/// not accepted as if it could. An error of 1% fails wherever 3 D + n +
+/// u max|expected| < 1% of max|expected|, which holds for every golden case but the PP-OCRv4
+/// detector on a text-like image, whose final sigmoid turns the logits' rounding into 4% of its
+/// range (docs/architecture.md, Numerics). Deterministic: the runs are seeded. Each run costs one
+/// reference run of the graph. `reference`, if given, receives the unperturbed outputs.
+std::map<std::string, Tolerance> npu_tolerances(const npu::HwConfig& hw, const Graph& graph,
+                                                const std::map<std::string, Tensor>& inputs,
+                                                std::map<std::string, Tensor>* reference = nullptr);
 
 struct OutputCheck {
   std::string name;
@@ -49,5 +84,26 @@ struct OutputCheck {
 /// Compares one output. NaN in either (where the other is not NaN) fails.
 OutputCheck compare_output(const std::string& name, const Tensor& actual, const Tensor& expected,
                            const Tolerance& tolerance);
+
+/// One NPU kernel checked on its own (kernel_checks).
+struct KernelCheck {
+  std::string node;   // the node computing `value`
+  std::string ops;    // op types of the kernel's nodes in order, '+'-joined ("Conv+HardSwish")
+  std::string value;  // the kernel's result
+  OutputCheck check;  // the NPU's result vs the reference on the kernel's own NPU inputs
+};
+
+/// Checks every kernel of a model run on the NPU on its own, so that an op's error cannot hide in
+/// the rounding noise of a deep model: for every value the NPU stored (`npu_values`: the run with
+/// RunOptions::read_all_values; values known at compile time are skipped), the nodes computing
+/// it from stored values, graph inputs and constants -- one kernel, or a fusion group, whose
+/// intermediates stay on chip -- are run on the reference interpreter on exactly the inputs the
+/// NPU read (its fp16 values; graph inputs rounded as the NPU rounds them), and its result is
+/// compared with the NPU's within that kernel's own npu_tolerances (the same derivation, over the
+/// kernel's few roundings: a few u). A 1% error of one op fails its kernel's check however deep
+/// in the model it is. Kernels are listed in graph order. Throws tessel::Error from the reference.
+std::vector<KernelCheck> kernel_checks(const npu::HwConfig& hw, const Graph& graph,
+                                       const std::map<std::string, Tensor>& graph_inputs,
+                                       const std::map<std::string, Tensor>& npu_values);
 
 }  // namespace tessel::driver

@@ -85,8 +85,9 @@ struct ConformOptions {
   std::function<void(const ConformCase&)> before_case;
 };
 
-/// Tolerance of a target: ref -> the ONNX backend test default (rtol 1e-3, atol 1e-7,
-/// onnx/backend/test/runner); npu -> driver::npu_tolerance(hw, expected) (compare.h).
+/// Tolerance of the fp32 targets (ref, cpu): the ONNX backend test default (rtol 1e-3, atol 1e-7,
+/// onnx/backend/test/runner). The npu's comes from the case's graph and data:
+/// driver::npu_tolerances (compare.h), computed by run_conform_case.
 Tolerance conform_tolerance(const ConformOptions& options, const Tensor& expected);
 
 /// Runs one case in the calling process. Never throws: tessel::Error, tessel::Unsupported and any

@@ -277,4 +277,12 @@ std::string checks_text(const std::vector<OutputCheck>& checks) {
   return t.str();
 }
 
+std::string tolerance_lines(const std::vector<OutputCheck>& checks) {
+  std::string out;
+  for (const auto& c : checks)
+    out += checks.size() == 1 ? fmt::format("  tolerance: {}\n", c.tolerance.basis)
+                              : fmt::format("  tolerance of {}: {}\n", c.name, c.tolerance.basis);
+  return out;
+}
+
 }  // namespace tessel::driver

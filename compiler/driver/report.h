@@ -42,5 +42,7 @@ nlohmann::json checks_json(const std::vector<OutputCheck>& checks);
 /// |expected|) ("error / bound", <= 1 passes: how far below its bound the output is); atol; rtol;
 /// PASS/FAIL.
 std::string checks_text(const std::vector<OutputCheck>& checks);
+/// "  tolerance: BASIS" (one line per output, named, when there are several).
+std::string tolerance_lines(const std::vector<OutputCheck>& checks);
 
 }  // namespace tessel::driver

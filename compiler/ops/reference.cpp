@@ -19,10 +19,13 @@ std::string type_string(DType dtype, const Shape& shape) {
 namespace {
 
 // The node-by-node interpreter over values bound in `env` (inputs, captures); returns the graph
-// outputs in order.
+// outputs in order. `hook` (may be empty) sees every constant a node reads, at its first use, and
+// every node output (ValueHook).
 std::vector<Tensor> run_nodes(const Graph& graph,
-                              std::unordered_map<const Value*, const Tensor*> env) {
-  std::unordered_map<const Value*, Tensor> computed;
+                              std::unordered_map<const Value*, const Tensor*> env,
+                              const ValueHook& hook = ValueHook(),
+                              std::unordered_map<const Value*, Tensor> computed = {}) {
+  std::unordered_map<const Value*, Tensor> hooked_constants;
   // Index of the last node reading each value, so intermediates are freed after their last use.
   const auto& nodes = graph.nodes();
   std::unordered_map<const Value*, size_t> last_use;
@@ -34,6 +37,11 @@ std::vector<Tensor> run_nodes(const Graph& graph,
   for (const Value* out : graph.outputs) last_use[out] = nodes.size();
 
   auto lookup = [&](const Node& n, const Value* v) -> const Tensor* {
+    if (v->constant && hook) {
+      auto [it, fresh] = hooked_constants.try_emplace(v, *v->constant);
+      if (fresh) hook(*v, nullptr, it->second);
+      return &it->second;
+    }
     if (v->constant) return v->constant.get();
     auto it = env.find(v);
     if (it == env.end()) {
@@ -61,6 +69,7 @@ std::vector<Tensor> run_nodes(const Graph& graph,
                         type_string(out->dtype, out->shape));
         }
         if (!last_use.count(out)) continue;  // unused output
+        if (hook) hook(*out, &n, results[k]);
         Tensor& slot = computed[out] = std::move(results[k]);
         env[out] = &slot;
       }
@@ -95,8 +104,17 @@ std::vector<Tensor> run_nodes(const Graph& graph,
 
 std::map<std::string, Tensor> run_reference(const Graph& graph,
                                             const std::map<std::string, Tensor>& inputs) {
-  // Tensors of the values computed or given so far; constants are read from Value::constant.
+  return run_reference(graph, inputs, ValueHook());
+}
+
+std::map<std::string, Tensor> run_reference(const Graph& graph,
+                                            const std::map<std::string, Tensor>& inputs,
+                                            const ValueHook& hook) {
+  // Tensors of the values computed or given so far; constants are read from Value::constant
+  // (with a hook: from a hooked copy made at the first use). With a hook, the inputs are hooked
+  // copies owned by `copies`.
   std::unordered_map<const Value*, const Tensor*> env;
+  std::unordered_map<const Value*, Tensor> copies;
 
   for (const Value* in : graph.inputs) {
     auto it = inputs.find(in->name);
@@ -109,7 +127,13 @@ std::map<std::string, Tensor> run_reference(const Graph& graph,
       fail("reference run of graph '{}': input '{}' is {} but the graph expects {}", graph.name,
            in->name, type_string(t.dtype(), t.shape()), type_string(in->dtype, in->shape));
     }
-    env[in] = &t;
+    if (hook) {
+      Tensor& copy = copies[in] = t;
+      hook(*in, nullptr, copy);
+      env[in] = &copy;
+    } else {
+      env[in] = &t;
+    }
   }
   for (const auto& input : inputs) {
     const std::string& name = input.first;  // not a structured binding: clang 14 cannot capture one
@@ -123,7 +147,7 @@ std::map<std::string, Tensor> run_reference(const Graph& graph,
     }
   }
 
-  std::vector<Tensor> results = run_nodes(graph, std::move(env));
+  std::vector<Tensor> results = run_nodes(graph, std::move(env), hook, std::move(copies));
   std::map<std::string, Tensor> outputs;
   for (size_t i = 0; i < graph.outputs.size(); ++i)
     outputs[graph.outputs[i]->name] = std::move(results[i]);

@@ -1,6 +1,7 @@
 // The CPU reference interpreter: runs a Graph node by node with the reference kernels.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -21,5 +22,16 @@ std::map<std::string, Tensor> run_reference(const Graph& graph,
 /// outputs in order. Errors as for run_reference.
 std::vector<Tensor> run_reference_bound(const Graph& graph, const std::vector<const Value*>& values,
                                         const std::vector<const Tensor*>& bound);
+
+/// Called by run_reference for every graph input, every constant a node reads (once, at its first
+/// use) and every node output, as each becomes available; it may change the tensor in place
+/// (values and dtype unchanged in shape). `producer` is the node computing the value (null for
+/// inputs and constants). compiler/driver/compare.cpp uses it to model the NPU's rounding.
+using ValueHook = std::function<void(const Value& value, const Node* producer, Tensor& t)>;
+
+/// run_reference with `hook` applied to every value (see ValueHook).
+std::map<std::string, Tensor> run_reference(const Graph& graph,
+                                            const std::map<std::string, Tensor>& inputs,
+                                            const ValueHook& hook);
 
 }  // namespace tessel::ops

@@ -325,16 +325,16 @@ TEST(ConformRun, HangInAChildIsKilledAfterTheTimeout) {
   EXPECT_TRUE(r[0].outputs.empty());  // killed before it compared anything
 }
 
-TEST(ConformRun, NpuUsesTheNpuTolerance) {
-  // On npu_4core (fp16 storage) the tolerance is driver::npu_tolerance of the expected output
-  // (compare.h: rtol k u and atol k u max|expected|, u = 2^-11, k = 64 or more): for max|expected|
-  // = 4 at least atol 0.125, rtol 0.03125. Relu of values exact in fp16 is exact: max abs error 0.
-  // An expected 2.1 at element 2 is 0.1 off, inside the bound; 2.5 is 0.5 off, outside it (checked
-  // below against the tolerance itself, so the test follows a change of k).
+TEST(ConformRun, NpuUsesTheDerivedNpuTolerance) {
+  // On npu_4core (fp16) the tolerance is driver::npu_tolerances of the case's graph and data
+  // (compare.h). The inputs are exact in fp16 and Relu rounds nothing (npu_roundings = 0), so the
+  // derived bound is its floor, atol n = 2^-14 (fp16's smallest normal) and rtol u = 2^-11, and
+  // the NPU's result is exact. An expected 2.0005 at element 2 is 5e-4 off, inside 2^-14 + 2^-11 x
+  // 2.0005 = 1.04e-3; an expected 2.02 is 1% off and outside.
   const fs::path root = temp_dir("conform_npu");
   write_relu_case(root / "s" / "exact");
-  write_relu_case(root / "s" / "within", 2.1f);
-  write_relu_case(root / "s" / "outside", 2.5f);
+  write_relu_case(root / "s" / "within", 2.0005f);
+  write_relu_case(root / "s" / "outside", 2.02f);
   const npu::HwConfig hw = npu::load_hw_config(kSrc + "/hw_configs/npu_4core.yaml");
   ConformOptions o = ref_options(true);
   o.target = driver::Target::npu;
@@ -342,15 +342,11 @@ TEST(ConformRun, NpuUsesTheNpuTolerance) {
   const auto r = by_id(driver::run_conform_cases(driver::find_conform_cases({root.string()}), o));
   ASSERT_EQ(r.at("s/exact").status, ConformStatus::pass) << r.at("s/exact").message;
   EXPECT_EQ(r.at("s/exact").outputs[0].max_abs_error, 0.0);
-  const driver::Tolerance tol = driver::npu_tolerance(hw, Tensor::from_floats({2, 3}, kRelu));
-  EXPECT_GE(tol.rtol, 0.03125);
-  EXPECT_DOUBLE_EQ(r.at("s/exact").outputs[0].rtol, tol.rtol);
-  EXPECT_DOUBLE_EQ(r.at("s/exact").outputs[0].atol, tol.atol);
-  ASSERT_LT(0.1, tol.atol + tol.rtol * 2.1);
-  ASSERT_GT(0.5, tol.atol + tol.rtol * 2.5);
+  EXPECT_EQ(r.at("s/exact").outputs[0].atol, std::ldexp(1.0, -14));
+  EXPECT_EQ(r.at("s/exact").outputs[0].rtol, std::ldexp(1.0, -11));
   EXPECT_EQ(r.at("s/within").status, ConformStatus::pass) << r.at("s/within").message;
   EXPECT_EQ(r.at("s/outside").status, ConformStatus::fail);
-  EXPECT_NEAR(r.at("s/outside").outputs[0].max_abs_error, 0.5, 1e-6);
+  EXPECT_NEAR(r.at("s/outside").outputs[0].max_abs_error, 0.02, 1e-6);
 }
 
 // ---- reports --------------------------------------------------------------------------------
