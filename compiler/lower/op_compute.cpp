@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "compiler/support/error.h"
@@ -79,15 +80,19 @@ te::Tensor binary(const Node& node, ComputeContext& ctx, const std::function<Exp
   return elementwise(node, ctx, [&](const std::vector<Expr>& i) { return f(a.at(i), b.at(i)); });
 }
 
-te::Tensor variadic(const Node& node, ComputeContext& ctx,
-                    const std::function<Expr(Expr, Expr)>& f) {
+// f folded over the inputs, each input read through `term` (identity when null).
+te::Tensor variadic(const Node& node, ComputeContext& ctx, const std::function<Expr(Expr, Expr)>& f,
+                    const std::function<Expr(Expr)>& term = nullptr) {
   std::vector<Operand> ops;
   for (const Value* v : node.inputs)
     if (v) ops.push_back(operand(v, ctx));
   if (ops.empty()) unsupported(node, "needs at least one input");
+  auto at = [&](size_t k, const std::vector<Expr>& i) {
+    return term ? term(ops[k].at(i)) : ops[k].at(i);
+  };
   return elementwise(node, ctx, [&](const std::vector<Expr>& i) {
-    Expr r = ops[0].at(i);
-    for (size_t k = 1; k < ops.size(); ++k) r = f(r, ops[k].at(i));
+    Expr r = at(0, i);
+    for (size_t k = 1; k < ops.size(); ++k) r = f(r, at(k, i));
     return r;
   });
 }
@@ -113,15 +118,19 @@ te::Tensor pow_compute(const Node& node, ComputeContext& ctx) {
   });
 }
 
+// Clip: min(max(x, lo), hi) (ONNX order: lo > hi gives hi). lo and hi are scalar constants
+// (immediates) or scalar tensors read at run time; an absent bound does not clip.
 te::Tensor clip_compute(const Node& node, ComputeContext& ctx) {
-  double lo = -INFINITY, hi = INFINITY;
-  if (node.input(1) && !scalar_constant(node.input(1), &lo))
-    unsupported(node, "Clip min must be a constant");
-  if (node.input(2) && !scalar_constant(node.input(2), &hi))
-    unsupported(node, "Clip max must be a constant");
-  return unary(node, ctx, [&](Expr x) {
-    if (std::isfinite(lo)) x = L::max(x, L::float_imm(lo));
-    if (std::isfinite(hi)) x = L::min(x, L::float_imm(hi));
+  std::optional<Operand> lo, hi;
+  if (node.input(1)) lo = operand(node.input(1), ctx);
+  if (node.input(2)) hi = operand(node.input(2), ctx);
+  auto bounds = [](const std::optional<Operand>& b) {
+    return b && !(b->is_imm && std::isinf(b->imm));
+  };
+  return elementwise(node, ctx, [&](const std::vector<Expr>& i) {
+    Expr x = bcast_read(ctx.input(node.input(0)), i);
+    if (bounds(lo)) x = L::max(x, lo->at(i));
+    if (bounds(hi)) x = L::min(x, hi->at(i));
     return x;
   });
 }
@@ -334,7 +343,14 @@ std::vector<int64_t> normalized_axes(const Node& node, std::vector<int64_t> axes
 }
 
 /// Reduction over `axes` (keepdims or not) with combiner `op`; `mean` divides by the count.
-te::Tensor reduce_compute(const Node& node, ComputeContext& ctx, L::ReduceOp op, bool mean) {
+// The reductions of ONNX Reduce*: y = post(reduce_op over the axes of pre(x)) (pre and post
+// default to the identity). `mean` scales each term by 1/count before summing. With `shift_by_max`
+// (ReduceLogSumExp) the terms are taken relative to the maximum m over the same axes and m is
+// added back: log Σ exp(x) = m + log Σ exp(x − m), which keeps exp within fp16 range.
+te::Tensor reduce_compute(const Node& node, ComputeContext& ctx, L::ReduceOp op, bool mean,
+                          const std::function<Expr(Expr)>& pre = nullptr,
+                          const std::function<Expr(Expr)>& post = nullptr,
+                          bool shift_by_max = false) {
   const Value* xv = node.input(0);
   const size_t rank = xv->shape.size();
   std::vector<int64_t> axes;
@@ -345,8 +361,11 @@ te::Tensor reduce_compute(const Node& node, ComputeContext& ctx, L::ReduceOp op,
     axes = node.input(1)->constant->to_int64_vector();
   }
   if (axes.empty()) {
-    if (node.attrs.get_int_or("noop_with_empty_axes", 0, node.name))
-      unsupported(node, "noop reduce");
+    if (node.attrs.get_int_or("noop_with_empty_axes", 0, node.name)) {
+      // No axes and noop_with_empty_axes: the input unchanged (ONNX Reduce*, opset 13+).
+      te::Tensor x = ctx.input(xv);
+      return elementwise(node, ctx, [&](const std::vector<Expr>& i) { return te::read(x, i); });
+    }
     for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
   }
   axes = normalized_axes(node, axes, rank);
@@ -359,9 +378,8 @@ te::Tensor reduce_compute(const Node& node, ComputeContext& ctx, L::ReduceOp op,
     count *= xv->shape[a];
   }
   const Shape& out_shape = out0(node)->shape;
-  // A mean sums pre-scaled values: the sum of n fp16 values overflows fp16 (65504) long before
-  // their mean does.
-  return te::compute(node.name, out_shape, [&](const std::vector<Expr>& i) {
+  // The input index of output index i and the reduction variables.
+  auto input_index = [&](const std::vector<Expr>& i) {
     std::vector<Expr> xi;
     size_t oi = 0, ri = 0;
     for (size_t d = 0; d < rank; ++d) {
@@ -374,9 +392,30 @@ te::Tensor reduce_compute(const Node& node, ComputeContext& ctx, L::ReduceOp op,
         xi.push_back(i[oi++]);
       }
     }
-    Expr v = te::read(x, xi);
+    return xi;
+  };
+  std::optional<te::Tensor> max;
+  if (shift_by_max) {
+    max = te::compute(node.name + ".max", out_shape, [&](const std::vector<Expr>& i) {
+      return L::reduce(L::ReduceOp::max, te::read(x, input_index(i)), raxes);
+    });
+  }
+  // A mean sums pre-scaled values: the sum of n fp16 values overflows fp16 (65504) long before
+  // their mean does.
+  const std::string name = post || max ? node.name + ".reduce" : node.name;
+  te::Tensor red = te::compute(name, out_shape, [&](const std::vector<Expr>& i) {
+    Expr v = te::read(x, input_index(i));
+    if (max) v = L::sub(v, te::read(*max, i));
+    if (pre) v = pre(v);
     if (mean) v = L::mul(v, L::float_imm(1.0 / static_cast<double>(count)));
     return L::reduce(op, v, raxes);
+  });
+  if (!post && !max) return red;
+  return te::compute(node.name, out_shape, [&](const std::vector<Expr>& i) {
+    Expr v = te::read(red, i);
+    if (post) v = post(v);
+    if (max) v = L::add(v, te::read(*max, i));
+    return v;
   });
 }
 
@@ -579,6 +618,134 @@ te::Tensor concat_compute(const Node& node, ComputeContext& ctx) {
 
 // LayerNormalization (opset 17): normalise over axes [axis, rank) with mean and variance, then
 // scale and shift: y = (x - mean) / sqrt(var + epsilon) * scale + bias.
+// DepthToSpace (NCHW, blocksize b): y[n][c][h·b + i][w·b + j] = x[n][k][h][w] with k =
+// (i·b + j)·C' + c in DCR mode (the default) and c·b² + i·b + j in CRD mode, C' = C / b².
+te::Tensor depth_to_space_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  if (xv->shape.size() != 4) unsupported(node, "DepthToSpace takes a 4-D NCHW input");
+  const int64_t b = node.attrs.get_int_or("blocksize", 0, node.name);
+  if (b <= 0) unsupported(node, "DepthToSpace needs a positive blocksize");
+  const std::string mode = node.attrs.get_string_or("mode", "DCR", node.name);
+  if (mode != "DCR" && mode != "CRD") unsupported(node, "DepthToSpace mode '" + mode + "'");
+  const int64_t c_out = xv->shape[1] / (b * b);
+  te::Tensor x = ctx.input(xv);
+  return elementwise(node, ctx, [&](const std::vector<Expr>& o) {
+    Expr i = L::floormod(o[2], b), j = L::floormod(o[3], b);
+    Expr ij = L::add(L::mul(i, L::int_imm(b)), j);
+    Expr k = mode == "DCR" ? L::add(L::mul(ij, L::int_imm(c_out)), o[1])
+                           : L::add(L::mul(o[1], L::int_imm(b * b)), ij);
+    return te::read(x, {o[0], k, L::floordiv(o[2], b), L::floordiv(o[3], b)});
+  });
+}
+
+// SpaceToDepth (NCHW, blocksize b): y[n][(i·b + j)·C + c][h][w] = x[n][c][h·b + i][w·b + j].
+te::Tensor space_to_depth_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  if (xv->shape.size() != 4) unsupported(node, "SpaceToDepth takes a 4-D NCHW input");
+  const int64_t b = node.attrs.get_int_or("blocksize", 0, node.name);
+  if (b <= 0) unsupported(node, "SpaceToDepth needs a positive blocksize");
+  const int64_t c = xv->shape[1];
+  te::Tensor x = ctx.input(xv);
+  return elementwise(node, ctx, [&](const std::vector<Expr>& o) {
+    Expr ij = L::floordiv(o[1], c);
+    Expr i = L::floordiv(ij, b), j = L::floormod(ij, b);
+    return te::read(x, {o[0], L::floormod(o[1], c), L::add(L::mul(o[2], L::int_imm(b)), i),
+                        L::add(L::mul(o[3], L::int_imm(b)), j)});
+  });
+}
+
+// Tile: y[i] = x[i mod shape(x)] per dimension (the repeats only set the output shape).
+te::Tensor tile_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  te::Tensor x = ctx.input(xv);
+  return elementwise(node, ctx, [&](const std::vector<Expr>& o) {
+    std::vector<Expr> xi(o.size());
+    for (size_t d = 0; d < o.size(); ++d)
+      xi[d] = xv->shape[d] == 1 ? L::int_imm(0) : L::floormod(o[d], xv->shape[d]);
+    return te::read(x, xi);
+  });
+}
+
+// InstanceNormalization (NCHW..., per n and c over the spatial dims):
+// y = scale[c] (x - mean) / sqrt(var + epsilon) + B[c]; the moments are sums of pre-scaled terms.
+te::Tensor instance_norm_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  const size_t rank = xv->shape.size();
+  if (rank < 3) unsupported(node, "InstanceNormalization takes N x C x D1 ... inputs");
+  const double eps = node.attrs.get_float_or("epsilon", 1e-5f, node.name);
+  te::Tensor x = ctx.input(xv);
+  te::Tensor scale = ctx.input(node.input(1));
+  te::Tensor bias = ctx.input(node.input(2));
+  Shape red_shape = xv->shape;
+  int64_t count = 1;
+  for (size_t d = 2; d < rank; ++d) count *= red_shape[d], red_shape[d] = 1;
+  const double inv = 1.0 / static_cast<double>(count);
+  auto mean_of = [&](const std::function<Expr(const std::vector<Expr>&)>& term,
+                     const std::string& name) {
+    std::vector<te::IterVar> raxes;
+    for (size_t d = 2; d < rank; ++d)
+      raxes.push_back(te::reduce_axis(xv->shape[d], fmt::format("r{}", d)));
+    return te::compute(name, red_shape, [&](const std::vector<Expr>& i) {
+      std::vector<Expr> xi = i;
+      for (size_t d = 2; d < rank; ++d) xi[d] = L::var_ref(raxes[d - 2].var);
+      return te::sum(L::mul(term(xi), L::float_imm(inv)), raxes);
+    });
+  };
+  auto at_red = [&](const std::vector<Expr>& i) {
+    std::vector<Expr> r = i;
+    for (size_t d = 2; d < rank; ++d) r[d] = L::int_imm(0);
+    return r;
+  };
+  te::Tensor mean =
+      mean_of([&](const std::vector<Expr>& i) { return te::read(x, i); }, node.name + ".mean");
+  te::Tensor centered =
+      te::compute(node.name + ".centered", xv->shape, [&](const std::vector<Expr>& i) {
+        return L::sub(te::read(x, i), te::read(mean, at_red(i)));
+      });
+  te::Tensor var = mean_of(
+      [&](const std::vector<Expr>& i) {
+        Expr c = te::read(centered, i);
+        return L::mul(c, c);
+      },
+      node.name + ".var");
+  return te::compute(node.name, xv->shape, [&](const std::vector<Expr>& i) {
+    Expr rstd = L::call(CallOp::rsqrt, L::add(te::read(var, at_red(i)), L::float_imm(eps)));
+    return L::add(L::mul(L::mul(te::read(centered, i), rstd), te::read(scale, {i[1]})),
+                  te::read(bias, {i[1]}));
+  });
+}
+
+// LRN (across channels, N x C x D1 ...): s[n][c] = Σ x[n][c'][...]² over c' in
+// [c - ⌊(size-1)/2⌋, c + ⌈(size-1)/2⌉] (channels outside [0, C) read 0);
+// y = x (bias + alpha / size · s)^-beta, the power as exp(-beta log(.)) (the base is positive).
+te::Tensor lrn_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  if (xv->shape.size() < 3) unsupported(node, "LRN takes N x C x D1 ... inputs");
+  const int64_t size = node.attrs.get_int_or("size", 0, node.name);
+  if (size <= 0) unsupported(node, "LRN needs a positive size");
+  const double alpha = node.attrs.get_float_or("alpha", 1e-4f, node.name);
+  const double beta = node.attrs.get_float_or("beta", 0.75f, node.name);
+  const double bias = node.attrs.get_float_or("bias", 1.0f, node.name);
+  const int64_t before = (size - 1) / 2;
+  te::Tensor x = ctx.input(xv);
+  te::IterVar r = te::reduce_axis(size, "rc");
+  te::Tensor sq = te::compute(node.name + ".sq", xv->shape, [&](const std::vector<Expr>& i) {
+    Expr v = te::read(x, i);
+    return L::mul(v, v);
+  });
+  te::Tensor win = te::compute(node.name + ".sum", xv->shape, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> xi = i;
+    xi[1] = L::add(i[1], L::sub(L::var_ref(r.var), L::int_imm(before)));
+    return te::sum(te::read_padded(sq, xi, 0.0), {r});
+  });
+  return te::compute(node.name, xv->shape, [&](const std::vector<Expr>& i) {
+    Expr base = L::add(L::mul(te::read(win, i), L::float_imm(alpha / static_cast<double>(size))),
+                       L::float_imm(bias));
+    Expr p = L::call(CallOp::exp, L::mul(L::call(CallOp::log, base), L::float_imm(-beta)));
+    return L::mul(te::read(x, i), p);
+  });
+}
+
 te::Tensor layer_norm_compute(const Node& node, ComputeContext& ctx) {
   const Value* xv = node.input(0);
   const size_t rank = xv->shape.size();
@@ -723,6 +890,26 @@ const std::map<std::string, ComputeFn>& computes() {
     m["ReduceMin"] = [](const Node& n, ComputeContext& c) {
       return reduce_compute(n, c, L::ReduceOp::min, false);
     };
+    auto square = [](Expr x) { return L::mul(x, x); };
+    auto abs = [](Expr x) { return L::call(CallOp::abs, x); };
+    auto log = [](Expr x) { return L::call(CallOp::log, x); };
+    auto exp = [](Expr x) { return L::call(CallOp::exp, x); };
+    auto sqrt = [](Expr x) { return L::call(CallOp::sqrt, x); };
+    m["ReduceL1"] = [=](const Node& n, ComputeContext& c) {
+      return reduce_compute(n, c, L::ReduceOp::sum, false, abs);
+    };
+    m["ReduceL2"] = [=](const Node& n, ComputeContext& c) {
+      return reduce_compute(n, c, L::ReduceOp::sum, false, square, sqrt);
+    };
+    m["ReduceSumSquare"] = [=](const Node& n, ComputeContext& c) {
+      return reduce_compute(n, c, L::ReduceOp::sum, false, square);
+    };
+    m["ReduceLogSum"] = [=](const Node& n, ComputeContext& c) {
+      return reduce_compute(n, c, L::ReduceOp::sum, false, nullptr, log);
+    };
+    m["ReduceLogSumExp"] = [=](const Node& n, ComputeContext& c) {
+      return reduce_compute(n, c, L::ReduceOp::sum, false, exp, log, true);
+    };
     m["GlobalAveragePool"] = [](const Node& n, ComputeContext& c) {
       return global_pool_compute(n, c, true);
     };
@@ -734,11 +921,84 @@ const std::map<std::string, ComputeFn>& computes() {
     m["Softmax"] = [](const Node& n, ComputeContext& c) { return softmax_compute(n, c, false); };
     m["LogSoftmax"] = [](const Node& n, ComputeContext& c) { return softmax_compute(n, c, true); };
     m["Transpose"] = transpose_compute;
+    m["DepthToSpace"] = depth_to_space_compute;
+    m["SpaceToDepth"] = space_to_depth_compute;
+    m["Tile"] = tile_compute;
+    // Expand: x broadcast to the output shape (the shape input only sets that shape).
+    un("Expand", [](Expr x) { return x; });
     m["Slice"] = slice_compute;
     m["Concat"] = concat_compute;
     m["LayerNormalization"] = layer_norm_compute;
+    m["LRN"] = lrn_compute;
+    m["InstanceNormalization"] = instance_norm_compute;
     m["Gelu"] = gelu_compute;
     un("Erf", [](Expr x) { return L::call(CallOp::erf, x); });
+    // The exponential-linear family (ONNX Elu, Celu, Selu): the exp term only sees min(x, 0), so
+    // it never overflows: max(x, 0) + alpha (exp(min(x, 0) / alpha) - 1) for Celu.
+    auto elu = [](Expr x, double alpha, double inv_alpha) {
+      Expr neg = L::min(x, L::float_imm(0.0));
+      if (inv_alpha != 1.0) neg = L::mul(neg, L::float_imm(inv_alpha));
+      return L::add(
+          L::max(x, L::float_imm(0.0)),
+          L::mul(L::sub(L::call(CallOp::exp, neg), L::float_imm(1.0)), L::float_imm(alpha)));
+    };
+    m["Elu"] = [elu](const Node& n, ComputeContext& c) {
+      const double alpha = n.attrs.get_float_or("alpha", 1.0f, n.name);
+      return unary(n, c, [&](Expr x) { return elu(x, alpha, 1.0); });
+    };
+    m["Celu"] = [elu](const Node& n, ComputeContext& c) {
+      const double alpha = n.attrs.get_float_or("alpha", 1.0f, n.name);
+      if (alpha == 0.0) unsupported(n, "Celu alpha=0");
+      return unary(n, c, [&](Expr x) { return elu(x, alpha, 1.0 / alpha); });
+    };
+    m["Selu"] = [elu](const Node& n, ComputeContext& c) {
+      const double alpha = n.attrs.get_float_or("alpha", 1.67326319217681884765625f, n.name);
+      const double gamma = n.attrs.get_float_or("gamma", 1.05070102214813232421875f, n.name);
+      return unary(n, c, [&](Expr x) { return L::mul(elu(x, alpha, 1.0), L::float_imm(gamma)); });
+    };
+    // PRelu: max(x, 0) + slope min(x, 0), slope broadcast to x (unidirectional).
+    bin("PRelu", [](Expr x, Expr slope) {
+      return L::add(L::max(x, L::float_imm(0.0)), L::mul(L::min(x, L::float_imm(0.0)), slope));
+    });
+    un("Softsign",
+       [](Expr x) { return L::fdiv(x, L::add(L::call(CallOp::abs, x), L::float_imm(1.0))); });
+    // Softplus log(1 + exp(x)) as max(x, 0) + log(1 + exp(-|x|)) (no overflow of exp).
+    un("Softplus", [](Expr x) {
+      Expr e = L::call(CallOp::exp, L::call(CallOp::neg, L::call(CallOp::abs, x)));
+      return L::add(L::max(x, L::float_imm(0.0)),
+                    L::call(CallOp::log, L::add(e, L::float_imm(1.0))));
+    });
+    // Inverse hyperbolic functions through log and sqrt.
+    un("Asinh", [](Expr x) {
+      return L::call(CallOp::log,
+                     L::add(x, L::call(CallOp::sqrt, L::add(L::mul(x, x), L::float_imm(1.0)))));
+    });
+    un("Acosh", [](Expr x) {
+      return L::call(CallOp::log,
+                     L::add(x, L::call(CallOp::sqrt, L::sub(L::mul(x, x), L::float_imm(1.0)))));
+    });
+    un("Atanh", [](Expr x) {
+      return L::mul(
+          L::call(CallOp::log, L::fdiv(L::add(L::float_imm(1.0), x), L::sub(L::float_imm(1.0), x))),
+          L::float_imm(0.5));
+    });
+    un("Sinh", [](Expr x) {
+      return L::mul(L::sub(L::call(CallOp::exp, x), L::call(CallOp::exp, L::call(CallOp::neg, x))),
+                    L::float_imm(0.5));
+    });
+    un("Cosh", [](Expr x) {
+      return L::mul(L::add(L::call(CallOp::exp, x), L::call(CallOp::exp, L::call(CallOp::neg, x))),
+                    L::float_imm(0.5));
+    });
+    m["Mean"] = [](const Node& n, ComputeContext& c) {
+      int64_t count = 0;
+      for (const Value* v : n.inputs) count += v != nullptr;
+      // Each term pre-scaled by 1/count (a sum of fp16 values can overflow before the mean).
+      const double inv = 1.0 / static_cast<double>(std::max<int64_t>(count, 1));
+      return variadic(
+          n, c, [](Expr a, Expr b) { return L::add(a, b); },
+          [inv](Expr x) { return L::mul(x, L::float_imm(inv)); });
+    };
     un("Silu", [](Expr x) { return L::mul(x, sigmoid(x)); });
     return m;
   }();
@@ -814,9 +1074,22 @@ std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
         node.attrs.get_string_or("coordinate_transformation_mode", "half_pixel", node.name);
     const std::string nm =
         node.attrs.get_string_or("nearest_mode", "round_prefer_floor", node.name);
-    if (mode != "nearest" || ctm != "asymmetric" || nm != "floor")
+    // Nearest resizing by an integer factor s picks source pixel floor(x / s) (x = s q + r) in
+    // these modes: asymmetric + floor (x / s = q + r / s); half_pixel and pytorch_half_pixel
+    // with round_prefer_floor/ceil ((x + 0.5) / s - 0.5 = q + d with |d| < 0.5, which rounds to
+    // q); tf_half_pixel_for_nn + floor ((x + 0.5) / s = q + d with 0 < d < 1).
+    const bool half_pixel = ctm == "half_pixel" || ctm == "pytorch_half_pixel";
+    const bool picks_floor =
+        mode == "nearest" &&
+        ((ctm == "asymmetric" && nm == "floor") ||
+         (half_pixel && (nm == "round_prefer_floor" || nm == "round_prefer_ceil")) ||
+         (ctm == "tf_half_pixel_for_nn" && nm == "floor"));
+    if (!picks_floor)
       unsupported(node, fmt::format("Resize mode={} coordinate_transformation_mode={} "
-                                    "nearest_mode={} (the NPU takes nearest, asymmetric, floor)",
+                                    "nearest_mode={} (the NPU takes nearest resizing by integer "
+                                    "factors in the modes that pick pixel floor(x / s): "
+                                    "asymmetric/floor, half_pixel or pytorch_half_pixel with "
+                                    "round_prefer_floor/ceil, tf_half_pixel_for_nn/floor)",
                                     mode, ctm, nm));
     if (xv->shape.size() != 4) unsupported(node, "Resize of a non-4-D tensor");
     std::vector<int64_t> scale(4);
