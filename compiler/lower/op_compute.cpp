@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "compiler/loop/loop.h"
 #include "compiler/support/error.h"
 
 namespace tessel::lower {
@@ -616,54 +617,77 @@ te::Tensor concat_compute(const Node& node, ComputeContext& ctx) {
   return t;
 }
 
-// LayerNormalization (opset 17): normalise over axes [axis, rank) with mean and variance, then
-// scale and shift: y = (x - mean) / sqrt(var + epsilon) * scale + bias.
+// The rearrangements below are one kernel each whose output is the node's output (dense) seen
+// as a higher-rank tensor in which every read is affine (no div/mod of the output index, which
+// the NPU's vector tensorizer needs): op_parts returns them as one part with that view.
+
 // DepthToSpace (NCHW, blocksize b): y[n][c][h·b + i][w·b + j] = x[n][k][h][w] with k =
-// (i·b + j)·C' + c in DCR mode (the default) and c·b² + i·b + j in CRD mode, C' = C / b².
-te::Tensor depth_to_space_compute(const Node& node, ComputeContext& ctx) {
+// (i·b + j)·C' + c in DCR mode (the default) and c·b² + i·b + j in CRD mode, C' = C / b²;
+// computed over y seen as [N, C', H, b, W, b].
+OpPart depth_to_space_part(const Node& node, ComputeContext& ctx) {
   const Value* xv = node.input(0);
   if (xv->shape.size() != 4) unsupported(node, "DepthToSpace takes a 4-D NCHW input");
   const int64_t b = node.attrs.get_int_or("blocksize", 0, node.name);
   if (b <= 0) unsupported(node, "DepthToSpace needs a positive blocksize");
   const std::string mode = node.attrs.get_string_or("mode", "DCR", node.name);
   if (mode != "DCR" && mode != "CRD") unsupported(node, "DepthToSpace mode '" + mode + "'");
-  const int64_t c_out = xv->shape[1] / (b * b);
+  const Shape& xs = xv->shape;
+  const int64_t c_out = xs[1] / (b * b);
   te::Tensor x = ctx.input(xv);
-  return elementwise(node, ctx, [&](const std::vector<Expr>& o) {
-    Expr i = L::floormod(o[2], b), j = L::floormod(o[3], b);
-    Expr ij = L::add(L::mul(i, L::int_imm(b)), j);
+  const Shape view = {xs[0], c_out, xs[2], b, xs[3], b};
+  te::Tensor t = te::compute(node.name, view, [&](const std::vector<Expr>& o) {
+    // o = (n, c, h, i, w, j)
+    Expr ij = L::add(L::mul(o[3], L::int_imm(b)), o[5]);
     Expr k = mode == "DCR" ? L::add(L::mul(ij, L::int_imm(c_out)), o[1])
                            : L::add(L::mul(o[1], L::int_imm(b * b)), ij);
-    return te::read(x, {o[0], k, L::floordiv(o[2], b), L::floordiv(o[3], b)});
+    return te::read(x, {o[0], k, o[2], o[4]});
   });
+  return {t, view, L::dense_strides(view), 0};
 }
 
-// SpaceToDepth (NCHW, blocksize b): y[n][(i·b + j)·C + c][h][w] = x[n][c][h·b + i][w·b + j].
-te::Tensor space_to_depth_compute(const Node& node, ComputeContext& ctx) {
+// SpaceToDepth (NCHW, blocksize b): y[n][(i·b + j)·C + c][h][w] = x[n][c][h·b + i][w·b + j],
+// computed over y seen as [N, b, b, C, H / b, W / b].
+OpPart space_to_depth_part(const Node& node, ComputeContext& ctx) {
   const Value* xv = node.input(0);
   if (xv->shape.size() != 4) unsupported(node, "SpaceToDepth takes a 4-D NCHW input");
   const int64_t b = node.attrs.get_int_or("blocksize", 0, node.name);
   if (b <= 0) unsupported(node, "SpaceToDepth needs a positive blocksize");
-  const int64_t c = xv->shape[1];
+  const Shape& xs = xv->shape;
+  if (xs[2] % b != 0 || xs[3] % b != 0)
+    unsupported(node, fmt::format("SpaceToDepth of {}x{} pixels by blocksize {}", xs[2], xs[3], b));
   te::Tensor x = ctx.input(xv);
-  return elementwise(node, ctx, [&](const std::vector<Expr>& o) {
-    Expr ij = L::floordiv(o[1], c);
-    Expr i = L::floordiv(ij, b), j = L::floormod(ij, b);
-    return te::read(x, {o[0], L::floormod(o[1], c), L::add(L::mul(o[2], L::int_imm(b)), i),
-                        L::add(L::mul(o[3], L::int_imm(b)), j)});
+  const Shape view = {xs[0], b, b, xs[1], xs[2] / b, xs[3] / b};
+  te::Tensor t = te::compute(node.name, view, [&](const std::vector<Expr>& o) {
+    // o = (n, i, j, c, h, w)
+    return te::read(x, {o[0], o[3], L::add(L::mul(o[4], L::int_imm(b)), o[1]),
+                        L::add(L::mul(o[5], L::int_imm(b)), o[2])});
   });
+  return {t, view, L::dense_strides(view), 0};
 }
 
-// Tile: y[i] = x[i mod shape(x)] per dimension (the repeats only set the output shape).
-te::Tensor tile_compute(const Node& node, ComputeContext& ctx) {
+// Tile: y[i] = x[i mod shape(x)] per dimension (the repeats only set the output shape), computed
+// over y seen as [r0, d0, r1, d1, ...] (r = repeats, d = shape(x)): y[.., a, k, ..] = x[.., k, ..].
+OpPart tile_part(const Node& node, ComputeContext& ctx) {
   const Value* xv = node.input(0);
+  const Shape& xs = xv->shape;
+  const Shape& os = out0(node)->shape;
+  if (os.size() != xs.size()) unsupported(node, "Tile output rank differs from the input's");
+  Shape view;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    if (xs[d] == 0 || os[d] % xs[d] != 0)
+      unsupported(node,
+                  fmt::format("Tile: output dim {} ({}) is not a multiple of the input's ({})", d,
+                              os[d], xs[d]));
+    view.push_back(os[d] / xs[d]);
+    view.push_back(xs[d]);
+  }
   te::Tensor x = ctx.input(xv);
-  return elementwise(node, ctx, [&](const std::vector<Expr>& o) {
-    std::vector<Expr> xi(o.size());
-    for (size_t d = 0; d < o.size(); ++d)
-      xi[d] = xv->shape[d] == 1 ? L::int_imm(0) : L::floormod(o[d], xv->shape[d]);
+  te::Tensor t = te::compute(node.name, view, [&](const std::vector<Expr>& o) {
+    std::vector<Expr> xi;
+    for (size_t d = 0; d < xs.size(); ++d) xi.push_back(o[2 * d + 1]);
     return te::read(x, xi);
   });
+  return {t, view, L::dense_strides(view), 0};
 }
 
 // InstanceNormalization (NCHW..., per n and c over the spatial dims):
@@ -746,6 +770,8 @@ te::Tensor lrn_compute(const Node& node, ComputeContext& ctx) {
   });
 }
 
+// LayerNormalization (opset 17): normalise over axes [axis, rank) with mean and variance, then
+// scale and shift: y = (x - mean) / sqrt(var + epsilon) * scale + bias.
 te::Tensor layer_norm_compute(const Node& node, ComputeContext& ctx) {
   const Value* xv = node.input(0);
   const size_t rank = xv->shape.size();
@@ -921,9 +947,6 @@ const std::map<std::string, ComputeFn>& computes() {
     m["Softmax"] = [](const Node& n, ComputeContext& c) { return softmax_compute(n, c, false); };
     m["LogSoftmax"] = [](const Node& n, ComputeContext& c) { return softmax_compute(n, c, true); };
     m["Transpose"] = transpose_compute;
-    m["DepthToSpace"] = depth_to_space_compute;
-    m["SpaceToDepth"] = space_to_depth_compute;
-    m["Tile"] = tile_compute;
     // Expand: x broadcast to the output shape (the shape input only sets that shape).
     un("Expand", [](Expr x) { return x; });
     m["Slice"] = slice_compute;
@@ -1022,7 +1045,8 @@ bool is_alias_op(const Node& node) {
 te::Tensor op_compute(const Node& node, ComputeContext& ctx) {
   const auto& table = computes();
   auto it = table.find(node.op_type);
-  if (it == table.end() && (node.op_type == "Resize" || node.op_type == "ConvTranspose"))
+  const auto parts = parts_ops();
+  if (it == table.end() && std::find(parts.begin(), parts.end(), node.op_type) != parts.end())
     throw Unsupported(fmt::format("{}: {} is compiled as several kernels (op_parts)",
                                   node.describe(), node.op_type));
   if (it == table.end() &&
@@ -1054,6 +1078,9 @@ std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
     return te::compute(name, src->shape,
                        [&](const std::vector<Expr>& i) { return te::read(src, i); });
   };
+  if (node.op_type == "DepthToSpace") return {depth_to_space_part(node, ctx)};
+  if (node.op_type == "SpaceToDepth") return {space_to_depth_part(node, ctx)};
+  if (node.op_type == "Tile") return {tile_part(node, ctx)};
   if (node.op_type == "Concat") {
     int64_t axis = node.attrs.get_int("axis", node.name);
     if (axis < 0) axis += static_cast<int64_t>(os.size());
@@ -1187,6 +1214,10 @@ std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
     return parts;
   }
   return parts;
+}
+
+std::vector<std::string> parts_ops() {
+  return {"ConvTranspose", "DepthToSpace", "Resize", "SpaceToDepth", "Tile"};
 }
 
 std::vector<std::string> compute_ops() {

@@ -41,12 +41,17 @@ struct OpPart {
 };
 
 /// The parts of an op computed as several kernels: Concat (one copy per input), Resize in nearest
-/// mode with integer scales and asymmetric coordinates (one kernel per row phase, writing whole
-/// output rows: a [N, C, H, W, sw] view whose last axis repeats the source pixel), ConvTranspose
-/// with kernel == stride and no padding (one 1x1 convolution per kernel tap, writing every
-/// stride-th output pixel). Empty when the node is a single kernel. Throws tessel::Unsupported
-/// naming the node for attribute values outside these forms.
+/// mode with integer scales (one kernel per row phase, writing whole output rows: a
+/// [N, C, H, W, sw] view whose last axis repeats the source pixel), ConvTranspose with kernel ==
+/// stride and no padding (one 1x1 convolution per kernel tap, writing every stride-th output
+/// pixel), and the rearrangements DepthToSpace, SpaceToDepth and Tile (one kernel over the dense
+/// output seen as a higher-rank tensor -- [N, C', H, b, W, b], [N, b, b, C, H', W'],
+/// [r0, d0, r1, d1, ...] -- in which every read is affine). Empty when the node is a single
+/// kernel. Throws tessel::Unsupported naming the node for attribute values outside these forms.
 std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx);
+
+/// Names of the ops compiled only through op_parts (not in compute_ops(); Concat is in both).
+std::vector<std::string> parts_ops();
 
 /// Names of the ops op_compute supports (for documentation and error messages).
 std::vector<std::string> compute_ops();

@@ -212,18 +212,77 @@ OpCase global_pool_case(const std::string& op, Bound bound) {
   return {b.finish({y}), {{"x", random_tensor({2, 24, 7, 11}, 128)}}, bound};
 }
 
-/// Reduction over axes {1} of [3, 40, 37] (keepdims 1), or for ReduceSum over axes {0, 2} (an
-/// input, opset 13).
-OpCase reduce_case(const std::string& op, Bound bound) {
+/// Reduction over axes {axis} of [3, 40, 37] (keepdims 1), or for ReduceSum over axes {0, 2} (an
+/// input, opset 13). Over the innermost axis (2, K = 37) the sum is one vrsum per row, which
+/// accumulates in fp32 (a computed term, e.g. |x| or x^2, is first written to an fp16 temporary);
+/// over axis 1 each step is a vadd into the fp16 result.
+OpCase reduce_case(const std::string& op, Bound bound, float lo = -1, float hi = 1,
+                   int64_t axis = 1) {
   GraphBuilder b;
   Value* x = b.input("x", kShape);
   Value* y;
   if (op == "ReduceSum") {
     y = b.node(op, {x, b.constant("axes", Tensor::from_int64s({2}, {0, 2}))});
   } else {
-    y = b.node(op, {x}, attrs({{"axes", std::vector<int64_t>{1}}}));
+    y = b.node(op, {x}, attrs({{"axes", std::vector<int64_t>{axis}}}));
   }
-  return {b.finish({y}), {{"x", random_tensor(kShape, 129)}}, bound};
+  return {b.finish({y}), {{"x", random_tensor(kShape, 129, lo, hi)}}, bound};
+}
+
+/// InstanceNormalization of x [2, 6, 5, 9] in [-1, 1) (K = 45 pixels per instance) with scale
+/// and bias [6] in [-1, 1). The first-order bound of the instruction sequence (each instruction
+/// rounds u |result|, the fp32 sums add K 2^-24 relative), per instance with A = max|x|, mean m,
+/// c = x - m (C = max|c|, mean|c| = c1, var = mean c^2), r = 1 / sqrt(var + eps):
+///   m = sum fl(x/K):            E_m = (2u + K 2^-24) A + u |m|      (input, vmuls, stage)
+///   c = x - m (vsub):           E_c = u A + E_m + u C
+///   var = sum fl(fl(c^2)/K):    rel_v = 2 E_c c1 / var + 3u + K 2^-24
+///   r (vadds eps, vsqrt, vrec): rel_r = rel_v / 2 + u / 2 + 2u
+///   y = fl(fl(c r) s) + b:      |s| (E_c r + C r (rel_r + u)) + 2u C r |s| + u |b|, + u |y|,
+/// with s and b stored in fp16 (the 2u C r |s| and u |b| terms). The case's atol is the maximum
+/// over the instances; rtol u.
+OpCase instance_norm_case() {
+  const Shape shape = {2, 6, 5, 9};
+  const Tensor x = random_tensor(shape, 140), s = random_tensor({6}, 141),
+               bias = random_tensor({6}, 142);
+  const int64_t K = 45;
+  double atol = 0;
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 6; ++c) {
+      std::vector<double> v;
+      for (int64_t k = 0; k < K; ++k) v.push_back(x.get_as_double((n * 6 + c) * K + k));
+      double a = 0, m = 0, cmax = 0, c1 = 0, var = 0;
+      for (double e : v) a = std::max(a, std::abs(e)), m += e / K;
+      for (double e : v) {
+        cmax = std::max(cmax, std::abs(e - m));
+        c1 += std::abs(e - m) / K;
+        var += (e - m) * (e - m) / K;
+      }
+      const double r = 1 / std::sqrt(var + 1e-5);
+      const double e_m = (2 * u + K * u32) * a + u * std::abs(m);
+      const double e_c = u * a + e_m + u * cmax;
+      const double rel_v = 2 * e_c * c1 / var + 3 * u + K * u32;
+      const double rel_r = rel_v / 2 + u / 2 + 2 * u;
+      const double sc = std::abs(s.get_as_double(c)), bc = std::abs(bias.get_as_double(c));
+      atol =
+          std::max(atol, sc * (e_c * r + cmax * r * (rel_r + u)) + 2 * u * cmax * r * sc + u * bc);
+    }
+  GraphBuilder b;
+  Value* xv = b.input("x", shape);
+  Value* y = b.node("InstanceNormalization", {xv, b.constant("s", s), b.constant("b", bias)});
+  return {b.finish({y}), {{"x", x}}, {atol, u}};
+}
+
+/// A rearrangement of x [2, 8, 6, 4] (a copy: only the input's rounding, u |y| + q/2).
+OpCase rearrange_case(const std::string& op, const Shape& shape, Attributes a,
+                      const std::vector<int64_t>& repeats = {}) {
+  GraphBuilder b;
+  Value* x = b.input("x", shape);
+  std::vector<Value*> ins = {x};
+  if (!repeats.empty())
+    ins.push_back(b.constant("repeats",
+                             Tensor::from_int64s({static_cast<int64_t>(repeats.size())}, repeats)));
+  Value* y = b.node(op, ins, std::move(a));
+  return {b.finish({y}), {{"x", random_tensor(shape, 143)}}, {q, u}};
 }
 
 OpCase softmax_case(const std::string& op, Bound bound) {
@@ -502,17 +561,174 @@ const std::map<std::string, CaseFn>& cases() {
        [] {
          return unary("Silu", -4, 4, {q, 9 * u});
        }},
+      // max(x, 0) + alpha (exp(min(x, 0)) - 1), alpha 0.5, x in [-2, 2). x > 0: the input's u
+      // and the final vadd (the exp term is exactly 0): 2u |y|. x <= 0, n = min(x, 0): exp(n)
+      // off by e^n (|n| u + u) <= u; vadds -1: + u |e^n - 1| (<= 0.87): 1.87u; vmuls alpha:
+      // alpha 1.87u + u alpha 0.87 = 2.74u alpha; vadd: + u |y|.
+      {"Elu",
+       [] {
+         return unary("Elu", -2, 2, {2.74 * u * 0.5, 2 * u}, attrs({{"alpha", 0.5f}}));
+       }},
+      // As Elu with n / alpha (alpha 2, vmuls 0.5: |n/2| u more, |n/2| <= 1): exp off by
+      // e^t (2 |t| u + u) <= 1.22u (t = n/2, max at t = -1/2); vadds -1: + 0.64u; vmuls 2:
+      // 2 (1.86u) + 2 (0.64) u = 4.99u; vadd: + u |y|; x > 0: 2u |y|.
+      {"Celu",
+       [] {
+         return unary("Celu", -2, 2, {5 * u, 2 * u}, attrs({{"alpha", 2.0f}}));
+       }},
+      // gamma (max(x, 0) + alpha (exp(min(x, 0)) - 1)), the default alpha 1.673, gamma 1.051,
+      // x in [-2, 2): the Elu sequence gives 2.74u alpha = 4.58u + u |sum| (<= 1.45) before
+      // vmuls gamma: 1.051 (4.58u + 1.45u) = 6.34u, + u |y|; x > 0: gamma 2u |x| + u |y| = 3u |y|.
+      {"Selu",
+       [] {
+         return unary("Selu", -2, 2, {6.34 * u, 3 * u});
+       }},
+      // max(x, 0) + min(x, 0) slope, slope [40, 1] in [0, 0.5): x < 0: both operands' rounding
+      // and vmul 3u |y|, vadd with an exact 0: + u |y|; x > 0: 2u |y|.
+      {"PRelu",
+       [] {
+         return binary("PRelu", -1, 1, {q, 4 * u}, 0, 0.5f);
+       }},
+      // x / (|x| + 1), x in [-4, 4): numerator u (input), denominator (u |x| + u (|x| + 1)) /
+      // (|x| + 1) < 2u, vdiv u: 4u relative.
+      {"Softsign",
+       [] {
+         return unary("Softsign", -4, 4, {q, 4 * u});
+       }},
+      // max(x, 0) + log(1 + exp(-|x|)), x in [-4, 4): e = exp(-|x|) off by e (|x| u + u);
+      // vadds 1: + u (1 + e); vln: (e (|x| + 1) u + u (1 + e)) / (1 + e) <= u/2 + u, + u log 2:
+      // 2.2u absolute; max(x, 0): u |x| <= u |y|; vadd: u |y|.
+      {"Softplus",
+       [] {
+         return unary("Softplus", -4, 4, {2.2 * u, 2 * u});
+       }},
+      // (exp(x) - exp(-x)) / 2, x in [-2, 2): each exp off by e^(+-x) (|x| u + u), vsub + u |2y|,
+      // vmuls 0.5 (+ u |y|): cosh(x) (|x| + 1) u + 2u |y|, and cosh(x) (|x| + 1) <= 1 + 2.84
+      // |sinh x| on [-2, 2] (the ratio (cosh(x) (|x| + 1) - 1) / |sinh x| grows with |x|; 2.84 at
+      // 2): u + 4.84u |y|.
+      {"Sinh",
+       [] {
+         return unary("Sinh", -2, 2, {u, 4.84 * u});
+       }},
+      // (exp(x) + exp(-x)) / 2, x in [-2, 2): cosh(x) (|x| + 1) u + u (2 cosh) / 2 + u |y| =
+      // (|x| + 3) u |y| <= 5u |y|.
+      {"Cosh",
+       [] {
+         return unary("Cosh", -2, 2, {q, 5 * u});
+       }},
+      // log(x + sqrt(x^2 + 1)), x in [-0.5, 3): x^2 3u x^2 (input, vmul), vadds 1: + u (x^2 + 1);
+      // vsqrt: r = sqrt(x^2 + 1) off by (4 x^2 + 1) / (2 (x^2 + 1)) u + u < 3u relative; vadd
+      // z = x + r: u |x| + 3u r + u z; vln: that / z + u |y|. x >= 0: 5u; x < 0 (z = 1 / (r +
+      // |x|)):
+      // (u |x| + 3u r) (r + |x|) + u, growing with |x|: 7.2u at x = -0.5.
+      {"Asinh",
+       [] {
+         return unary("Asinh", -0.5f, 3, {7.25 * u, u});
+       }},
+      // log(x + sqrt(x^2 - 1)), x in [1.25, 4): s = x^2 - 1 off by 3u x^2 + u s; vsqrt: r off by
+      // (3u x^2 + u s) / (2 s) + u relative; z = x + r off by u x + that r + u z; vln: / z,
+      // decreasing in x from 3.75u at 1.25 (3.16u at 2, 3.04u at 4), + u |y|.
+      {"Acosh",
+       [] {
+         return unary("Acosh", 1.25f, 4, {3.75 * u, u});
+       }},
+      // log((1 + x) / (1 - x)) / 2, x in [-0.75, 0.75): 1 + x off by u |x| + u (1 + x), 1 - x
+      // (vmuls -1, vadds 1) by u |x| + u (1 - x); vdiv: the two relative errors + u, largest at
+      // |x| = 0.75: 1.43u + 4u + u = 6.43u; vln: absolute, + u |log|; vmuls 0.5: 3.22u +
+      // 0.5u |log| + u |y| = 3.22u + 2u |y|.
+      {"Atanh",
+       [] {
+         return unary("Atanh", -0.75f, 0.75f, {3.22 * u, 2 * u});
+       }},
+      // (x + y + z) / 3 as x/3 + y/3 + z/3 (vmuls 1/3, an fp32 scalar): each term off by 2u/3
+      // (input, vmuls; |.| <= 1), the partial sum (|.| <= 2/3) by u 2/3, the result u |y|.
+      {"Mean",
+       [] {
+         return variadic("Mean", {(2 + 2.0 / 3) * u, u});
+       }},
+      // Sum of |x| over the innermost axis (K = 37; vabs exact, into an fp16 temporary; one
+      // vrsum per row in fp32): every term's rounding u |x|, the fp32 sum K 2^-24 sum |x|, the
+      // result u |y|, with sum |x| = y: (2u + 37 2^-24) |y|.
+      {"ReduceL1",
+       [] {
+         return reduce_case("ReduceL1", {q, 2 * u + 37 * u32}, -1, 1, 2);
+       }},
+      // Sum of x^2 (K = 37): each term 3u x^2 (input, vmul into the fp16 temporary), the fp32 sum
+      // K 2^-24, the result u: (4u + 37 2^-24) |y| (every term is positive).
+      {"ReduceSumSquare",
+       [] {
+         return reduce_case("ReduceSumSquare", {q, 4 * u + 37 * u32}, -1, 1, 2);
+       }},
+      // sqrt of the sum of squares, which is rounded to fp16 before vsqrt: (4u + 37 2^-24) / 2 +
+      // u (vsqrt).
+      {"ReduceL2",
+       [] {
+         return reduce_case("ReduceL2", {q, 3 * u + 19 * u32}, -1, 1, 2);
+       }},
+      // log of a sum of K = 37 positive terms (x in [0.25, 1)): the sum (2u + 37 2^-24) relative
+      // (the inputs' u, vrsum's fp32 sum, the fp16 result), so its log that absolute, + u |y| for
+      // vln.
+      {"ReduceLogSum",
+       [] {
+         return reduce_case("ReduceLogSum", {2 * u + 37 * u32, u}, 0.25f, 1, 2);
+       }},
+      // m + log sum exp(x - m), m = max (K = 37, x in [-1, 1)): the inputs' rounding moves y by
+      // at most u max|x| = u (dy/dx are softmax weights, summing to 1); d = x - m (vsub) off by
+      // u |d| <= 2u, so exp(d) by 3u relative (+ vexp); the fp32 sum 37 2^-24, rounded: u; vln:
+      // 4u + 37 2^-24 absolute + u |log S| (S <= 37: 3.7u); vadd m: u |y|.
+      {"ReduceLogSumExp",
+       [] {
+         return reduce_case("ReduceLogSumExp", {8.7 * u + 37 * u32, u}, -1, 1, 2);
+       }},
+      // x (1 + alpha / size s)^-beta, s = sum of x^2 over 3 channels (alpha 0.5, beta 0.75,
+      // x in [-1, 1) so s <= 3): the squares 3u x^2 each, two partial sums and the stage's
+      // rounding 3u s: 6u s, vmuls alpha/3: + u: 7u (alpha/3) s; vadds 1: + u base; relative
+      // to the base (1 <= base <= 1.5) at most (3.5u + 1.5u) / 1.5 = 3.33u; vln: absolute, + u
+      // |log| (0.41): 3.74u; vmuls -beta: 0.75 3.74u + 0.3u = 3.1u; vexp: 4.1u relative; vmul x
+      // (x's u): 6.1u relative.
+      {"LRN",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {2, 8, 5, 9});
+         Value* y = b.node(
+             "LRN", {x},
+             attrs({{"size", int64_t{3}}, {"alpha", 0.5f}, {"beta", 0.75f}, {"bias", 1.0f}}));
+         return OpCase{b.finish({y}), {{"x", random_tensor({2, 8, 5, 9}, 144)}}, {q, 6.1 * u}};
+       }},
+      {"InstanceNormalization", instance_norm_case},
+      // Copies: only the input's rounding.
+      {"Expand",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {40, 1});
+         Value* y =
+             b.node("Expand", {x, b.constant("shape", Tensor::from_int64s({3}, {3, 1, 37}))});
+         return OpCase{b.finish({y}), {{"x", random_tensor({40, 1}, 145)}}, {q, u}};
+       }},
+      {"DepthToSpace",
+       [] {
+         return rearrange_case("DepthToSpace", {2, 8, 6, 4},
+                               attrs({{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}}));
+       }},
+      {"SpaceToDepth",
+       [] {
+         return rearrange_case("SpaceToDepth", {2, 8, 6, 4}, attrs({{"blocksize", int64_t{2}}}));
+       }},
+      {"Tile",
+       [] {
+         return rearrange_case("Tile", {2, 8, 6, 4}, {}, {1, 3, 1, 2});
+       }},
   };
   return m;
 }
 
-/// The ops the NPU backend compiles: the compute table, plus the ops compiled as several kernels
-/// writing views of the output (lower::op_parts: Concat, which is in the table, Resize and
-/// ConvTranspose). The alias ops (Reshape, Flatten, ... lower::is_alias_op) emit no code.
+/// The ops the NPU backend compiles: the compute table, plus the ops compiled only as kernels
+/// writing views of the output (lower::parts_ops(): Resize, ConvTranspose, DepthToSpace,
+/// SpaceToDepth, Tile; Concat is in the table). The alias ops (Reshape, Flatten, ...
+/// lower::is_alias_op) emit no code.
 std::vector<std::string> npu_compiled_ops() {
   std::vector<std::string> ops = lower::compute_ops();
-  ops.push_back("Resize");
-  ops.push_back("ConvTranspose");
+  for (const auto& op : lower::parts_ops()) ops.push_back(op);
   return ops;
 }
 

@@ -43,10 +43,10 @@ const std::map<std::pair<std::string, std::string>, int> kPinnedPasses = {
     {{"ref", "pytorch-converted"}, 82},
     {{"ref", "pytorch-operator"}, 35},
     {{"ref", "simple"}, 7},
-    {{"npu", "node"}, 290},
-    {{"npu", "pytorch-converted"}, 38},
-    {{"npu", "pytorch-operator"}, 21},
-    {{"npu", "simple"}, 1},
+    {{"npu", "node"}, 379},
+    {{"npu", "pytorch-converted"}, 47},
+    {{"npu", "pytorch-operator"}, 25},
+    {{"npu", "simple"}, 5},
 };
 
 struct SuiteRun {

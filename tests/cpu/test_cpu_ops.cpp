@@ -250,6 +250,31 @@ OpCase view_case(const std::string& op) {
   return {b.finish({y}), {{"x", cpu_random({2, 1, 3, 37}, 44)}}};
 }
 
+/// A reduction over axis 1 of x [3, 7, 45] in [lo, hi) (keepdims 1): 7 terms.
+OpCase reduce_axis1_case(const std::string& op, float lo = -2.f, float hi = 2.f) {
+  CpuGraph b;
+  Value* x = b.input("x", {3, 7, 45});
+  Value* y = b.node(op, {x}, attrs({{"axes", std::vector<int64_t>{1}}}));
+  OpCase c{b.finish({y}), {{"x", cpu_random({3, 7, 45}, 46, lo, hi)}}};
+  c.rel = 2e-5;
+  return c;
+}
+
+/// A rearrangement of x [2, 8, 6, 4] (copies: exact).
+OpCase rearrange_case(const std::string& op, Attributes a,
+                      const std::vector<int64_t>& repeats = {}) {
+  CpuGraph b;
+  Value* x = b.input("x", {2, 8, 6, 4});
+  std::vector<Value*> ins = {x};
+  if (!repeats.empty())
+    ins.push_back(b.constant("repeats",
+                             Tensor::from_int64s({static_cast<int64_t>(repeats.size())}, repeats)));
+  Value* y = b.node(op, ins, std::move(a));
+  OpCase c{b.finish({y}), {{"x", cpu_random({2, 8, 6, 4}, 47)}}};
+  c.rel = 0;
+  return c;
+}
+
 const std::map<std::string, std::function<OpCase()>>& cases() {
   static const std::map<std::string, std::function<OpCase()>> m = [] {
     std::map<std::string, std::function<OpCase()>> c;
@@ -258,6 +283,64 @@ const std::map<std::string, std::function<OpCase()>>& cases() {
       c[op] = [op] { return unary_case(op, {3, 5, 37}); };
     for (const char* op : {"Log", "Sqrt", "Reciprocal"})
       c[op] = [op] { return unary_case(op, {3, 5, 37}, 0.25f, 4.f); };
+    // Elementwise, computed through exp/log/sqrt as the reference's std:: functions differ
+    // from them by a few ulp: 1e-6 (Asinh/Acosh/Atanh/Sinh/Cosh/Softplus by their log/exp forms:
+    // 4e-6, a few ulp of the intermediate terms relative to the largest output).
+    for (const char* op : {"Elu", "Selu", "Softsign"})
+      c[op] = [op] { return unary_case(op, {3, 5, 37}); };
+    c["Celu"] = [] { return unary_case("Celu", {3, 5, 37}, -2.f, 2.f, attrs({{"alpha", 2.0f}})); };
+    for (const char* op : {"Softplus", "Sinh", "Cosh", "Asinh"})
+      c[op] = [op] {
+        OpCase k = unary_case(op, {3, 5, 37});
+        k.rel = 4e-6;
+        return k;
+      };
+    c["Acosh"] = [] {
+      OpCase k = unary_case("Acosh", {3, 5, 37}, 1.25f, 4.f);
+      k.rel = 4e-6;
+      return k;
+    };
+    c["Atanh"] = [] {
+      OpCase k = unary_case("Atanh", {3, 5, 37}, -0.75f, 0.75f);
+      k.rel = 4e-6;
+      return k;
+    };
+    c["PRelu"] = [] { return binary_case("PRelu"); };
+    c["Mean"] = [] { return variadic_case("Mean"); };
+    for (const char* op : {"ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"})
+      c[op] = [op] { return reduce_axis1_case(op); };
+    c["ReduceLogSum"] = [] { return reduce_axis1_case("ReduceLogSum", 0.25f, 2.f); };
+    c["LRN"] = [] {
+      OpCase k = unary_case("LRN", {2, 8, 5, 9}, -2.f, 2.f,
+                            attrs({{"size", int64_t{3}}, {"alpha", 0.5f}, {"beta", 0.75f}}));
+      k.rel = 4e-6;
+      return k;
+    };
+    c["InstanceNormalization"] = [] {
+      CpuGraph b;
+      Value* x = b.input("x", {2, 6, 5, 9});
+      Value* y = b.node("InstanceNormalization", {x, b.constant("s", cpu_random({6}, 48)),
+                                                  b.constant("b", cpu_random({6}, 49))});
+      OpCase k{b.finish({y}), {{"x", cpu_random({2, 6, 5, 9}, 50)}}};
+      k.rel = 2e-5;
+      return k;
+    };
+    c["Expand"] = [] {
+      CpuGraph b;
+      Value* x = b.input("x", {5, 1});
+      Value* y = b.node("Expand", {x, b.constant("shape", Tensor::from_int64s({3}, {3, 1, 37}))});
+      OpCase k{b.finish({y}), {{"x", cpu_random({5, 1}, 51)}}};
+      k.rel = 0;
+      return k;
+    };
+    c["DepthToSpace"] = [] {
+      return rearrange_case("DepthToSpace",
+                            attrs({{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}}));
+    };
+    c["SpaceToDepth"] = [] {
+      return rearrange_case("SpaceToDepth", attrs({{"blocksize", int64_t{2}}}));
+    };
+    c["Tile"] = [] { return rearrange_case("Tile", {}, {1, 3, 1, 2}); };
     c["LeakyRelu"] = [] {
       return unary_case("LeakyRelu", {3, 5, 37}, -2.f, 2.f, attrs({{"alpha", 0.2f}}));
     };

@@ -36,6 +36,7 @@ std::vector<const CpuKernelInfo*> CpuProgram::timed_kernels() const {
 
 std::vector<std::string> cpu_ops() {
   std::vector<std::string> ops = lower::compute_ops();
+  for (const auto& p : lower::parts_ops()) ops.push_back(p);
   for (const char* v :
        {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Cast"})
     ops.push_back(v);

@@ -114,7 +114,8 @@ struct CpuProgram {
 /// non-float graph input), tessel::Error naming the node when a schedule fails.
 CpuProgram compile_cpu(const Graph& graph, const CpuCompileOptions& options = {});
 
-/// Names of the ops the CPU backend compiles (op_compute's ops plus the views).
+/// Names of the ops the CPU backend compiles (op_compute's ops, the op_parts-only ops and the
+/// views).
 std::vector<std::string> cpu_ops();
 
 }  // namespace tessel::cpu_backend

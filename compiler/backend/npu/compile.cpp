@@ -406,6 +406,7 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
   // stay on chip; a group the schedules cannot take is compiled node by node instead.
   std::set<int64_t> groups_done;
   std::set<const Node*> fused;
+  const std::vector<std::string> parts_ops = lower::parts_ops();
   auto try_group = [&](const Node& first) -> bool {
     const int64_t gid = first.attrs.get_int("fusion_group", first.name);
     if (!groups_done.insert(gid).second) return false;
@@ -425,8 +426,8 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
       std::map<const Value*, te::Tensor> inside;
       te::Tensor last;
       for (const Node* m : members) {
-        if (lower::is_alias_op(*m) || m->op_type == "Concat" || m->op_type == "Resize" ||
-            m->op_type == "ConvTranspose")
+        if (lower::is_alias_op(*m) || m->op_type == "Concat" ||
+            std::count(parts_ops.begin(), parts_ops.end(), m->op_type))
           throw Unsupported(fmt::format("{} cannot be fused", m->describe()));
         ctx.set_inside(&inside);
         last = lower::op_compute(*m, ctx);
