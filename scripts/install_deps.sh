@@ -18,6 +18,7 @@ PACKAGES=(
   libcli11-dev            # command-line parsing
   libfmt-dev              # formatting
   nlohmann-json3-dev      # JSON reports and traces
+  libxgboost-dev          # the tuner's learned cost model (compiler/tuner/learned.cpp, XGBoost C API)
   nodejs npm              # fetching the real models from the npm registry (npm pack)
   clang-14 libclang-rt-14-dev  # make fuzz / test-fuzz: libFuzzer targets with ASan + UBSan
   python3                 # scripts/*.py: report tables (tests/graph_passes runs one)

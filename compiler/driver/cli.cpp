@@ -30,6 +30,11 @@ void add_input_value_option(CLI::App* cmd, std::vector<std::string>& input_value
                         "bind an input to a value at compile time: NAME=V[,V...] (repeatable)");
 }
 
+void add_tuning_log_option(CLI::App* cmd, std::string& path) {
+  cmd->add_option("--tuning-log", path,
+                  "apply the best record per task of a tuning log (JSON lines, tessel tune --log)");
+}
+
 void add_graph_pass_flags(CLI::App* cmd, GraphPassArgs& args) {
   add_repeatable_option(cmd, "--disable-pass", args.disable,
                         "skip a graph pass: NAME (repeatable)");
@@ -50,6 +55,7 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
   cmd->add_option("--trace", args->trace_path,
                   "write a Chrome/Perfetto trace of the NPU pipes to FILE");
+  add_tuning_log_option(cmd, args->tuning_log);
   add_graph_pass_flags(cmd, args->passes);
   return {cmd, [args] { return cmd_run(*args, std::cout, std::cerr); }};
 }
@@ -66,6 +72,7 @@ Command add_check_command(CLI::App& app) {
   cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
   cmd->add_flag("--per-node", args->per_node,
                 "npu: compare every intermediate value with the reference, list mismatches");
+  add_tuning_log_option(cmd, args->tuning_log);
   add_graph_pass_flags(cmd, args->passes);
   return {cmd, [args] { return cmd_check(*args, std::cout, std::cerr); }};
 }
@@ -84,6 +91,7 @@ Command add_compile_command(CLI::App& app) {
                   "npu: graph | loop | asm (default) | bin; cpu: graph | loop | llvm | asm | obj "
                   "| so (default)");
   cmd->add_option("-o,--output", args->output, "output file (default: stdout)");
+  add_tuning_log_option(cmd, args->tuning_log);
   add_graph_pass_flags(cmd, args->passes);
   return {cmd, [args] { return cmd_compile(*args, std::cout, std::cerr); }};
 }

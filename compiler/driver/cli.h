@@ -22,6 +22,7 @@ Command add_compile_command(CLI::App& app);  // tessel compile MODEL
 Command add_conform_command(CLI::App& app);  // tessel conform DIR... (conform.h)
 Command add_zoo_command(CLI::App& app);      // tessel zoo NAME -o FILE.onnx (zoo.h)
 Command add_sim_command(CLI::App& app);      // tessel sim MODEL --hw FILE (cli_sim.cpp)
+Command add_tune_command(CLI::App& app);     // tessel tune MODEL --hw FILE (cli_tune.cpp)
 
 struct GraphPassArgs;
 /// Adds --disable-pass, --no-graph-passes, --print-ir-after, --print-ir-after-change and
@@ -37,5 +38,8 @@ void add_hw_set_option(CLI::App* cmd, std::vector<std::string>& hw_set);
 void add_input_shape_option(CLI::App* cmd, std::vector<std::string>& input_shapes);
 /// The shared --input-value NAME=V[,V...] option (an input bound to a value at compile time).
 void add_input_value_option(CLI::App* cmd, std::vector<std::string>& input_values);
+
+/// The shared --tuning-log FILE option (apply a tuning log's best records).
+void add_tuning_log_option(CLI::App* cmd, std::string& path);
 
 }  // namespace tessel::driver

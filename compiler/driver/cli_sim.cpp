@@ -73,6 +73,7 @@ int cmd_sim(const SimArgs& args, std::ostream& out, std::ostream& err) {
     RunArgs run_args;
     run_args.report_path = args.report_path;
     run_args.trace_path = args.trace_path;
+    run_args.tuning_log = args.tuning_log;
     run_args.passes = args.passes;
     return run_experiment(ex, run_args, out, err, "sim");
   } catch (const Error& e) {
@@ -104,6 +105,7 @@ Command add_sim_command(CLI::App& app) {
   cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
   cmd->add_option("--trace", args->trace_path,
                   "write a Chrome/Perfetto trace of the NPU pipes to FILE");
+  add_tuning_log_option(cmd, args->tuning_log);
   add_graph_pass_flags(cmd, args->passes);
   return {cmd, [args] { return cmd_sim(*args, std::cout, std::cerr); }};
 }

@@ -28,6 +28,7 @@
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/loop/loop.h"
 #include "compiler/support/error.h"
+#include "compiler/tuner/tuner.h"
 #include "isa/asm.h"
 #include "isa/encoding.h"
 
@@ -377,6 +378,10 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
           "--trace '{}': no run of {} targets the NPU (the trace is a timeline of the NPU's "
           "pipes; run '{}' has target {})",
           args.trace_path, ex.source, ex.runs.front().name, target_name(ex.runs.front().target));
+    if (!args.tuning_log.empty() &&
+        std::none_of(ex.runs.begin(), ex.runs.end(),
+                     [](const RunSpec& r) { return r.target == Target::npu; }))
+      fail("--tuning-log applies to target npu, and no run of {} has it", ex.source);
     // Prepare every run (inputs, model, hardware config) before running any, so a mistake in a
     // later run is reported before minutes of simulation.
     struct Prepared {
@@ -457,6 +462,22 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
       opts.compile.double_buffer = r.double_buffer;
       opts.compile.multicore = r.multicore;
       opts.cpu_threads = r.cpu_threads;
+      opts.compile.op_knobs = r.op_knobs;
+      for (const auto& [task, knobs] : r.task_knobs)
+        opts.compile.task_knobs[task] = {knobs, npu_backend::KnobSource::schedule,
+                                         fmt::format("{}: schedule.tasks.{}", ex.source, task)};
+      opts.schedule.tuning_log = args.tuning_log;
+      if (r.tune) {
+        if (r.tune->budget == 0) {
+          if (!args.tuning_log.empty())
+            fail("{}: --tuning-log and tune: {{budget: 0, log}} both name a log to apply",
+                 ex.source);
+          opts.schedule.tuning_log = r.tune->log_path;
+        } else {
+          opts.schedule.tune = *r.tune;
+          opts.schedule.tune->progress = tune_progress(err);
+        }
+      }
       if (!args.trace_path.empty() && r.target == Target::npu) {
         fs::path tp(args.trace_path);
         opts.trace_path = ex.runs.size() == 1
@@ -471,7 +492,7 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
       if (r.target == Target::npu) {
         try {
           opts.compiled = std::make_shared<CompiledNpu>(
-              compile_for_npu(*p.graph, hw, opts.compile, "model " + r.model));
+              compile_for_npu(*p.graph, hw, opts.compile, opts.schedule, "model " + r.model));
         } catch (const Error& e) {
           fail("{}{}", ex.runs.size() == 1 ? "" : fmt::format("run '{}': ", r.name), e.what());
         }
@@ -505,7 +526,15 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
         json hw_set = json::object();
         for (const auto& o : r.hw_set) hw_set[o.key] = hw_config_value(rj["hw"], o.key);
         rj["hw_set"] = hw_set;
-        rj["schedule"] = {{"double_buffer", r.double_buffer}, {"multicore", r.multicore}};
+        rj["schedule"] = {{"double_buffer", r.double_buffer},
+                          {"multicore", r.multicore},
+                          {"ops", r.op_knobs},
+                          {"tasks", r.task_knobs}};
+        if (!opts.schedule.tuning_log.empty()) rj["tuning_log"] = opts.schedule.tuning_log;
+        if (result.npu->tuned) {
+          rj["tuning"] = tuning_json(*result.npu->tuned, r.tune ? &*r.tune : nullptr);
+          out << tuning_text(*result.npu->tuned);
+        }
         json nj = npu_run_json(*result.npu, hw);
         rj.update(nj);
         out << npu_run_text(*result.npu, hw, r.report);
@@ -594,9 +623,12 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
     if (target == Target::npu) {
       if (args.hw.empty()) fail("--target npu needs --hw FILE (e.g. hw_configs/npu_4core.yaml)");
       hw = load_hw(args.hw, args.hw_set);
-    } else if (!args.hw.empty() || !args.hw_set.empty() || args.per_node) {
-      fail("{} only applies to --target npu",
-           args.per_node ? "--per-node" : (!args.hw.empty() ? "--hw" : "--hw-set"));
+    } else if (!args.hw.empty() || !args.hw_set.empty() || args.per_node ||
+               !args.tuning_log.empty()) {
+      fail("{} only applies to --target npu", args.per_node              ? "--per-node"
+                                              : !args.tuning_log.empty() ? "--tuning-log"
+                                              : !args.hw.empty()         ? "--hw"
+                                                                         : "--hw-set");
     }
     if (args.case_dirs.empty()) fail("no case directory given");
     graph_passes::PipelineOptions passes = pipeline_options(args.passes, err);
@@ -646,6 +678,7 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
                  graph->outputs.size());
           RunOptions ropts;
           ropts.read_all_values = args.per_node && target == Target::npu;
+          ropts.schedule.tuning_log = args.tuning_log;
           RunOutput result =
               run_model(*graph, target, target == Target::npu ? &hw : nullptr, inputs, ropts);
           if (ropts.read_all_values) per_node_report(*graph, inputs, result, hw, out);
@@ -761,7 +794,10 @@ int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
     const Target target = parse_target(args.target, "--target");
     if (target == Target::ref)
       fail("--target ref: the reference interpreter compiles nothing (expected npu or cpu)");
-    if (target == Target::cpu) return compile_for_cpu(args, out, err);
+    if (target == Target::cpu) {
+      if (!args.tuning_log.empty()) fail("--tuning-log only applies to --target npu");
+      return compile_for_cpu(args, out, err);
+    }
     const std::string emit_arg = args.emit.empty() ? "asm" : args.emit;
     const std::set<std::string> emits = {"graph", "loop", "asm", "bin"};
     if (!emits.count(emit_arg)) fail("--emit '{}': expected graph, loop, asm or bin", emit_arg);
@@ -773,6 +809,8 @@ int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
                             parse_input_values(args.input_values));
     std::string text;
     if (emit_arg == "graph") {
+      if (!args.tuning_log.empty())
+        fail("--tuning-log applies to --emit loop, asm and bin (the graph has no schedule)");
       // The graph does not depend on the hardware, but a given config must still be valid.
       if (!args.hw.empty()) (void)load_hw(args.hw, args.hw_set);
       if (args.hw.empty() && !args.hw_set.empty()) fail("--hw-set needs --hw FILE");
@@ -782,7 +820,9 @@ int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
       const npu::HwConfig hw = load_hw(args.hw, args.hw_set);
       npu_backend::NpuCompileOptions opts;
       opts.keep_loop_ir = emit_arg == "loop";
-      auto mod = npu_backend::compile_npu(*graph, hw, opts);
+      tuner::ScheduleRequest request;
+      request.tuning_log = args.tuning_log;
+      auto mod = tuner::compile_scheduled(*graph, hw, opts, request).module;
       if (emit_arg == "loop") {
         for (const auto& k : mod.kernels)
           if (!k.loop_ir.empty())

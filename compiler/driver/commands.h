@@ -30,6 +30,7 @@ struct RunArgs {
   std::string experiment;
   std::string report_path;  // --report FILE.json
   std::string trace_path;   // --trace FILE.json
+  std::string tuning_log;   // --tuning-log FILE: apply its best records (NPU runs)
   GraphPassArgs passes;     // combined with the experiment's graph_passes key
 };
 /// `tessel run EXPERIMENT.yaml`.
@@ -57,6 +58,7 @@ struct SimArgs {
   bool single_core = false;
   std::string report_path;
   std::string trace_path;
+  std::string tuning_log;  // --tuning-log FILE
   GraphPassArgs passes;
 };
 int cmd_sim(const SimArgs& args, std::ostream& out, std::ostream& err);
@@ -68,6 +70,7 @@ struct CheckArgs {
   std::vector<std::string> hw_set;
   std::string report_path;
   bool per_node = false;  // compare every intermediate value with the reference and list mismatches
+  std::string tuning_log;  // --tuning-log FILE (npu)
   GraphPassArgs passes;
 };
 /// `tessel check CASE_DIR... --target ref|npu [--hw FILE]`: runs ONNX backend-test layout cases.
@@ -83,12 +86,34 @@ struct CompileArgs {
   std::string emit;    // npu: graph | loop | asm (default) | bin; cpu: graph | loop | llvm | asm |
                        // obj | so (default)
   std::string output;  // -o FILE ("" = stdout; required for bin)
+  std::string tuning_log;  // --tuning-log FILE (npu)
   GraphPassArgs passes;
 };
 /// `tessel compile MODEL --hw FILE --emit graph|loop|asm|bin [-o FILE]`, or
 /// `tessel compile MODEL --target cpu [--emit graph|loop|llvm|asm|obj|so] -o model.so` (the shared
 /// library and its C header model.h; compiler/backend/cpu/aot.h).
 int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err);
+
+/// `tessel tune MODEL|zoo:NAME --hw FILE ...` (cli_tune.cpp): tunes the model's kernels, then
+/// simulates the tuned program timing-only and reports it as `sim` does, plus the tuning figures.
+struct TuneArgs {
+  std::string model;
+  std::string hw;
+  std::vector<std::string> hw_set;
+  std::vector<std::string> input_shapes;
+  int64_t budget = -1;  // -1: not given
+  double seconds = 0;
+  std::string strategy = "evolutionary";
+  std::string oracle = "learned";
+  int64_t seed = 0;
+  int jobs = 1;
+  std::string log_path;
+  bool resume = false;
+  std::string report_path;
+  bool space = false;  // print each task's knobs and space size, tune nothing
+  GraphPassArgs passes;
+};
+int cmd_tune(const TuneArgs& args, std::ostream& out, std::ostream& err);
 
 /// Fails (tessel::Error naming `option`) unless the directory of output file `path` exists and
 /// `path` is not a directory; "" passes. Checked before any work.

@@ -162,9 +162,10 @@ class Parser {
 
   /// Applies the run-level keys of `n` onto `run`.
   void run_keys(const YAML::Node& n, const std::string& where, RunSpec& run, bool top) const {
-    std::set<std::string> allowed = {"name",   "model",        "inputs",   "hw",
-                                     "hw_set", "target",       "check",    "timing_only",
-                                     "report", "graph_passes", "schedule", "threads"};
+    std::set<std::string> allowed = {"name",     "model",        "inputs",   "hw",
+                                     "hw_set",   "target",       "check",    "timing_only",
+                                     "report",   "graph_passes", "schedule", "tune",
+                                     "threads"};
     if (top) {
       allowed.insert("description");
       allowed.insert("runs");
@@ -234,10 +235,12 @@ class Parser {
     if (n["graph_passes"]) parse_graph_passes(n["graph_passes"], key("graph_passes"), run);
     if (n["schedule"]) {
       const YAML::Node sc = n["schedule"];
-      check_keys(sc, key("schedule"), {"double_buffer", "multicore"});
+      check_keys(sc, key("schedule"), {"double_buffer", "multicore", "ops", "tasks"});
       if (sc["double_buffer"])
         run.double_buffer = boolean(sc["double_buffer"], key("schedule") + ".double_buffer");
       if (sc["multicore"]) run.multicore = boolean(sc["multicore"], key("schedule") + ".multicore");
+      if (sc["ops"]) knob_map(sc["ops"], key("schedule") + ".ops", run.op_knobs);
+      if (sc["tasks"]) knob_map(sc["tasks"], key("schedule") + ".tasks", run.task_knobs);
     }
     if (n["threads"]) {
       const int64_t t = integer(n["threads"], key("threads"));
@@ -246,6 +249,7 @@ class Parser {
               fmt::format("expected an integer from 1 to 1024, got {}", t));
       run.cpu_threads = static_cast<int>(t);
     }
+    if (n["tune"]) run.tune = tune(n["tune"], key("tune"), run.tune);
     if (n["report"]) {
       const YAML::Node r = n["report"];
       if (!r.IsSequence()) error(r, key("report"), "expected a list of sections");
@@ -259,6 +263,61 @@ class Parser {
         run.report.push_back(v);
       }
     }
+  }
+
+  /// NAME: {knob: integer, ...} per entry (an op name or a task key); the knob names and values
+  /// are checked against the kernel's space when it is compiled.
+  void knob_map(const YAML::Node& n, const std::string& key,
+                std::map<std::string, passes::Knobs>& out) const {
+    if (!n.IsMap()) error(n, key, "expected a mapping NAME -> {knob: value, ...}");
+    for (const auto& kv : n) {
+      const std::string name = kv.first.as<std::string>();
+      const std::string k = key + "." + name;
+      if (!kv.second.IsMap() || kv.second.size() == 0)
+        error(kv.second, k, "expected a mapping of knob names to integers, e.g. {mt: 64, kc: 32}");
+      passes::Knobs knobs;
+      for (const auto& e : kv.second)
+        knobs[e.first.as<std::string>()] = integer(e.second, k + "." + e.first.as<std::string>());
+      out[name] = knobs;
+    }
+  }
+
+  /// tune: {budget, strategy, oracle, seed, log, seconds, jobs}.
+  tuner::TuneOptions tune(const YAML::Node& n, const std::string& key,
+                          const std::optional<tuner::TuneOptions>& base) const {
+    check_keys(n, key, {"budget", "strategy", "oracle", "seed", "log", "seconds", "jobs"});
+    tuner::TuneOptions t = base.value_or(tuner::TuneOptions{});
+    if (n["budget"]) {
+      t.budget = integer(n["budget"], key + ".budget");
+      if (t.budget < 0) error(n["budget"], key + ".budget", "expected a non-negative integer");
+    }
+    try {
+      if (n["strategy"])
+        t.strategy =
+            tuner::parse_strategy(str(n["strategy"], key + ".strategy"), key + ".strategy");
+      if (n["oracle"])
+        t.oracle = tuner::parse_oracle(str(n["oracle"], key + ".oracle"), key + ".oracle");
+    } catch (const Error& e) {
+      error(n["strategy"] ? n["strategy"] : n["oracle"], key, e.what());
+    }
+    if (n["seed"]) {
+      const int64_t v = integer(n["seed"], key + ".seed");
+      if (v < 0) error(n["seed"], key + ".seed", "expected a non-negative integer");
+      t.seed = static_cast<uint64_t>(v);
+    }
+    if (n["seconds"]) {
+      t.seconds = num(n["seconds"], key + ".seconds");
+      if (!(t.seconds >= 0)) error(n["seconds"], key + ".seconds", "expected seconds >= 0");
+    }
+    if (n["jobs"]) {
+      const int64_t j = integer(n["jobs"], key + ".jobs");
+      if (j < 1 || j > 256) error(n["jobs"], key + ".jobs", "expected 1..256 worker processes");
+      t.jobs = static_cast<int>(j);
+    }
+    if (n["log"]) t.log_path = path(n["log"], key + ".log", false);
+    if (t.budget == 0 && t.log_path.empty())
+      error(n, key, "budget 0 only applies a log's records: give 'log' (or a budget > 0)");
+    return t;
   }
 
   /// graph_passes: all | none | {disable: [NAME, ...]} (names from the default pipeline).
@@ -315,6 +374,9 @@ class Parser {
     if (run.target != Target::cpu && run.cpu_threads > 0)
       error(n["threads"] ? n["threads"] : n, where.empty() ? "threads" : where + ".threads",
             "threads applies to target cpu only (the host's threads running the compiled code)");
+    if (run.target != Target::npu && run.tune)
+      error(n["tune"] ? n["tune"] : n, where.empty() ? "tune" : where + ".tune",
+            "tuning applies to target npu only");
     if (run.timing_only && run.check)
       error(n, where.empty() ? "timing_only" : where,
             "timing_only computes no values: set check: none");

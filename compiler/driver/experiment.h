@@ -10,16 +10,21 @@
 //   check: reference
 //   report: [summary, pipes, memory, ops, check]
 //   graph_passes: all             # all (default) | none | {disable: [cse, fuse_kernels]}
-//   schedule: {double_buffer: true, multicore: true}   # NPU schedule knobs (default: both on)
+//   schedule: {double_buffer: true, multicore: true,   # NPU schedule switches (default: both on)
+//              ops: {conv1: {mt: 64, kc: 32}},        # knobs per op (others: the default)
+//              tasks: {conv-1a2b...: {...}}}          # knobs per task key
+//   tune: {budget: 2000, strategy: evolutionary, oracle: learned, seed: 0, log: run.jsonl}
 //   runs:                         # optional: each entry overrides the keys above
 //     - {name: batch4, inputs: {x: {shape: [4, 3, 48, 192]}}}
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "compiler/driver/runner.h"
+#include "compiler/tuner/tuner.h"
 #include "npu_model/hw_config.h"
 
 namespace tessel::driver {
@@ -51,10 +56,15 @@ struct RunSpec {
   bool check = true;  // compare with the reference interpreter
   bool timing_only = false;
   std::vector<std::string> report = kReportSections;
-  bool graph_passes = true;                  // graph_passes: all (default) | none
-  std::vector<std::string> disabled_passes;  // graph_passes: {disable: [NAME, ...]}
-  bool double_buffer = true;                 // schedule: {double_buffer: bool}
-  bool multicore = true;                     // schedule: {multicore: bool}
+  bool graph_passes = true;                         // graph_passes: all (default) | none
+  std::vector<std::string> disabled_passes;         // graph_passes: {disable: [NAME, ...]}
+  bool double_buffer = true;                        // schedule: {double_buffer: bool}
+  bool multicore = true;                            // schedule: {multicore: bool}
+  std::map<std::string, passes::Knobs> op_knobs;    // schedule: {ops: {NAME: {knob: value}}}
+  std::map<std::string, passes::Knobs> task_knobs;  // schedule: {tasks: {KEY: {knob: value}}}
+  /// tune: {budget, strategy, oracle, seed, log, seconds, jobs}: tune the run's kernels before it
+  /// runs (budget 0: only apply the best records of `log`).
+  std::optional<tuner::TuneOptions> tune;
   int cpu_threads = 0;  // threads: N (target cpu): 0 = TESSEL_CPU_THREADS or the online cores
 };
 

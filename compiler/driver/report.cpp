@@ -5,9 +5,12 @@
 
 #include "npu_model/roofline.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iostream>
 
 namespace tessel::driver {
 
@@ -135,6 +138,15 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
       o["per_pipe_busy_cycles"] = ob;
       o["per_pipe_utilization"] = ou;
     }
+    if (!k.schedules.empty()) {
+      json sch = json::array();
+      for (const auto& sk : k.schedules)
+        sch.push_back({{"task", sk.task},
+                       {"kind", sk.kind},
+                       {"knobs", sk.knobs},
+                       {"source", npu_backend::knob_source_name(sk.source)}});
+      o["schedules"] = sch;
+    }
     if (k.op_index >= 0) {
       const npu::Roofline r = npu::roofline(hw, k.work);
       roof_total += r.cycles;
@@ -152,6 +164,7 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
   j["roofline_cycles"] = roof_total;
   j["efficiency"] = s.total_cycles ? roof_total / static_cast<double>(s.total_cycles) : 0.0;
   j["compile_seconds"] = run.compile_seconds;
+  j["schedule_seconds"] = run.schedule_seconds;
   j["simulate_seconds"] = s.host_seconds;
   return j;
 }
@@ -225,22 +238,113 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
     };
     std::stable_sort(ks.begin(), ks.end(), [&](auto* a, auto* b) { return cycles(a) > cycles(b); });
     const size_t shown = std::min<size_t>(ks.size(), 12);
-    Table t({"op", "type", "unit", "cycles", "share", "roofline", "bound", "efficiency"});
+    Table t({"op", "type", "unit", "cycles", "share", "roofline", "bound", "efficiency", "knobs"});
     for (size_t i = 0; i < shown; ++i) {
       const auto* k = ks[i];
       const npu::Roofline r = npu::roofline(hw, k->work);
       const double total = static_cast<double>(s.total_cycles);
       const double c = static_cast<double>(cycles(k));
+      std::string src;
+      for (const auto& sk : k->schedules) {
+        const std::string n = npu_backend::knob_source_name(sk.source);
+        if (src.find(n) == std::string::npos) src += (src.empty() ? "" : "+") + n;
+      }
       t.add({k->node, k->op_type, k->kind, with_commas(cycles(k)),
              fmt::format("{:.1f}%", total > 0 ? 100.0 * c / total : 0.0),
              with_commas(static_cast<uint64_t>(r.cycles)), r.bound,
-             fmt::format("{:.1f}%", c > 0 ? 100.0 * r.cycles / c : 0.0)});
+             fmt::format("{:.1f}%", c > 0 ? 100.0 * r.cycles / c : 0.0), src});
     }
     out += "\n" + t.str();
     if (ks.size() > shown)
       out += fmt::format("  ... {} more ops (all of them in --report)\n", ks.size() - shown);
   }
   return out;
+}
+
+nlohmann::json tuning_json(const tuner::TuneResult& r, const tuner::TuneOptions* o) {
+  using nlohmann::json;
+  json j = {{"run", r.run},
+            {"trials", r.trials},
+            {"replayed_trials", r.replayed},
+            {"warm_started_trials", r.warm_started},
+            {"seconds", r.seconds},
+            {"default_total_cycles", r.default_total},
+            {"tuned_total_cycles", r.best_total}};
+  if (o) {
+    j["strategy"] = tuner::strategy_name(o->strategy);
+    j["oracle"] = tuner::oracle_name(o->oracle);
+    j["seed"] = o->seed;
+    j["budget"] = o->budget;
+    j["jobs"] = o->jobs;
+    if (!o->log_path.empty()) j["log"] = o->log_path;
+  }
+  json tasks = json::array();
+  for (const auto& t : r.tasks)
+    tasks.push_back({{"task", t.task.key},
+                     {"kind", t.task.kind},
+                     {"ops", t.task.ops},
+                     {"weight", t.task.weight},
+                     {"space_size", t.space_size},
+                     {"trials", t.trials},
+                     {"roofline_cycles", t.task.roofline_cycles},
+                     {"default_cycles", t.default_cycles},
+                     {"best_cycles", t.best_cycles},
+                     {"knobs", t.best},
+                     {"fixed", t.task.fixed}});
+  j["tasks"] = tasks;
+  json curve = json::array();
+  for (const auto& c : r.curve)
+    curve.push_back(
+        {{"trials", c.trials}, {"seconds", c.seconds}, {"total_cycles", c.total_cycles}});
+  j["curve"] = curve;
+  return j;
+}
+
+std::string tuning_text(const tuner::TuneResult& r) {
+  std::string out = fmt::format(
+      "  tuned      {} tasks, {} trials in {:.1f} s{}: sum over tasks of weight x kernel cycles "
+      "{} -> {} ({:+.1f}%)\n",
+      r.tasks.size(), with_commas(static_cast<uint64_t>(r.trials)), r.seconds,
+      r.replayed ? fmt::format(" ({} replayed from the log)", r.replayed) : std::string(),
+      with_commas(static_cast<uint64_t>(r.default_total)),
+      with_commas(static_cast<uint64_t>(r.best_total)),
+      r.default_total > 0 ? 100.0 * (r.best_total - r.default_total) / r.default_total : 0.0);
+  std::vector<const tuner::TaskResult*> ts;
+  for (const auto& t : r.tasks) ts.push_back(&t);
+  auto gain = [](const tuner::TaskResult* t) {
+    return t->task.weight *
+           (static_cast<double>(t->default_cycles) - static_cast<double>(t->best_cycles));
+  };
+  std::stable_sort(ts.begin(), ts.end(), [&](auto* a, auto* b) { return gain(a) > gain(b); });
+  Table tab({"task", "first op", "weight", "trials", "default cycles", "tuned cycles", "gain"});
+  for (size_t i = 0; i < ts.size() && i < 8; ++i) {
+    const auto& t = *ts[i];
+    tab.add({t.task.key, t.task.ops.empty() ? "" : t.task.ops.front(),
+             fmt::format("{:g}", t.task.weight), std::to_string(t.trials),
+             with_commas(t.default_cycles), with_commas(t.best_cycles),
+             t.default_cycles
+                 ? fmt::format("{:+.1f}%", 100.0 *
+                                               (static_cast<double>(t.best_cycles) -
+                                                static_cast<double>(t.default_cycles)) /
+                                               static_cast<double>(t.default_cycles))
+                 : std::string("")});
+  }
+  out += "\n" + tab.str();
+  if (ts.size() > 8)
+    out += fmt::format("  ... {} more tasks (all of them in --report)\n", ts.size() - 8);
+  return out;
+}
+
+std::function<void(const tuner::Progress&)> tune_progress(std::ostream& err) {
+  if (&err != &std::cerr || !::isatty(2)) return {};
+  return [&err](const tuner::Progress& p) {
+    err << fmt::format(
+        "\rtune: {}/{} trials, {:.1f} trials/s, best {} cycles{}   ", p.trials, p.budget,
+        p.trials_per_second, with_commas(static_cast<uint64_t>(p.best_total_cycles)),
+        p.eta_seconds >= 0 ? fmt::format(", ETA {:.0f} s", p.eta_seconds) : std::string());
+    if (p.trials >= p.budget) err << "\n";
+    err.flush();
+  };
 }
 
 nlohmann::json checks_json(const std::vector<OutputCheck>& checks) {

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,16 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw);
 /// The requested sections ("summary", "pipes", "memory", "ops") of an NPU run as text.
 std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
                          const std::vector<std::string>& sections);
+
+/// The tuning figures of a run: strategy, oracle, seed, budget, trials, wall seconds, per task its
+/// ops, weight, space size, trials spent, default and best cycles and knobs, and the curve of the
+/// weighted best total over trials and seconds. `options` (may be null) gives the settings.
+nlohmann::json tuning_json(const tuner::TuneResult& result, const tuner::TuneOptions* options);
+/// The tuning summary and the tasks that gained most, as text.
+std::string tuning_text(const tuner::TuneResult& result);
+/// A progress callback that rewrites one line on `err` ("tune: 120/1000 trials, 35.2 trials/s,
+/// best ... cycles, ETA 25 s") when `err` is std::cerr on a terminal; an empty callback otherwise.
+std::function<void(const tuner::Progress&)> tune_progress(std::ostream& err);
 
 /// JSON rows of output checks: name, shape_ok, max_abs_error, max_rel_error, max_expected,
 /// error_over_bound (OutputCheck::worst_ratio; "inf" when infinite), atol, rtol, tolerance_basis,

@@ -99,10 +99,13 @@ graph_passes::OpAvailable target_ops(Target target) {
 
 CompiledNpu compile_for_npu(const Graph& graph, const npu::HwConfig& hw,
                             const npu_backend::NpuCompileOptions& options,
-                            const std::string& model) {
+                            const tuner::ScheduleRequest& schedule, const std::string& model) {
   const auto t0 = std::chrono::steady_clock::now();
   CompiledNpu c;
-  c.module = npu_backend::compile_npu(graph, hw, options);
+  tuner::ScheduledModule scheduled = tuner::compile_scheduled(graph, hw, options, schedule);
+  c.module = std::move(scheduled.module);
+  c.tuned = std::move(scheduled.tuned);
+  c.schedule_seconds = scheduled.schedule_seconds;
   c.seconds = seconds_since(t0);
   const uint64_t need = c.module.program.gm_bytes;
   if (hw.dram.capacity_bytes > 0 && need > static_cast<uint64_t>(hw.dram.capacity_bytes))
@@ -178,14 +181,13 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
            shape_to_string(it->second.shape()), shape_to_string(v->shape));
   }
   NpuRun run;
-  if (options.compiled) {
-    run.module = std::move(options.compiled->module);
-    run.compile_seconds = options.compiled->seconds;
-  } else {
-    CompiledNpu c = compile_for_npu(graph, *hw, options.compile, "model '" + graph.name + "'");
-    run.module = std::move(c.module);
-    run.compile_seconds = c.seconds;
-  }
+  CompiledNpu c = options.compiled ? std::move(*options.compiled)
+                                    : compile_for_npu(graph, *hw, options.compile, options.schedule,
+                                                      "model '" + graph.name + "'");
+  run.module = std::move(c.module);
+  run.tuned = std::move(c.tuned);
+  run.schedule_seconds = c.schedule_seconds;
+  run.compile_seconds = c.seconds;
   sim::SimOptions so;
   so.functional = !options.timing_only;
   so.trace_path = options.trace_path;

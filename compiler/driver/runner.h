@@ -9,6 +9,7 @@
 
 #include "compiler/backend/npu/compile.h"
 #include "compiler/ir/graph.h"
+#include "compiler/tuner/tuner.h"
 #include "npu_model/hw_config.h"
 #include "passes/graph/pass_manager.h"
 #include "simulator/simulator.h"
@@ -41,20 +42,24 @@ std::unique_ptr<Graph> load_model(
 /// (lower::compute_ops()), so the pattern fusions only form ops the backend compiles.
 graph_passes::OpAvailable target_ops(Target target);
 
-/// What compile_for_npu returns: the module and the host seconds the compile took.
+/// What compile_for_npu returns: the module, the tuning figures when it tuned, and the host
+/// seconds the compile took.
 struct CompiledNpu {
   npu_backend::NpuModule module;
-  double seconds = 0;
+  std::optional<tuner::TuneResult> tuned;  // when `schedule` tuned the kernels
+  double seconds = 0;                      // scheduling (log, tuning, measured default) + compiling
+  double schedule_seconds = 0;             // the scheduling part of `seconds`
 };
 
-/// Compiles `graph` for the NPU (npu_backend::compile_npu) and checks its GM footprint (inputs,
-/// outputs, constants and every intermediate value as planned) against
+/// Compiles `graph` for the NPU with the knobs `schedule` asks for (tuner::compile_scheduled:
+/// tuning log records, tuning, the measured default) on top of `options`, and checks its GM
+/// footprint (inputs, outputs, constants and every intermediate value as planned) against
 /// memory.dram.capacity_bytes when the config gives one. Throws tessel::Error naming `model`
 /// (the file or zoo:NAME the user gave), the bytes needed and the capacity, and the config file;
-/// and whatever compile_npu throws.
+/// and whatever compile_scheduled throws.
 CompiledNpu compile_for_npu(const Graph& graph, const npu::HwConfig& hw,
                             const npu_backend::NpuCompileOptions& options,
-                            const std::string& model);
+                            const tuner::ScheduleRequest& schedule, const std::string& model);
 
 struct RunOptions {
   bool timing_only = false;      // NPU: simulate timing only (outputs are not computed)
@@ -62,18 +67,23 @@ struct RunOptions {
   bool read_all_values = false;  // NPU: also return every value computed on the NPU (debugging)
   npu_backend::NpuCompileOptions compile;
   /// NPU: the module compile_for_npu already built for this graph and config (moved from; then
-  /// `compile` is not used). Null: run_model compiles, naming the graph in a GM capacity error.
+  /// `compile` and `schedule` are not used). Null: run_model compiles, naming the graph in a GM
+  /// capacity error.
   std::shared_ptr<CompiledNpu> compiled;
   /// cpu: threads the code is scheduled for and the runtime pool runs it with (the pool's count
   /// is restored afterwards); 0: TESSEL_CPU_THREADS or the online cores.
   int cpu_threads = 0;
+  /// NPU: how kernels get their knobs (tuning log, tuning, the measured default).
+  tuner::ScheduleRequest schedule;
 };
 
 /// What an NPU run produced besides the outputs.
 struct NpuRun {
   npu_backend::NpuModule module;
   sim::SimResult sim;
-  double compile_seconds = 0;
+  double compile_seconds = 0;              // scheduling (log, tuning, measured default) + compiling
+  double schedule_seconds = 0;             // the scheduling part of compile_seconds
+  std::optional<tuner::TuneResult> tuned;  // when the run tuned its kernels
 };
 
 /// What a CPU run produced besides the outputs: the compiled kernels and their wall times.

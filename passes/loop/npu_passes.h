@@ -1,5 +1,5 @@
-// The NPU loop passes and the schedule knobs they read. The NPU backend runs them as a script
-// (compiler/backend/npu/compile.cpp):
+// The NPU loop passes; the schedule knobs the tiling passes read are in schedule.h. The NPU backend
+// runs them as a script (compiler/backend/npu/compile.cpp):
 //   tile_vector | tile_cube   kernel TE -> tiled loop IR (copies into scratchpads, stage nests)
 //   split_cores               per core: its share of the kernel's core-bound loop
 //   double_buffer             ping-pong buffers in the innermost GM-copy loops
@@ -36,46 +36,27 @@ struct KernelSpec {
   std::map<const te::TensorNode*, loop::Buffer> gm;
 };
 
-/// Knobs of a vector-unit kernel: tile extent per output axis (empty = choose analytically).
-struct VectorKnobs {
-  std::vector<int64_t> tile;
-  bool double_buffer = true;  // leave half of UB for the pong buffers of double_buffer
-};
+/// A point of a kernel's schedule space: one value per knob, by name (passes/loop/schedule.h
+/// lists the knobs of each pass; a partial point is completed by passes::default_knobs).
+using Knobs = std::map<std::string, int64_t>;
 
-/// Knobs of a cube kernel (0 = choose analytically). Convolution: mt output channels, kc input
-/// channels per K chunk, ht x wt output pixels per L1 tile, weights_resident (the co tile's
-/// weights stay in L1 across pixel tiles: the weight-stationary loop order; else they stream with
-/// each K chunk). Matmul: mt x nt output tile, kt K chunk.
-struct CubeKnobs {
-  int64_t mt = 0, kc = 0, ht = 0, wt = 0;
-  int64_t nt = 0, kt = 0;
-  bool double_buffer = true;  // leave half of every scratchpad for the pong buffers
-  bool weights_resident = false;
-  /// Matmul loop order: A's m tile (all of K) stays in L1 and the n loop runs inside the m loop
-  /// (A is read from GM once); otherwise n outer, m inner, A re-read per n tile.
-  bool a_resident = false;
-};
-
-/// Tiling for vector kernels (any TE DAG of elementwise and reduction stages). Chooses the tile
-/// (innermost axes whole, the first axis that does not fit split to the largest extent whose UB
-/// footprint -- inputs, stages, output and tensorizer temporaries -- fits), emits tile loops with
-/// static tails, copies each input's tile region (with padding) GM -> UB, computes every stage at
-/// the tile (compute_at) into UB and copies the output tile UB -> GM. Requires affine reads.
-/// Throws tessel::Error naming the kernel when even a 1-element tile does not fit UB, and
-/// tessel::Unsupported for non-affine reads. `knobs` (optional) supplies and receives the tile.
-loop::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs* knobs);
+/// Tiling for vector kernels (any TE DAG of elementwise and reduction stages): emits the point
+/// `knobs` of the kernel's space (vector_schedule in schedule.h: tile_axis, tiles,
+/// double_buffer, split, cores) -- tile loops with static tails, each tile's input regions copied
+/// GM -> UB (with padding), every stage computed at the tile (compute_at) into UB, the output tile
+/// copied UB -> GM. Requires affine reads (tessel::Unsupported otherwise). Throws
+/// passes::InvalidKnobs with the reason for a point that does not fit UB.
+loop::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, const Knobs& knobs);
 
 /// Tiling for cube kernels: a "conv2d" or "matmul" contraction (compiler/lower/op_compute.cpp),
 /// optionally followed by elementwise epilogue stages (bias, activation) computed on the UB tile.
-/// Chooses mt/kc/ht/wt/weights_resident (conv) or mt/nt/kt (matmul) by an analytical cost over
-/// the candidates that fit L1, L0A, L0B, L0C and UB; emits GM->L1 copies, load2d/img2col (L0A/L0B
-/// ping-pong), mmad (accumulating over K), fix into UB, the epilogue and the UB->GM copy.
-/// `knobs` (optional) supplies (mt > 0) and receives the tiling. When `candidates` is given and
-/// the tiling is chosen here, it receives the `n_candidates` best distinct tilings by the estimate
-/// (best first) -- for measured selection (compile.cpp simulates each).
+/// Emits the point `knobs` (cube_schedule in schedule.h: conv mt/kc/ht/wt/weights_resident/
+/// k_sub/row_groups, matmul mt/nt/kt/a_resident, and double_buffer/split/cores): GM->L1 copies,
+/// load2d/img2col (L0A/L0B ping-pong), mmad (accumulating over K), fix into UB, the epilogue and
+/// the UB->GM copy. Throws passes::InvalidKnobs with the reason (the buffer, the bytes needed and
+/// available) for a point that does not fit.
 loop::Stmt tile_cube(const KernelSpec& spec, const te::Tensor& contraction, const NpuTarget& target,
-                     CubeKnobs* knobs, std::vector<CubeKnobs>* candidates = nullptr,
-                     int n_candidates = 0);
+                     const Knobs& knobs);
 
 /// Multicore: keeps core `core`'s share of the kernel's core-bound loop (marked by the tiling
 /// passes; `else_body` of that loop is its tail iteration). See split_cores.cpp.

@@ -1,7 +1,7 @@
 // Pass: tile_cube -- tiling for cube (matrix unit) kernels: convolution and matmul.
 //
-// What it does: lowers a "conv2d" or "matmul" contraction (plus elementwise epilogue stages) to
-// tiles that fit the scratchpads:
+// What it does: exposes the schedule space of a "conv2d" or "matmul" contraction (plus elementwise
+// epilogue stages) and lowers the point it is handed to tiles that fit the scratchpads:
 //   conv  -- output tile = mt output channels x (ht x wt) pixels of one image and group; the input
 //            window (kc channels x ih x iw, padded at borders) is copied GM->L1, turned into the
 //            im2col matrix in L0B by img2col, the weights [mt x kc*kh*kw] go GM->L1->L0A by load2d,
@@ -9,22 +9,27 @@
 //   matmul -- output tile mt x nt; A and B tiles GM->L1->L0A/L0B by load2d (transposing when the
 //            operand is transposed), mmad over kt chunks, fix into UB.
 // The epilogue stages (bias, activations) run on the UB tile via TileEmitter, then UB->GM.
-// Tile sizes: the candidate that fits L1/L0A/L0B/L0C/UB with the lowest analytical cycle estimate
-// (DMA, MTE1, cube, fix and vector work of all tiles, each with its start-up latency), unless
-// given by knobs. Weights stay in L0A across pixel tiles when one K chunk holds them.
+// The knobs (schedule.h): tile sizes per level (L1 tile; L0 sub-chunks k_sub and row groups for
+// conv), the loop order (weights_resident / a_resident), double buffering, the loop split over the
+// cores and how many cores take part. The pass never ranks points: default_knobs / the tuner choose
+// one; every point that does not fit is rejected with the buffer, the bytes needed and available.
+// profile() describes a point to the analytical model (npu_model/cost_model.h).
 // Runs first (on the kernel TE). Guarantees as tile_vector, for every scratchpad.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <functional>
-#include <limits>
+#include <map>
 #include <set>
 #include <tuple>
 
 #include "compiler/support/error.h"
 #include "passes/loop/npu_passes.h"
+#include "passes/loop/schedule.h"
+#include "passes/loop/schedule_util.h"
 #include "passes/loop/tile_emitter.h"
 
 namespace tessel::passes {
@@ -92,17 +97,6 @@ L::Stmt for_tiles(TileEmitter& em, const std::string& name, int64_t extent, int6
   return L::seq(parts);
 }
 
-/// Index of the loop to distribute over `cores` (the one with the most iterations, outermost on
-/// ties), or -1 when no loop has two iterations.
-int pick_split(const std::vector<int64_t>& counts, int cores) {
-  int best = -1;
-  for (size_t i = 0; i < counts.size(); ++i)
-    if (counts[i] >= 2 &&
-        (best < 0 || std::min<int64_t>(counts[i], cores) > std::min<int64_t>(counts[best], cores)))
-      best = static_cast<int>(i);
-  return cores > 1 ? best : -1;
-}
-
 /// Like for_tiles but the first tile is emitted separately (first = true) -- for the K loop,
 /// whose first chunk initialises the accumulators.
 L::Stmt for_tiles_first(TileEmitter& em, const std::string& name, int64_t extent, int64_t t,
@@ -136,24 +130,42 @@ L::IntrinOperand at0(const L::Buffer& b) {
   return {b->base ? b->base : b, L::int_imm(b->elem_offset)};
 }
 
-/// Analytical cycle estimate of one transfer or instruction (occupancy + latency).
-struct CostModel {
-  const npu::HwConfig& hw;
-  double dma(double bytes) const {
-    const double bw = std::min(hw.core.mte2.bytes_per_cycle, hw.dram.bytes_per_cycle);
-    return hw.core.mte2.latency_cycles + hw.dram.latency_cycles + bytes / bw;
+/// "needs N bytes of BUF, M available (core.buffers_bytes.BUF C[, halved for double buffering])".
+std::string overflow(const char* what, const char* buf, int64_t need, int64_t cap, int64_t total,
+                     bool halved) {
+  return fmt::format("{} needs {} bytes of {}, {} available (core.buffers_bytes.{} = {}{})", what,
+                     need, buf, cap, buf, total, halved ? ", halved for double buffering" : "");
+}
+
+/// The epilogue of a cube tile for the cost model: per input of the epilogue stages one GM -> UB
+/// dma of its box, per stage its vector instructions (one per arithmetic node, over the tile's
+/// rows), the UB -> GM dma of the output tile.
+void add_epilogue(npu::KernelProfile& p, const KernelSpec& spec, const TileEmitter& em,
+                  const NpuTarget& target, const TileBox& box, int64_t rows, double* gm_bytes) {
+  const auto& hw = *target.hw;
+  const auto boxes = em.infer(box);
+  for (const auto& t : em.inputs()) {
+    auto it = boxes.find(t.get());
+    if (it == boxes.end()) continue;
+    p.add(hw,
+          make_instr(Opcode::dma,
+                     box_dma(spec.gm.at(t.get()), it->second.extent, true, target.act_dtype)),
+          1, 0, true);
+    *gm_bytes += p.uses.back().dram_bytes;
   }
-  double mte1(double bytes) const {
-    return hw.core.mte1.latency_cycles + bytes / hw.core.mte1.bytes_per_cycle;
-  }
-  double cube(double fractals) const { return hw.core.cube.pipeline_latency_cycles + fractals; }
-  double fix(double bytes) const {
-    return hw.core.fix.latency_cycles + bytes / hw.core.fix.bytes_per_cycle;
-  }
-  double vec(double bytes) const {
-    return hw.core.vector.pipeline_latency_cycles + bytes / hw.core.vector.width_bytes;
-  }
-};
+  const int64_t elems = shape_numel(box.extent);
+  isa::VectorArgs v;
+  v.dtype = isa_dtype(target.act_dtype);
+  v.repeat = static_cast<uint32_t>(std::max<int64_t>(1, rows));
+  v.count = static_cast<uint32_t>(std::max<int64_t>(1, elems / std::max<int64_t>(1, rows)));
+  for (const auto& s : em.stages())
+    p.add(hw, make_instr(Opcode::vadd, v), std::max(1, arithmetic_nodes(s->body)));
+  p.add(hw,
+        make_instr(Opcode::dma,
+                   box_dma(spec.gm.at(spec.out.get()), box.extent, false, target.act_dtype)),
+        1, 0, true);
+  *gm_bytes += p.uses.back().dram_bytes;
+}
 
 /// For the "no tile fits" errors: one scratchpad, the bytes a tile needs there at least (all its
 /// copies) and the bytes the config gives.
@@ -196,33 +208,78 @@ struct ConvGeom {
 // Two tiling levels. L1 tile: mt output channels x (ht x wt) output pixels, the input channels in
 // chunks of kc (the padded input window of a chunk, kc x in_h(ht) x in_w(wt), is one GM->L1 copy).
 // The co tile's weights, mt x (cg*kh*kw), are copied to L1 once per co tile and stay there across
-// the pixel tiles when they fit ("weights resident"); otherwise each K chunk's weights are copied
-// with its window. L0 sub-tiles: kc0 channels x hr output rows; for each kc0 sub-chunk the weights
-// go L1->L0A once (load2d of a column block), then for each row group img2col builds the im2col
-// block in L0B (reading the window rows of that group via a negative pad_top) and mmad accumulates
-// into that group's region of L0C. L0A and L0B alternate between two buffers (ping-pong, when
-// double buffering) so MTE1 fills one while the cube reads the other.
-//
-// Cost: the candidates that fit are ranked by an estimate of the busiest resource -- DRAM (shared
-// by the cores), MTE2, MTE1, cube, fix, vector, MTE3 of one core, each total over the core's share
-// of the tiles -- plus the pipeline fill (one tile's steps in sequence); without double buffering
-// the pipes serialise and the estimate is their sum.
+// the pixel tiles ("weights resident"); otherwise each K chunk's weights are copied with its
+// window. L0 sub-tiles: kc0 channels (k_sub sub-chunks per K chunk) x hr output rows (row_groups
+// per pixel tile); for each kc0 sub-chunk the weights go L1->L0A once (load2d of a column block),
+// then for each row group img2col builds the im2col block in L0B (reading the window rows of that
+// group via a negative pad_top) and mmad accumulates into that group's region of L0C. L0A and L0B
+// alternate between two buffers (ping-pong, when double buffering) so MTE1 fills one while the
+// cube reads the other. The cores split the batch, the groups, the co tiles or the output-row
+// tiles.
 
 struct ConvChoice {
   int64_t mt = 0, kc = 0, ht = 0, wt = 0;  // L1 tile
   bool w_resident = false;
   int64_t kc0 = 0, hr = 0;  // L0 sub-tile
+  int64_t k_sub = 1, row_groups = 1;
+  bool db = true;
+  int split = -1;  // core-bound loop: 0 batch, 1 group, 2 co tiles, 3 row tiles (-1: one core)
+  int64_t cores = 1;
 };
 
-L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTarget& target,
-                    CubeKnobs* knobs, std::vector<CubeKnobs>* candidates, int n_candidates) {
+class ConvSchedule final : public KernelSchedule {
+ public:
+  ConvSchedule(const KernelSpec& spec, const te::Tensor& conv, const NpuTarget& target);
+  npu::KernelProfile profile(const Knobs& knobs) const override;
+  L::Stmt emit(const Knobs& knobs) const override;
+  void explain_nothing_fits() const override;
+
+ protected:
+  bool check(const Knobs& knobs, std::string* why) const override;
+
+ public:
+  bool derive(Knobs& knobs) const override;
+
+ private:
+  ConvChoice decode(const Knobs& k) const;
+  std::vector<int64_t> split_tiles(const ConvChoice& c) const {
+    return {g.n, g.groups, ceil_div(g.cout_g, c.mt), ceil_div(g.oh, c.ht)};
+  }
+  int64_t footprint(int64_t mt, int64_t ht, int64_t wt) const;
+  /// The split-independent part of a point's profile (cached): the per-tile instructions and
+  /// their GM bytes, the resident weights' load.
+  struct Base {
+    npu::KernelProfile profile;
+    double tile_gm_bytes = 0;
+    int weights_use = -1;  // index of the resident weights' dma in profile.uses
+    double weights_bytes = 0;
+  };
+  const Base& base(const ConvChoice& c) const;
+
+  KernelSpec spec;
+  te::Tensor conv;
+  NpuTarget target;
+  ConvGeom g{};
+  int64_t khw = 1, m0 = 16, k0 = 16, n0 = 16, es = 2, acc_bytes = 4;
+  bool x_nc1hwc0 = false;
+  int64_t c_step = 1, mt_step = 1;
+  TileEmitter em;
+  mutable std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> footprints_;
+  mutable std::map<std::array<int64_t, 8>, Base> bases_;
+};
+
+ConvSchedule::ConvSchedule(const KernelSpec& spec_in, const te::Tensor& conv_in,
+                           const NpuTarget& target_in)
+    : spec(spec_in), conv(conv_in), target(target_in), em(spec_in, target_in, {conv_in.get()}) {
+  name_ = spec.name;
   const auto& hw = *target.hw;
-  const int64_t m0 = hw.core.cube.m, k0 = hw.core.cube.k, n0 = hw.core.cube.n;
-  const int64_t es = target.act_bytes();
-  const int64_t acc_bytes = dtype_size(acc_dtype(target));
+  m0 = hw.core.cube.m;
+  k0 = hw.core.cube.k;
+  n0 = hw.core.cube.n;
+  es = target.act_bytes();
+  acc_bytes = dtype_size(acc_dtype(target));
   const te::Tensor& x = conv->extra_inputs.at(0);
   const te::Tensor& w = conv->extra_inputs.at(1);
-  ConvGeom g{};
   g.n = x->shape[0];
   g.cin = x->shape[1];
   g.h = x->shape[2];
@@ -241,9 +298,7 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   g.dw = conv->attr("dilations", 1);
   g.pt = conv->attr("pads", 0);
   g.pl = conv->attr("pads", 1);
-  const int64_t khw = g.kh * g.kw;
-
-  TileEmitter em(spec, target, {conv.get()});
+  khw = g.kh * g.kw;
   for (const auto& s : em.stages())
     if (s->is_reduce())
       throw Unsupported(
@@ -252,9 +307,8 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   // [kc/C0][ih][iw][C0] blocks for img2col (c0 operand), so K chunks are whole C0 blocks; an
   // NC1HWC0 output or epilogue operand is moved in C0 blocks of output channels, so mt is too.
   const L::Buffer gx = spec.gm.at(x.get());
-  const bool x_nc1hwc0 = is_nc1hwc0(gx, 4);
-  const int64_t c_step = x_nc1hwc0 ? gx->shape[4] : 1;  // K chunk granularity (channels)
-  int64_t mt_step = 1;                                  // co tile granularity
+  x_nc1hwc0 = is_nc1hwc0(gx, 4);
+  c_step = x_nc1hwc0 ? gx->shape[4] : 1;
   if (is_nc1hwc0(spec.gm.at(spec.out.get()), 4)) mt_step = spec.gm.at(spec.out.get())->shape[4];
   for (const auto& t : em.inputs())
     if (is_nc1hwc0(spec.gm.at(t.get()), t->shape.size())) mt_step = spec.gm.at(t.get())->shape[4];
@@ -269,231 +323,324 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
         "per group (this conv: {})",
         spec.name, mt_step, g.cout_g);
 
-  const bool db = knobs ? knobs->double_buffer : true;
-  const int64_t copies = db ? 2 : 1;  // ping-pong copies of a streamed buffer
-  // The knobs that reproduce a tiling (what measured selection and the caller get back).
-  auto knobs_of = [db](const ConvChoice& c) {
-    CubeKnobs k;
-    k.mt = c.mt;
-    k.kc = c.kc;
-    k.ht = c.ht;
-    k.wt = c.wt;
-    k.weights_resident = c.w_resident;
-    k.double_buffer = db;
-    return k;
-  };
-  const int64_t l0a_cap = hw.core.buffers_bytes.l0a / copies;
-  const int64_t l0b_cap = hw.core.buffers_bytes.l0b / copies;
-  // The L0 sub-tile for an L1 tile: the most channels whose weights fit an L0A buffer (whole
-  // fractals of K when more than one fractal), then the most rows whose im2col block fits L0B.
-  auto derive_l0 = [&](ConvChoice& c) {
-    const int64_t kk_cap = l0a_cap / (round_up(c.mt, m0) * es);
-    int64_t kc0 = std::min(c.kc, kk_cap / khw) / c_step * c_step;
-    if (kc0 < 1) return false;
-    if (kc0 < c.kc && kc0 * khw > k0) {  // prefer K sub-chunks of whole fractals
-      int64_t whole = kc0;
-      while (whole > c_step && (whole * khw) % k0 != 0) whole -= c_step;
-      if (whole * 2 >= kc0) kc0 = whole;
-    }
-    // The L0A buffer holds whole fractals of K: rounding up must still fit.
-    while (kc0 > c_step && round_up(kc0 * khw, k0) > kk_cap) kc0 -= c_step;
-    if (round_up(kc0 * khw, k0) > kk_cap) return false;
-    c.kc0 = kc0;
-    const int64_t kk0 = round_up(kc0 * khw, k0);
-    int64_t hr = std::min(c.ht, l0b_cap / (kk0 * es) / c.wt);
-    while (hr > 0 && kk0 * round_up(hr * c.wt, n0) * es > l0b_cap) --hr;
-    if (hr < 1) return false;
-    c.hr = hr;
-    return true;
-  };
-  auto fits = [&](ConvChoice& c) {
-    if (!derive_l0(c)) return false;
-    const int64_t window = align32(c.kc * g.in_h(c.ht) * g.in_w(c.wt) * es);
-    int64_t l1 = copies * window;
-    if (c.w_resident) {
-      l1 += align32(c.mt * g.cg * khw * es);  // one copy (no_double_buffer)
-    } else {
-      l1 += copies * align32(c.mt * c.kc * khw * es);
-    }
-    if (l1 > hw.core.buffers_bytes.l1) return false;
-    const int64_t groups_per_tile = ceil_div(c.ht, c.hr);
-    if (round_up(c.mt, m0) * groups_per_tile * round_up(c.hr * c.wt, n0) * acc_bytes * copies >
-        hw.core.buffers_bytes.l0c)
-      return false;
-    return em.footprint_bytes({1, c.mt, c.ht, c.wt}) * copies <= hw.core.buffers_bytes.ub;
-  };
-  const int cores = hw.cores;
-  // Which loop the cores split: 0 batch, 1 group, 2 co tiles, 3 output-row tiles (-1: none).
-  auto split_of = [&](const ConvChoice& c) {
-    return pick_split({g.n, g.groups, ceil_div(g.cout_g, c.mt), ceil_div(g.oh, c.ht)}, cores);
-  };
-  auto cost = [&](const ConvChoice& c) {
-    const double n_co = static_cast<double>(ceil_div(g.cout_g, c.mt));
-    const double n_oh = static_cast<double>(ceil_div(g.oh, c.ht));
-    const double n_pix = n_oh * static_cast<double>(ceil_div(g.ow, c.wt));
-    const double n_kc = static_cast<double>(ceil_div(g.cg, c.kc));
-    const double ng = static_cast<double>(g.n * g.groups);
-    const double tiles = ng * n_co * n_pix;
-    const int split = split_of(c);
-    const std::vector<double> counts{static_cast<double>(g.n), static_cast<double>(g.groups), n_co,
-                                     n_oh};
-    const double used = split < 0 ? 1.0 : std::min<double>(cores, counts[split]);
-    const double tiles_per_core = std::ceil(tiles / used);
-    // One pixel tile's work per pipe (cycles).
-    const double window_bytes = static_cast<double>(g.cg * g.in_h(c.ht) * g.in_w(c.wt) * es);
-    const double wtile = static_cast<double>(c.mt * g.cg * khw * es);
-    const double in_bytes = window_bytes + (c.w_resident ? 0.0 : wtile);
-    const double out_bytes = static_cast<double>(c.mt * c.ht * c.wt * es);
-    const double n_sub = static_cast<double>(ceil_div(g.cg, c.kc0));
-    const double kk0r = static_cast<double>(round_up(c.kc0 * khw, k0));
-    const double n_grp = static_cast<double>(ceil_div(c.ht, c.hr));
-    const double pr = n_grp * static_cast<double>(round_up(c.hr * c.wt, n0));
-    const double mr = static_cast<double>(round_up(c.mt, m0));
-    const double lat2 = hw.core.mte2.latency_cycles + hw.dram.latency_cycles;
-    const double lat3 = hw.core.mte3.latency_cycles + hw.dram.latency_cycles;
-    const double mte2 = in_bytes / hw.core.mte2.bytes_per_cycle;
-    const double mte3 = out_bytes / hw.core.mte3.bytes_per_cycle;
-    const double mte1 = n_sub * (mr * kk0r + kk0r * pr) * es / hw.core.mte1.bytes_per_cycle;
-    const double cube = n_sub * (mr / m0) * (kk0r / k0) * (pr / n0);
-    const double fix = mr * pr * acc_bytes / hw.core.fix.bytes_per_cycle;
-    const double vec = static_cast<double>(1 + em.stages().size()) * c.mt * c.ht * c.wt * es /
-                       hw.core.vector.width_bytes;
-    const double issue = n_sub * (1 + 2 * n_grp) + n_grp + 10;  // scalar unit, 1 cycle each
-    // One tile's dependence chain: window in, L0 loads, mmads, fix, epilogue (its own GM inputs
-    // each wait a DMA latency), output out. Tile i+2 reuses tile i's buffers, so with double
-    // buffering a tile takes at least half the chain.
-    const double chain = lat2 + mte2 + mte1 + cube + fix + vec + mte3 + lat3 +
-                         static_cast<double>(em.inputs().size()) * lat2;
-    const double sum = chain;
-    double per_tile;
-    if (db) {
-      per_tile = std::max(
-          {mte2, mte3, mte1, cube, fix, vec, issue, chain / 2, n_kc * (lat2 + mte2 / n_kc) / 2});
-    } else {
-      per_tile = chain + (n_kc - 1) * lat2;
-    }
-    double core = tiles_per_core * per_tile + sum;
-    // Resident weights: one exposed load per co tile.
-    if (c.w_resident)
-      core += std::ceil(ng * n_co / (split == 3 ? 1.0 : used)) *
-              (lat2 + wtile / hw.core.mte2.bytes_per_cycle);
-    // Shared DRAM: every byte once through the controller.
-    const double dram_bytes = tiles * in_bytes + tiles * out_bytes +
-                              (c.w_resident ? ng * n_co * wtile * (split == 3 ? used : 1.0) : 0.0);
-    return std::max(core, dram_bytes / hw.dram.bytes_per_cycle + sum);
-  };
+  space_.kind = "conv";
+  Knob mt{"mt",
+          {},
+          mt_step > 1
+              ? fmt::format("output channels per L1 tile (mt a multiple of {}: an output or "
+                            "epilogue operand is stored NC1HWC0)",
+                            mt_step)
+              : std::string("output channels per L1 tile"),
+          {},
+          false};
+  for (int64_t v = m0; v < g.cout_g; v *= 2)
+    if (v % mt_step == 0) mt.values.push_back(v);
+  mt.values.push_back(g.cout_g);
+  std::sort(mt.values.rbegin(), mt.values.rend());
+  Knob kc{"kc",
+          {},
+          x_nc1hwc0 ? fmt::format("input channels per K chunk (kc a multiple of {}: the input is "
+                                  "stored NC1HWC0)",
+                                  c_step)
+                    : std::string("input channels per K chunk (one GM->L1 window copy)"),
+          {},
+          false};
+  for (int64_t v = g.cg;; v = ceil_div(v, 2)) {
+    if (v % c_step == 0 && std::find(kc.values.begin(), kc.values.end(), v) == kc.values.end())
+      kc.values.push_back(v);
+    if (v == 1) break;
+  }
+  Knob ht{"ht", tile_extent_values(g.oh), "output rows per L1 tile", {}, false};
+  Knob wt{"wt", tile_extent_values(g.ow), "output columns per L1 tile", {}, false};
+  Knob res{"weights_resident",
+           {1, 0},
+           "loop order: the co tile's weights stay in L1 across the pixel tiles (1) or stream with "
+           "every K chunk (0)",
+           {},
+           false};
+  Knob ksub{"k_sub", {}, "L0 sub-chunks per K chunk (kc0 = ceil(kc / k_sub) channels)", {}, true};
+  for (int64_t v = 1; v <= g.cg / c_step; v *= 2) ksub.values.push_back(v);
+  Knob rg{"row_groups", {}, "L0 row groups per pixel tile (hr = ceil(ht / row_groups))", {}, true};
+  for (int64_t v : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32})
+    if (v <= g.oh) rg.values.push_back(v);
+  space_.knobs = {mt,
+                  kc,
+                  ht,
+                  wt,
+                  res,
+                  ksub,
+                  rg,
+                  double_buffer_knob(),
+                  split_knob({"batch", "group", "cout", "rows"}),
+                  cores_knob(hw)};
+}
 
-  ConvChoice best;
-  if (knobs && knobs->mt > 0) {
-    best.mt = knobs->mt;
-    best.kc = knobs->kc;
-    best.ht = knobs->ht;
-    best.wt = knobs->wt;
-    best.w_resident = knobs->weights_resident;
-    if (best.mt > g.cout_g || best.kc < 1 || best.kc > g.cg || best.ht < 1 || best.ht > g.oh ||
-        best.wt < 1 || best.wt > g.ow)
-      fail("kernel {}: conv tile knobs mt={} kc={} ht={} wt={} outside the layer ({}x{}x{}x{})",
-           spec.name, best.mt, best.kc, best.ht, best.wt, g.cout_g, g.cg, g.oh, g.ow);
-    if (best.kc % c_step != 0 || best.mt % mt_step != 0)
-      fail(
-          "kernel {}: conv tile knobs mt={} kc={}: its NC1HWC0 tensors need mt a multiple of {} "
-          "and kc a multiple of {}",
-          spec.name, best.mt, best.kc, mt_step, c_step);
-    if (!fits(best)) fail("kernel {}: conv tile knobs do not fit the scratchpads", spec.name);
+ConvChoice ConvSchedule::decode(const Knobs& k) const {
+  ConvChoice c;
+  c.mt = k.at("mt");
+  c.kc = k.at("kc");
+  c.ht = k.at("ht");
+  c.wt = k.at("wt");
+  c.w_resident = k.at("weights_resident") != 0;
+  c.k_sub = k.at("k_sub");
+  c.row_groups = k.at("row_groups");
+  c.kc0 = std::min(c.kc, round_up(ceil_div(c.kc, c.k_sub), c_step));
+  c.hr = ceil_div(c.ht, c.row_groups);
+  c.db = k.at("double_buffer") != 0;
+  c.cores = k.at("cores");
+  c.split = c.cores > 1 ? static_cast<int>(k.at("split")) : -1;
+  return c;
+}
+
+int64_t ConvSchedule::footprint(int64_t mt, int64_t ht, int64_t wt) const {
+  auto key = std::make_tuple(mt, ht, wt);
+  auto it = footprints_.find(key);
+  if (it != footprints_.end()) return it->second;
+  const int64_t f = em.footprint_bytes({1, mt, ht, wt});
+  footprints_[key] = f;
+  return f;
+}
+
+bool ConvSchedule::check(const Knobs& knobs, std::string* why) const {
+  const ConvChoice c = decode(knobs);
+  const auto& hw = *target.hw;
+  if (!check_split(knobs, *space_.find("split"), split_tiles(c), why)) return false;
+  if (ceil_div(c.kc, c.kc0) != c.k_sub)
+    return no(why, [&] {
+      return fmt::format("k_sub = {} with kc = {}: sub-chunks of {} channels make {} sub-chunks",
+                         c.k_sub, c.kc, c.kc0, ceil_div(c.kc, c.kc0));
+    });
+  if (ceil_div(c.ht, c.hr) != c.row_groups)
+    return no(why, [&] {
+      return fmt::format("row_groups = {} with ht = {}: groups of {} rows make {} groups",
+                         c.row_groups, c.ht, c.hr, ceil_div(c.ht, c.hr));
+    });
+  const int64_t copies = c.db ? 2 : 1;
+  const auto& b = hw.core.buffers_bytes;
+  const int64_t window = align32(c.kc * g.in_h(c.ht) * g.in_w(c.wt) * es);
+  int64_t l1 = copies * window;
+  l1 += c.w_resident ? align32(c.mt * g.cg * khw * es) : copies * align32(c.mt * c.kc * khw * es);
+  if (l1 > b.l1)
+    return no(why, [&] {
+      return overflow(c.w_resident ? "the input window and the resident weights"
+                                   : "the input window and a K chunk of weights",
+                      "l1", l1, b.l1, b.l1, false);
+    });
+  const int64_t kk0 = round_up(c.kc0 * khw, k0);
+  const int64_t l0a = round_up(c.mt, m0) * kk0 * es;
+  if (l0a > b.l0a / copies)
+    return no(why, [&] {
+      return overflow("the weights of one L0 sub-chunk", "l0a", l0a, b.l0a / copies, b.l0a, c.db);
+    });
+  const int64_t l0b = kk0 * round_up(c.hr * c.wt, n0) * es;
+  if (l0b > b.l0b / copies)
+    return no(why, [&] {
+      return overflow("the im2col block of one row group", "l0b", l0b, b.l0b / copies, b.l0b, c.db);
+    });
+  const int64_t l0c =
+      round_up(c.mt, m0) * c.row_groups * round_up(c.hr * c.wt, n0) * acc_bytes * copies;
+  if (l0c > b.l0c)
+    return no(why, [&] {
+      return overflow("the accumulators of the pixel tile", "l0c", l0c, b.l0c, b.l0c, false);
+    });
+  const int64_t ub = footprint(c.mt, c.ht, c.wt) * copies;
+  if (ub > b.ub)
+    return no(why, [&] {
+      return overflow("the output tile and its epilogue", "ub", ub, b.ub, b.ub, c.db);
+    });
+  return true;
+}
+
+void ConvSchedule::explain_nothing_fits() const {
+  // Name what the smallest tile lacks: the fewest output channels, the fewest input channels per
+  // K chunk, one output pixel, its L0 sub-tile (one K chunk of those channels, one row).
+  const bool db = double_buffered_only();
+  const int64_t copies = db ? 2 : 1;
+  const int64_t mt = space_.find("mt")->values.back(), kc = space_.find("kc")->values.back();
+  const int64_t mr = round_up(mt, m0), kk0 = round_up(kc * khw, k0);
+  const int64_t window = copies * align32(kc * g.in_h(1) * g.in_w(1) * es);
+  const int64_t weights = std::min(align32(mt * g.cg * khw * es),  // resident: one copy
+                                   copies * align32(mt * kc * khw * es));
+  const auto& b = target.hw->core.buffers_bytes;
+  const std::vector<BufferNeed> needs = {{"l1", window + weights, b.l1, false},
+                                         {"l0a", copies * kk0 * mr * es, b.l0a, db},
+                                         {"l0b", copies * kk0 * n0 * es, b.l0b, db},
+                                         {"l0c", copies * mr * n0 * acc_bytes, b.l0c, db},
+                                         {"ub", copies * footprint(mt, 1, 1), b.ub, db}};
+  fail(
+      "kernel {}: no convolution tile fits the scratchpads: the smallest ({} output channels x {} "
+      "input channel{} x 1 output pixel, {}x{} kernel{}) {}",
+      spec.name, mt, kc, kc > 1 ? "s" : "", g.kh, g.kw, db ? ", double-buffered" : "",
+      shortfall_text(needs));
+}
+
+bool ConvSchedule::derive(Knobs& knobs) const {
+  // The fewest L0 sub-chunks whose weights fit L0A, then the fewest row groups whose im2col block
+  // fits L0B and accumulators fit L0C.
+  const int64_t mt = knobs.at("mt"), kc = knobs.at("kc"), ht = knobs.at("ht"), wt = knobs.at("wt");
+  const int64_t copies = knobs.at("double_buffer") ? 2 : 1;
+  const auto& b = target.hw->core.buffers_bytes;
+  for (int64_t ks : space_.find("k_sub")->values) {
+    const int64_t kc0 = std::min(kc, round_up(ceil_div(kc, ks), c_step));
+    if (ceil_div(kc, kc0) != ks) continue;
+    const int64_t kk0 = round_up(kc0 * khw, k0);
+    if (round_up(mt, m0) * kk0 * es > b.l0a / copies) continue;
+    for (int64_t rg : space_.find("row_groups")->values) {
+      const int64_t hr = ceil_div(ht, rg);
+      if (ceil_div(ht, hr) != rg) continue;
+      if (kk0 * round_up(hr * wt, n0) * es > b.l0b / copies) continue;
+      if (round_up(mt, m0) * rg * round_up(hr * wt, n0) * acc_bytes * copies > b.l0c) continue;
+      knobs["k_sub"] = ks;
+      knobs["row_groups"] = rg;
+      return valid(knobs);
+    }
+    return false;  // more sub-chunks only shrink L0A's part, not L0B's or L0C's
+  }
+  return false;
+}
+
+const ConvSchedule::Base& ConvSchedule::base(const ConvChoice& c) const {
+  const std::array<int64_t, 8> key{c.mt,         c.kc, c.ht,    c.wt,
+                                   c.w_resident, c.db, c.k_sub, c.row_groups};
+  auto it = bases_.find(key);
+  if (it != bases_.end()) return it->second;
+  if (bases_.size() > 1024) bases_.clear();
+  Base& base = bases_[key];
+  const auto& hw = *target.hw;
+  npu::KernelProfile& p = base.profile;
+  p.double_buffer = c.db;
+  const int64_t n_kc = ceil_div(g.cg, c.kc);
+  const int64_t ih = g.in_h(c.ht), iw = g.in_w(c.wt);
+  double tile_gm = 0;
+  // GM -> L1: the input window of one K chunk (valid rows and columns only).
+  {
+    isa::DmaArgs d;
+    d.dtype = isa_dtype(target.act_dtype);
+    d.src.scope = isa::Scope::gm;
+    d.dst.scope = isa::Scope::l1;
+    const int64_t vh = std::min(ih, g.h), vw = std::min(iw, g.w);
+    if (x_nc1hwc0) {
+      d.ndims = 4;
+      d.extent = {static_cast<uint32_t>(c.kc / c_step), static_cast<uint32_t>(vh),
+                  static_cast<uint32_t>(vw), static_cast<uint32_t>(c_step)};
+      d.src_stride = {g.h * g.w * c_step, g.w * c_step, c_step, 1};
+    } else {
+      d.ndims = 3;
+      d.extent = {static_cast<uint32_t>(c.kc), static_cast<uint32_t>(vh), static_cast<uint32_t>(vw),
+                  0};
+      d.src_stride = {g.h * g.w, g.w, 1, 0};
+    }
+    for (int k = 0; k < d.ndims; ++k) d.valid_end[k] = d.extent[k];
+    p.add(hw, make_instr(Opcode::dma, d), static_cast<double>(n_kc), 0, true);
+    tile_gm += n_kc * p.uses.back().dram_bytes;
+  }
+  // GM -> L1: the weights, per K chunk (streamed) or once per co tile (resident).
+  isa::DmaArgs wd;
+  wd.dtype = isa_dtype(target.act_dtype);
+  wd.src.scope = isa::Scope::gm;
+  wd.dst.scope = isa::Scope::l1;
+  wd.ndims = 2;
+  wd.extent = {static_cast<uint32_t>(c.mt),
+               static_cast<uint32_t>((c.w_resident ? g.cg : c.kc) * khw), 0, 0};
+  wd.src_stride = {g.cg * khw, 1, 0, 0};
+  wd.valid_end = wd.extent;
+  if (c.w_resident) {
+    p.add(hw, make_instr(Opcode::dma, wd), 0, 0, true);
+    base.weights_use = static_cast<int>(p.uses.size()) - 1;
+    base.weights_bytes = p.uses.back().dram_bytes;
   } else {
-    std::vector<int64_t> mts, kcs, wts;
-    for (int64_t v = m0; v < g.cout_g; v *= 2)
-      if (v % mt_step == 0) mts.push_back(v);
-    mts.push_back(g.cout_g);
-    for (int64_t v = g.cg;; v = ceil_div(v, 2)) {
-      if (v % c_step == 0) kcs.push_back(v);
-      if (v == 1) break;
-    }
-    for (int64_t v = g.ow;; v = ceil_div(v, 2)) {
-      wts.push_back(v);
-      if (v == 1) break;
-    }
-    double best_cost = std::numeric_limits<double>::infinity();
-    std::vector<std::pair<double, ConvChoice>> ranked;
-    auto consider = [&](ConvChoice c) {
-      if (!fits(c)) return;
-      const double v = cost(c);
-      ranked.push_back({v, c});
-      if (v < best_cost) {
-        best_cost = v;
-        best = c;
-      }
-    };
-    for (int64_t mt : mts)
-      for (int64_t kc : kcs)
-        for (int64_t wt : wts)
-          for (bool res : {true, false}) {
-            if (wt < g.ow && best_cost < std::numeric_limits<double>::infinity() && wt * 4 < n0)
-              continue;
-            ConvChoice c;
-            c.mt = mt;
-            c.kc = kc;
-            c.wt = wt;
-            c.ht = 1;
-            c.w_resident = res;
-            if (!fits(c)) continue;
-            // The most rows that fit, and a few smaller row counts (fewer halo rows are not
-            // always better: the pixel tiles must also spread over the cores).
-            int64_t lo = 1, hi = g.oh + 1;  // lo fits, hi does not
-            while (hi - lo > 1) {
-              const int64_t mid = (lo + hi) / 2;
-              c.ht = mid;
-              (fits(c) ? lo : hi) = mid;
-            }
-            for (int64_t ht = lo; ht >= 1; ht = ht / 2) {
-              c.ht = ht;
-              consider(c);
-              if (ht == 1) break;
-            }
-            c.ht = std::min<int64_t>(lo, ceil_div(g.oh, std::min<int64_t>(g.oh, cores)));
-            consider(c);
-          }
-    if (best.mt == 0) {
-      // Name what the smallest tile lacks: mts.front() output channels, kcs.back() input
-      // channels, one output pixel, its L0 sub-tile (one K chunk of those channels, one row).
-      const int64_t mt = mts.front(), kc = kcs.back();
-      const int64_t mr = round_up(mt, m0), kk0 = round_up(kc * khw, k0);
-      const int64_t window = copies * align32(kc * g.in_h(1) * g.in_w(1) * es);
-      const int64_t weights = std::min(align32(mt * g.cg * khw * es),  // resident: one copy
-                                       copies * align32(mt * kc * khw * es));
-      const auto& b = hw.core.buffers_bytes;
-      const std::vector<BufferNeed> needs = {
-          {"l1", window + weights, b.l1, false},
-          {"l0a", copies * kk0 * mr * es, b.l0a, db},
-          {"l0b", copies * kk0 * n0 * es, b.l0b, db},
-          {"l0c", copies * mr * n0 * acc_bytes, b.l0c, db},
-          {"ub", copies * em.footprint_bytes({1, mt, 1, 1}), b.ub, db}};
-      fail(
-          "kernel {}: no convolution tile fits the scratchpads: the smallest ({} output channels "
-          "x {} input channel{} x 1 output pixel, {}x{} kernel{}) {}",
-          spec.name, mt, kc, kc > 1 ? "s" : "", g.kh, g.kw, db ? ", double-buffered" : "",
-          shortfall_text(needs));
-    }
-    if (candidates) {
-      // The estimate ranks well between similar tilings but not always between loop structures:
-      // offer the best few overall plus the best of every (mt, weights) structure.
-      std::stable_sort(ranked.begin(), ranked.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-      std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, bool>> seen;
-      std::set<std::pair<int64_t, bool>> structures;
-      auto add = [&](const ConvChoice& c) {
-        if (static_cast<int>(candidates->size()) >= n_candidates) return;
-        if (!seen.insert({c.mt, c.kc, c.ht, c.wt, c.w_resident}).second) return;
-        structures.insert({c.mt, c.w_resident});
-        candidates->push_back(knobs_of(c));
-      };
-      for (size_t i = 0; i < ranked.size() && i < 3; ++i) add(ranked[i].second);
-      for (const auto& [v, c] : ranked)
-        if (!structures.count({c.mt, c.w_resident})) add(c);
+    p.add(hw, make_instr(Opcode::dma, wd), static_cast<double>(n_kc), 0, true);
+    tile_gm += n_kc * p.uses.back().dram_bytes;
+  }
+  // L1 -> L0A (weights sub-chunk), L1 -> L0B (im2col of a row group), mmad, fix per row group.
+  const double subs = static_cast<double>(n_kc * c.k_sub);
+  isa::Load2dArgs la;
+  la.dtype = isa_dtype(target.act_dtype);
+  la.dst.scope = isa::Scope::l0a;
+  la.src.scope = isa::Scope::l1;
+  la.rows = static_cast<uint32_t>(c.mt);
+  la.cols = static_cast<uint32_t>(c.kc0 * khw);
+  p.add(hw, make_instr(Opcode::load2d, la), subs);
+  isa::Img2colArgs ic;
+  ic.dtype = la.dtype;
+  ic.dst.scope = isa::Scope::l0b;
+  ic.src.scope = isa::Scope::l1;
+  ic.c = static_cast<uint32_t>(c.kc0);
+  ic.h = static_cast<uint32_t>(ih);
+  ic.w = static_cast<uint32_t>(iw);
+  ic.kh = static_cast<uint32_t>(g.kh);
+  ic.kw = static_cast<uint32_t>(g.kw);
+  ic.stride_h = static_cast<uint32_t>(g.sh);
+  ic.stride_w = static_cast<uint32_t>(g.sw);
+  ic.dilation_h = static_cast<uint32_t>(g.dh);
+  ic.dilation_w = static_cast<uint32_t>(g.dw);
+  ic.oh = static_cast<uint32_t>(c.hr);
+  ic.ow = static_cast<uint32_t>(c.wt);
+  ic.c0 = x_nc1hwc0 ? static_cast<uint32_t>(c_step) : 0;
+  p.add(hw, make_instr(Opcode::img2col, ic), subs * static_cast<double>(c.row_groups));
+  isa::MmadArgs mm;
+  mm.m1 = static_cast<uint32_t>(ceil_div(c.mt, m0));
+  mm.k1 = static_cast<uint32_t>(ceil_div(c.kc0 * khw, k0));
+  mm.n1 = static_cast<uint32_t>(ceil_div(c.hr * c.wt, n0));
+  p.add(hw, make_instr(Opcode::mmad, mm), subs * static_cast<double>(c.row_groups));
+  isa::FixArgs fx;
+  fx.dst_dtype = la.dtype;
+  fx.m = static_cast<uint32_t>(c.mt);
+  fx.n = static_cast<uint32_t>(c.hr * c.wt);
+  p.add(hw, make_instr(Opcode::fix, fx), static_cast<double>(c.row_groups));
+  TileBox box;
+  box.start.assign(4, L::Affine{});
+  box.extent = {1, c.mt, c.ht, c.wt};
+  add_epilogue(p, spec, em, target, box, c.mt, &tile_gm);
+  p.scalar_per_tile = 10;
+  p.steps_per_tile = static_cast<double>(n_kc);
+  base.tile_gm_bytes = tile_gm;
+  return base;
+}
+
+npu::KernelProfile ConvSchedule::profile(const Knobs& knobs) const {
+  const ConvChoice c = decode(knobs);
+  const Base& b = base(c);
+  npu::KernelProfile p = b.profile;
+  const int64_t n_co = ceil_div(g.cout_g, c.mt), n_oh = ceil_div(g.oh, c.ht),
+                n_ow = ceil_div(g.ow, c.wt);
+  const double tiles = static_cast<double>(g.n * g.groups * n_co * n_oh * n_ow);
+  // Tiles of the busiest core and how often each core loads a co tile's resident weights.
+  const std::vector<int64_t> counts = split_tiles(c);
+  double per_core_tiles = tiles, co_loads = static_cast<double>(g.n * g.groups * n_co),
+         co_loads_all = co_loads;
+  if (c.split >= 0) {
+    const double s = static_cast<double>(counts[c.split]);
+    const double share = std::ceil(s / static_cast<double>(c.cores));
+    per_core_tiles = tiles / s * share;
+    if (c.split == 3) {
+      co_loads_all = co_loads * static_cast<double>(c.cores);  // every core loads every co tile
+    } else {
+      co_loads = co_loads / s * share;
     }
   }
-  const int split = split_of(best);
-  if (knobs) *knobs = knobs_of(best);
+  double gm = 0;
+  if (b.weights_use >= 0) {
+    p.uses[static_cast<size_t>(b.weights_use)].per_core = co_loads;
+    gm += co_loads_all * b.weights_bytes;
+  }
+  p.tiles = per_core_tiles;
+  p.dram_bytes = gm + tiles * b.tile_gm_bytes;
+  p.cores_used = static_cast<int>(c.cores);
+  return p;
+}
+
+L::Stmt ConvSchedule::emit(const Knobs& knobs) const {
+  require_valid(knobs);
+  const ConvChoice best = decode(knobs);
+  const auto& hw = *target.hw;
+  (void)hw;
+  const te::Tensor& w = conv->extra_inputs.at(1);
+  const L::Buffer gx = spec.gm.at(conv->extra_inputs.at(0).get());
+  const bool db = best.db;
+  const int64_t copies = db ? 2 : 1;
+  const int split = best.split;
+  TileEmitter em(spec, target, {conv.get()});
   em.allocate({1, best.mt, best.ht, best.wt});
 
   // Scratchpad allocations (full tile; tails use views). L0A/L0B: two buffers each when double
@@ -680,179 +827,296 @@ L::Stmt conv_kernel(const KernelSpec& spec, const te::Tensor& conv, const NpuTar
   if (g.n > 1)
     body = L::for_loop(vn, g.n, body, split == 0 ? L::ForKind::core_bound : L::ForKind::serial);
   body = L::seq({body});
-  body->comment =
-      fmt::format("kernel {} (cube conv, mt={} kc={} ht={} wt={}, weights {}, L0 kc0={} hr={})",
-                  spec.name, best.mt, best.kc, best.ht, best.wt,
-                  best.w_resident ? "resident" : "streamed", best.kc0, best.hr);
+  body->comment = fmt::format(
+      "kernel {} (cube conv, mt={} kc={} ht={} wt={}, weights {}, L0 kc0={} hr={}{}{})", spec.name,
+      best.mt, best.kc, best.ht, best.wt, best.w_resident ? "resident" : "streamed", best.kc0,
+      best.hr, db ? "" : ", single-buffered",
+      split >= 0
+          ? fmt::format(", split {} over {} cores", space_.find("split")->label(split), best.cores)
+          : std::string());
   return body;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Matmul
 // ---------------------------------------------------------------------------------------------
+//
+// Output tiles mt x nt over K chunks of kt. Loop order a_resident = 0: n tiles outer, m tiles
+// inner, A re-read per n tile (B's n tile is hoisted out of the m loop when one K chunk holds
+// all of K); a_resident = 1: m outer, A's m tile (all of K) stays in L1 while the n loop runs.
+// The cores split a batch dim, the n tiles or the m tiles.
 
-L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTarget& target,
-                      CubeKnobs* knobs, std::vector<CubeKnobs>* candidates, int n_candidates) {
-  const auto& hw = *target.hw;
-  const int64_t m0 = hw.core.cube.m, k0 = hw.core.cube.k, n0 = hw.core.cube.n;
-  const int64_t es = target.act_bytes();
-  const int64_t acc_bytes = dtype_size(acc_dtype(target));
-  const te::Tensor& a = mmt->extra_inputs.at(0);
-  const te::Tensor& b = mmt->extra_inputs.at(1);
-  const bool ta = mmt->attr("trans_a") != 0, tb = mmt->attr("trans_b") != 0;
-  if (a->shape.size() < 2 || b->shape.size() < 2)
-    throw Unsupported(
-        fmt::format("kernel {}: matmul with a 1-D operand is not compiled for the NPU", spec.name));
-  const Shape& os = mmt->shape;
-  const size_t rank = os.size();
-  const int64_t M = os[rank - 2], N = os[rank - 1];
-  const int64_t K = ta ? a->shape[a->shape.size() - 2] : a->shape.back();
+struct MatmulChoice {
+  int64_t mt = 0, nt = 0, kt = 0;
+  bool a_res = false;
+  bool db = true;
+  int split = -1;  // index into the loops [batch dims..., n tiles, m tiles]; -1: one core
+  int64_t cores = 1;
+};
 
-  TileEmitter em(spec, target, {mmt.get()});
-  for (const auto& s : em.stages())
-    if (s->is_reduce())
-      throw Unsupported(
-          fmt::format("kernel {}: epilogue stage {} is a reduction", spec.name, s->name));
+class MatmulSchedule final : public KernelSchedule {
+ public:
+  MatmulSchedule(const KernelSpec& spec, const te::Tensor& mmt, const NpuTarget& target);
+  npu::KernelProfile profile(const Knobs& knobs) const override;
+  L::Stmt emit(const Knobs& knobs) const override;
+  void explain_nothing_fits() const override;
 
-  struct Choice {
-    int64_t mt, nt, kt;
-    bool a_res = false;  // A's m tile (all of K) stays in L1 across the n tiles
-  };
-  auto out_ext = [&](int64_t mt, int64_t nt) {
+ protected:
+  bool check(const Knobs& knobs, std::string* why) const override;
+
+ private:
+  MatmulChoice decode(const Knobs& k) const;
+  std::vector<int64_t> out_ext(int64_t mt, int64_t nt) const {
     std::vector<int64_t> e(rank, 1);
     e[rank - 2] = mt;
     e[rank - 1] = nt;
     return e;
-  };
-  const bool db = knobs ? knobs->double_buffer : true;
-  const auto cap = [&](int64_t bytes) { return db ? bytes / 2 : bytes; };
-  auto fits = [&](const Choice& c) {
-    if (c.a_res) {
-      if (align32(c.mt * K * es) + (db ? 2 : 1) * align32(c.kt * c.nt * es) >
-          hw.core.buffers_bytes.l1)
-        return false;
-    } else if (align32(c.mt * c.kt * es) + align32(c.kt * c.nt * es) >
-               cap(hw.core.buffers_bytes.l1)) {
-      return false;
-    }
-    if (round_up(c.mt, m0) * round_up(c.kt, k0) * es > cap(hw.core.buffers_bytes.l0a)) return false;
-    if (round_up(c.kt, k0) * round_up(c.nt, n0) * es > cap(hw.core.buffers_bytes.l0b)) return false;
-    if (round_up(c.mt, m0) * round_up(c.nt, n0) * acc_bytes > cap(hw.core.buffers_bytes.l0c))
-      return false;
-    return em.footprint_bytes(out_ext(c.mt, c.nt)) <= cap(hw.core.buffers_bytes.ub);
-  };
-  const CostModel cm{hw};
-  int64_t batches = 1;
+  }
+  std::vector<int64_t> split_tiles(const MatmulChoice& c) const {
+    std::vector<int64_t> t;
+    for (size_t d = 0; d + 2 < rank; ++d) t.push_back(os[d]);
+    t.push_back(ceil_div(N, c.nt));
+    t.push_back(ceil_div(M, c.mt));
+    return t;
+  }
+
+  KernelSpec spec;
+  te::Tensor mmt, a, b;
+  NpuTarget target;
+  bool ta = false, tb = false;
+  Shape os;
+  size_t rank = 2;
+  int64_t M = 1, N = 1, K = 1, batches = 1;
+  int64_t m0 = 16, k0 = 16, n0 = 16, es = 2, acc_bytes = 4;
+  TileEmitter em;
+  mutable std::map<std::pair<int64_t, int64_t>, int64_t> footprints_;
+};
+
+MatmulSchedule::MatmulSchedule(const KernelSpec& spec_in, const te::Tensor& mmt_in,
+                               const NpuTarget& target_in)
+    : spec(spec_in), mmt(mmt_in), target(target_in), em(spec_in, target_in, {mmt_in.get()}) {
+  name_ = spec.name;
+  const auto& hw = *target.hw;
+  m0 = hw.core.cube.m;
+  k0 = hw.core.cube.k;
+  n0 = hw.core.cube.n;
+  es = target.act_bytes();
+  acc_bytes = dtype_size(acc_dtype(target));
+  a = mmt->extra_inputs.at(0);
+  b = mmt->extra_inputs.at(1);
+  ta = mmt->attr("trans_a") != 0;
+  tb = mmt->attr("trans_b") != 0;
+  if (a->shape.size() < 2 || b->shape.size() < 2)
+    throw Unsupported(
+        fmt::format("kernel {}: matmul with a 1-D operand is not compiled for the NPU", spec.name));
+  os = mmt->shape;
+  rank = os.size();
+  M = os[rank - 2];
+  N = os[rank - 1];
+  K = ta ? a->shape[a->shape.size() - 2] : a->shape.back();
   for (size_t d = 0; d + 2 < rank; ++d) batches *= os[d];
-  auto cost = [&](const Choice& c) {
-    const double n_m = static_cast<double>(ceil_div(M, c.mt)),
-                 n_n = static_cast<double>(ceil_div(N, c.nt));
-    const double n_k = static_cast<double>(ceil_div(K, c.kt));
-    const double a_chunk = (c.a_res ? 0.0 : cm.dma(c.mt * c.kt * es)) +
-                           cm.mte1(round_up(c.mt, m0) * round_up(c.kt, k0) * es);
-    const double b_chunk =
-        cm.dma(c.kt * c.nt * es) + cm.mte1(round_up(c.kt, k0) * round_up(c.nt, n0) * es);
-    const double mm = cm.cube(ceil_div(c.mt, m0) * ceil_div(c.kt, k0) * ceil_div(c.nt, n0));
-    double per_tile =
-        n_k * (a_chunk + mm) + cm.fix(round_up(c.mt, m0) * round_up(c.nt, n0) * acc_bytes) +
-        (1 + em.stages().size()) * cm.vec(c.mt * c.nt * es) + cm.dma(c.mt * c.nt * es);
-    double total = batches * n_m * n_n * per_tile;
-    total += batches * n_n * (n_k == 1 && !c.a_res ? 1.0 : n_m) * n_k * b_chunk;
-    if (c.a_res) total += batches * n_m * cm.dma(c.mt * K * es);
-    return total;
-  };
-  Choice best{0, 0, 0};
-  if (knobs && knobs->mt > 0) {
-    best = {knobs->mt, knobs->nt, knobs->kt, knobs->a_resident};
-    if (best.mt > M || best.nt < 1 || best.nt > N || best.kt < 1 || best.kt > K)
-      fail("kernel {}: matmul tile knobs mt={} nt={} kt={} outside {}x{}x{}", spec.name, best.mt,
-           best.nt, best.kt, M, N, K);
-    if (!fits(best)) fail("kernel {}: matmul tile knobs do not fit the scratchpads", spec.name);
+  for (const auto& s : em.stages())
+    if (s->is_reduce())
+      throw Unsupported(
+          fmt::format("kernel {}: epilogue stage {} is a reduction", spec.name, s->name));
+  space_.kind = "matmul";
+  Knob mt{"mt", {}, "rows of A (and the output) per tile", {}, false};
+  for (int64_t v = m0; v < M; v *= 2) mt.values.push_back(v);
+  mt.values.push_back(M);
+  std::sort(mt.values.rbegin(), mt.values.rend());
+  Knob nt{"nt", {}, "columns of B (and the output) per tile", {}, false};
+  for (int64_t v = n0; v < N; v *= 2) nt.values.push_back(v);
+  nt.values.push_back(N);
+  std::sort(nt.values.rbegin(), nt.values.rend());
+  Knob kt{"kt", tile_extent_values(K, k0), "K elements per chunk", {}, false};
+  Knob ares{
+      "a_resident",
+      {1, 0},
+      "loop order: A's m tile (all of K) stays in L1 across the n tiles (1), or n outer and A "
+      "re-read per n tile (0)",
+      {},
+      false};
+  std::vector<std::string> loops;
+  for (size_t d = 0; d + 2 < rank; ++d) loops.push_back(fmt::format("batch{}", d));
+  loops.push_back("n");
+  loops.push_back("m");
+  space_.knobs = {mt, nt, kt, ares, double_buffer_knob(), split_knob(loops), cores_knob(hw)};
+}
+
+MatmulChoice MatmulSchedule::decode(const Knobs& k) const {
+  MatmulChoice c;
+  c.mt = k.at("mt");
+  c.nt = k.at("nt");
+  c.kt = k.at("kt");
+  c.a_res = k.at("a_resident") != 0;
+  c.db = k.at("double_buffer") != 0;
+  c.cores = k.at("cores");
+  c.split = c.cores > 1 ? static_cast<int>(k.at("split")) : -1;
+  return c;
+}
+
+bool MatmulSchedule::check(const Knobs& knobs, std::string* why) const {
+  const MatmulChoice c = decode(knobs);
+  if (!check_split(knobs, *space_.find("split"), split_tiles(c), why)) return false;
+  const auto& bb = target.hw->core.buffers_bytes;
+  const int64_t copies = c.db ? 2 : 1;
+  if (c.a_res) {
+    const int64_t l1 = align32(c.mt * K * es) + copies * align32(c.kt * c.nt * es);
+    if (l1 > bb.l1)
+      return no(why, [&] {
+        return overflow("A's resident m tile and a B chunk", "l1", l1, bb.l1, bb.l1, false);
+      });
   } else {
-    std::vector<int64_t> mts, nts;
-    for (int64_t v = m0; v < M; v *= 2) mts.push_back(v);
-    mts.push_back(M);
-    for (int64_t v = n0; v < N; v *= 2) nts.push_back(v);
-    nts.push_back(N);
-    double best_cost = std::numeric_limits<double>::infinity();
-    std::vector<std::pair<double, Choice>> ranked;
-    for (int64_t mt : mts)
-      for (int64_t nt : nts)
-        for (bool a_res : {false, true}) {
-          Choice c{mt, nt, 1, a_res};
-          if (!fits(c)) continue;
-          int64_t lo = 1, hi = K + 1;
-          while (hi - lo > 1) {
-            const int64_t mid = (lo + hi) / 2;
-            c.kt = mid;
-            (fits(c) ? lo : hi) = mid;
-          }
-          // Prefer whole fractals of K when K is split.
-          c.kt = lo < K && lo > k0 ? lo / k0 * k0 : lo;
-          const double v = cost(c);
-          ranked.push_back({v, c});
-          if (v < best_cost) {
-            best_cost = v;
-            best = c;
-          }
-        }
-    if (best.mt == 0) {
-      // Name what the smallest tile (mts.front() x nts.front(), one element of K) lacks.
-      const int64_t mt = mts.front(), nt = nts.front(), copies = db ? 2 : 1;
-      const auto& b = hw.core.buffers_bytes;
-      const std::vector<BufferNeed> needs = {
-          {"l1", copies * (align32(mt * es) + align32(nt * es)), b.l1, db},
-          {"l0a", copies * round_up(mt, m0) * round_up(1, k0) * es, b.l0a, db},
-          {"l0b", copies * round_up(1, k0) * round_up(nt, n0) * es, b.l0b, db},
-          {"l0c", copies * round_up(mt, m0) * round_up(nt, n0) * acc_bytes, b.l0c, db},
-          {"ub", copies * em.footprint_bytes(out_ext(mt, nt)), b.ub, db}};
-      fail(
-          "kernel {}: no matmul tile fits the scratchpads: the smallest ({} x {} outputs, K chunk "
-          "of 1{}) {}",
-          spec.name, mt, nt, db ? ", double-buffered" : "", shortfall_text(needs));
-    }
-    if (candidates) {
-      std::stable_sort(ranked.begin(), ranked.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-      // The best few, then the best of each loop structure (A resident or not) not yet in.
-      std::set<bool> structures;
-      auto add = [&](const Choice& c) {
-        if (static_cast<int>(candidates->size()) >= n_candidates) return;
-        structures.insert(c.a_res);
-        CubeKnobs k{c.mt, 0, 0, 0, c.nt, c.kt, db};
-        k.a_resident = c.a_res;
-        candidates->push_back(k);
-      };
-      for (size_t i = 0; i < ranked.size() && i + 1 < static_cast<size_t>(n_candidates); ++i)
-        add(ranked[i].second);
-      for (const auto& [v, c] : ranked)
-        if (!structures.count(c.a_res)) add(c);
-    }
+    const int64_t l1 = align32(c.mt * c.kt * es) + align32(c.kt * c.nt * es);
+    if (l1 > bb.l1 / copies)
+      return no(why, [&] {
+        return overflow("an A chunk and a B chunk", "l1", l1, bb.l1 / copies, bb.l1, c.db);
+      });
   }
-  const int cores = hw.cores;
-  if (cores > 1 && !(knobs && knobs->mt > 0)) {
-    auto n_tiles = [&](const Choice& c) { return batches * ceil_div(M, c.mt) * ceil_div(N, c.nt); };
-    if (n_tiles(best) < cores && M > m0) {
-      Choice c = best;
-      c.mt = std::min(c.mt, round_up(ceil_div(M, cores), m0));
-      if (fits(c)) best = c;
-    }
-    if (n_tiles(best) < cores && N > n0) {
-      Choice c = best;
-      c.nt = std::min(c.nt, round_up(ceil_div(N, cores), n0));
-      if (fits(c)) best = c;
-    }
-  }
-  std::vector<int64_t> loop_counts;
-  for (size_t d = 0; d + 2 < rank; ++d) loop_counts.push_back(os[d]);
-  loop_counts.push_back(ceil_div(N, best.nt));
-  loop_counts.push_back(ceil_div(M, best.mt));
-  const int split = pick_split(loop_counts, cores);
+  const int64_t l0a = round_up(c.mt, m0) * round_up(c.kt, k0) * es;
+  if (l0a > bb.l0a / copies)
+    return no(why,
+              [&] { return overflow("an A chunk", "l0a", l0a, bb.l0a / copies, bb.l0a, c.db); });
+  const int64_t l0b = round_up(c.kt, k0) * round_up(c.nt, n0) * es;
+  if (l0b > bb.l0b / copies)
+    return no(why,
+              [&] { return overflow("a B chunk", "l0b", l0b, bb.l0b / copies, bb.l0b, c.db); });
+  const int64_t l0c = round_up(c.mt, m0) * round_up(c.nt, n0) * acc_bytes;
+  if (l0c > bb.l0c / copies)
+    return no(why, [&] {
+      return overflow("the accumulators of the tile", "l0c", l0c, bb.l0c / copies, bb.l0c, c.db);
+    });
+  auto key = std::make_pair(c.mt, c.nt);
+  auto it = footprints_.find(key);
+  if (it == footprints_.end())
+    it = footprints_.emplace(key, em.footprint_bytes(out_ext(c.mt, c.nt))).first;
+  if (it->second > bb.ub / copies)
+    return no(why, [&] {
+      return overflow("the output tile and its epilogue", "ub", it->second, bb.ub / copies, bb.ub,
+                      c.db);
+    });
+  return true;
+}
+
+void MatmulSchedule::explain_nothing_fits() const {
+  // Name what the smallest tile (the fewest rows and columns, one element of K) lacks.
+  const bool db = double_buffered_only();
+  const int64_t copies = db ? 2 : 1;
+  const int64_t mt = space_.find("mt")->values.back(), nt = space_.find("nt")->values.back();
+  const auto& bb = target.hw->core.buffers_bytes;
+  const std::vector<BufferNeed> needs = {
+      {"l1", copies * (align32(mt * es) + align32(nt * es)), bb.l1, db},
+      {"l0a", copies * round_up(mt, m0) * round_up(1, k0) * es, bb.l0a, db},
+      {"l0b", copies * round_up(1, k0) * round_up(nt, n0) * es, bb.l0b, db},
+      {"l0c", copies * round_up(mt, m0) * round_up(nt, n0) * acc_bytes, bb.l0c, db},
+      {"ub", copies * em.footprint_bytes(out_ext(mt, nt)), bb.ub, db}};
+  fail(
+      "kernel {}: no matmul tile fits the scratchpads: the smallest ({} x {} outputs, K chunk of "
+      "1{}) {}",
+      spec.name, mt, nt, db ? ", double-buffered" : "", shortfall_text(needs));
+}
+
+npu::KernelProfile MatmulSchedule::profile(const Knobs& knobs) const {
+  const MatmulChoice c = decode(knobs);
+  const auto& hw = *target.hw;
+  npu::KernelProfile p;
+  p.double_buffer = c.db;
+  const int64_t n_m = ceil_div(M, c.mt), n_n = ceil_div(N, c.nt), n_k = ceil_div(K, c.kt);
+  const bool hoist_b = n_k == 1 && !c.a_res;
+  const double tiles = static_cast<double>(batches * n_m * n_n);
+  const std::vector<int64_t> counts = split_tiles(c);
   const int split_n = static_cast<int>(rank) - 2, split_m = split_n + 1;
-  if (knobs) {
-    *knobs = CubeKnobs{best.mt, 0, 0, 0, best.nt, best.kt, db};
-    knobs->a_resident = best.a_res;
+  // Per core: tiles, B n-tile loads (hoisted), A m-tile loads (resident); and in all cores.
+  double core_tiles = tiles, b_loads = static_cast<double>(batches * n_n), b_all = b_loads,
+         a_loads = static_cast<double>(batches * n_m), a_all = a_loads;
+  if (c.split >= 0) {
+    const double s = static_cast<double>(counts[c.split]);
+    const double share = std::ceil(s / static_cast<double>(c.cores));
+    core_tiles = tiles / s * share;
+    if (c.split == split_m) {
+      b_all = b_loads * static_cast<double>(c.cores);
+      a_loads = a_loads / s * share;
+    } else if (c.split == split_n) {
+      a_all = a_loads * static_cast<double>(c.cores);
+      b_loads = b_loads / s * share;
+    } else {
+      a_loads = a_loads / s * share;
+      b_loads = b_loads / s * share;
+    }
   }
+  // A [mt x kt] (or transposed [kt x mt]) and B [kt x nt] (or [nt x kt]) chunks GM -> L1.
+  auto chunk = [&](int64_t rows, int64_t cols, int64_t row_stride) {
+    isa::DmaArgs d;
+    d.dtype = isa_dtype(target.act_dtype);
+    d.src.scope = isa::Scope::gm;
+    d.dst.scope = isa::Scope::l1;
+    d.ndims = 2;
+    d.extent = {static_cast<uint32_t>(rows), static_cast<uint32_t>(cols), 0, 0};
+    d.src_stride = {row_stride, 1, 0, 0};
+    d.valid_end = d.extent;
+    return make_instr(Opcode::dma, d);
+  };
+  const int64_t lda = a->shape.back(), ldb = b->shape.back();
+  const isa::Instruction a_chunk = ta ? chunk(c.kt, c.mt, lda) : chunk(c.mt, c.kt, lda);
+  const isa::Instruction a_tile = ta ? chunk(K, c.mt, lda) : chunk(c.mt, K, lda);
+  const isa::Instruction b_chunk =
+      tb ? chunk(hoist_b ? c.nt : c.nt, c.kt, ldb) : chunk(c.kt, c.nt, ldb);
+  double gm = 0, tile_gm = 0;
+  if (c.a_res) {
+    p.add(hw, a_tile, 0, a_loads, true);
+    gm += a_all * p.uses.back().dram_bytes;
+  } else {
+    p.add(hw, a_chunk, static_cast<double>(n_k), 0, true);
+    tile_gm += n_k * p.uses.back().dram_bytes;
+  }
+  isa::Load2dArgs la;
+  la.dtype = isa_dtype(target.act_dtype);
+  la.src.scope = isa::Scope::l1;
+  la.dst.scope = isa::Scope::l0a;
+  la.rows = static_cast<uint32_t>(c.mt);
+  la.cols = static_cast<uint32_t>(c.kt);
+  p.add(hw, make_instr(Opcode::load2d, la), static_cast<double>(n_k));
+  isa::Load2dArgs lb = la;
+  lb.dst.scope = isa::Scope::l0b;
+  lb.rows = static_cast<uint32_t>(c.kt);
+  lb.cols = static_cast<uint32_t>(c.nt);
+  if (hoist_b) {
+    p.add(hw, b_chunk, 0, b_loads, true);
+    gm += b_all * p.uses.back().dram_bytes;
+    p.add(hw, make_instr(Opcode::load2d, lb), 0, b_loads);
+  } else {
+    p.add(hw, b_chunk, static_cast<double>(n_k), 0, true);
+    tile_gm += n_k * p.uses.back().dram_bytes;
+    p.add(hw, make_instr(Opcode::load2d, lb), static_cast<double>(n_k));
+  }
+  isa::MmadArgs mm;
+  mm.m1 = static_cast<uint32_t>(ceil_div(c.mt, m0));
+  mm.k1 = static_cast<uint32_t>(ceil_div(c.kt, k0));
+  mm.n1 = static_cast<uint32_t>(ceil_div(c.nt, n0));
+  p.add(hw, make_instr(Opcode::mmad, mm), static_cast<double>(n_k));
+  isa::FixArgs fx;
+  fx.dst_dtype = la.dtype;
+  fx.m = static_cast<uint32_t>(c.mt);
+  fx.n = static_cast<uint32_t>(c.nt);
+  p.add(hw, make_instr(Opcode::fix, fx), 1);
+  TileBox box;
+  box.start.assign(rank, L::Affine{});
+  box.extent = out_ext(c.mt, c.nt);
+  add_epilogue(p, spec, em, target, box, c.mt, &tile_gm);
+  p.scalar_per_tile = 8;
+  p.steps_per_tile = static_cast<double>(n_k);
+  p.tiles = core_tiles;
+  p.dram_bytes = gm + tiles * tile_gm;
+  p.cores_used = static_cast<int>(c.cores);
+  return p;
+}
+
+L::Stmt MatmulSchedule::emit(const Knobs& knobs) const {
+  require_valid(knobs);
+  const MatmulChoice best = decode(knobs);
+  const int split = best.split;
+  const int split_n = static_cast<int>(rank) - 2, split_m = split_n + 1;
+  TileEmitter em(spec, target, {mmt.get()});
   em.allocate(out_ext(best.mt, best.nt));
 
   L::Buffer l1_a = L::make_buffer("l1_a", L::MemScope::l1, target.act_dtype,
@@ -1004,21 +1268,30 @@ L::Stmt matmul_kernel(const KernelSpec& spec, const te::Tensor& mmt, const NpuTa
       body = L::for_loop(bvars[d], os[d], body,
                          split == d ? L::ForKind::core_bound : L::ForKind::serial);
   body = L::seq({body});
-  body->comment = fmt::format("kernel {} (cube matmul, mt={} nt={} kt={}{})", spec.name, best.mt,
-                              best.nt, best.kt, best.a_res ? ", A resident" : "");
+  body->comment = fmt::format(
+      "kernel {} (cube matmul, mt={} nt={} kt={}{}{}{})", spec.name, best.mt, best.nt, best.kt,
+      best.a_res ? ", A resident" : "", best.db ? "" : ", single-buffered",
+      split >= 0
+          ? fmt::format(", split {} over {} cores", space_.find("split")->label(split), best.cores)
+          : std::string());
   return body;
 }
 
 }  // namespace
 
-L::Stmt tile_cube(const KernelSpec& spec, const te::Tensor& contraction, const NpuTarget& target,
-                  CubeKnobs* knobs, std::vector<CubeKnobs>* candidates, int n_candidates) {
+std::unique_ptr<KernelSchedule> cube_schedule(const KernelSpec& spec, const te::Tensor& contraction,
+                                              const NpuTarget& target) {
   if (contraction->tag == "conv2d")
-    return conv_kernel(spec, contraction, target, knobs, candidates, n_candidates);
+    return std::make_unique<ConvSchedule>(spec, contraction, target);
   if (contraction->tag == "matmul")
-    return matmul_kernel(spec, contraction, target, knobs, candidates, n_candidates);
+    return std::make_unique<MatmulSchedule>(spec, contraction, target);
   internal_fail("tile_cube: {} is not a cube contraction (tag '{}')", contraction->name,
                 contraction->tag);
+}
+
+L::Stmt tile_cube(const KernelSpec& spec, const te::Tensor& contraction, const NpuTarget& target,
+                  const Knobs& knobs) {
+  return cube_schedule(spec, contraction, target)->emit(knobs);
 }
 
 }  // namespace tessel::passes

@@ -301,6 +301,16 @@ L::Stmt TileEmitter::emit_tile(
   return L::seq(body);
 }
 
+int arithmetic_nodes(const Expr& e) {
+  if (!e) return 0;
+  if (e->kind == ExprKind::TensorRead || e->kind == ExprKind::Load || e->kind == ExprKind::Float ||
+      e->kind == ExprKind::Int || e->kind == ExprKind::VarRef)
+    return 0;
+  int n = 1;
+  for (const auto& a : e->args) n += arithmetic_nodes(a);
+  return n;
+}
+
 bool is_nc1hwc0(const L::Buffer& gm, size_t logical_rank) {
   return gm->scope == L::MemScope::gm && logical_rank == 4 && gm->shape.size() == 5;
 }

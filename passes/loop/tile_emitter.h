@@ -89,6 +89,9 @@ loop::Stmt copy_gm_box(const TileEmitter& em, const loop::Buffer& local, const l
 /// `a` / `d` when every coefficient and the constant of `a` is a multiple of `d`, else nullopt.
 std::optional<loop::Affine> affine_div_exact(const loop::Affine& a, int64_t d);
 
+/// Arithmetic nodes of an expression (each is at least one vector instruction per element row).
+int arithmetic_nodes(const loop::Expr& e);
+
 /// Round `bytes` up to the 32-byte scratchpad alignment.
 inline int64_t align32(int64_t bytes) { return (bytes + 31) / 32 * 32; }
 

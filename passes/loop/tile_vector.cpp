@@ -1,17 +1,27 @@
 // Pass: tile_vector -- tiling for vector-unit kernels.
 //
-// What it does: chooses a tile over the kernel output's axes so that every UB buffer of one tile
-// fits (innermost axes whole; the first axis that does not fit is split to the largest extent that
-// does; outer axes get extent 1), then emits the tile loops -- full tiles in a loop, the remainder
-// as a static tail -- with each tile's copies, stages and output copy from TileEmitter.
+// What it does: exposes the schedule space of a vector kernel (any TE DAG of elementwise and
+// reduction stages with affine reads) and emits the point it is handed. A tile splits one output
+// axis, `tile_axis`, into `tiles` tiles of ceil(extent / tiles) elements; the axes after it stay
+// whole, the axes before it take one element per tile (the channel axis one C0 block when a
+// tensor is stored NC1HWC0). The tile loops -- full tiles in a loop, the remainder as a static
+// tail -- hold each tile's copies, stages and output copy from TileEmitter; the loop of axis
+// `split` is core-bound over `cores` cores. A point is rejected when the UB footprint of a tile
+// (inputs, stages, output, tensorizer temporaries; halved for double buffering) overflows, when it
+// splits an axis some stage reduces over, or when the split axis has fewer tiles than cores.
+// profile() tensorizes one tile to price it with the analytical model (npu_model/cost_model.h).
 // Runs first (on the kernel TE). Guarantees: every scratchpad buffer has a static size that fits
 // the UB budget; all loop extents and copy extents are static.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
+#include <map>
 
 #include "compiler/support/error.h"
 #include "passes/loop/npu_passes.h"
+#include "passes/loop/schedule.h"
+#include "passes/loop/schedule_util.h"
 #include "passes/loop/tile_emitter.h"
 
 namespace tessel::passes {
@@ -38,57 +48,45 @@ struct UbBudget {
   }
 };
 
-/// Analytic tile choice: see the file comment. Axis 1 takes multiples of `c_align` channels (or
-/// all of them): the whole C0 blocks of NC1HWC0 tensors.
-std::vector<int64_t> choose_tile(const TileEmitter& em, const Shape& shape, const UbBudget& ub,
-                                 const std::string& name, int64_t c_align) {
-  const int64_t budget = ub.bytes();
-  const size_t rank = shape.size();
-  std::vector<int64_t> tile(rank, 1);
-  if (c_align > 1) tile[1] = std::min(c_align, shape[1]);
-  if (em.footprint_bytes(tile) > budget)
-    throw Unsupported(fmt::format(
-        "kernel {}: even its smallest tile {} (one element per axis{}; the axes a stage reduces "
-        "over are whole) needs {}",
-        name, shape_to_string(tile), c_align > 1 ? ", whole C0 channel blocks" : "",
-        ub.over(em.footprint_bytes(tile))));
-  for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
-    tile[d] = shape[d];
-    if (em.footprint_bytes(tile) <= budget) continue;
-    if (!em.can_tile_axis(d, tile))
-      fail(
-          "kernel {}: axis {} (extent {}) must stay whole in one tile (a stage reduces over it): "
-          "the tile {} needs {}",
-          name, d, shape[d], shape_to_string(tile), ub.over(em.footprint_bytes(tile)));
-    // Binary search over units of g elements (g = c_align on the channel axis, else 1).
-    const int64_t g = d == 1 && c_align > 1 ? c_align : 1;
-    int64_t lo = 1, hi = (shape[d] + g - 1) / g;  // lo * g fits, hi * g does not
-    while (hi - lo > 1) {
-      const int64_t mid = (lo + hi) / 2;
-      tile[d] = mid * g;
-      (em.footprint_bytes(tile) <= budget ? lo : hi) = mid;
-    }
-    tile[d] = std::min(lo * g, shape[d]);
-    if (em.footprint_bytes(tile) > budget)
-      throw Unsupported(
-          fmt::format("kernel {}: a tile of {} channels (whole NC1HWC0 blocks) needs {}", name,
-                      tile[d], ub.over(em.footprint_bytes(tile))));
-    break;
+class VectorSchedule final : public KernelSchedule {
+ public:
+  VectorSchedule(const KernelSpec& spec, const NpuTarget& target);
+  npu::KernelProfile profile(const Knobs& knobs) const override;
+  L::Stmt emit(const Knobs& knobs) const override;
+  void explain_nothing_fits() const override;
+
+ protected:
+  bool check(const Knobs& knobs, std::string* why) const override;
+
+ private:
+  /// The tile extents of (tile_axis, tiles).
+  std::vector<int64_t> tile_of(int64_t axis, int64_t tiles) const;
+  std::vector<int64_t> tiles_per_axis(const std::vector<int64_t>& tile) const {
+    std::vector<int64_t> n;
+    for (size_t d = 0; d < shape.size(); ++d) n.push_back((shape[d] + tile[d] - 1) / tile[d]);
+    return n;
   }
-  return tile;
-}
+  int64_t footprint(const std::vector<int64_t>& tile) const;
+  bool can_tile(size_t d, const std::vector<int64_t>& tile) const;
+  /// One tile's instructions (tensorized), priced; cached per tile.
+  const npu::KernelProfile& tile_profile(const std::vector<int64_t>& tile) const;
 
-}  // namespace
+  KernelSpec spec;
+  NpuTarget target;
+  Shape shape;
+  int64_t c_align = 1;
+  TileEmitter em;
+  mutable std::map<std::vector<int64_t>, int64_t> footprints_;
+  mutable std::map<std::pair<size_t, std::vector<int64_t>>, bool> tileable_;
+  mutable std::map<std::vector<int64_t>, npu::KernelProfile> tile_profiles_;
+  mutable std::map<std::vector<int64_t>, double> tile_gm_bytes_;
+};
 
-L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs* knobs) {
-  TileEmitter em(spec, target);
-  const Shape& shape = spec.out->shape;
-  const bool db = knobs ? knobs->double_buffer : true;
-  const UbBudget ub{target.hw->core.buffers_bytes.ub, db};
-  const int64_t budget = ub.bytes();
+VectorSchedule::VectorSchedule(const KernelSpec& spec_in, const NpuTarget& target_in)
+    : spec(spec_in), target(target_in), shape(spec_in.out->shape), em(spec_in, target_in) {
+  name_ = spec.name;
   // NC1HWC0 tensors (graph pass layout_nc1hwc0) move in C0-channel blocks: channel tiles are
   // multiples of C0 (or the whole axis). Only [N, C, H, W] kernels read or write them.
-  int64_t c_align = 1;
   for (const auto& [t, b] : spec.gm)
     if (is_nc1hwc0(b, t->shape.size())) {
       if (shape.size() != 4)
@@ -96,59 +94,176 @@ L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs
              spec.name, t->name, shape_to_string(shape));
       c_align = b->shape[4];
     }
-  std::vector<int64_t> tile;
-  if (knobs && !knobs->tile.empty()) {
-    tile = knobs->tile;
-    if (tile.size() != shape.size())
-      fail("kernel {}: tile knob has {} entries, output rank is {}", spec.name, tile.size(),
-           shape.size());
-    for (size_t d = 0; d < tile.size(); ++d)
-      if (tile[d] < 1 || tile[d] > shape[d])
-        fail("kernel {}: tile[{}] = {} outside 1..{}", spec.name, d, tile[d], shape[d]);
-    if (c_align > 1 && tile[1] % c_align != 0 && tile[1] != shape[1])
-      fail("kernel {}: tile[1] = {} channels; its NC1HWC0 tensors need a multiple of {}", spec.name,
-           tile[1], c_align);
-    if (em.footprint_bytes(tile) > budget)
-      fail("kernel {}: tile {} needs {}", spec.name, shape_to_string(tile),
-           ub.over(em.footprint_bytes(tile)));
-  } else {
-    tile = choose_tile(em, shape, ub, spec.name, c_align);
+  space_.kind = "vector";
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  Knob axis{
+      "tile_axis",
+      {},
+      "the output axis split into tiles (later axes whole, earlier ones one element per tile)",
+      {},
+      false};
+  std::vector<std::string> axis_names;
+  for (int64_t d = 0; d < std::max<int64_t>(rank, 1); ++d) {
+    axis.values.push_back(d);
+    axis_names.push_back(fmt::format("axis{}", d));
   }
-  // Multicore: the tiles of one axis are distributed over the cores. When the tile leaves fewer
-  // tiles than cores, the outermost axis with at least as many elements as cores (else the
-  // longest axis) is split finer.
-  const int cores = target.hw->cores;
-  auto tiles_of = [&](size_t d) { return (shape[d] + tile[d] - 1) / tile[d]; };
-  int64_t total = 1;
-  for (size_t d = 0; d < shape.size(); ++d) total *= tiles_of(d);
-  if (cores > 1 && total < cores && !shape.empty() && !(knobs && !knobs->tile.empty())) {
-    int best = -1;
-    for (size_t d = 0; d < shape.size(); ++d)
-      if (shape[d] >= cores) {
-        best = static_cast<int>(d);
+  axis.labels = axis_names;
+  Knob tiles{"tiles", {}, "tiles along tile_axis (each ceil(extent / tiles) elements)", {}, false};
+  int64_t longest = 1;
+  for (int64_t e : shape) longest = std::max(longest, e);
+  for (int64_t t = 1; t <= longest; t = t < 8 ? t + 1 : (t < 16 ? t + 2 : t * 2))
+    tiles.values.push_back(t);
+  space_.knobs = {axis, tiles, double_buffer_knob(), split_knob(axis_names),
+                  cores_knob(*target.hw)};
+}
+
+void VectorSchedule::explain_nothing_fits() const {
+  // The smallest tile: one element per axis (a whole C0 block of channels for NC1HWC0 tensors);
+  // the emitter keeps the axes a stage reduces over whole.
+  std::vector<int64_t> one(shape.size(), 1);
+  if (c_align > 1) one[1] = std::min(c_align, shape[1]);
+  const UbBudget ub{target.hw->core.buffers_bytes.ub, double_buffered_only()};
+  if (!shape.empty() && footprint(one) > ub.bytes())
+    throw Unsupported(fmt::format(
+        "kernel {}: even its smallest tile {} (one element per axis{}; the axes a stage reduces "
+        "over are whole) needs {}",
+        spec.name, shape_to_string(one), c_align > 1 ? ", whole C0 channel blocks" : "",
+        ub.over(footprint(one))));
+}
+
+std::vector<int64_t> VectorSchedule::tile_of(int64_t axis, int64_t tiles) const {
+  std::vector<int64_t> tile(shape.size(), 1);
+  if (c_align > 1) tile[1] = std::min(c_align, shape[1]);
+  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) tile[d] = shape[d];
+  if (shape.empty()) return tile;
+  const int64_t step = axis == 1 && c_align > 1 ? c_align : 1;
+  int64_t t = (shape[axis] + tiles - 1) / tiles;
+  t = std::min(shape[axis], (t + step - 1) / step * step);
+  tile[axis] = t;
+  return tile;
+}
+
+int64_t VectorSchedule::footprint(const std::vector<int64_t>& tile) const {
+  auto it = footprints_.find(tile);
+  if (it != footprints_.end()) return it->second;
+  return footprints_[tile] = em.footprint_bytes(tile);
+}
+
+bool VectorSchedule::check(const Knobs& k, std::string* why) const {
+  if (shape.empty()) {
+    if (k.at("tiles") != 1)
+      return no(why, [] { return std::string("a scalar output has one tile (tiles = 1)"); });
+    return check_split(k, *space_.find("split"), {1}, why);
+  }
+  const int64_t axis = k.at("tile_axis"), tiles = k.at("tiles");
+  if (tiles > shape[axis])
+    return no(why, [&] {
+      return fmt::format("tiles = {} along axis {} of extent {}", tiles, axis, shape[axis]);
+    });
+  const std::vector<int64_t> tile = tile_of(axis, tiles);
+  const std::vector<int64_t> n = tiles_per_axis(tile);
+  if (n[axis] != tiles)
+    return no(why, [&] {
+      return fmt::format("tiles = {} along axis {}: tiles of {} elements make {} tiles", tiles,
+                         axis, tile[axis], n[axis]);
+    });
+  if (!check_split(k, *space_.find("split"), n, why)) return false;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (tile[d] < shape[d] && !can_tile(d, tile))
+      return no(why, [&] {
+        return fmt::format(
+            "axis {} (extent {}) must stay whole in one tile (a stage reduces over it), but the "
+            "tile takes {}",
+            d, shape[d], tile[d]);
+      });
+  const UbBudget ub{target.hw->core.buffers_bytes.ub, k.at("double_buffer") != 0};
+  const int64_t need = footprint(tile);
+  if (need > ub.bytes())
+    return no(why,
+              [&] { return fmt::format("tile {} needs {}", shape_to_string(tile), ub.over(need)); });
+  return true;
+}
+
+bool VectorSchedule::can_tile(size_t d, const std::vector<int64_t>& tile) const {
+  auto key = std::make_pair(d, tile);
+  auto it = tileable_.find(key);
+  if (it != tileable_.end()) return it->second;
+  return tileable_[key] = em.can_tile_axis(d, tile);
+}
+
+const npu::KernelProfile& VectorSchedule::tile_profile(const std::vector<int64_t>& tile) const {
+  auto it = tile_profiles_.find(tile);
+  if (it != tile_profiles_.end()) return it->second;
+  TileEmitter tem(spec, target);
+  tem.allocate(tile);
+  TileBox box;
+  box.start.assign(shape.size(), L::Affine{});
+  box.extent = tile;
+  const L::Stmt one = tensorize_vector(tem.emit_tile(box, {}), target);
+  npu::KernelProfile p;
+  double gm = 0;
+  std::function<void(const L::Stmt&, double)> walk = [&](const L::Stmt& s, double times) {
+    if (!s) return;
+    switch (s->kind) {
+      case L::StmtKind::Seq:
+        for (const auto& x : s->seq) walk(x, times);
+        break;
+      case L::StmtKind::For:
+        walk(s->body, times * static_cast<double>(s->extent));
+        break;
+      case L::StmtKind::Allocate:
+        walk(s->body, times);
+        break;
+      case L::StmtKind::Copy: {
+        const bool load = s->src.buffer->scope == L::MemScope::gm;
+        const L::Region& g = load ? s->src : s->dst;
+        p.add(*target.hw,
+              make_instr(isa::Opcode::dma, region_dma(g.extents, g.buffer->strides,
+                                                      (load ? s->dst : s->src).buffer->strides,
+                                                      load, target.act_dtype)),
+              times, 0, true);
+        gm += times * p.uses.back().dram_bytes;
         break;
       }
-    if (best < 0)
-      for (size_t d = 0; d < shape.size(); ++d)
-        if (best < 0 || shape[d] > shape[best]) best = static_cast<int>(d);
-    const int64_t want = std::min<int64_t>(shape[best], cores);
-    std::vector<int64_t> finer = tile;
-    finer[best] = std::min(tile[best], (shape[best] + want - 1) / want);
-    if (best == 1 && c_align > 1)
-      finer[1] = std::min(tile[1], std::max(c_align, finer[1] / c_align * c_align));
-    // A finer split of an axis some stage reduces over has no common region: keep the tile.
-    if (em.can_tile_axis(best, finer) && em.footprint_bytes(finer) <= budget) tile = finer;
-  }
-  int split_axis = -1;
+      case L::StmtKind::Intrin:
+        p.add(*target.hw, s->instr, times);
+        break;
+      default:
+        break;
+    }
+  };
+  walk(one, 1.0);
+  tile_gm_bytes_[tile] = gm;
+  return tile_profiles_[tile] = p;
+}
+
+npu::KernelProfile VectorSchedule::profile(const Knobs& k) const {
+  const std::vector<int64_t> tile =
+      shape.empty() ? std::vector<int64_t>{} : tile_of(k.at("tile_axis"), k.at("tiles"));
+  npu::KernelProfile p = tile_profile(tile);
+  const std::vector<int64_t> n = tiles_per_axis(tile);
+  double tiles = 1;
+  for (int64_t t : n) tiles *= static_cast<double>(t);
+  const int64_t cores = k.at("cores");
+  double core_tiles = tiles;
   if (cores > 1) {
-    int64_t best_tiles = 1;
-    for (size_t d = 0; d < shape.size(); ++d)
-      if (std::min<int64_t>(tiles_of(d), cores) > std::min<int64_t>(best_tiles, cores)) {
-        best_tiles = tiles_of(d);
-        split_axis = static_cast<int>(d);
-      }
+    const double s = static_cast<double>(n[k.at("split")]);
+    core_tiles = tiles / s * std::ceil(s / static_cast<double>(cores));
   }
-  if (knobs) knobs->tile = tile;
+  p.double_buffer = k.at("double_buffer") != 0;
+  p.tiles = core_tiles;
+  p.dram_bytes = tiles * tile_gm_bytes_.at(tile);
+  p.scalar_per_tile = 4;
+  p.cores_used = static_cast<int>(cores);
+  return p;
+}
+
+L::Stmt VectorSchedule::emit(const Knobs& k) const {
+  require_valid(k);
+  const std::vector<int64_t> tile =
+      shape.empty() ? std::vector<int64_t>{} : tile_of(k.at("tile_axis"), k.at("tiles"));
+  const int split_axis = k.at("cores") > 1 ? static_cast<int>(k.at("split")) : -1;
+  TileEmitter em(spec, target);
   em.allocate(tile);
 
   // Emit the tile loops axis by axis: full tiles in a loop, the remainder as a tail.
@@ -201,8 +316,22 @@ L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, VectorKnobs
     return L::seq(parts);
   };
   L::Stmt body = emit(0);
-  body->comment = fmt::format("kernel {} (vector, tile {})", spec.name, shape_to_string(tile));
+  body->comment = fmt::format(
+      "kernel {} (vector, tile {}{}{})", spec.name, shape_to_string(tile),
+      k.at("double_buffer") ? "" : ", single-buffered",
+      split_axis >= 0 ? fmt::format(", split axis{} over {} cores", split_axis, k.at("cores"))
+                      : std::string());
   return body;
+}
+
+}  // namespace
+
+std::unique_ptr<KernelSchedule> vector_schedule(const KernelSpec& spec, const NpuTarget& target) {
+  return std::make_unique<VectorSchedule>(spec, target);
+}
+
+L::Stmt tile_vector(const KernelSpec& spec, const NpuTarget& target, const Knobs& knobs) {
+  return vector_schedule(spec, target)->emit(knobs);
 }
 
 }  // namespace tessel::passes

@@ -127,11 +127,7 @@ inline NpuCheck check_npu(const Graph& graph, const std::map<std::string, Tensor
     EXPECT_TRUE(bit_equal(t, simulated.at(name))) << name << ": simulator differs from interpreter";
   if (hw.cores > 1) {
     npu::HwConfig one = npu::load_hw_config(hw.source_file, {{"cores", "1"}});
-    npu_backend::NpuCompileOptions same_tiles = options;
-    for (const auto& k : mod.kernels) {
-      same_tiles.vector_knobs[k.node] = k.vector_knobs;
-      same_tiles.cube_knobs[k.node] = k.cube_knobs;
-    }
+    const npu_backend::NpuCompileOptions same_tiles = npu_backend::same_tiles_on_one_core(mod);
     auto single = run_interpreter(npu_backend::compile_npu(graph, one, same_tiles), one, inputs);
     for (const auto& [name, t] : got)
       EXPECT_TRUE(bit_equal(t, single.at(name))) << name << ": multicore differs from one core";

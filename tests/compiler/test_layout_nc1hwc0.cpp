@@ -153,20 +153,16 @@ TEST(NpuLayout, TileKnobsMustKeepC0Blocks) {
   graph_passes::run_pipeline(*g);
   ASSERT_EQ(a->format, StorageFormat::nc1hwc0);
   npu_backend::NpuCompileOptions options;
-  passes::CubeKnobs knobs;
-  knobs.mt = 32;
-  knobs.kc = 8;
-  knobs.ht = 8;
-  knobs.wt = 8;
-  options.cube_knobs[b->producer->name] = knobs;
+  passes::Knobs knobs = {{"mt", 32}, {"kc", 8}, {"ht", 8}, {"wt", 8}};
+  options.op_knobs[b->producer->name] = knobs;
   try {
     npu_backend::compile_npu(*g, preset("npu_4core"), options);
     FAIL() << "compiled kc=8 on an NC1HWC0 input";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("kc a multiple of 16"), std::string::npos) << e.what();
   }
-  knobs.kc = 16;
-  options.cube_knobs[b->producer->name] = knobs;
+  knobs["kc"] = 16;
+  options.op_knobs[b->producer->name] = knobs;
   EXPECT_NO_THROW(npu_backend::compile_npu(*g, preset("npu_4core"), options));
 }
 

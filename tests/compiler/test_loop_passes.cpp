@@ -252,10 +252,13 @@ TEST(PlanMemory, OverflowNamesKernelScopeAndBuffers) {
   }
 }
 
-TEST(TileVector, TileIsTheLargestThatFitsUb) {
+TEST(TileVector, DefaultTileIsTheFewestTilesThatFitUb) {
   // Relu over [3,1000,37] fp16 on edge_1core (UB 131072 bytes): input and output tiles of
-  // [1, t, 37] need 2 * align32(74 t) bytes. t = 885: 2 * 65504 = 131008 fits; t = 886:
-  // 2 * 65568 = 131136 does not. So the tile is [1, 885, 37] (tail 115 rows).
+  // [1, t, 37] need 2 * align32(74 t) bytes. Along axis 1 the space offers 1, 2, 3, ... tiles of
+  // ceil(1000 / tiles) rows (balanced tiles); the analytical default (the lowest estimate) takes
+  // the fewest that fit, as fewer tiles issue fewer DMAs. Without double buffering: 1 tile of 1000
+  // rows needs 2 * 74016 = 148032 bytes > 131072; 2 tiles of 500 rows need 2 * 37024 = 74048: the
+  // tile is [1, 500, 37].
   npu::HwConfig hw = preset("edge_1core");
   passes::NpuTarget target{&hw, DType::f16};
   te::Tensor x = te::placeholder("x", {3, 1000, 37});
@@ -265,15 +268,26 @@ TEST(TileVector, TileIsTheLargestThatFitsUb) {
   passes::KernelSpec spec{"relu", y, {}};
   spec.gm[x.get()] = L::make_buffer("gx", L::MemScope::gm, DType::f16, {3, 1000, 37});
   spec.gm[y.get()] = L::make_buffer("gy", L::MemScope::gm, DType::f16, {3, 1000, 37});
-  passes::VectorKnobs knobs;
-  knobs.double_buffer = false;
-  passes::tile_vector(spec, target, &knobs);
-  EXPECT_EQ(knobs.tile, (std::vector<int64_t>{1, 885, 37}));
-  // With double buffering half of UB is left for the pong buffers: 2 * align32(74 t) <= 65536
-  // gives t = 442 (2 * 32736 = 65472; t = 443 needs 2 * 32800 = 65600).
-  passes::VectorKnobs db;
-  passes::tile_vector(spec, target, &db);
-  EXPECT_EQ(db.tile, (std::vector<int64_t>{1, 442, 37}));
+  const auto s = passes::vector_schedule(spec, target);
+  const passes::Knobs off = passes::default_knobs(*s, hw, {{"double_buffer", 0}});
+  EXPECT_EQ(off.at("tile_axis"), 1);
+  EXPECT_EQ(off.at("tiles"), 2);
+  passes::Knobs one = off;
+  one["tiles"] = 1;
+  EXPECT_NE(s->reject(one).value_or("").find("needs 148032 bytes of ub, 131072 available"),
+            std::string::npos)
+      << s->reject(one).value_or("(accepted)");
+  EXPECT_THROW(passes::tile_vector(spec, target, one), passes::InvalidKnobs);
+  // With double buffering half of UB is left for the pong buffers (65536): 2 tiles need 74048;
+  // 3 tiles of 334 rows need 2 * align32(24716) = 2 * 24736 = 49472.
+  const passes::Knobs on = passes::default_knobs(*s, hw, {{"double_buffer", 1}});
+  EXPECT_EQ(on.at("tile_axis"), 1);
+  EXPECT_EQ(on.at("tiles"), 3);
+  passes::Knobs two = on;
+  two["tiles"] = 2;
+  EXPECT_NE(s->reject(two).value_or("").find("needs 74048 bytes of ub, 65536 available"),
+            std::string::npos)
+      << s->reject(two).value_or("(accepted)");
 }
 
 TEST(TileVector, ReducedAxisThatDoesNotFitIsAClearError) {

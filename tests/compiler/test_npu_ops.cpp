@@ -5,6 +5,7 @@
 // rounds after every vector instruction; cube products accumulate in fp32. For inputs in [-1, 1]
 // an elementwise chain of d instructions is off by at most ~(d + 1) u |y|, a K-term dot product by
 // ~2 u sum|x w| <= 2 u K max|x w|. Each test states the bound it uses.
+#include "compiler/tuner/tuner.h"
 #include "tests/compiler/npu_test_util.h"
 
 namespace tessel::testing {
@@ -257,12 +258,8 @@ TEST(NpuOps, MatMulLoopOrdersAResidentAndStreamed) {
       Case k{b.finish({y}),
              {{"x", random_tensor(trans_a ? Shape{1000, 64} : Shape{64, 1000}, 32)}}};
       npu_backend::NpuCompileOptions options;
-      passes::CubeKnobs knobs;
-      knobs.mt = 32;
-      knobs.nt = 32;
-      knobs.kt = 128;
-      knobs.a_resident = a_resident;
-      options.cube_knobs["Gemm_0"] = knobs;
+      options.op_knobs["Gemm_0"] = {
+          {"mt", 32}, {"nt", 32}, {"kt", 128}, {"a_resident", a_resident ? 1 : 0}};
       SCOPED_TRACE(fmt::format("transA={} a_resident={}", trans_a, a_resident));
       check(k, "npu_4core", 3e-2, options);
     }
@@ -283,13 +280,8 @@ TEST(NpuOps, ConvWeightsResidentAndStreamedWithRowGroups) {
                              {"kernel_shape", std::vector<int64_t>{3, 3}}}));
     Case k{b.finish({y}), {{"x", random_tensor({1, 64, 20, 20}, 34)}}};
     npu_backend::NpuCompileOptions options;
-    passes::CubeKnobs knobs;
-    knobs.mt = 16;
-    knobs.kc = 32;
-    knobs.ht = 5;
-    knobs.wt = 20;
-    knobs.weights_resident = resident;
-    options.cube_knobs["Conv_0"] = knobs;
+    options.op_knobs["Conv_0"] = {
+        {"mt", 16}, {"kc", 32}, {"ht", 5}, {"wt", 20}, {"weights_resident", resident ? 1 : 0}};
     options.keep_loop_ir = true;
     SCOPED_TRACE(fmt::format("weights_resident={}", resident));
     check(k, "npu_4core", 2e-2, options);
@@ -303,7 +295,8 @@ TEST(NpuOps, ConvWeightsResidentAndStreamedWithRowGroups) {
 }
 
 // Measured tile selection keeps a tiling no slower than the analytical choice: compile the same
-// conv with tuning off and on and simulate both (timing only).
+// conv with the analytical default and with the measured default (compiler/tuner) and simulate
+// both (timing only).
 TEST(NpuOps, MeasuredTileSelectionIsNoSlowerThanTheEstimate) {
   GraphBuilder b;
   Value* x = b.input("x", {1, 64, 28, 28});
@@ -313,17 +306,17 @@ TEST(NpuOps, MeasuredTileSelectionIsNoSlowerThanTheEstimate) {
                            {"kernel_shape", std::vector<int64_t>{3, 3}}}));
   auto g = b.finish({y});
   const npu::HwConfig hw = preset("npu_4core");
-  auto cycles = [&](int tune) {
-    npu_backend::NpuCompileOptions options;
-    options.tune_candidates = tune;
-    const auto mod = npu_backend::compile_npu(*g, hw, options);
+  auto cycles = [&](bool measure) {
+    tuner::ScheduleRequest request;
+    request.measure_default = measure;
+    const auto mod = tuner::compile_scheduled(*g, hw, {}, request).module;
     sim::SimOptions so;
     so.functional = false;
     sim::Simulator s(hw, so);
     s.load(mod.program);
     return s.run().total_cycles;
   };
-  const uint64_t estimate_only = cycles(0), measured = cycles(8);
+  const uint64_t estimate_only = cycles(false), measured = cycles(true);
   EXPECT_LE(measured, estimate_only);
   EXPECT_GT(measured, 0u);
 }

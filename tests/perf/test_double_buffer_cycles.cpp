@@ -52,10 +52,8 @@ KernelRun relu_kernel(bool double_buffer) {
   g.outputs.push_back(y);
   npu_backend::NpuCompileOptions opts;
   opts.double_buffer = double_buffer;
-  passes::VectorKnobs knobs;
-  knobs.tile = {1, 1024};
-  knobs.double_buffer = double_buffer;
-  opts.vector_knobs["relu"] = knobs;
+  // Tiles of [1, 1024]: 4 tiles along axis 0.
+  opts.op_knobs["relu"] = {{"tile_axis", 0}, {"tiles", 4}, {"double_buffer", double_buffer}};
   const auto mod = npu_backend::compile_npu(g, hw, opts);
   sim::Simulator s(hw, sim::SimOptions{false, "", 0});
   s.load(mod.program);

@@ -111,11 +111,8 @@ void expect_multicore_equals_single_core(const Graph& graph,
   driver::RunOptions multi, single;
   const auto m = driver::run_model(graph, driver::Target::npu, &hw, inputs, multi);
   single.compile.multicore = false;
-  for (const auto& k : m.npu->module.kernels) {
-    if (k.kind.find("cube") != std::string::npos) single.compile.cube_knobs[k.node] = k.cube_knobs;
-    if (k.kind.find("vector") != std::string::npos)
-      single.compile.vector_knobs[k.node] = k.vector_knobs;
-  }
+  single.compile.task_knobs = npu_backend::same_tiles_on_one_core(m.npu->module).task_knobs;
+  single.schedule.measure_default = false;
   const auto s = driver::run_model(graph, driver::Target::npu, &hw, inputs, single);
   ASSERT_FALSE(m.outputs.empty());
   for (const auto& [name, t] : m.outputs)

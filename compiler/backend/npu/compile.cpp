@@ -7,13 +7,14 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <sstream>
 
 #include "compiler/backend/npu/codegen.h"
 #include "compiler/lower/op_compute.h"
 #include "compiler/support/error.h"
 #include "compiler/support/fp16.h"
+#include "passes/loop/schedule.h"
 #include "passes/loop/tile_emitter.h"
-#include "simulator/simulator.h"
 
 namespace tessel::npu_backend {
 
@@ -149,6 +150,103 @@ class Context : public lower::ComputeContext {
   const std::map<const Value*, te::Tensor>* inside_ = nullptr;
 };
 
+/// Canonical text of a kernel's tensor expressions: tensors and variables renamed by first use.
+class Signature {
+ public:
+  explicit Signature(const passes::KernelSpec& spec) : spec_(spec) {}
+  std::string text() {
+    for (const auto& t : te::post_order(spec_.out)) tensor(t);
+    os_ << "out t" << index_.at(spec_.out.get()) << "\n";
+    return os_.str();
+  }
+
+ private:
+  const passes::KernelSpec& spec_;
+  std::ostringstream os_;
+  std::map<const te::TensorNode*, int> index_;
+  std::map<const L::VarNode*, int> vars_;
+  int var(const L::VarNode* v) {
+    auto it = vars_.find(v);
+    if (it != vars_.end()) return it->second;
+    const int id = static_cast<int>(vars_.size());
+    vars_[v] = id;
+    return id;
+  }
+  void tensor(const te::Tensor& t) {
+    if (index_.count(t.get())) return;
+    for (const auto& x : t->extra_inputs) tensor(x);
+    const int id = static_cast<int>(index_.size());
+    index_[t.get()] = id;
+    os_ << "t" << id << " " << (t->is_placeholder() ? "in" : "compute") << " "
+        << shape_to_string(t->shape) << " tag=" << t->tag;
+    for (const auto& [k, v] : t->attrs) {
+      os_ << " " << k << "=";
+      for (int64_t x : v) os_ << x << ",";
+    }
+    for (const auto& x : t->extra_inputs) os_ << " x" << index_.at(x.get());
+    auto gm = spec_.gm.find(t.get());
+    if (gm != spec_.gm.end()) {
+      // The GM layout (not the address): shape, strides, offset modulo a DRAM burst line.
+      const L::Buffer& b = gm->second;
+      os_ << " gm " << shape_to_string(b->shape) << " strides";
+      for (int64_t s : b->strides) os_ << " " << s;
+      os_ << " off" << b->elem_offset % 64;
+    }
+    if (!t->is_placeholder()) {
+      for (const auto& a : t->axes) os_ << " a" << var(a.get());
+      os_ << " = ";
+      expr(t->body);
+    }
+    os_ << "\n";
+  }
+  void expr(const L::Expr& e) {
+    if (!e) {
+      os_ << "_";
+      return;
+    }
+    os_ << "(" << static_cast<int>(e->kind);
+    switch (e->kind) {
+      case L::ExprKind::Int:
+        os_ << " " << e->int_value;
+        break;
+      case L::ExprKind::Float:
+        os_ << " " << fmt::format("{:a}", e->float_value);
+        break;
+      case L::ExprKind::VarRef:
+        os_ << " v" << var(e->var.get());
+        break;
+      case L::ExprKind::Call:
+        os_ << " " << L::call_name(e->call);
+        break;
+      case L::ExprKind::TensorRead:
+        tensor(e->tensor);
+        os_ << " t" << index_.at(e->tensor.get());
+        break;
+      case L::ExprKind::Reduce:
+        os_ << " " << L::reduce_name(e->reduce_op);
+        for (const auto& r : e->reduce_axes) os_ << " r" << var(r.var.get()) << ":" << r.extent;
+        break;
+      default:
+        break;
+    }
+    if (e->padded) os_ << " pad " << fmt::format("{:a}", e->pad_value);
+    for (const auto& a : e->args) {
+      os_ << " ";
+      expr(a);
+    }
+    os_ << ")";
+  }
+};
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 /// The cube contraction of a kernel, if any.
 te::Tensor find_contraction(const te::Tensor& out) {
   te::Tensor found;
@@ -158,18 +256,6 @@ te::Tensor find_contraction(const te::Tensor& out) {
       found = t;
     }
   return found;
-}
-
-/// Arithmetic nodes of an expression (each is at least one vector pass).
-int arithmetic_nodes(const L::Expr& e) {
-  if (!e) return 0;
-  if (e->kind == L::ExprKind::TensorRead || e->kind == L::ExprKind::Load ||
-      e->kind == L::ExprKind::Float || e->kind == L::ExprKind::Int ||
-      e->kind == L::ExprKind::VarRef)
-    return 0;
-  int n = 1;
-  for (const auto& a : e->args) n += arithmetic_nodes(a);
-  return n;
 }
 
 /// The tiling-independent work of a kernel computing `out` (see npu::OpWork).
@@ -213,15 +299,15 @@ npu::OpWork kernel_work(const te::Tensor& out, const passes::KernelSpec& spec,
       w.fix_bytes += batches * up(M, m0) * up(N, n0) * acc;
       continue;
     }
-    double passes = std::max(1, arithmetic_nodes(t->body));
+    double n_passes = std::max(1, passes::arithmetic_nodes(t->body));
     double vec_elems = elems;
     if (t->is_reduce()) {
       double r = 1;
       for (const auto& ax : t->body->reduce_axes) r *= static_cast<double>(ax.extent);
       vec_elems = elems * r;
-      passes = std::max(1, arithmetic_nodes(t->body->args[0]) + 1);
+      n_passes = std::max(1, passes::arithmetic_nodes(t->body->args[0]) + 1);
     }
-    w.vector_bytes += vec_elems * passes * esize;
+    w.vector_bytes += vec_elems * n_passes * esize;
   }
   w.gm_write_bytes += static_cast<double>(shape_numel(out->shape)) * esize;
   (void)spec;
@@ -237,147 +323,143 @@ int64_t gm_element_index(const GmBinding& b, int64_t i) {
   return (((n * (C / b.c0) + c / b.c0) * H + h) * W + w) * b.c0 + c % b.c0;
 }
 
-NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
-                      const NpuCompileOptions& options) {
-  NpuModule mod;
-  mod.act_dtype = hw.core.cube.input_dtype == isa::DType::f16 ? DType::f16 : DType::f32;
-  passes::NpuTarget target{&hw, mod.act_dtype};
-  // Single-core schedule (options.multicore off): the tilers see one core, so they neither mark a
-  // core-bound loop nor split tiles finer for the other cores.
-  npu::HwConfig hw_one_core = hw;
-  hw_one_core.cores = 1;
-  const passes::NpuTarget tile_target{options.multicore ? &hw : &hw_one_core, mod.act_dtype};
-  isa::Program& prog = mod.program;
-  prog.name = graph.name;
-  prog.cores.resize(hw.cores);
-  GmPlanner gm(prog, mod.act_dtype);
+const char* knob_source_name(KnobSource s) {
+  switch (s) {
+    case KnobSource::analytical:
+    case KnobSource::measured:
+      return "default";
+    case KnobSource::schedule:
+      return "schedule";
+    case KnobSource::log:
+      return "log";
+    case KnobSource::tuned:
+      return "tuned";
+  }
+  return "?";
+}
 
-  for (const Value* v : graph.inputs) {
-    if (!dtype_is_float(v->dtype))
-      throw Unsupported(fmt::format("graph input '{}' has dtype {}; the NPU takes float inputs",
-                                    v->name, dtype_to_string(v->dtype)));
-    L::Buffer b = gm.input(v);
-    mod.inputs.push_back({v->name, static_cast<uint64_t>(b->address_bytes), v->shape});
+std::string task_key(const passes::KernelSpec& spec, const std::string& kind) {
+  return fmt::format("{}-{:016x}", kind, fnv1a(Signature(spec).text()));
+}
+
+using CoreCode = std::vector<std::vector<isa::Instruction>>;
+
+struct LoweredGraph::Impl {
+  const Graph& graph;
+  const npu::HwConfig& hw;
+  NpuCompileOptions options;
+  NpuModule mod;
+  passes::NpuTarget target;
+  GmPlanner gm;
+  std::vector<Kernel> kernels;
+  std::vector<passes::KernelSpec> specs;
+  std::vector<std::string> comments;
+  std::map<std::string, std::vector<passes::Knobs>> candidates;
+  bool finished = false;
+
+  Impl(const Graph& g, const npu::HwConfig& h, const NpuCompileOptions& o)
+      : graph(g),
+        hw(h),
+        options(o),
+        target{&h, h.core.cube.input_dtype == isa::DType::f16 ? DType::f16 : DType::f32},
+        gm(mod.program, target.act_dtype) {
+    mod.act_dtype = target.act_dtype;
   }
 
-  // The pass script of one kernel, run transactionally (the code is appended only when every core
-  // compiled): tile (cube or vector), tensorize, then per core its share of the core-bound loop,
-  // double buffering, loop partitioning, memory planning, sync insertion and code generation.
-  using CoreCode = std::vector<std::vector<isa::Instruction>>;
-  auto tensorize = [&](const L::Stmt& body) { return passes::tensorize_vector(body, target); };
-  // Cycles of one kernel simulated alone (timing only; GM contents are not needed).
-  auto simulated_cycles = [&](const CoreCode& code) -> uint64_t {
-    isa::Program p;
-    p.name = "tune";
-    p.cores = code;
-    p.gm_bytes = gm.next();
-    for (auto& stream : p.cores) {
-      isa::Instruction bar;
-      bar.op = hw.cores > 1 ? isa::Opcode::core_barrier : isa::Opcode::barrier;
-      bar.args = isa::ScalarArgs{};
-      stream.push_back(bar);
-    }
-    sim::SimOptions so;
-    so.functional = false;
-    so.skip_gm_image = true;
-    sim::Simulator simulator(hw, so);
-    simulator.load(p);
-    return simulator.run().total_cycles;
+  /// The schedule of a kernel with the options' restrictions, its task key and resolved knobs
+  /// (appended to `kernels`/`specs`). `node` names the op for op_knobs. Throws what the pass
+  /// throws; InvalidKnobs from the analytical default is rethrown as DefaultFailed (the caller may
+  /// fall back), from given knobs as is.
+  struct DefaultFailed : Error {
+    using Error::Error;
   };
-  auto compile_kernel = [&](KernelInfo& info, passes::KernelSpec& spec,
-                            const std::string& knob_key) -> CoreCode {
-    // Per core: its share of the core-bound loop, double buffering, loop partitioning, memory
-    // planning, sync insertion and code generation.
-    auto lower_cores = [&](const L::Stmt& body, bool db, bool keep_ir) {
-      CoreCode code(hw.cores);
-      const int share_cores = options.multicore ? hw.cores : 1;  // single-core: core 0 does it all
-      for (int core = 0; core < share_cores; ++core) {
-        L::Stmt b = passes::split_cores(body, core, share_cores);
-        if (db) b = passes::double_buffer(b);
-        b = passes::partition_loops(b);
-        passes::plan_memory(b, target, spec.name);
-        b = passes::insert_sync(b, target);
-        if (keep_ir && core == 0) info.loop_ir += L::to_string(b);
-        emit_kernel(b, target, info.op_index, code[core]);
-      }
-      return code;
-    };
-    CoreCode code;
-    const te::Tensor contraction = find_contraction(spec.out);
-    // NC1HWC0 tensors: conv kernels (tile_cube) and vector kernels over [N, C, H, W]
-    // (tile_vector: whole C0 blocks per tile) read and write them; matmul kernels do not.
-    if (contraction && contraction->tag != "conv2d")
+  void add_kernel(size_t op, const std::string& node, passes::KernelSpec spec) {
+    if (const te::Tensor c = find_contraction(spec.out); c && c->tag != "conv2d")
       for (const auto& [t, b] : spec.gm)
         if (passes::is_nc1hwc0(b, t->shape.size()))
           fail("kernel {}: tensor '{}' is stored NC1HWC0, which a matmul kernel cannot read",
                spec.name, t->name);
-    if (te::Tensor c = contraction) {
-      info.kind = "cube";
-      auto it = options.cube_knobs.find(knob_key);
-      passes::CubeKnobs knobs;
-      knobs.double_buffer = options.double_buffer;
-      if (it != options.cube_knobs.end()) knobs = it->second;
-      const bool tune = it == options.cube_knobs.end() && options.tune_candidates > 1;
-      std::vector<passes::CubeKnobs> candidates;
-      L::Stmt body = passes::tile_cube(spec, c, tile_target, &knobs, tune ? &candidates : nullptr,
-                                       options.tune_candidates);
-      if (tune && options.double_buffer) {
-        // Double buffering halves the scratchpad a tile may use: where that costs more than the
-        // overlap gains, a single-buffered tiling wins -- offer the best few of those as well.
-        passes::CubeKnobs single;
-        single.double_buffer = false;
-        std::vector<passes::CubeKnobs> more;
-        passes::tile_cube(spec, c, tile_target, &single, &more, 3);
-        candidates.insert(candidates.end(), more.begin(), more.end());
-      }
-      if (tune && !candidates.empty()) {
-        // Measured selection: the analytical choice first, then the other candidates; keep the
-        // one the simulator runs fastest (ties: the earlier).
-        uint64_t best_cycles =
-            simulated_cycles(lower_cores(tensorize(body), knobs.double_buffer, false));
-        passes::CubeKnobs best = knobs;
-        for (passes::CubeKnobs k : candidates) {
-          if (k.mt == knobs.mt && k.kc == knobs.kc && k.ht == knobs.ht && k.wt == knobs.wt &&
-              k.nt == knobs.nt && k.kt == knobs.kt &&
-              k.weights_resident == knobs.weights_resident && k.a_resident == knobs.a_resident &&
-              k.double_buffer == knobs.double_buffer)
-            continue;
-          L::Stmt b = passes::tile_cube(spec, c, tile_target, &k);
-          const uint64_t cycles =
-              simulated_cycles(lower_cores(tensorize(b), k.double_buffer, false));
-          if (cycles < best_cycles) {
-            best_cycles = cycles;
-            best = k;
-          }
-        }
-        knobs = best;
-        body = passes::tile_cube(spec, c, tile_target, &knobs);
-      }
-      info.cube_knobs = knobs;
-      code = lower_cores(tensorize(body), knobs.double_buffer, options.keep_loop_ir);
+    std::shared_ptr<passes::KernelSchedule> sched = passes::kernel_schedule(spec, target);
+    if (!options.double_buffer) sched->restrict_knob("double_buffer", {0});
+    if (!options.multicore) sched->restrict_knob("cores", {1});
+    Kernel k;
+    k.op = op;
+    k.task = task_key(spec, sched->space().kind);
+    if (auto it = options.op_knobs.find(node); it != options.op_knobs.end()) {
+      k.knobs = passes::default_knobs(*sched, hw, it->second);
+      k.source = KnobSource::schedule;
+    } else if (auto t = options.task_knobs.find(k.task); t != options.task_knobs.end()) {
+      if (auto why = sched->reject(t->second.knobs))
+        throw passes::InvalidKnobs(
+            fmt::format("{}: knobs {} for task {} (kernel {}) rejected: {}",
+                        t->second.origin.empty() ? "task knobs" : t->second.origin,
+                        passes::knobs_to_string(t->second.knobs), k.task, spec.name, *why));
+      k.knobs = t->second.knobs;
+      k.source = t->second.source;
     } else {
-      if (info.kind.empty()) info.kind = "vector";
-      auto it = options.vector_knobs.find(knob_key);
-      passes::VectorKnobs knobs;
-      knobs.double_buffer = options.double_buffer;
-      if (it != options.vector_knobs.end()) knobs = it->second;
-      L::Stmt body = passes::tile_vector(spec, tile_target, &knobs);
-      info.vector_knobs = knobs;
-      code = lower_cores(tensorize(body), knobs.double_buffer, options.keep_loop_ir);
+      auto s = candidates.find(k.task);
+      if (s == candidates.end()) {
+        passes::Screened ranked;
+        try {
+          ranked = passes::screen(*sched, hw);
+        } catch (const passes::InvalidKnobs& e) {
+          throw DefaultFailed(e.what());
+        }
+        std::vector<passes::Knobs> kept{ranked.knobs(0)};
+        if (options.candidates)
+          for (passes::Knobs& c : options.candidates(ranked))
+            if (c != kept.front()) kept.push_back(std::move(c));
+        s = candidates.emplace(k.task, std::move(kept)).first;
+      }
+      k.knobs = s->second.front();
+      k.source = KnobSource::analytical;
     }
-    const npu::OpWork w = kernel_work(spec.out, spec, hw, dtype_size(mod.act_dtype));
-    info.work.cube_macs += w.cube_macs;
-    info.work.cube_fractals += w.cube_fractals;
-    info.work.vector_bytes += w.vector_bytes;
-    info.work.mte1_bytes += w.mte1_bytes;
-    info.work.fix_bytes += w.fix_bytes;
-    info.work.gm_read_bytes += w.gm_read_bytes;
-    info.work.gm_write_bytes += w.gm_write_bytes;
+    k.schedule = sched;
+    k.work = kernel_work(spec.out, spec, hw, target.act_bytes());
+    const npu::OpWork w = k.work;
+    kernels.push_back(std::move(k));
+    specs.push_back(std::move(spec));
+    npu::OpWork& acc = mod.kernels[op].work;
+    acc.cube_macs += w.cube_macs;
+    acc.cube_fractals += w.cube_fractals;
+    acc.vector_bytes += w.vector_bytes;
+    acc.mte1_bytes += w.mte1_bytes;
+    acc.fix_bytes += w.fix_bytes;
+    acc.gm_read_bytes += w.gm_read_bytes;
+    acc.gm_write_bytes += w.gm_write_bytes;
+    if (mod.kernels[op].kind.empty() || mod.kernels[op].kind == "vector")
+      mod.kernels[op].kind = kernels.back().schedule->space().kind == "vector" ? "vector" : "cube";
+  }
+
+  /// The pass script of kernel `i` at `knobs`: tile, tensorize, then per core its share of the
+  /// core-bound loop, double buffering, loop partitioning, memory planning, sync insertion and
+  /// code generation. Streams of the cores the point does not use stay empty.
+  CoreCode compile(size_t i, const passes::Knobs& knobs, std::string* ir,
+                   std::string* comment) const {
+    const Kernel& k = kernels[i];
+    const passes::KernelSpec& spec = specs[i];
+    L::Stmt body = passes::tensorize_vector(k.schedule->emit(knobs), target);
+    if (comment) *comment = body->comment;
+    const int cores = static_cast<int>(knobs.at("cores"));
+    const bool db = knobs.at("double_buffer") != 0;
+    CoreCode code(hw.cores);
+    const int32_t op_index = mod.kernels[k.op].op_index;
+    for (int core = 0; core < cores; ++core) {
+      L::Stmt b = passes::split_cores(body, core, cores);
+      if (db) b = passes::double_buffer(b);
+      b = passes::partition_loops(b);
+      passes::plan_memory(b, target, spec.name);
+      b = passes::insert_sync(b, target);
+      if (ir && core == 0) *ir += L::to_string(b);
+      emit_kernel(b, target, op_index, code[core]);
+    }
     return code;
-  };
-  // Appends a compiled kernel to every core, each followed by a barrier (core_barrier with several
-  // cores: kernels reuse scratchpad addresses and read each other's results from GM).
-  auto append = [&](KernelInfo& info, const CoreCode& code) {
+  }
+
+  /// Appends a compiled kernel to every core, each followed by a barrier (core_barrier with
+  /// several cores: kernels reuse scratchpad addresses and read each other's results from GM).
+  void append(KernelInfo& info, const CoreCode& code) {
+    isa::Program& prog = mod.program;
     for (int core = 0; core < hw.cores; ++core) {
       auto& stream = prog.cores[core];
       // Branch targets were emitted relative to the kernel's first instruction: relocate them.
@@ -386,21 +468,41 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
         if (isa::is_branch(in.op)) std::get<isa::ScalarArgs>(in.args).target += base;
         stream.push_back(std::move(in));
       }
-      isa::Instruction bar;
-      bar.op = hw.cores > 1 ? isa::Opcode::core_barrier : isa::Opcode::barrier;
-      bar.args = isa::ScalarArgs{};
-      bar.op_index = info.op_index;
-      stream.push_back(bar);
+      stream.push_back(barrier(info.op_index));
       info.instructions += code[core].size() + 1;
     }
-  };
-  auto record_value = [&](const Value* v, const L::Buffer& b) {
+  }
+
+  isa::Instruction barrier(int32_t op_index) const {
+    isa::Instruction bar;
+    bar.op = hw.cores > 1 ? isa::Opcode::core_barrier : isa::Opcode::barrier;
+    bar.args = isa::ScalarArgs{};
+    bar.op_index = op_index;
+    return bar;
+  }
+
+  void record_value(const Value* v, const L::Buffer& b) {
     const L::BufferNode* st = b->storage();
     mod.values.push_back(
         {v->name,
          static_cast<uint64_t>(st->address_bytes + b->elem_offset * dtype_size(mod.act_dtype)),
          v->shape, v->format == StorageFormat::nc1hwc0 ? kNc1hwc0C0 : 0});
-  };
+  }
+
+  void lower();
+};
+
+void LoweredGraph::Impl::lower() {
+  isa::Program& prog = mod.program;
+  prog.name = graph.name;
+  prog.cores.resize(hw.cores);
+  for (const Value* v : graph.inputs) {
+    if (!dtype_is_float(v->dtype))
+      throw Unsupported(fmt::format("graph input '{}' has dtype {}; the NPU takes float inputs",
+                                    v->name, dtype_to_string(v->dtype)));
+    L::Buffer b = gm.input(v);
+    mod.inputs.push_back({v->name, static_cast<uint64_t>(b->address_bytes), v->shape});
+  }
   // Every node is a kernel of its own, except the members of a fusion group (the `fusion_group`
   // attribute set by the graph pass fuse_kernels), compiled as one kernel whose intermediate values
   // stay on chip; a group the schedules cannot take is compiled node by node instead.
@@ -419,6 +521,8 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
     info.node = members.back()->name;
     for (const Node* m : members) info.op_type += (info.op_type.empty() ? "" : "+") + m->op_type;
     info.op_index = static_cast<int32_t>(prog.op_names.size());
+    const size_t op = mod.kernels.size();
+    mod.kernels.push_back(info);
     try {
       passes::KernelSpec spec;
       spec.name = info.node;
@@ -437,15 +541,16 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
       spec.out = last;
       L::Buffer out_gm = gm.value(out);
       spec.gm[last.get()] = out_gm;
-      CoreCode code = compile_kernel(info, spec, info.node);
-      info.kind = "fused-" + info.kind;
+      add_kernel(op, info.node, std::move(spec));
+      mod.kernels[op].kind = "fused-" + mod.kernels[op].kind;
       prog.op_names.push_back(info.node);
-      append(info, code);
       record_value(out, out_gm);
       for (const Node* m : members) fused.insert(m);
-      mod.kernels.push_back(std::move(info));
       return true;
+    } catch (const passes::InvalidKnobs&) {
+      throw;  // knobs given for the group that its pass rejects: the user's error
     } catch (const Error&) {
+      mod.kernels.pop_back();
       return false;  // compiled node by node below
     }
   };
@@ -490,12 +595,13 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
     if (node.attrs.has("fusion_group") && try_group(node)) continue;
     info.op_index = static_cast<int32_t>(prog.op_names.size());
     prog.op_names.push_back(node.name);
+    const size_t op = mod.kernels.size();
+    mod.kernels.push_back(info);
     const Value* out = node.outputs[0];
     L::Buffer out_gm = gm.value(out);
     passes::KernelSpec probe;
     Context parts_ctx(gm, probe);
     std::vector<lower::OpPart> parts = lower::op_parts(node, parts_ctx);
-    CoreCode all(hw.cores);
     if (!parts.empty()) {
       for (size_t k = 0; k < parts.size(); ++k) {
         passes::KernelSpec spec;
@@ -505,14 +611,9 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
         spec.gm[parts[k].out.get()] =
             L::make_view(out_gm, out->name, parts[k].view_shape, parts[k].view_strides,
                          out_gm->elem_offset + parts[k].view_offset);
-        CoreCode code = compile_kernel(info, spec, node.name);
-        // Parts reuse scratchpad addresses: each is followed by a barrier.
-        KernelInfo part_info = info;
-        part_info.instructions = 0;
-        append(part_info, code);
-        info.instructions += part_info.instructions;
+        add_kernel(op, node.name, std::move(spec));
       }
-      info.kind = info.kind == "cube" ? "cube-parts" : "copy";
+      mod.kernels[op].kind = mod.kernels[op].kind == "cube" ? "cube-parts" : "copy";
     } else {
       passes::KernelSpec spec;
       spec.name = node.name;
@@ -520,11 +621,9 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
       te::Tensor t = lower::op_compute(node, ctx);
       spec.out = t;
       spec.gm[t.get()] = out_gm;
-      CoreCode code = compile_kernel(info, spec, node.name);
-      append(info, code);
+      add_kernel(op, node.name, std::move(spec));
     }
     record_value(out, out_gm);
-    mod.kernels.push_back(std::move(info));
   }
 
   for (const Value* v : graph.outputs) {
@@ -537,7 +636,86 @@ NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
     mod.outputs.push_back({v->name, static_cast<uint64_t>(addr), v->shape});
   }
   prog.gm_bytes = gm.next();
-  return mod;
+}
+
+LoweredGraph::LoweredGraph(const Graph& graph, const npu::HwConfig& hw,
+                           const NpuCompileOptions& options)
+    : impl_(std::make_unique<Impl>(graph, hw, options)) {
+  impl_->lower();
+}
+
+LoweredGraph::~LoweredGraph() = default;
+
+const std::vector<LoweredGraph::Kernel>& LoweredGraph::kernels() const { return impl_->kernels; }
+
+const std::vector<KernelInfo>& LoweredGraph::ops() const { return impl_->mod.kernels; }
+
+const npu::HwConfig& LoweredGraph::hw() const { return impl_->hw; }
+
+const std::vector<passes::Knobs>* LoweredGraph::candidates(const std::string& task) const {
+  auto it = impl_->candidates.find(task);
+  return it == impl_->candidates.end() ? nullptr : &it->second;
+}
+
+isa::Program LoweredGraph::kernel_program(size_t i, const passes::Knobs& knobs) const {
+  TESSEL_CHECK(i < impl_->kernels.size(), "kernel {} of {}", i, impl_->kernels.size());
+  isa::Program p;
+  p.name = impl_->specs[i].name;
+  p.cores = impl_->compile(i, knobs, nullptr, nullptr);
+  p.gm_bytes = impl_->mod.program.gm_bytes;
+  p.op_names = impl_->mod.program.op_names;
+  for (auto& stream : p.cores)
+    stream.push_back(impl_->barrier(impl_->mod.kernels[impl_->kernels[i].op].op_index));
+  return p;
+}
+
+void LoweredGraph::set_task_knobs(const std::string& task, const TaskKnobs& knobs) {
+  for (auto& k : impl_->kernels) {
+    if (k.task != task) continue;
+    if (auto why = k.schedule->reject(knobs.knobs))
+      throw passes::InvalidKnobs(fmt::format("{}: knobs {} for task {} rejected: {}",
+                                             knobs.origin.empty() ? "task knobs" : knobs.origin,
+                                             passes::knobs_to_string(knobs.knobs), task, *why));
+    k.knobs = knobs.knobs;
+    k.source = knobs.source;
+  }
+}
+
+NpuModule LoweredGraph::finish() {
+  Impl& m = *impl_;
+  TESSEL_CHECK(!m.finished, "LoweredGraph::finish called twice");
+  m.finished = true;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const Kernel& k = m.kernels[i];
+    KernelInfo& info = m.mod.kernels[k.op];
+    ScheduledKernel sk;
+    sk.task = k.task;
+    sk.kind = k.schedule->space().kind;
+    sk.knobs = k.knobs;
+    sk.source = k.source;
+    const CoreCode code =
+        m.compile(i, k.knobs, m.options.keep_loop_ir ? &info.loop_ir : nullptr, &sk.comment);
+    info.schedules.push_back(std::move(sk));
+    m.append(info, code);
+  }
+  return std::move(m.mod);
+}
+
+NpuCompileOptions same_tiles_on_one_core(const NpuModule& mod) {
+  NpuCompileOptions o;
+  for (const KernelInfo& k : mod.kernels)
+    for (const ScheduledKernel& s : k.schedules) {
+      passes::Knobs knobs = s.knobs;
+      knobs["cores"] = 1;
+      knobs["split"] = 0;
+      o.task_knobs[s.task] = {knobs, KnobSource::schedule, "one core, the tiles of " + k.node};
+    }
+  return o;
+}
+
+NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
+                      const NpuCompileOptions& options) {
+  return LoweredGraph(graph, hw, options).finish();
 }
 
 }  // namespace tessel::npu_backend

@@ -1,14 +1,21 @@
 // The NPU backend: Graph IR -> isa::Program.
 //
 // For every node (in topological order) whose output is not known at compile time and is not a
-// pure view (Reshape, Flatten, ...): op_compute gives its tensor expression; the pass script
-//   tile_vector | tile_cube -> tensorize_vector -> partition_loops -> plan_memory -> insert_sync
-// produces a loop-IR kernel, and codegen emits its instructions, followed by a barrier. Graph
+// pure view (Reshape, Flatten, ...): op_compute gives its tensor expression and the tiling pass its
+// schedule space (passes/loop/schedule.h); the kernel's knobs come from the options (per op, per
+// task from a tuning log or the tuner) or the analytical default; the pass script
+//   tile_vector | tile_cube -> tensorize_vector -> split_cores -> double_buffer ->
+//   partition_loops -> plan_memory -> insert_sync
+// produces a loop-IR kernel for that point, and codegen emits its instructions, followed by a
+// barrier. The backend compiles the points it is given: it never searches and never simulates
+// (the tuner, compiler/tuner, measures points with kernel_program). Graph
 // values live in GM in the activation dtype (the cube input dtype, fp16 by default), dense
 // row-major in their ONNX shape; constants are converted and laid out in GM by the compiler.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,25 +24,52 @@
 #include "npu_model/hw_config.h"
 #include "npu_model/roofline.h"
 #include "passes/loop/npu_passes.h"
+#include "passes/loop/schedule.h"
 
 namespace tessel::npu_backend {
 
+/// Where the knobs of a kernel come from.
+enum class KnobSource {
+  analytical,  // the analytical default (passes::default_knobs): the lowest cost-model estimate
+  measured,    // the tuner's default strategy: the simulator's pick among screened candidates
+  schedule,    // given per op (experiment `schedule:` key, NpuCompileOptions::op_knobs)
+  log,         // the best record of a tuning log (--tuning-log, experiment `tune: {log}`)
+  tuned,       // found by a tuning run in this invocation (experiment `tune:`)
+};
+/// "default" (analytical and measured are both the default schedule), "schedule", "log", "tuned".
+const char* knob_source_name(KnobSource s);
+
+/// A complete point for a task, with its provenance.
+struct TaskKnobs {
+  passes::Knobs knobs;
+  KnobSource source = KnobSource::tuned;
+  std::string origin;  // for error messages, e.g. "run.jsonl:17" (the log record)
+};
+
 struct NpuCompileOptions {
-  std::map<std::string, passes::VectorKnobs> vector_knobs;  // by node name
-  std::map<std::string, passes::CubeKnobs> cube_knobs;      // by node name
+  /// Knobs given per op (graph node name; a fusion group by its last node's name), complete or
+  /// partial: the analytical default chooses the missing ones. Overrides task_knobs.
+  std::map<std::string, passes::Knobs> op_knobs;
+  /// Complete points per task key (KernelInfo::schedules[].task): from a tuning log or the tuner.
+  std::map<std::string, TaskKnobs> task_knobs;
   bool keep_loop_ir = false;  // keep each kernel's final loop IR text in KernelInfo::loop_ir
-  bool double_buffer = true;  // default of every kernel's double_buffer knob
-  /// true: each kernel's core-bound loop is split over hw.cores (split_cores); false: every
-  /// kernel is tiled for one core and runs on core 0 (the other cores only take part in the
-  /// barriers), to measure what multicore gains.
+  /// false: every kernel's double_buffer knob is restricted to 0 (no ping-pong buffers).
+  bool double_buffer = true;
+  /// false: every kernel's cores knob is restricted to 1 (tiled for one core, run on core 0; the
+  /// other cores only take part in the barriers), to measure what multicore gains.
   bool multicore = true;
-  /// Measured tile selection: for every cube kernel whose knobs are not given, the tiler's best
-  /// `tune_candidates` tilings by its analytical estimate are each compiled and simulated alone
-  /// (timing only, simulator/) and the one with the fewest cycles is kept -- the simulator's
-  /// cycles as the cost feedback. With double_buffer on, the best single-buffered tilings are
-  /// candidates too (double buffering is kept per kernel where it pays). 0 or 1: the analytical
-  /// choice only.
-  int tune_candidates = 8;
+  /// Which points of a task's analytical screening (sorted by estimate) the lowering keeps as
+  /// its candidates (LoweredGraph::candidates; the tuner's default_candidates). Unset: the best.
+  std::function<std::vector<passes::Knobs>(const passes::Screened&)> candidates;
+};
+
+/// The schedule one kernel was compiled with.
+struct ScheduledKernel {
+  std::string task;  // task key: kernels with equal keys have the same space and cycles per point
+  std::string kind;  // the space's kind: conv | matmul | vector
+  passes::Knobs knobs;  // the point compiled
+  KnobSource source = KnobSource::analytical;
+  std::string comment;  // the tiling pass's one-line description of the point
 };
 
 /// One graph node as compiled.
@@ -44,10 +78,9 @@ struct KernelInfo {
   std::string op_type;    // ONNX op
   std::string kind;       // "vector", "cube", "copy" (Concat) , "view" (no code), "const" (no code)
   int32_t op_index = -1;  // index into Program::op_names (-1: no code)
-  uint64_t instructions = 0;  // static instruction count
-  passes::VectorKnobs vector_knobs;
-  passes::CubeKnobs cube_knobs;
-  npu::OpWork work;  // tiling-independent work, for the roofline
+  uint64_t instructions = 0;               // static instruction count
+  std::vector<ScheduledKernel> schedules;  // one per kernel of the op (several for split ops)
+  npu::OpWork work;                        // tiling-independent work, for the roofline
   std::string loop_ir;
 };
 
@@ -73,8 +106,68 @@ struct NpuModule {
   DType act_dtype = DType::f16;
 };
 
-/// Compiles `graph` for `hw`. Throws tessel::Unsupported naming the op and node for an op without
-/// an NPU lowering, tessel::Error for a layer that cannot be tiled into the scratchpads.
+class LoweredGraph;
+
+/// The task key of a kernel: its space's kind and a 64-bit hash (hex) of its signature -- the
+/// tensor expression with canonical names, shapes, attributes, constants, and the layout of its GM
+/// buffers (shapes, strides, NC1HWC0), not their addresses or the node names. Kernels with equal
+/// keys have the same schedule space, and each point compiles to the same instructions up to
+/// addresses. The hardware config is not part of it (tuning logs record it beside the key).
+std::string task_key(const passes::KernelSpec& spec, const std::string& kind);
+
+/// The graph lowered to kernels but not yet scheduled: GM planned, every kernel's tensor
+/// expression, task key and schedule space built, its knobs resolved (op_knobs, task_knobs, else
+/// the analytical default, computed once per task). The tuner measures points of its kernels
+/// alone (kernel_program); finish() compiles every kernel with its knobs.
+class LoweredGraph {
+ public:
+  /// Lowers `graph` (see compile_npu for the errors). A fusion group whose kernel cannot be
+  /// tiled (no point of its space fits) is lowered node by node instead.
+  LoweredGraph(const Graph& graph, const npu::HwConfig& hw, const NpuCompileOptions& options);
+  ~LoweredGraph();
+  LoweredGraph(const LoweredGraph&) = delete;
+  LoweredGraph& operator=(const LoweredGraph&) = delete;
+
+  /// One kernel (program order).
+  struct Kernel {
+    size_t op = 0;  // index into the module's KernelInfo list
+    std::string task;
+    std::shared_ptr<const passes::KernelSchedule> schedule;
+    passes::Knobs knobs;  // resolved
+    KnobSource source = KnobSource::analytical;
+    npu::OpWork work;  // the kernel's tiling-independent work (its roofline)
+  };
+  const std::vector<Kernel>& kernels() const;
+  const std::vector<KernelInfo>& ops() const;
+  const npu::HwConfig& hw() const;
+  /// The candidates kept from a task's analytical screening (NpuCompileOptions::candidates; the
+  /// first is the analytical default) when the default chose its knobs; nullptr otherwise.
+  const std::vector<passes::Knobs>* candidates(const std::string& task) const;
+  /// Kernel `i` compiled with `knobs` alone: one stream per core (the cores the point does not
+  /// use only meet the barrier), each ending with the kernel's closing barrier; GM sized for the
+  /// whole graph, no constants loaded (for timing-only simulation). Throws passes::InvalidKnobs.
+  isa::Program kernel_program(size_t i, const passes::Knobs& knobs) const;
+  /// Sets the knobs of every kernel of `task` (a complete, valid point; throws
+  /// passes::InvalidKnobs naming `origin` otherwise).
+  void set_task_knobs(const std::string& task, const TaskKnobs& knobs);
+  /// Compiles every kernel with its knobs and assembles the program. Call once.
+  NpuModule finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Compile options that pin every kernel of `mod` to the tiles it was compiled with, on one core:
+/// each kernel's task gets its knobs with cores = 1 and split = 0 (nothing distributed). Compiling
+/// the same graph with them computes the same tiles in the same order on core 0, so its results
+/// are bit-identical to `mod`'s: what the tests of the multicore split compare against.
+NpuCompileOptions same_tiles_on_one_core(const NpuModule& mod);
+
+/// Compiles `graph` for `hw`: LoweredGraph(graph, hw, options).finish(). Throws
+/// tessel::Unsupported naming the op and node for an op without an NPU lowering, tessel::Error
+/// for a layer that cannot be tiled into the scratchpads, passes::InvalidKnobs for knobs given in
+/// `options` that the kernel's pass rejects (naming the kernel, the knob and why).
 NpuModule compile_npu(const Graph& graph, const npu::HwConfig& hw,
                       const NpuCompileOptions& options = {});
 

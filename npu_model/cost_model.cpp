@@ -1,0 +1,85 @@
+// The analytical kernel cost model (see cost_model.h).
+#include "npu_model/cost_model.h"
+
+#include <algorithm>
+
+#include "isa/isa.h"
+
+namespace tessel::npu {
+
+void KernelProfile::add(const HwConfig& hw, const isa::Instruction& in, double per_tile,
+                        double per_core, bool flagged) {
+  InstrUse u;
+  u.pipe = in.pipe();
+  const InstrCost c = instruction_cost(hw, in);
+  u.occupancy_cycles = static_cast<double>(c.occupancy_cycles);
+  u.latency_cycles = static_cast<double>(c.latency_cycles);
+  if (in.op == isa::Opcode::dma) {
+    const auto& d = std::get<isa::DmaArgs>(in.args);
+    if (d.src.scope == isa::Scope::gm || d.dst.scope == isa::Scope::gm) {
+      isa::DmaArgs aligned = d;  // at an aligned GM address: the fewest bursts its runs touch
+      (d.src.scope == isa::Scope::gm ? aligned.src : aligned.dst).offset = 0;
+      u.dram_bytes = static_cast<double>(dma_gm_burst_bytes(hw, aligned));
+      u.occupancy_cycles = std::max(
+          u.occupancy_cycles,
+          static_cast<double>(dram_transfer_cycles(hw, static_cast<uint64_t>(u.dram_bytes))));
+      u.latency_cycles += hw.dram.latency_cycles;
+    }
+  }
+  u.per_tile = per_tile;
+  u.per_core = per_core;
+  u.flagged = flagged;
+  uses.push_back(u);
+}
+
+CostEstimate estimate_kernel(const HwConfig& hw, const KernelProfile& p) {
+  CostEstimate e;
+  std::array<double, isa::kNumPipes> per_tile{};
+  double issued = p.scalar_per_tile, exposed_issue = 0, occupancy = 0, latency = 0;
+  for (const InstrUse& u : p.uses) {
+    const int pipe = static_cast<int>(u.pipe);
+    per_tile[pipe] += u.per_tile * (u.occupancy_cycles + (u.flagged ? u.latency_cycles : 0.0));
+    if (u.per_tile > 0) {
+      occupancy += u.per_tile * u.occupancy_cycles;
+      latency += u.latency_cycles;
+    }
+    e.exposed_cycles += u.per_core * (u.occupancy_cycles + u.latency_cycles);
+    e.busy[pipe] += u.per_core * u.occupancy_cycles;
+    issued += u.per_tile;
+    exposed_issue += u.per_core;
+  }
+  const double steps = std::max(1.0, p.steps_per_tile);
+  const double step_chain = occupancy / steps + latency;
+  e.chain_cycles = steps * step_chain;
+  const double cs = std::max(1, hw.core.scalar.cycles_per_instruction);
+  per_tile[static_cast<int>(isa::Pipe::scalar)] = issued * cs;
+  const double tiles = std::max(1.0, p.tiles);
+  double steady = 0;
+  int busiest = static_cast<int>(isa::Pipe::scalar);
+  for (int q = 0; q < isa::kNumPipes; ++q) {
+    e.busy[q] += tiles * per_tile[q];
+    if (per_tile[q] > per_tile[busiest]) busiest = q;
+  }
+  e.busy[static_cast<int>(isa::Pipe::scalar)] += exposed_issue * cs;
+  const char* bound = isa::pipe_name(static_cast<isa::Pipe>(busiest));
+  if (p.double_buffer) {
+    steady = per_tile[busiest];
+    if (e.chain_cycles / 2 > steady) {
+      steady = e.chain_cycles / 2;
+      bound = "latency";
+    }
+  } else {
+    steady = std::max(e.chain_cycles, per_tile[busiest]);
+    bound = "latency";
+  }
+  e.steady_tile_cycles = steady;
+  e.core_cycles = tiles * steady + step_chain + e.exposed_cycles;
+  e.dram_cycles =
+      static_cast<double>(dram_transfer_cycles(hw, static_cast<uint64_t>(p.dram_bytes))) +
+      step_chain;
+  e.cycles = std::max(e.core_cycles, e.dram_cycles);
+  e.bound = e.dram_cycles > e.core_cycles ? "dram" : bound;
+  return e;
+}
+
+}  // namespace tessel::npu
