@@ -162,10 +162,9 @@ class Parser {
 
   /// Applies the run-level keys of `n` onto `run`.
   void run_keys(const YAML::Node& n, const std::string& where, RunSpec& run, bool top) const {
-    std::set<std::string> allowed = {"name",     "model",        "inputs",   "hw",
-                                     "hw_set",   "target",       "check",    "timing_only",
-                                     "report",   "graph_passes", "schedule", "tune",
-                                     "threads"};
+    std::set<std::string> allowed = {"name",     "model", "inputs",      "hw",     "hw_set",
+                                     "target",   "check", "timing_only", "report", "graph_passes",
+                                     "schedule", "tune",  "threads"};
     if (top) {
       allowed.insert("description");
       allowed.insert("runs");

@@ -182,8 +182,8 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
   }
   NpuRun run;
   CompiledNpu c = options.compiled ? std::move(*options.compiled)
-                                    : compile_for_npu(graph, *hw, options.compile, options.schedule,
-                                                      "model '" + graph.name + "'");
+                                   : compile_for_npu(graph, *hw, options.compile, options.schedule,
+                                                     "model '" + graph.name + "'");
   run.module = std::move(c.module);
   run.tuned = std::move(c.tuned);
   run.schedule_seconds = c.schedule_seconds;

@@ -124,6 +124,7 @@ std::vector<Task> tasks_of(const npu_backend::LoweredGraph& lowered) {
 
 std::vector<Knobs> default_candidates(const passes::Screened& screened) {
   constexpr double kMaxEstimateRatio = 1.5;
+  constexpr size_t kPerCores = 4;
   std::vector<size_t> out_index;
   std::set<size_t> seen;
   std::vector<int64_t> cores_values;
@@ -144,7 +145,7 @@ std::vector<Knobs> default_candidates(const passes::Screened& screened) {
   for (int64_t c : cores_values) {
     size_t mine = 0;
     auto add = [&](size_t i) {
-      if (mine >= 8 || seen.count(i)) return;
+      if (mine >= kPerCores || seen.count(i)) return;
       seen.insert(i);
       out_index.push_back(i);
       ++mine;

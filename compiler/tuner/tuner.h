@@ -54,7 +54,7 @@ std::vector<Task> tasks_of(const npu_backend::LoweredGraph& lowered);
 /// The default small-budget strategy's candidates for a task from its analytical screening
 /// (sorted by estimate): for every value c of the `cores` knob, the 3 best points with cores = c,
 /// then the best of every loop structure (resident operand, double buffering) and of every value
-/// of `mt` (cube) or `tile_axis` (vector) with cores = c, at most 8 per value; beyond the best,
+/// of `mt` (cube) or `tile_axis` (vector) with cores = c, at most 4 per value; beyond the best,
 /// only points estimated within 1.5x of the best with cores = c. The candidates for
 /// cores = c do not depend on how many cores the config has, so a config with more cores measures
 /// a superset and its pick is never slower than a config with fewer.

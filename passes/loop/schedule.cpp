@@ -179,10 +179,30 @@ Screened screen(const KernelSchedule& schedule, const npu::HwConfig& hw, const K
   Knobs p = fixed;
   for (const auto& k : space.knobs) p.emplace(k.name, k.values.front());
   std::optional<Knobs> first_tried;
+  // A point's validity apart from the core split rule (check_split) does not depend on `split`
+  // and `cores`, nor do its derived knobs: when both are free and enumerated last, each tile point
+  // is tried once on one core; an invalid one is skipped with all its core splits, a valid one
+  // keeps its derived knobs for them.
+  size_t core_from = free.size();
+  while (core_from > 0 &&
+         (free[core_from - 1]->name == "split" || free[core_from - 1]->name == "cores"))
+    --core_from;
+  const Knob* cores_knob = space.find("cores");
+  const bool split_last = free.size() - core_from == 2 && cores_knob &&
+                          std::find(cores_knob->values.begin(), cores_knob->values.end(), 1) !=
+                              cores_knob->values.end();
+  bool probed = false;
   std::function<void(size_t)> walk = [&](size_t i) {
+    if (split_last && i == core_from) {
+      p["cores"] = 1;
+      p["split"] = space.find("split")->values.front();
+      if (!first_tried) first_tried = p;
+      if (!(any_derived ? schedule.derive(p) : schedule.valid(p))) return;
+      probed = true;
+    }
     if (i == free.size()) {
       if (!first_tried) first_tried = p;
-      if (any_derived ? schedule.derive(p) : schedule.valid(p))
+      if (probed ? schedule.valid(p) : any_derived ? schedule.derive(p) : schedule.valid(p))
         out.add(p, npu::estimate_kernel(hw, schedule.profile(p)).cycles);
       return;
     }

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "compiler/support/error.h"
 #include "passes/loop/npu_passes.h"
@@ -108,11 +109,19 @@ VectorSchedule::VectorSchedule(const KernelSpec& spec_in, const NpuTarget& targe
     axis_names.push_back(fmt::format("axis{}", d));
   }
   axis.labels = axis_names;
+  // Tile counts that some axis can take exactly: ceil(extent / t) for every tile extent t (a
+  // multiple of C0 on an NC1HWC0 channel axis) giving at most kMaxDenseTiles tiles, and beyond
+  // that the counts of power-of-two extents.
+  constexpr int64_t kMaxDenseTiles = 256;
   Knob tiles{"tiles", {}, "tiles along tile_axis (each ceil(extent / tiles) elements)", {}, false};
-  int64_t longest = 1;
-  for (int64_t e : shape) longest = std::max(longest, e);
-  for (int64_t t = 1; t <= longest; t = t < 8 ? t + 1 : (t < 16 ? t + 2 : t * 2))
-    tiles.values.push_back(t);
+  std::set<int64_t> counts{1};
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t e = shape[d], step = d == 1 && c_align > 1 ? c_align : 1;
+    const int64_t dense_from = ((e + kMaxDenseTiles - 1) / kMaxDenseTiles + step - 1) / step * step;
+    for (int64_t t = step; t < dense_from; t *= 2) counts.insert((e + t - 1) / t);
+    for (int64_t t = dense_from; t < e; t += step) counts.insert((e + t - 1) / t);
+  }
+  tiles.values.assign(counts.begin(), counts.end());
   space_.knobs = {axis, tiles, double_buffer_knob(), split_knob(axis_names),
                   cores_knob(*target.hw)};
 }
@@ -179,8 +188,8 @@ bool VectorSchedule::check(const Knobs& k, std::string* why) const {
   const UbBudget ub{target.hw->core.buffers_bytes.ub, k.at("double_buffer") != 0};
   const int64_t need = footprint(tile);
   if (need > ub.bytes())
-    return no(why,
-              [&] { return fmt::format("tile {} needs {}", shape_to_string(tile), ub.over(need)); });
+    return no(
+        why, [&] { return fmt::format("tile {} needs {}", shape_to_string(tile), ub.over(need)); });
   return true;
 }
 
