@@ -10,6 +10,8 @@
 // it (so the flag counts balance). A pair already covered by a placed pair of the same pipes in the
 // same sequence (set no earlier, wait no later) is dropped. Event ids are assigned per pipe pair by
 // interval colouring of the pairs' lifetimes.
+// A carried pair whose lowest common sequence is not a loop body (a plain sequence inside one) is
+// carried by the nearest enclosing loop, set after and waited before its body's child holding both.
 // Runs after plan_memory (allocations never alias within a kernel). Guarantees: every cross-pipe
 // dependence is ordered by a flag; same-pipe order is left to the in-order pipes.
 #include <fmt/format.h>
@@ -185,7 +187,20 @@ class SyncInserter {
         const int ia = a.path[k].second, ib = b.path[k].second;
         Pair p{seq, ia > ib, a.pipe, b.pipe, ia, ib};
         const L::StmtNode* loop = seqs_.at(seq).owner_for;
-        if (p.carried && loop == nullptr) continue;  // b never runs after a
+        if (p.carried && loop == nullptr) {
+          // The common sequence is not a loop body (e.g. a plain sequence inside one): the
+          // dependence is carried by the nearest enclosing loop, between iterations of its body's
+          // child that holds both leaves (set after it, wait before it).
+          for (size_t j = k; j-- > 0;) {
+            L::StmtNode* up = a.path[j].first;
+            if (seqs_.at(up).owner_for == nullptr) continue;
+            p.seq = up;
+            p.set_after = p.wait_before = a.path[j].second;
+            loop = seqs_.at(up).owner_for;
+            break;
+          }
+          if (loop == nullptr) continue;  // no enclosing loop: b never runs after a
+        }
         if (!needed(a, b, p.carried, p.carried ? span_.at(loop) : std::pair<int, int>{0, -1}))
           continue;
         candidates.push_back(p);
