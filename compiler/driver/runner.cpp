@@ -127,15 +127,18 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
     out.seconds = seconds_since(t0);
     return out;
   }
-  // The compiled targets take straight-line graphs: control flow whose path is known at compile
-  // time is inlined first (load_model does it too; conform imports models itself).
+  // The compiled targets take straight-line graphs of single-output nodes: control flow whose
+  // path is known at compile time is inlined first (load_model does it too; conform imports
+  // models itself), and Split / LayerNormalization with several used outputs become
+  // single-output nodes (graph_passes::split_outputs).
   std::unique_ptr<Graph> inlined;
-  for (const auto& n : model.nodes())
-    if (!node_subgraphs(*n).empty()) {
-      inlined = clone_graph(model);
-      graph_passes::fold_control(*inlined);
-      break;
-    }
+  bool control = false;
+  for (const auto& n : model.nodes()) control |= !node_subgraphs(*n).empty();
+  if (control || graph_passes::needs_split_outputs(model)) {
+    inlined = clone_graph(model);
+    if (control) graph_passes::fold_control(*inlined);
+    graph_passes::split_outputs(*inlined);
+  }
   const Graph& graph = inlined ? *inlined : model;
   if (target == Target::cpu) {
     // Compile (TE -> loop IR -> LLVM IR -> JIT), then one profiled run: per-kernel wall times.

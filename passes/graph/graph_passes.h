@@ -23,6 +23,15 @@ inline constexpr int64_t kMaxUnrolledIterations = 4096;
 /// every loaded model before the pipeline (driver::load_model) and before compiling for npu/cpu.
 bool fold_control(Graph& graph);
 
+/// split_outputs.cpp: a Split with several outputs becomes one Slice per output, and a
+/// LayerNormalization whose Mean or InvStdDev output is used becomes ReduceMean, Sub, Mul,
+/// ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul (, Add) producing all three: the compiled backends
+/// compute one output per node. Outputs keep their values. Not a pipeline pass: the driver runs it
+/// before compiling for npu/cpu (driver::run_model).
+bool split_outputs(Graph& graph);
+/// True when split_outputs would change `graph`.
+bool needs_split_outputs(const Graph& graph);
+
 /// shape_folding.cpp: every node whose outputs are all known at compile time (Value::constant set
 /// on a produced value by ops::infer_graph's data propagation: Shape/Size of static shapes and the
 /// small integer chains on them, e.g. Shape -> Cast -> Slice -> Concat feeding a Reshape) is

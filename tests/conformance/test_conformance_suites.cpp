@@ -43,9 +43,9 @@ const std::map<std::pair<std::string, std::string>, int> kPinnedPasses = {
     {{"ref", "pytorch-converted"}, 82},
     {{"ref", "pytorch-operator"}, 35},
     {{"ref", "simple"}, 7},
-    {{"npu", "node"}, 379},
-    {{"npu", "pytorch-converted"}, 47},
-    {{"npu", "pytorch-operator"}, 25},
+    {{"npu", "node"}, 405},
+    {{"npu", "pytorch-converted"}, 49},
+    {{"npu", "pytorch-operator"}, 26},
     {{"npu", "simple"}, 5},
 };
 
