@@ -67,6 +67,13 @@ inline std::vector<std::string> node_list(const Graph& g) {
   return out;
 }
 
+/// How many nodes of `g` are `op`.
+inline size_t count_op(const Graph& g, const std::string& op) {
+  size_t n = 0;
+  for (const auto& node : g.nodes()) n += node->op_type == op;
+  return n;
+}
+
 /// The producer of graph value `name` (fails the test when there is none).
 inline const Node& producer(const Graph& g, const std::string& name) {
   const Value* v = g.find_value(name);

@@ -8,6 +8,7 @@
 #include "compiler/ops/reference.h"
 #include "passes/graph/graph_passes.h"
 #include "tests/frontend/onnx_builder.h"
+#include "tests/graph_passes/gp_util.h"
 
 namespace tessel {
 namespace {
@@ -29,11 +30,7 @@ const char* kGraph = R"(graph g opset 17 (%x: f32[2], %m: f32[3,2]) -> (%y, %sum
 }
 )";
 
-size_t count_op(const Graph& g, const std::string& op) {
-  size_t n = 0;
-  for (const auto& node : g.nodes()) n += node->op_type == op;
-  return n;
-}
+using testing::count_op;
 
 TEST(FoldControl, FoldsKnownIfAndUnrollsScanWithTheSameValues) {
   auto g = parse_graph(kGraph, "g");

@@ -10,6 +10,7 @@
 #include "compiler/ops/op_registry.h"
 #include "compiler/ops/reference.h"
 #include "passes/graph/graph_passes.h"
+#include "tests/graph_passes/gp_util.h"
 #include "tests/test_graph_builder.h"
 
 namespace tessel {
@@ -23,11 +24,7 @@ const char* kGraph =
 }
 )";
 
-size_t count_op(const Graph& g, const std::string& op) {
-  size_t n = 0;
-  for (const auto& node : g.nodes()) n += node->op_type == op;
-  return n;
-}
+using testing::count_op;
 
 TEST(SplitOutputs, SplitAndLayerNormBecomeSingleOutputNodesWithTheSameValues) {
   auto g = parse_graph(kGraph, "g");
