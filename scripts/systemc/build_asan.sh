@@ -6,14 +6,17 @@
 #   scripts/systemc/build_asan.sh PREFIX   installs into PREFIX (lib/, include/, lib/cmake/: the
 #                                          CMake package tessel's TESSEL_SYSTEMC_PREFIX finds)
 #
-# Why: SystemC runs every SC_THREAD on a QuickThreads coroutine stack that ASan does not know about.
-# Debian's libsystemc has no annotations, so in an ASan build each exception thrown on a coroutine
-# stack (SystemC's own sc_unwind_exception when threads are killed, tessel's errors) leaves stale
-# stack poison that __asan_handle_no_return cannot clear, and the next report or no-return call ends
-# in a false report or "AddressSanitizer: CHECK failed: asan_thread.cpp:371" (google/sanitizers#189).
-# asan-fiber-annotations.patch (next to this script) tells ASan of every switch in sc_cor_qt.cpp
-# (__sanitizer_start_switch_fiber / __sanitizer_finish_switch_fiber), so ASan checks coroutine
-# stacks as it checks thread stacks.
+# Why: SystemC runs every SC_THREAD on a QuickThreads coroutine stack. SystemC 2.3.4 (Debian's
+# libsystemc too) tells ASan of its stack switches (weak __sanitizer_start_switch_fiber calls) but
+# gets three things wrong: a switch to the main coroutine is announced as a stack of size 0, abort()
+# (a thread's end) is not announced at all, and a coroutine stack is unmapped with the poison of its
+# dead frames still in the shadow, which the next stack mapped at that address inherits. So in an
+# ASan build ASan soon runs with the wrong stack bounds: "ASan is ignoring requested
+# __asan_handle_no_return" and "AddressSanitizer: CHECK failed: asan_thread.cpp:371" on the first
+# throw, or false "stack-use-after-scope" reports on the second simulation of a process
+# (google/sanitizers#189). asan-fiber-annotations.patch (next to this script, sc_cor_qt.cpp/.h
+# only) fixes all three, and keeps each coroutine's fake stack, so that ASan checks coroutine
+# stacks as it checks thread stacks; nothing is suppressed.
 #
 # The source comes from Debian's archive (deb.debian.org, the package's orig tarball, checked against
 # the SHA-256 of its signed .dsc) and is cached in PREFIX/../systemc-src/. Does nothing when PREFIX
