@@ -19,6 +19,7 @@ PACKAGES=(
   libfmt-dev              # formatting
   nlohmann-json3-dev      # JSON reports and traces
   libxgboost-dev          # the tuner's learned cost model (compiler/tuner/learned.cpp, XGBoost C API)
+  gnuplot-nox             # scripts/plot_tuning.py: the tuning curves (docs/tuning_curves.png)
   nodejs npm              # fetching the real models from the npm registry (npm pack)
   clang-14 libclang-rt-14-dev  # make fuzz / test-fuzz: libFuzzer targets with ASan + UBSan
   curl                    # make test-sanitize: SystemC's source from Debian's archive (scripts/systemc)

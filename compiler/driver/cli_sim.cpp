@@ -17,50 +17,57 @@ namespace tessel::driver {
 
 namespace fs = std::filesystem;
 
+RunSpec model_run(const std::string& model, const std::string& hw_path,
+                  const std::vector<std::string>& hw_set,
+                  const std::vector<std::string>& input_shapes,
+                  const std::vector<std::string>& input_values) {
+  const bool zoo_model = model.rfind("zoo:", 0) == 0;
+  if (zoo_model) {
+    zoo::find_zoo_model(model.substr(4));
+  } else if (!fs::is_regular_file(model)) {
+    fail("{}: cannot open model file ({})", model,
+         fs::exists(model) ? "not a regular file" : "no such file");
+  }
+  if (hw_path.empty()) fail("--hw FILE is required (e.g. hw_configs/npu_4core.yaml)");
+  const std::map<std::string, Shape> shapes = parse_input_shapes(input_shapes);
+  try {
+    load_hw(hw_path, hw_set);
+  } catch (const Error& e) {
+    fail("{}{}", e.what(), hw_set.empty() ? "" : " (with the --hw-set overrides)");
+  }
+  // Every model input needs a shape: the bound one, else the model's own (static) one. The
+  // import binds and checks the shapes (a misspelt name or an unbound dynamic dim is an error).
+  graph_passes::PipelineOptions no_passes;
+  no_passes.enabled = false;
+  const auto values = parse_input_values(input_values);
+  const auto graph = load_model(model, shapes, no_passes, values);
+  RunSpec run;
+  run.name = zoo_model ? model.substr(4) : fs::path(model).stem().string();
+  run.model = model;
+  for (const Value* v : graph->inputs) {
+    InputSpec in;  // uniform in [-1, 1), seed 0 (experiment.h)
+    in.shape = v->shape;
+    run.inputs[v->name] = in;
+  }
+  for (const auto& [name, value] : values) {
+    InputSpec in;  // bound at compile time: a constant of the model, not fed at run time
+    in.has_value = true;
+    in.value = value;
+    if (shapes.count(name)) in.shape = shapes.at(name);
+    run.inputs[name] = in;
+  }
+  run.hw = hw_path;
+  for (const auto& s : hw_set) run.hw_set.push_back(npu::parse_hw_override(s));
+  run.target = Target::npu;
+  return run;
+}
+
 int cmd_sim(const SimArgs& args, std::ostream& out, std::ostream& err) {
   try {
     // Everything is validated before any work: output paths, model, shapes, hw config + overrides.
     check_output_path(args.report_path, "--report");
     check_output_path(args.trace_path, "--trace");
-    const bool zoo_model = args.model.rfind("zoo:", 0) == 0;
-    if (zoo_model) {
-      zoo::find_zoo_model(args.model.substr(4));
-    } else if (!fs::is_regular_file(args.model)) {
-      fail("{}: cannot open model file ({})", args.model,
-           fs::exists(args.model) ? "not a regular file" : "no such file");
-    }
-    if (args.hw.empty()) fail("--hw FILE is required (e.g. hw_configs/npu_4core.yaml)");
-    const std::map<std::string, Shape> shapes = parse_input_shapes(args.input_shapes);
-    try {
-      load_hw(args.hw, args.hw_set);
-    } catch (const Error& e) {
-      fail("{}{}", e.what(), args.hw_set.empty() ? "" : " (with the --hw-set overrides)");
-    }
-    // Every model input needs a shape: the bound one, else the model's own (static) one. The
-    // import binds and checks the shapes (a misspelt name or an unbound dynamic dim is an error).
-    graph_passes::PipelineOptions no_passes;
-    no_passes.enabled = false;
-    const auto values = parse_input_values(args.input_values);
-    const auto graph = load_model(args.model, shapes, no_passes, values);
-
-    RunSpec run;
-    run.name = zoo_model ? args.model.substr(4) : fs::path(args.model).stem().string();
-    run.model = args.model;
-    for (const Value* v : graph->inputs) {
-      InputSpec in;  // uniform in [-1, 1), seed 0 (experiment.h)
-      in.shape = v->shape;
-      run.inputs[v->name] = in;
-    }
-    for (const auto& [name, value] : values) {
-      InputSpec in;  // bound at compile time: a constant of the model, not fed at run time
-      in.has_value = true;
-      in.value = value;
-      if (shapes.count(name)) in.shape = shapes.at(name);
-      run.inputs[name] = in;
-    }
-    run.hw = args.hw;
-    for (const auto& s : args.hw_set) run.hw_set.push_back(npu::parse_hw_override(s));
-    run.target = Target::npu;
+    RunSpec run = model_run(args.model, args.hw, args.hw_set, args.input_shapes, args.input_values);
     run.timing_only = args.timing_only;
     run.check = !args.timing_only;
     run.double_buffer = !args.no_double_buffer;

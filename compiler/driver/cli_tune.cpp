@@ -5,7 +5,6 @@
 // its space instead.
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -14,13 +13,10 @@
 #include "compiler/driver/commands.h"
 #include "compiler/driver/experiment.h"
 #include "compiler/driver/report.h"
-#include "compiler/driver/zoo.h"
 #include "compiler/support/error.h"
 #include "compiler/tuner/tuner.h"
 
 namespace tessel::driver {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -81,14 +77,6 @@ int cmd_tune(const TuneArgs& args, std::ostream& out, std::ostream& err) {
   try {
     check_output_path(args.report_path, "--report");
     check_output_path(args.log_path, "--log");
-    const bool zoo_model = args.model.rfind("zoo:", 0) == 0;
-    if (zoo_model) {
-      zoo::find_zoo_model(args.model.substr(4));
-    } else if (!fs::is_regular_file(args.model)) {
-      fail("{}: cannot open model file ({})", args.model,
-           fs::exists(args.model) ? "not a regular file" : "no such file");
-    }
-    if (args.hw.empty()) fail("--hw FILE is required (e.g. hw_configs/npu_4core.yaml)");
     tuner::TuneOptions t;
     t.strategy = tuner::parse_strategy(args.strategy, "--strategy");
     t.oracle = tuner::parse_oracle(args.oracle, "--oracle");
@@ -113,36 +101,17 @@ int cmd_tune(const TuneArgs& args, std::ostream& out, std::ostream& err) {
                                                                             : !args.log_path.empty()
                                                                                 ? "--log"
                                                                                 : "--report");
-    const std::map<std::string, Shape> shapes = parse_input_shapes(args.input_shapes);
-    npu::HwConfig hw;
-    try {
-      hw = load_hw(args.hw, args.hw_set);
-    } catch (const Error& e) {
-      fail("{}{}", e.what(), args.hw_set.empty() ? "" : " (with the --hw-set overrides)");
-    }
     if (args.space) {
+      (void)model_run(args.model, args.hw, args.hw_set, args.input_shapes, {});
       graph_passes::PipelineOptions passes = pipeline_options(args.passes, err);
       passes.available = target_ops(Target::npu);
-      const auto graph = load_model(args.model, shapes, passes);
+      const auto graph = load_model(args.model, parse_input_shapes(args.input_shapes), passes);
       npu_backend::NpuCompileOptions opts;
-      const npu_backend::LoweredGraph lowered(*graph, hw, opts);
+      const npu_backend::LoweredGraph lowered(*graph, load_hw(args.hw, args.hw_set), opts);
       out << space_text(lowered);
       return 0;
     }
-    graph_passes::PipelineOptions no_passes;
-    no_passes.enabled = false;
-    const auto graph = load_model(args.model, shapes, no_passes);
-    RunSpec run;
-    run.name = zoo_model ? args.model.substr(4) : fs::path(args.model).stem().string();
-    run.model = args.model;
-    for (const Value* v : graph->inputs) {
-      InputSpec in;
-      in.shape = v->shape;
-      run.inputs[v->name] = in;
-    }
-    run.hw = args.hw;
-    for (const auto& s : args.hw_set) run.hw_set.push_back(npu::parse_hw_override(s));
-    run.target = Target::npu;
+    RunSpec run = model_run(args.model, args.hw, args.hw_set, args.input_shapes, {});
     run.timing_only = true;
     run.check = false;
     run.tune = t;

@@ -37,6 +37,7 @@ struct RunArgs {
 int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err);
 
 struct Experiment;
+struct RunSpec;
 /// Runs every run of an already loaded experiment and writes args.report_path / args.trace_path
 /// (args.experiment is not read): what `tessel run` does after load_experiment, shared with
 /// `tessel sim`. `command` is the report's "command" field. Returns 0/1/2 as cmd_run.
@@ -62,6 +63,16 @@ struct SimArgs {
   GraphPassArgs passes;
 };
 int cmd_sim(const SimArgs& args, std::ostream& out, std::ostream& err);
+
+/// The one NPU run of `tessel sim` and `tessel tune` (cli_sim.cpp): checks the model (a file or
+/// zoo:NAME) and the hardware config with its overrides, imports the model with `input_shapes`
+/// (N=DIMS) and `input_values` (N=V,...) bound, without graph passes (run_experiment runs them),
+/// and returns the run with every input's shape (uniform inputs, seed 0), named after the model.
+/// Throws tessel::Error naming the flag, file or input.
+RunSpec model_run(const std::string& model, const std::string& hw_path,
+                  const std::vector<std::string>& hw_set,
+                  const std::vector<std::string>& input_shapes,
+                  const std::vector<std::string>& input_values);
 
 struct CheckArgs {
   std::vector<std::string> case_dirs;
