@@ -646,7 +646,12 @@ Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name
       in.op = static_cast<Opcode>(op);
       if (b & kOpIndexFlag) {
         const std::size_t dat = r.pos();
-        const int64_t v = prev_op + r.svar("an op_index delta");
+        const int64_t delta = r.svar("an op_index delta");
+        // prev_op is -1 or an int32 op_index: a delta outside +-2^33 cannot give one (and adding
+        // it could overflow int64, found by fuzz_decode: tests/fuzz/regressions/decode)
+        const bool far = delta < -(int64_t{1} << 33) || delta > (int64_t{1} << 33);
+        if (far) r.corrupt(dat, "op_index delta {} is outside +-2^33: no op_index fits", delta);
+        const int64_t v = prev_op + delta;
         if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
           r.corrupt(dat, "op_index {} does not fit a signed 32-bit value", v);
         }
