@@ -66,7 +66,7 @@ Command add_check_command(CLI::App& app) {
       "check", "run ONNX backend-test case directories and compare with their expected outputs");
   cmd->add_option("case_dirs", args->case_dirs, "case directories (model.onnx, test_data_set_N/)")
       ->required();
-  cmd->add_option("--target", args->target, "ref | npu | cpu")->default_val("ref");
+  cmd->add_option("--target", args->target, "ref | npu | cpu | gpu | gpu-emu")->default_val("ref");
   cmd->add_option("--hw", args->hw, "hardware config YAML (required for --target npu)");
   add_hw_set_option(cmd, args->hw_set);
   cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
@@ -86,10 +86,10 @@ Command add_compile_command(CLI::App& app) {
   add_hw_set_option(cmd, args->hw_set);
   add_input_shape_option(cmd, args->input_shapes);
   add_input_value_option(cmd, args->input_values);
-  cmd->add_option("--target", args->target, "npu | cpu")->default_val("npu");
+  cmd->add_option("--target", args->target, "npu | cpu | gpu")->default_val("npu");
   cmd->add_option("--emit", args->emit,
                   "npu: graph | loop | asm (default) | bin; cpu: graph | loop | llvm | asm | obj "
-                  "| so (default)");
+                  "| so (default); gpu: graph | loop | llvm | ptx (default)");
   cmd->add_option("-o,--output", args->output, "output file (default: stdout)");
   add_tuning_log_option(cmd, args->tuning_log);
   add_graph_pass_flags(cmd, args->passes);

@@ -10,7 +10,7 @@ namespace tessel::driver {
 Command add_conform_command(CLI::App& app) {
   auto args = std::make_shared<ConformArgs>();
   auto* cmd = app.add_subcommand("conform",
-                                 "run every ONNX backend-test case under DIR... on ref or npu: "
+                                 "run every ONNX backend-test case under DIR... on a target: "
                                  "pass / fail / unsupported / error per case, a summary per suite");
   cmd->footer(
       "Exit code: 0 every case passes or is unsupported; 1 a case fails or errors (with "
@@ -20,7 +20,7 @@ Command add_conform_command(CLI::App& app) {
                   "directories searched recursively for cases (model.onnx + test_data_set_N/), "
                   "e.g. /usr/share/libonnx-testdata/data/node")
       ->required();
-  cmd->add_option("--target", args->target, "ref | npu | cpu")->default_val("ref");
+  cmd->add_option("--target", args->target, "ref | npu | cpu | gpu | gpu-emu")->default_val("ref");
   cmd->add_option("--hw", args->hw, "hardware config YAML (required for --target npu)");
   add_hw_set_option(cmd, args->hw_set);
   cmd->add_option("--report", args->report_path, "write every case as JSON to FILE");

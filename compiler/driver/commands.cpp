@@ -20,6 +20,7 @@
 
 #include "compiler/backend/cpu/aot.h"
 #include "compiler/backend/cpu/compile.h"
+#include "compiler/backend/gpu/compile.h"
 #include "compiler/driver/compare.h"
 #include "compiler/driver/experiment.h"
 #include "compiler/driver/hw_json.h"
@@ -297,6 +298,105 @@ json cpu_run_json(const CpuRun& run) {
             {"kernels", ks}}}};
 }
 
+/// The GPU run's summary and its launches by time (report sections "summary" and "ops").
+std::string gpu_run_text(const GpuRun& run, const std::vector<std::string>& sections) {
+  auto has = [&](const char* s) {
+    return std::find(sections.begin(), sections.end(), s) != sections.end();
+  };
+  std::string text;
+  double total = 0, flops = 0;
+  for (const auto& l : run.launches) {
+    total += l.seconds;
+    flops += l.flops;
+  }
+  if (has("summary"))
+    text += fmt::format(
+        "  compiled   {} kernels, {} launches in {:.2f} s (+ {:.2f} s to load on the {})\n"
+        "  ran        {:.3f} ms ({:.3f} ms in launches, {:.1f} GFLOP/s in contractions{})\n",
+        run.kernels, run.launches.size(), run.compile_seconds, run.load_seconds, run.device,
+        run.run_seconds * 1e3, total * 1e3, total > 0 ? flops / total / 1e9 : 0.0,
+        run.fp16 ? ", fp16 tensor cores" : "");
+  if (has("summary") && run.roofline_seconds > 0)
+    text += fmt::format(
+        "  roofline   {:.3f} ms (sum over launches of max(flops / peak, bytes / DRAM bandwidth): "
+        "{:.0f} TFLOP/s fp16 tensor, {:.1f} TFLOP/s fp32, {:.2f} TB/s), efficiency {:.1f}%\n",
+        run.roofline_seconds * 1e3, run.peak_fp16_tensor_flops / 1e12, run.peak_fp32_flops / 1e12,
+        run.dram_bytes_per_second / 1e12, total > 0 ? 100 * run.roofline_seconds / total : 0.0);
+  if (has("ops") && !run.launches.empty()) {
+    std::vector<const GpuRun::Launch*> order;
+    for (const auto& l : run.launches) order.push_back(&l);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto* a, const auto* b) { return a->seconds > b->seconds; });
+    Table t({"op", "type", "kind", "grid x block", "ms", "share", "GFLOP/s"});
+    const size_t shown = std::min<size_t>(order.size(), 12);
+    for (size_t i = 0; i < shown; ++i) {
+      const auto& l = *order[i];
+      t.add({l.node, l.op_type, l.kind, fmt::format("{} x {}", l.grid, l.block),
+             fmt::format("{:.3f}", l.seconds * 1e3),
+             fmt::format("{:.1f}%", total > 0 ? 100 * l.seconds / total : 0.0),
+             l.flops > 0 && l.seconds > 0 ? fmt::format("{:.1f}", l.flops / l.seconds / 1e9)
+                                          : std::string("")});
+    }
+    text += "\n" + t.str();
+    if (order.size() > shown)
+      text +=
+          fmt::format("  ... {} more launches (all of them in --report)\n", order.size() - shown);
+  }
+  return text;
+}
+
+/// JSON of a GPU run: device, compile/load/run seconds, every launch.
+json gpu_run_json(const GpuRun& run) {
+  json ls = json::array();
+  for (const auto& l : run.launches)
+    ls.push_back({{"node", l.node},
+                  {"op_type", l.op_type},
+                  {"kind", l.kind},
+                  {"entry", l.entry},
+                  {"schedule", l.what},
+                  {"grid", l.grid},
+                  {"block", l.block},
+                  {"shared_bytes", l.shared_bytes},
+                  {"seconds", l.seconds},
+                  {"flops", l.flops},
+                  {"bytes", l.bytes},
+                  {"roofline_seconds", l.roofline_seconds}});
+  return {{"gpu",
+           {{"device", run.device},
+            {"compile_seconds", run.compile_seconds},
+            {"load_seconds", run.load_seconds},
+            {"run_seconds", run.run_seconds},
+            {"fp16_tensor_cores", run.fp16},
+            {"roofline_seconds", run.roofline_seconds},
+            {"peak_fp16_tensor_flops", run.peak_fp16_tensor_flops},
+            {"peak_fp32_flops", run.peak_fp32_flops},
+            {"dram_bytes_per_second", run.dram_bytes_per_second},
+            {"kernels", run.kernels},
+            {"launches", ls}}}};
+}
+
+/// The tolerance output `name` of `run` (on `target`) is checked with against `want`: the NPU's
+/// derived bound (npu_tolerances), the GPU's (gpu_tolerance) or the fp32 reference's.
+Tolerance target_tolerance(Target target, const std::map<std::string, Tolerance>& npu_tolerances,
+                           const RunOutput& run, const std::string& name, const Tensor& want) {
+  if (target == Target::npu) return npu_tolerances.at(name);
+  if (run.gpu) return gpu_tolerance(run.gpu->fp16, want);
+  return reference_tolerance();
+}
+
+std::string target_text(Target t) {
+  switch (t) {
+    case Target::cpu:
+      return "host CPU through LLVM";
+    case Target::gpu:
+      return "CUDA GPU through LLVM NVPTX";
+    case Target::gpu_emu:
+      return "GPU kernels on the host emulator";
+    default:
+      return "reference interpreter";
+  }
+}
+
 int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   try {
     check_output_path(args.report_path, "--report");
@@ -435,6 +535,11 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
               "{}: no entry under 'inputs' for model input '{}' (give its shape, e.g. "
               "{}: {{shape: {}}})",
               where, v->name, v->name, shape_to_string(v->shape));
+      try {
+        require_target_available(r.target);
+      } catch (const Error& e) {
+        fail("{}: {}", where, e.what());
+      }
       if (r.target == Target::npu) {
         try {
           p.hw = npu::load_hw_config(r.hw, r.hw_set);
@@ -502,10 +607,9 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
         in_text += fmt::format("{}{}: {}", in_text.empty() ? "" : ", ", n, dims_text(sh));
       out << fmt::format("run {}\n  model      {} ({})\n", r.name,
                          fs::path(r.model).filename().string(), in_text);
-      out << fmt::format("  target     {}{}\n", target_name(r.target),
-                         r.target == Target::npu   ? " on " + hw_line(hw)
-                         : r.target == Target::cpu ? std::string(" (host CPU through LLVM)")
-                                                   : std::string(" (reference interpreter)"));
+      out << fmt::format(
+          "  target     {}{}\n", target_name(r.target),
+          r.target == Target::npu ? " on " + hw_line(hw) : " (" + target_text(r.target) + ")");
       RunOutput result =
           run_model(*p.graph, r.target, r.target == Target::npu ? &hw : nullptr, p.inputs, opts);
       json rj = {{"name", r.name},
@@ -542,6 +646,9 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
       } else if (result.cpu) {
         rj.update(cpu_run_json(*result.cpu));
         out << cpu_run_text(*result.cpu, r.report);
+      } else if (result.gpu) {
+        rj.update(gpu_run_json(*result.gpu));
+        out << gpu_run_text(*result.gpu, r.report);
       } else {
         out << fmt::format("  ran        in {:.3f} s\n", result.seconds);
       }
@@ -559,8 +666,7 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
         std::vector<OutputCheck> checks;
         for (const Value* v : p.graph->outputs) {
           const Tensor& want = ref.at(v->name);
-          const Tolerance tol =
-              r.target == Target::npu ? tolerances.at(v->name) : reference_tolerance();
+          const Tolerance tol = target_tolerance(r.target, tolerances, result, v->name, want);
           checks.push_back(compare_output(v->name, result.outputs.at(v->name), want, tol));
           all_pass &= checks.back().pass;
         }
@@ -619,6 +725,7 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
   try {
     const Target target = parse_target(args.target, "--target");
     check_output_path(args.report_path, "--report");
+    require_target_available(target);
     npu::HwConfig hw;
     if (target == Target::npu) {
       if (args.hw.empty()) fail("--target npu needs --hw FILE (e.g. hw_configs/npu_4core.yaml)");
@@ -655,7 +762,7 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
         out << fmt::format("case {} ({} on {})\n", dir_s, target_name(target),
                            target == Target::npu   ? hw.name
                            : target == Target::cpu ? std::string("host CPU")
-                                                   : std::string("reference interpreter"));
+                                                   : target_text(target));
         json sj = json::array();
         for (const auto& set : sets) {
           const auto in_files = sorted_files(set, "input_");
@@ -689,8 +796,7 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
           for (size_t k = 0; k < out_files.size(); ++k) {
             Tensor want = frontend::load_tensor_pb(out_files[k]);
             const std::string& name = graph->outputs[k]->name;
-            const Tolerance tol =
-                target == Target::npu ? tolerances.at(name) : reference_tolerance();
+            const Tolerance tol = target_tolerance(target, tolerances, result, name, want);
             checks.push_back(compare_output(name, result.outputs.at(name), want, tol));
             pass &= checks.back().pass;
           }
@@ -703,6 +809,7 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
                        {"seconds", result.seconds}};
           if (result.npu) setj.update(npu_run_json(*result.npu, hw));
           if (result.cpu) setj.update(cpu_run_json(*result.cpu));
+          if (result.gpu) setj.update(gpu_run_json(*result.gpu));
           sj.push_back(setj);
         }
         cj["data_sets"] = sj;
@@ -789,15 +896,56 @@ int compile_for_cpu(const CompileArgs& args, std::ostream& out, std::ostream& er
   return 0;
 }
 
+/// `tessel compile --target gpu`: the loop IR, the NVPTX LLVM IR or the PTX (default).
+int compile_for_gpu(const CompileArgs& args, std::ostream& out, std::ostream& err) {
+  const std::string emit = args.emit.empty() ? "ptx" : args.emit;
+  const std::set<std::string> emits = {"graph", "loop", "llvm", "ptx"};
+  if (!emits.count(emit))
+    fail("--emit '{}': expected graph, loop, llvm or ptx for --target gpu", emit);
+  if (!args.hw.empty() || !args.hw_set.empty())
+    fail("{} only applies to --target npu", args.hw.empty() ? "--hw-set" : "--hw");
+  check_output_path(args.output, "-o");
+  graph_passes::PipelineOptions passes = pipeline_options(args.passes, err);
+  passes.available = target_ops(Target::gpu);
+  auto graph = load_model(args.model, parse_input_shapes(args.input_shapes), passes);
+  std::string text;
+  if (emit == "graph") {
+    text = graph_to_string(*graph, PrintOptions{true});
+  } else {
+    gpu_backend::GpuCompileOptions opts;
+    opts.keep_loop_ir = emit == "loop";
+    auto prog = gpu_backend::compile_gpu(*graph, opts);
+    if (emit == "loop") {
+      for (const auto& k : prog.kernels) {
+        const auto& info = prog.plan.kernels[k.info_index];
+        text +=
+            fmt::format("# {} ({}, {})\n{}\n", info.node, info.op_type, info.kind, info.loop_ir);
+      }
+    } else if (emit == "llvm") {
+      text = gpu_backend::gpu_llvm_ir_text(prog);
+    } else {
+      text = gpu_backend::gpu_ptx(prog);
+    }
+  }
+  if (args.output.empty()) {
+    out << text;
+  } else {
+    write_file_atomically(args.output, text);
+  }
+  return 0;
+}
+
 int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
   try {
     const Target target = parse_target(args.target, "--target");
     if (target == Target::ref)
-      fail("--target ref: the reference interpreter compiles nothing (expected npu or cpu)");
-    if (target == Target::cpu) {
-      if (!args.tuning_log.empty()) fail("--tuning-log only applies to --target npu");
-      return compile_for_cpu(args, out, err);
-    }
+      fail("--target ref: the reference interpreter compiles nothing (expected npu, cpu or gpu)");
+    if (target != Target::npu && !args.tuning_log.empty())
+      fail("--tuning-log only applies to --target npu");
+    if (target == Target::cpu) return compile_for_cpu(args, out, err);
+    if (target == Target::gpu) return compile_for_gpu(args, out, err);
+    if (target == Target::gpu_emu)
+      fail("--target gpu-emu runs the gpu target's kernels on the host; compile with --target gpu");
     const std::string emit_arg = args.emit.empty() ? "asm" : args.emit;
     const std::set<std::string> emits = {"graph", "loop", "asm", "bin"};
     if (!emits.count(emit_arg)) fail("--emit '{}': expected graph, loop, asm or bin", emit_arg);

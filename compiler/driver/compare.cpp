@@ -204,6 +204,21 @@ std::map<std::string, Tolerance> npu_tolerances(const npu::HwConfig& hw, const G
   return out;
 }
 
+Tolerance gpu_tolerance(bool fp16, const Tensor& expected) {
+  if (!fp16) return reference_tolerance();
+  const double u = std::ldexp(1.0, -11);  // fp16 unit roundoff
+  const double q = std::ldexp(1.0, -24);  // fp16 subnormal spacing
+  double scale = 0;
+  for (int64_t i = 0; i < expected.numel(); ++i)  // finite elements (conformance data has inf)
+    if (std::isfinite(expected.get_as_double(i)))
+      scale = std::max(scale, std::abs(expected.get_as_double(i)));
+  const double k = 128 * u;
+  return {k * scale + 128 * q, k,
+          fmt::format("GPU tensor cores (fp16 operands, fp32 accumulation): 128 u = {:.3g} "
+                      "relative, and 128 u x max|expected| + 128 x {:.3g} = {:.3g} absolute",
+                      k, q, k * scale + 128 * q)};
+}
+
 OutputCheck compare_output(const std::string& name, const Tensor& actual, const Tensor& expected,
                            const Tolerance& tolerance) {
   OutputCheck c;

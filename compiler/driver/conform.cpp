@@ -232,6 +232,7 @@ void run_case_body(const ConformCase& c, const ConformOptions& options, ConformR
     auto graph = frontend::import_onnx_bytes(bytes, model_path.string(), import_options);
     for (const auto& [name, file] : runtime_inputs)
       if (!feeds.count(name)) feeds[name] = frontend::load_tensor_pb(file.string());
+    if (options.after_import) options.after_import(c, *graph);
     const RunOutput run = run_model(*graph, options.target, options.hw, feeds);
     std::map<std::string, Tolerance> npu_tols;  // derived from this graph and data (compare.h)
     if (options.target == Target::npu) npu_tols = npu_tolerances(*options.hw, *graph, feeds);
@@ -242,8 +243,9 @@ void run_case_body(const ConformCase& c, const ConformOptions& options, ConformR
       auto it = run.outputs.find(name);
       if (it == run.outputs.end())
         fail("{}: the run produced no value for graph output '{}'", c.dir, name);
-      const Tolerance tol =
-          options.target == Target::npu ? npu_tols.at(name) : conform_tolerance(options, expected);
+      const Tolerance tol = options.target == Target::npu ? npu_tols.at(name)
+                            : run.gpu ? conform_gpu_tolerance(run.gpu->fp16, expected)
+                                      : conform_tolerance(options, expected);
       ConformOutput o = compare(it->second, expected, tol, options.target == Target::ref);
       o.data_set = set.filename().string();
       o.index = k;
@@ -480,6 +482,13 @@ Tolerance conform_tolerance(const ConformOptions& options, const Tensor& expecte
     return {1e-7, 1e-3,
             "ONNX backend test default (onnx/backend/test/runner): rtol 1e-3, atol 1e-7"};
   internal_fail("conform_tolerance: the npu tolerance is npu_tolerances of the case's graph");
+}
+
+Tolerance conform_gpu_tolerance(bool fp16, const Tensor& expected) {
+  if (fp16) return gpu_tolerance(true, expected);
+  ConformOptions o;
+  o.target = Target::cpu;  // fp32 like the reference
+  return conform_tolerance(o, expected);
 }
 
 ConformResult run_conform_case(const ConformCase& c, const ConformOptions& options) {
@@ -910,6 +919,7 @@ int cmd_conform(const ConformArgs& args, std::ostream& out, std::ostream& err,
   ConformExpected expected;
   try {
     opts.target = parse_target(args.target, "--target");
+    require_target_available(opts.target);
     if (opts.target == Target::npu) {
       if (args.hw.empty()) fail("--target npu needs --hw FILE (e.g. hw_configs/npu_4core.yaml)");
       hw = load_hw(args.hw, args.hw_set);
@@ -940,7 +950,10 @@ int cmd_conform(const ConformArgs& args, std::ostream& out, std::ostream& err,
       opts.target == Target::npu
           ? fmt::format("npu on {} ({})", hw.name, fs::path(hw.source_file).filename().string())
       : opts.target == Target::cpu ? std::string("cpu (host CPU through LLVM)")
-                                   : std::string("ref (reference interpreter)");
+      : opts.target == Target::gpu ? std::string("gpu (CUDA GPU through LLVM NVPTX)")
+      : opts.target == Target::gpu_emu
+          ? std::string("gpu-emu (the gpu target's kernels on the host emulator)")
+          : std::string("ref (reference interpreter)");
   std::set<std::string> suites;
   for (const auto& c : cases) suites.insert(c.suite);
   out << fmt::format("conform: {} cases in {} suite{} ({}) on {}, {} job{}{}\n", cases.size(),

@@ -83,12 +83,19 @@ struct ConformOptions {
   /// Called in the child (isolated runs) or in-process right before a case runs. For tests that
   /// need a case to crash or hang; empty in normal use.
   std::function<void(const ConformCase&)> before_case;
+  /// Called with every data set's imported graph before it runs (in the child for isolated
+  /// runs): for tests that inspect the compiled form. An exception it throws ends the case as
+  /// the run's would.
+  std::function<void(const ConformCase&, const Graph&)> after_import;
 };
 
 /// Tolerance of the fp32 targets (ref, cpu): the ONNX backend test default (rtol 1e-3, atol 1e-7,
 /// onnx/backend/test/runner). The npu's comes from the case's graph and data:
 /// driver::npu_tolerances (compare.h), computed by run_conform_case.
 Tolerance conform_tolerance(const ConformOptions& options, const Tensor& expected);
+/// Tolerance of a gpu / gpu-emu run: fp32 (no tensor cores) -> the cpu target's; fp16 tensor
+/// cores -> driver::gpu_tolerance(true, expected) over the finite elements (compare.h).
+Tolerance conform_gpu_tolerance(bool fp16, const Tensor& expected);
 
 /// Runs one case in the calling process. Never throws: tessel::Error, tessel::Unsupported and any
 /// other std::exception become the result's status and message.

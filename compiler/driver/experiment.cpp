@@ -220,8 +220,9 @@ class Parser {
     }
     if (n["target"]) {
       const std::string t = str(n["target"], key("target"));
-      if (t != "ref" && t != "npu" && t != "cpu")
-        error(n["target"], key("target"), fmt::format("'{}' is not one of ref, npu, cpu", t));
+      if (t != "ref" && t != "npu" && t != "cpu" && t != "gpu" && t != "gpu-emu")
+        error(n["target"], key("target"),
+              fmt::format("'{}' is not one of ref, npu, cpu, gpu, gpu-emu", t));
       run.target = parse_target(t, key("target"));
     }
     if (n["check"]) {
@@ -359,6 +360,11 @@ class Parser {
       error(n["hw"] ? n["hw"] : n["hw_set"], where.empty() ? "hw" : where + ".hw",
             "a hardware config is given but the target is cpu (the host CPU needs none); remove "
             "it or set target: npu");
+    if ((run.target == Target::gpu || run.target == Target::gpu_emu) && (n["hw"] || n["hw_set"]))
+      error(n["hw"] ? n["hw"] : n["hw_set"], where.empty() ? "hw" : where + ".hw",
+            fmt::format("a hardware config is given but the target is {} (the GPU's properties "
+                        "come from its driver); remove it or set target: npu",
+                        target_name(run.target)));
     if (run.target == Target::npu && run.hw.empty())
       error(n, where.empty() ? "hw" : where, "target npu needs 'hw' (a hardware config file)");
     if (run.target != Target::npu && n["schedule"])

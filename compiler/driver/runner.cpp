@@ -15,6 +15,8 @@
 #include "compiler/backend/cpu/compile.h"
 #include "compiler/backend/cpu/jit.h"
 #include "compiler/backend/cpu/runtime/cpu_runtime.h"
+#include "compiler/backend/gpu/cuda_driver.h"
+#include "compiler/backend/gpu/executable.h"
 #include "compiler/driver/zoo.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/lower/op_compute.h"
@@ -35,7 +37,14 @@ Target parse_target(const std::string& name, const std::string& context) {
   if (name == "ref") return Target::ref;
   if (name == "npu") return Target::npu;
   if (name == "cpu") return Target::cpu;
-  fail("{}: unknown target '{}' (expected ref, npu or cpu)", context, name);
+  if (name == "gpu") return Target::gpu;
+  if (name == "gpu-emu") return Target::gpu_emu;
+  fail("{}: unknown target '{}' (expected ref, npu, cpu, gpu or gpu-emu)", context, name);
+}
+
+void require_target_available(Target t) {
+  std::string why;
+  if (t == Target::gpu && !gpu_backend::CudaDevice::available(&why)) fail("{}", why);
 }
 
 const char* target_name(Target t) {
@@ -46,6 +55,10 @@ const char* target_name(Target t) {
       return "npu";
     case Target::cpu:
       return "cpu";
+    case Target::gpu:
+      return "gpu";
+    case Target::gpu_emu:
+      return "gpu-emu";
   }
   return "?";
 }
@@ -172,6 +185,62 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
     run.arena_bytes = jit.program().arena_bytes;
     out.outputs = std::move(result.outputs);
     out.cpu = std::move(run);
+    out.seconds = seconds_since(t0);
+    return out;
+  }
+  if (target == Target::gpu || target == Target::gpu_emu) {
+    // Compile (TE -> loop IR -> NVPTX IR), load (PTX + driver JIT, or the host JIT), one warm-up
+    // run, then one profiled run: per-launch times.
+    require_target_available(target);
+    const auto tc = std::chrono::steady_clock::now();
+    gpu_backend::GpuProgram prog = gpu_backend::compile_gpu(graph);
+    GpuRun run;
+    run.compile_seconds = seconds_since(tc);
+    gpu_backend::GpuExecutable exe(std::move(prog), target == Target::gpu
+                                                        ? gpu_backend::GpuDevice::cuda
+                                                        : gpu_backend::GpuDevice::emulator);
+    run.load_seconds = exe.load_seconds();
+    run.device = exe.device_description();
+    if (auto peak = exe.roofline()) {
+      run.peak_fp16_tensor_flops = peak->fp16_tensor_flops;
+      run.peak_fp32_flops = peak->fp32_flops;
+      run.dram_bytes_per_second = peak->dram_bytes_per_second;
+    }
+    exe.run(inputs, false);
+    auto result = exe.run(inputs, true);
+    const auto& p = exe.program();
+    size_t li = 0;
+    for (const auto& k : p.kernels) {
+      const auto& info = p.plan.kernels[k.info_index];
+      for (size_t i = 0; i < k.launches.size(); ++i, ++li) {
+        const auto& l = k.launches[i];
+        GpuRun::Launch rl{info.node,
+                          info.op_type,
+                          info.kind,
+                          l.entry,
+                          l.what,
+                          l.shape.grid,
+                          l.shape.block,
+                          l.shape.shared_bytes,
+                          result.launch_seconds[li],
+                          i == 0 ? info.flops : 0.0,
+                          l.bytes,
+                          0.0};
+        if (run.dram_bytes_per_second > 0) {
+          const double peak =
+              info.kind == "gemm-mma" ? run.peak_fp16_tensor_flops : run.peak_fp32_flops;
+          rl.roofline_seconds =
+              std::max(rl.flops / peak, static_cast<double>(rl.bytes) / run.dram_bytes_per_second);
+          run.roofline_seconds += rl.roofline_seconds;
+        }
+        run.launches.push_back(std::move(rl));
+      }
+    }
+    run.kernels = p.kernels.size();
+    run.fp16 = p.uses_fp16();
+    run.run_seconds = result.seconds;
+    out.outputs = std::move(result.outputs);
+    out.gpu = std::move(run);
     out.seconds = seconds_since(t0);
     return out;
   }

@@ -16,12 +16,18 @@
 
 namespace tessel::driver {
 
-/// Execution targets: the reference interpreter, the NPU (compiled, then simulated) or the host
-/// CPU (compiled through LLVM, run natively; compiler/backend/cpu).
-enum class Target { ref, npu, cpu };
-/// "ref" / "npu" / "cpu"; throws tessel::Error naming `context` for anything else.
+/// Execution targets: the reference interpreter, the NPU (compiled, then simulated), the host
+/// CPU (compiled through LLVM, run natively; compiler/backend/cpu), the GPU (compiled through
+/// LLVM NVPTX, run on the CUDA device; compiler/backend/gpu) or the same GPU kernels on the host
+/// emulator (gpu-emu: compiler/backend/gpu/emulator.h).
+enum class Target { ref, npu, cpu, gpu, gpu_emu };
+/// "ref" / "npu" / "cpu" / "gpu" / "gpu-emu"; throws tessel::Error naming `context` for anything
+/// else.
 Target parse_target(const std::string& name, const std::string& context);
 const char* target_name(Target t);
+/// Throws tessel::Error "no CUDA device: <why>" when `t` is gpu and the CUDA driver or a device
+/// is missing (checked before any work).
+void require_target_available(Target t);
 
 /// Imports an ONNX model (a file, or "zoo:NAME": the zoo model NAME built in memory with the batch
 /// of its input's shape, compiler/driver/zoo.h) with the given input shapes (required for dynamic
@@ -103,11 +109,37 @@ struct CpuRun {
   int64_t arena_bytes = 0;
 };
 
+/// What a GPU run produced besides the outputs: the launches and their times.
+struct GpuRun {
+  struct Launch {
+    std::string node, op_type, kind;  // kind: gemm-mma | gemm-fp32 | generic | copy
+    std::string entry, what;          // PTX entry, the loop IR's comment
+    int64_t grid = 0, block = 0, shared_bytes = 0;
+    double seconds = 0;  // device time (CUDA events) or emulation time, after a warm-up run
+    double flops = 0;    // the kernel's contraction flops, on its first launch
+    int64_t bytes = 0;   // compulsory global-memory traffic (its buffers, once)
+    double roofline_seconds = 0;  // max(flops / peak, bytes / DRAM bandwidth); 0 on the emulator
+  };
+  std::vector<Launch> launches;  // in execution order
+  std::string device;            // e.g. "NVIDIA H200 (sm_90, 132 SMs)" or "host emulator"
+  double compile_seconds = 0;    // TE -> loop IR -> NVPTX IR
+  double load_seconds = 0;       // PTX + driver JIT (device) or host JIT (emulator)
+  double run_seconds = 0;        // every launch of the profiled run
+  size_t kernels = 0;
+  bool fp16 = false;  // some contraction ran in fp16 on the tensor cores
+  /// The device's peaks (CUDA device only; all 0 on the emulator): the roofline of the run is
+  /// the sum over launches of max(flops / peak, bytes / DRAM bandwidth), the fp16 tensor peak
+  /// for gemm-mma launches, the fp32 peak for the others.
+  double peak_fp16_tensor_flops = 0, peak_fp32_flops = 0, dram_bytes_per_second = 0;
+  double roofline_seconds = 0;
+};
+
 struct RunOutput {
   std::map<std::string, Tensor> outputs;  // by graph output name, f32 (empty in timing-only mode)
   double seconds = 0;                     // wall time of the whole run
   std::optional<NpuRun> npu;
   std::optional<CpuRun> cpu;
+  std::optional<GpuRun> gpu;
 };
 
 /// Runs `graph` on `target` (hw required for npu). Inputs are converted to the activation dtype

@@ -23,6 +23,10 @@ const char* scope_name(MemScope s) {
       return "l0c";
     case MemScope::ub:
       return "ub";
+    case MemScope::shared:
+      return "shared";
+    case MemScope::local:
+      return "local";
   }
   return "?";
 }
@@ -42,9 +46,11 @@ isa::Scope to_isa_scope(MemScope s) {
     case MemScope::ub:
       return isa::Scope::ub;
     case MemScope::host:
+    case MemScope::shared:
+    case MemScope::local:
       break;
   }
-  internal_fail("host memory has no ISA scope");
+  internal_fail("{} memory has no ISA scope", scope_name(s));
 }
 
 const char* for_kind_name(ForKind k) {
@@ -61,6 +67,26 @@ const char* for_kind_name(ForKind k) {
       return "unrolled";
     case ForKind::vectorized:
       return "vectorized";
+    case ForKind::gpu_block:
+      return "blockIdx.x";
+    case ForKind::gpu_thread:
+      return "threadIdx.x";
+  }
+  return "?";
+}
+
+const char* gpu_op_name(GpuOp op) {
+  switch (op) {
+    case GpuOp::barrier:
+      return "gpu.barrier";
+    case GpuOp::cp_async:
+      return "gpu.cp_async";
+    case GpuOp::cp_async_commit:
+      return "gpu.cp_async_commit";
+    case GpuOp::cp_async_wait:
+      return "gpu.cp_async_wait";
+    case GpuOp::mma_m16n8k16:
+      return "gpu.mma_m16n8k16";
   }
   return "?";
 }
@@ -185,6 +211,14 @@ Stmt sync(isa::Instruction instr) {
   return s;
 }
 
+Stmt gpu_intrin(GpuOp op, std::vector<IntrinOperand> operands, int64_t imm) {
+  auto s = node(StmtKind::Gpu);
+  s->gpu_op = op;
+  s->operands = std::move(operands);
+  s->gpu_imm = imm;
+  return s;
+}
+
 isa::Pipe stmt_pipe(const StmtNode& s) {
   switch (s.kind) {
     case StmtKind::Copy:
@@ -201,6 +235,14 @@ void stmt_buffers(const StmtNode& s, std::vector<Buffer>* reads, std::vector<Buf
   if (s.kind == StmtKind::Copy) {
     reads->push_back(s.src.buffer);
     writes->push_back(s.dst.buffer);
+  } else if (s.kind == StmtKind::Gpu) {
+    if (s.gpu_op == GpuOp::cp_async) {
+      writes->push_back(s.operands[0].buffer);
+      reads->push_back(s.operands[1].buffer);
+    } else if (s.gpu_op == GpuOp::mma_m16n8k16) {
+      writes->push_back(s.operands[0].buffer);
+      for (const auto& o : s.operands) reads->push_back(o.buffer);
+    }
   } else if (s.kind == StmtKind::Intrin) {
     for (size_t i = 0; i < s.operands.size(); ++i) {
       if (!s.operands[i].buffer) continue;
@@ -301,6 +343,16 @@ void print(const Stmt& s, int indent, std::string& out) {
     case StmtKind::Intrin:
       out += pad + intrin_text(*s) + "\n";
       break;
+    case StmtKind::Gpu: {
+      std::string ops;
+      for (const auto& o : s->operands)
+        ops += fmt::format("{}{}[{}]", ops.empty() ? " " : ", ", o.buffer->name,
+                           to_string(o.elem_offset));
+      const bool imm = s->gpu_op == GpuOp::cp_async || s->gpu_op == GpuOp::cp_async_wait;
+      out += fmt::format("{}{}{}{}\n", pad, gpu_op_name(s->gpu_op), ops,
+                         imm ? fmt::format(" {}", s->gpu_imm) : "");
+      break;
+    }
     case StmtKind::Sync: {
       const auto& in = s->instr;
       if (const auto* a = std::get_if<isa::SyncArgs>(&in.args);

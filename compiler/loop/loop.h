@@ -3,7 +3,8 @@
 // Statements: seq, for (serial / parallel / core-bound / pipelined / unrolled / vectorized),
 // allocate, store (scalar compute, before tensorization), if, copy (a DMA of a rectangular region,
 // with padding for reads outside the source), intrin (one NPU instruction with symbolic buffer
-// addresses, after tensorization), sync (set_flag / wait_flag / barrier). Passes are small classes
+// addresses, after tensorization), sync (set_flag / wait_flag / barrier), gpu (a GPU intrinsic:
+// block barrier, cp.async and its groups, mma.sync; compiler/backend/gpu). Passes are small classes
 // deriving from StmtMutator / StmtVisitor. Printing: print_stmt (text form, one statement per
 // line).
 #pragma once
@@ -20,9 +21,11 @@
 
 namespace tessel::loop {
 
-/// Where a buffer lives. `gm` buffers are kernel parameters (graph tensors in DRAM); the others
-/// are scratchpads of one NPU core; `host` is plain memory (CPU backend, interpreters).
-enum class MemScope : uint8_t { host, gm, l1, l0a, l0b, l0c, ub };
+/// Where a buffer lives. `gm` buffers are kernel parameters (graph tensors in DRAM); l1..ub are
+/// scratchpads of one NPU core; `host` is plain memory (CPU backend, interpreters; on the GPU its
+/// global memory); `shared` is a GPU thread block's shared memory, `local` one GPU thread's
+/// registers (or local memory).
+enum class MemScope : uint8_t { host, gm, l1, l0a, l0b, l0c, ub, shared, local };
 const char* scope_name(MemScope s);
 /// The ISA scope of a device scope (throws InternalError for host).
 isa::Scope to_isa_scope(MemScope s);
@@ -70,9 +73,33 @@ struct Region {
   std::vector<int64_t> extents;
 };
 
-enum class StmtKind : uint8_t { Seq, For, Store, Allocate, If, Copy, Intrin, Sync };
-enum class ForKind : uint8_t { serial, parallel, core_bound, pipelined, unrolled, vectorized };
+enum class StmtKind : uint8_t { Seq, For, Store, Allocate, If, Copy, Intrin, Sync, Gpu };
+/// gpu_block: the iterations are the thread blocks of a GPU grid (blockIdx.x); gpu_thread: the
+/// threads of a block (threadIdx.x), all of which run the body (its barriers are block-wide).
+enum class ForKind : uint8_t {
+  serial,
+  parallel,
+  core_bound,
+  pipelined,
+  unrolled,
+  vectorized,
+  gpu_block,
+  gpu_thread
+};
 const char* for_kind_name(ForKind k);
+
+/// GPU intrinsics (StmtKind::Gpu), after the PTX ISA (NVIDIA, "Parallel Thread Execution ISA",
+/// version 7.0; compiler/backend/gpu/codegen.cpp maps them to the NVVM intrinsics):
+///   barrier           bar.sync 0: every thread of the block waits for all the others
+///   cp_async          cp.async.{ca,cg}.shared.global: operands {dst (shared), src (global)},
+///                     gpu_imm bytes (4, 8 or 16); completes only at a cp_async_wait
+///   cp_async_commit   cp.async.commit_group: the thread's pending cp.asyncs form a group
+///   cp_async_wait     cp.async.wait_group gpu_imm: waits until at most gpu_imm groups pend
+///   mma_m16n8k16      mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32: operands {D/C: 4 fp32
+///                     (local), A: 8 fp16 (local), B: 4 fp16 (local)}, D += A x B over the warp,
+///                     fragments in the PTX layout (gpu_mma.cpp)
+enum class GpuOp : uint8_t { barrier, cp_async, cp_async_commit, cp_async_wait, mma_m16n8k16 };
+const char* gpu_op_name(GpuOp op);
 
 struct StmtNode;
 using Stmt = std::shared_ptr<StmtNode>;
@@ -108,6 +135,9 @@ struct StmtNode {
   isa::Instruction instr;
   std::vector<IntrinOperand> operands;
   // Sync: instr holds set_flag / wait_flag / barrier / core_barrier
+  // Gpu: the intrinsic, its immediate and its address operands (`operands`)
+  GpuOp gpu_op = GpuOp::barrier;
+  int64_t gpu_imm = 0;
   // Debug
   std::string comment;
 };
@@ -121,13 +151,15 @@ Stmt if_then(Expr cond, Stmt then_body, Stmt else_body = nullptr);
 Stmt copy(Region dst, Region src, double pad_value = 0);
 Stmt intrin(isa::Instruction instr, std::vector<IntrinOperand> operands);
 Stmt sync(isa::Instruction instr);
+Stmt gpu_intrin(GpuOp op, std::vector<IntrinOperand> operands = {}, int64_t imm = 0);
 
 /// The pipe a leaf statement runs on (copy: mte2 if the source is gm, else mte3; intrin/sync from
 /// the instruction).
 isa::Pipe stmt_pipe(const StmtNode& s);
 
 /// Buffers a leaf statement reads and writes (copy: src / dst; intrin: sources / destination,
-/// the destination is also read by accumulating instructions).
+/// the destination is also read by accumulating instructions; gpu: cp_async src / dst, mma
+/// A, B / D (also read)).
 void stmt_buffers(const StmtNode& s, std::vector<Buffer>* reads, std::vector<Buffer>* writes);
 
 /// A kernel: a body over gm parameter buffers.

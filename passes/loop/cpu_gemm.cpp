@@ -45,6 +45,7 @@
 #include <functional>
 
 #include "compiler/support/error.h"
+#include "passes/loop/contraction.h"
 #include "passes/loop/cpu_passes.h"
 
 namespace tessel::passes {
@@ -58,233 +59,7 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-/// The contraction as C[b][m][n] = sum_k A[b][m][k] B[b][k][n]: index expressions of A, B and C
-/// over the variables below (batch vars, m, flattened n, one var per K dim).
-struct Contraction {
-  std::vector<Var> bvars;
-  std::vector<int64_t> bext;
-  Var m, n;
-  int64_t M = 1, N = 1;
-  std::vector<Var> kvars;
-  std::vector<int64_t> kext;              // K dims; K blocks split the first
-  te::Tensor a, b;                        // placeholders
-  std::vector<Expr> a_idx, b_idx, c_idx;  // c_idx: index into the contraction's output
-  bool b_padded = false;
-  // Convolution only: N = oh * OW + ow, and B's index over (oh, ow) instead of the flattened n
-  // (for the row-wise pack of B, which reads input rows with a constant stride).
-  bool conv = false;
-  int64_t OH = 0, OW = 0;
-  Var oh, ow;
-  std::vector<Expr> b_idx_rows;
-
-  int64_t K() const {
-    int64_t k = 1;
-    for (int64_t e : kext) k *= e;
-    return k;
-  }
-  int64_t batch() const {
-    int64_t p = 1;
-    for (int64_t e : bext) p *= e;
-    return p;
-  }
-};
-
 Expr vref(const Var& v) { return L::var_ref(v); }
-
-/// True when the conv window stays inside the input for every output pixel (no padding needed).
-bool window_inside(int64_t out, int64_t in, int64_t k, int64_t s, int64_t d, int64_t p_begin) {
-  return p_begin == 0 && (out - 1) * s + (k - 1) * d < in;
-}
-
-std::optional<Contraction> conv_contraction(const te::Tensor& c) {
-  Contraction r;
-  const te::Tensor& x = c->extra_inputs.at(0);
-  const te::Tensor& w = c->extra_inputs.at(1);
-  if (!x->is_placeholder() || !w->is_placeholder() || c->shape.size() != 4) return std::nullopt;
-  const int64_t nb = c->shape[0], cout = c->shape[1], oh = c->shape[2], ow = c->shape[3];
-  const int64_t groups = c->attr("groups");
-  const int64_t cout_g = cout / groups, cin_g = w->shape[1];
-  const int64_t kh = w->shape[2], kw = w->shape[3];
-  const int64_t s0 = c->attr("strides", 0), s1 = c->attr("strides", 1);
-  const int64_t d0 = c->attr("dilations", 0), d1 = c->attr("dilations", 1);
-  const int64_t p0 = c->attr("pads", 0), p1 = c->attr("pads", 1);
-  r.bvars = {L::make_var("bn"), L::make_var("bg")};
-  r.bext = {nb, groups};
-  r.m = L::make_var("m");
-  r.n = L::make_var("n");
-  r.M = cout_g;
-  r.N = oh * ow;
-  r.kvars = {L::make_var("kc"), L::make_var("kh"), L::make_var("kw")};
-  r.kext = {cin_g, kh, kw};
-  r.a = w;
-  r.b = x;
-  Expr bn = nb == 1 ? L::int_imm(0) : vref(r.bvars[0]);
-  Expr bg = groups == 1 ? L::int_imm(0) : vref(r.bvars[1]);
-  Expr ci = vref(r.kvars[0]);
-  Expr rh = kh == 1 ? L::int_imm(0) : vref(r.kvars[1]);
-  Expr rw = kw == 1 ? L::int_imm(0) : vref(r.kvars[2]);
-  Expr co = L::add(L::mul(bg, L::int_imm(cout_g)), vref(r.m));
-  Expr ohv = L::floordiv(vref(r.n), ow), owv = L::floormod(vref(r.n), ow);
-  r.a_idx = {co, ci, rh, rw};
-  Expr ih = L::add(L::mul(ohv, L::int_imm(s0)), L::sub(L::mul(rh, L::int_imm(d0)), L::int_imm(p0)));
-  Expr iw = L::add(L::mul(owv, L::int_imm(s1)), L::sub(L::mul(rw, L::int_imm(d1)), L::int_imm(p1)));
-  r.b_idx = {bn, L::add(L::mul(bg, L::int_imm(cin_g)), ci), ih, iw};
-  r.conv = true;
-  r.OH = oh;
-  r.OW = ow;
-  r.oh = L::make_var("oh");
-  r.ow = L::make_var("ow");
-  {
-    Expr ih2 = L::add(L::mul(vref(r.oh), L::int_imm(s0)),
-                      L::sub(L::mul(rh, L::int_imm(d0)), L::int_imm(p0)));
-    Expr iw2 = L::add(L::mul(vref(r.ow), L::int_imm(s1)),
-                      L::sub(L::mul(rw, L::int_imm(d1)), L::int_imm(p1)));
-    r.b_idx_rows = {bn, L::add(L::mul(bg, L::int_imm(cin_g)), ci), ih2, iw2};
-  }
-  r.b_padded = !(window_inside(oh, x->shape[2], kh, s0, d0, p0) &&
-                 window_inside(ow, x->shape[3], kw, s1, d1, p1));
-  r.c_idx = {bn, co, ohv, owv};
-  return r;
-}
-
-std::optional<Contraction> matmul_contraction(const te::Tensor& c) {
-  Contraction r;
-  const te::Tensor& a = c->extra_inputs.at(0);
-  const te::Tensor& b = c->extra_inputs.at(1);
-  if (!a->is_placeholder() || !b->is_placeholder()) return std::nullopt;
-  const bool ta = c->attr("trans_a") != 0, tb = c->attr("trans_b") != 0;
-  const Shape& as = a->shape;
-  const Shape& bs = b->shape;
-  if (bs.size() < 2) return std::nullopt;  // matrix-vector: generic schedule
-  const bool a_vec = as.size() == 1;
-  const size_t rank = c->shape.size();
-  const int64_t kdim = a_vec ? as[0] : (ta ? as[as.size() - 2] : as.back());
-  r.N = c->shape[rank - 1];
-  const int64_t M = a_vec ? 1 : c->shape[rank - 2];
-  const size_t batch_rank = rank - 1 - (a_vec ? 0 : 1);
-  r.m = L::make_var("m");
-  r.n = L::make_var("n");
-  r.kvars = {L::make_var("k")};
-  r.kext = {kdim};
-  r.a = a;
-  r.b = b;
-  Expr k = vref(r.kvars[0]);
-  // B broadcast over every batch dim: fold the batch dims into M (rows of one big matrix).
-  bool b_batched = false;
-  for (size_t d = 0; d + 2 < bs.size(); ++d) b_batched |= bs[d] != 1;
-  const bool fold = !b_batched && !a_vec && !ta;
-  std::vector<Expr> out_batch(batch_rank);
-  Expr m = vref(r.m);
-  if (fold) {
-    int64_t rows = M;
-    for (size_t d = 0; d < batch_rank; ++d) rows *= c->shape[d];
-    r.M = rows;
-    // m = ((b0 * B1 + b1) * ... ) * M + mm
-    Expr rest = vref(r.m);
-    m = L::floormod(rest, M);
-    Expr q = L::floordiv(rest, M);
-    for (int d = static_cast<int>(batch_rank) - 1; d >= 0; --d) {
-      // The outermost dim needs no modulo (m < rows), which keeps the offset affine.
-      out_batch[d] = d == 0 ? q : L::floormod(q, c->shape[d]);
-      q = L::floordiv(q, c->shape[d]);
-    }
-  } else {
-    r.M = M;
-    for (size_t d = 0; d < batch_rank; ++d) {
-      r.bvars.push_back(L::make_var(fmt::format("b{}", d)));
-      r.bext.push_back(c->shape[d]);
-      out_batch[d] = c->shape[d] == 1 ? L::int_imm(0) : vref(r.bvars.back());
-    }
-  }
-  auto batch_index = [&](const Shape& s, size_t mat_dims) {
-    std::vector<Expr> idx;
-    const size_t brank = s.size() - mat_dims;
-    for (size_t d = 0; d < brank; ++d) {
-      const size_t od = batch_rank - brank + d;
-      idx.push_back(s[d] == 1 ? L::int_imm(0) : out_batch[od]);
-    }
-    return idx;
-  };
-  r.a_idx = batch_index(as, a_vec ? 1 : 2);
-  if (a_vec) {
-    r.a_idx.push_back(k);
-  } else if (ta) {
-    r.a_idx.push_back(k);
-    r.a_idx.push_back(m);
-  } else {
-    r.a_idx.push_back(m);
-    r.a_idx.push_back(k);
-  }
-  r.b_idx = batch_index(bs, 2);
-  if (tb) {
-    r.b_idx.push_back(vref(r.n));
-    r.b_idx.push_back(k);
-  } else {
-    r.b_idx.push_back(k);
-    r.b_idx.push_back(vref(r.n));
-  }
-  r.c_idx = out_batch;
-  if (!a_vec) r.c_idx.push_back(m);
-  r.c_idx.push_back(vref(r.n));
-  return r;
-}
-
-/// The stages between `c` and `out` form an elementwise epilogue: untagged, no reduction, and
-/// every read of a computed tensor reads a chain stage (or c) of the same shape at the reader's
-/// own index.
-bool epilogue_ok(const te::Tensor& out, const te::Tensor& c) {
-  for (const auto& t : te::post_order(out)) {
-    if (t->is_placeholder() || t == c) continue;
-    bool inside_c = false;  // stages c depends on (none for conv/matmul: they read placeholders)
-    for (const auto& u : te::post_order(c))
-      if (u == t) inside_c = true;
-    if (inside_c) return false;
-    if (t->is_reduce() || !t->tag.empty()) return false;
-    bool ok = true;
-    L::visit_expr(t->body, [&](const L::ExprNode& e) {
-      if (e.kind != L::ExprKind::TensorRead || e.tensor->is_placeholder()) return;
-      if (e.padded || e.tensor->shape != t->shape) {
-        ok = false;
-        return;
-      }
-      for (size_t d = 0; d < e.args.size(); ++d) {
-        const bool own_axis =
-            e.args[d]->kind == L::ExprKind::VarRef && e.args[d]->var == t->axes[d];
-        const bool unit_dim = t->shape[d] == 1 && e.args[d]->kind == L::ExprKind::Int;
-        if (!own_axis && !unit_dim) ok = false;
-      }
-    });
-    if (!ok) return false;
-  }
-  return true;
-}
-
-/// The epilogue at output index `idx` with the contraction's value `acc`.
-Expr epilogue_at(const te::Tensor& t, const te::Tensor& c, const std::vector<Expr>& idx,
-                 const Expr& acc, const lower::TensorBuffers& buffers) {
-  if (t == c) return acc;
-  std::map<const L::VarNode*, Expr> subst;
-  for (size_t d = 0; d < t->axes.size(); ++d) subst[t->axes[d].get()] = idx[d];
-  Expr body = L::substitute(t->body, subst);
-  std::function<Expr(const Expr&)> rw = [&](const Expr& e) -> Expr {
-    if (e->kind == L::ExprKind::TensorRead) {
-      if (e->tensor->is_placeholder()) {
-        auto it = buffers.find(e->tensor.get());
-        TESSEL_CHECK(it != buffers.end(), "epilogue reads {} without a buffer", e->tensor->name);
-        return L::load(it->second, e->args, e->padded, e->pad_value);
-      }
-      // A chain stage read at the reader's index (epilogue_ok).
-      for (const auto& s : te::post_order(t))
-        if (s.get() == e->tensor.get()) return epilogue_at(s, c, e->args, acc, buffers);
-      internal_fail("epilogue: unknown stage {}", e->tensor->name);
-    }
-    if (e->args.empty()) return e;
-    auto n = std::make_shared<L::ExprNode>(*e);
-    for (auto& a : n->args) a = rw(a);
-    return n;
-  };
-  return rw(body);
-}
 
 /// Micro-tile candidates (mr, vectors per row) for `w` lanes and `regs` registers.
 void choose_micro_tile(int64_t M, int64_t N, const CpuTarget& t, int64_t* mr, int64_t* nv) {
@@ -316,9 +91,7 @@ void choose_micro_tile(int64_t M, int64_t N, const CpuTarget& t, int64_t* mr, in
 std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tensor& contraction,
                                       const CpuTarget& target, CpuGemmKnobs* knobs_io) {
   const te::Tensor& c = contraction;
-  std::optional<Contraction> con;
-  if (c->tag == "conv2d") con = conv_contraction(c);
-  if (c->tag == "matmul") con = matmul_contraction(c);
+  std::optional<Contraction> con = contraction_of(c);
   if (!con || !epilogue_ok(spec.out, c)) return std::nullopt;
   Contraction& g = *con;
   const L::Buffer& out_buf = spec.buffers.at(spec.out.get());
@@ -406,25 +179,13 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
   };
   const L::Buffer a_buf = buf_of(g.a), b_buf = buf_of(g.b);
   // Batch vars an operand's index uses (the packed constant has one copy per value of those).
-  auto used_batch = [&](const std::vector<Expr>& idx) {
-    std::vector<size_t> used;
-    for (size_t i = 0; i < g.bvars.size(); ++i) {
-      bool u = false;
-      for (const auto& e : idx) u |= uses_var(e, g.bvars[i].get());
-      if (u) used.push_back(i);
-    }
-    return used;
-  };
+  auto used_batch = [&](const std::vector<Expr>& idx) { return used_batch_dims(g, idx); };
   // Packs a constant operand at compile time into panels [used batch..., P, K, R] where P
   // panels of R along `rvar` (m for A, n for B) and K the flattened reduction, zero padded.
   auto pack_constant = [&](const te::Tensor& t, const std::vector<Expr>& idx, const Var& rvar,
                            int64_t extent, int64_t R, const std::string& what) -> PackedConstant {
     const Tensor& data = *spec.constants.at(t.get());
     const auto used = used_batch(idx);
-    L::Buffer dense = L::make_buffer(t->name, L::MemScope::host, DType::f32, t->shape);
-    Expr off = linear_index(*dense, idx);
-    auto aff = L::to_affine(off);
-    if (!aff) internal_fail("{}: {} index is not affine", spec.name, what);
     Shape pshape;
     int64_t bcount = 1;
     for (size_t i : used) {
@@ -436,34 +197,16 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
     pshape.push_back(K);
     pshape.push_back(R);
     std::vector<float> packed(static_cast<size_t>(bcount * P * K * R), 0.f);
-    std::vector<int64_t> bvals(used.size(), 0);
-    const int64_t cr = aff->coeff(rvar.get());
-    std::vector<int64_t> ck;
-    for (const auto& kv : g.kvars) ck.push_back(aff->coeff(kv.get()));
     const int64_t n_el = data.numel();
     const float* f32 = data.dtype() == DType::f32 ? data.data<float>() : nullptr;
-    for (int64_t bi = 0; bi < bcount; ++bi) {
-      int64_t rem = bi, base = aff->constant;
-      for (int i = static_cast<int>(used.size()) - 1; i >= 0; --i) {
-        const int64_t v = rem % g.bext[used[i]];
-        rem /= g.bext[used[i]];
-        base += aff->coeff(g.bvars[used[i]].get()) * v;
-      }
-      for (int64_t kf = 0; kf < K; ++kf) {
-        int64_t rest = kf, koff = 0;
-        for (int d = static_cast<int>(g.kext.size()) - 1; d >= 0; --d) {
-          koff += ck[d] * (rest % g.kext[d]);
-          rest /= g.kext[d];
-        }
-        for (int64_t r = 0; r < extent; ++r) {
-          const int64_t src = base + koff + cr * r;
+    const bool affine = for_each_operand_element(
+        g, t->shape, idx, rvar, extent, [&](int64_t bi, int64_t kf, int64_t r, int64_t src) {
           TESSEL_CHECK(src >= 0 && src < n_el, "{}: packing {} reads element {} of {}", spec.name,
                        what, src, n_el);
           packed[static_cast<size_t>(((bi * P + r / R) * K + kf) * R + r % R)] =
               f32 ? f32[src] : static_cast<float>(data.get_as_double(src));
-        }
-      }
-    }
+        });
+    if (!affine) internal_fail("{}: {} index is not affine", spec.name, what);
     PackedConstant pc;
     pc.buffer = L::make_buffer(fmt::format("{}.{}_packed", spec.name, what), L::MemScope::host,
                                DType::f32, pshape);

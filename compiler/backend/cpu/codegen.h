@@ -19,6 +19,8 @@
 // Float arithmetic carries the `contract` and `reassoc` fast-math flags (FMA contraction and
 // reassociation of reductions, as -ffp-contract=fast -fassociative-math: results differ from
 // the reference by rounding only). Copy, intrin and sync statements (NPU only) are rejected.
+// The target-independent part (expressions, loads/stores, serial/unrolled/vectorized loops) is
+// LoopCodegen (loop_codegen.h), shared with the GPU backend.
 #pragma once
 
 #include <string>

@@ -2,13 +2,12 @@
 // kernels are then compiled to machine code (objects.h: one LLVM module per kernel, in parallel,
 // cached by content hash) and linked with a C entry point (jit.h in process, aot.h to a file).
 //
-// Per node (topological order), like the NPU backend: constants and pure views (Reshape, ...)
-// get no code; every other node's op_compute (compiler/lower) gives its tensor expression. A
-// Conv / MatMul / Gemm whose only user is an elementwise op (Relu, Clip, HardSwish, Add of a
-// residual, BatchNormalization, ...) of the same shape is fused into that op's kernel as its
-// epilogue (repeatedly, so Conv -> Add -> Relu is one kernel). Contractions get the BLIS schedule
-// (passes/loop/cpu_gemm.cpp), everything else lower_te + cpu_vectorize + cpu_unroll +
-// cpu_parallel; codegen.h turns the loop IR into LLVM IR.
+// The model is planned as kernels by plan_model (model_plan.h, shared with the GPU backend):
+// constants and pure views get no code, a Conv / MatMul / Gemm is fused with its elementwise
+// epilogue (Relu, Clip, HardSwish, Add of a residual, BatchNormalization, ...), every other node
+// is one kernel of its op_compute (compiler/lower). The CPU's schedules: contractions get the
+// BLIS schedule (passes/loop/cpu_gemm.cpp), everything else lower_te + cpu_vectorize + cpu_unroll
+// + cpu_parallel; codegen.h turns the loop IR into LLVM IR.
 //
 // Host buffers are fp32, dense row-major in their ONNX shape. Intermediate values live in one
 // arena (offsets planned by liveness, 64-byte aligned) allocated by the entry point; graph

@@ -115,43 +115,72 @@ void optimize_module(llvm::Module& module, llvm::TargetMachine& tm, int opt_leve
   mpm.run(module, mam);
 }
 
+std::unique_ptr<llvm::orc::LLJIT> host_jit_with_symbols(
+    const std::map<std::string, const void*>& symbols, int opt_level) {
+  auto jit =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host_builder(false, opt_level)).create();
+  if (!jit) fail("cpu backend: cannot create the JIT: {}", llvm::toString(jit.takeError()));
+  auto& jd = (*jit)->getMainJITDylib();
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!gen) fail("cpu backend: {}", llvm::toString(gen.takeError()));
+  jd.addGenerator(std::move(*gen));
+  llvm::orc::SymbolMap syms;
+  auto& es = (*jit)->getExecutionSession();
+  for (const auto& [name, addr] : symbols)
+    syms[es.intern(name)] = llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(addr),
+                                                     llvm::JITSymbolFlags::Exported);
+  if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
+    fail("cpu backend: {}", llvm::toString(std::move(err)));
+  return std::move(*jit);
+}
+
+std::unique_ptr<llvm::orc::LLJIT> host_jit(std::unique_ptr<llvm::Module> module,
+                                           std::unique_ptr<llvm::LLVMContext> context,
+                                           const std::map<std::string, const void*>& symbols,
+                                           int opt_level) {
+  auto tm = host_target_machine(false, opt_level);
+  optimize_module(*module, *tm, opt_level);
+  if (std::getenv("TESSEL_CPU_DEBUG_SIZES"))
+    for (auto& f : *module)
+      fmt::print(stderr, "opt {} {}\n", f.getInstructionCount(), f.getName().str());
+  auto jit = host_jit_with_symbols(symbols, opt_level);
+  if (auto err =
+          jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
+    fail("cpu backend: JIT rejected the module: {}", llvm::toString(std::move(err)));
+  return jit;
+}
+
+void* jit_lookup(llvm::orc::LLJIT& jit, const std::string& name) {
+  auto sym = jit.lookup(name);
+  if (!sym) fail("JIT linking failed: {}", llvm::toString(sym.takeError()));
+  return reinterpret_cast<void*>(sym->getAddress());
+}
+
 CpuJit::CpuJit(CpuProgram program) : program_(std::move(program)) {
   const auto t0 = std::chrono::steady_clock::now();
   CpuObjects objects = build_objects(program_);
   compiled_ = objects.compiled;
   cached_ = objects.cached;
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host_builder(false, 2)).create();
-  if (!jit) fail("cpu backend: cannot create the JIT: {}", llvm::toString(jit.takeError()));
-  jit_ = std::move(*jit);
-  auto& jd = jit_->getMainJITDylib();
-  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      jit_->getDataLayout().getGlobalPrefix());
-  if (!gen) fail("cpu backend: {}", llvm::toString(gen.takeError()));
-  jd.addGenerator(std::move(*gen));
-  llvm::orc::SymbolMap syms;
-  auto& es = jit_->getExecutionSession();
-  auto add = [&](const std::string& name, const void* addr) {
-    syms[es.intern(name)] = llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(addr),
-                                                     llvm::JITSymbolFlags::Exported);
-  };
-  add("tessel_cpu_parallel_for", reinterpret_cast<const void*>(&tessel_cpu_parallel_for));
-  add("tessel_cpu_scratch", reinterpret_cast<const void*>(&tessel_cpu_scratch));
-  add("tessel_cpu_now_seconds", reinterpret_cast<const void*>(&tessel_cpu_now_seconds));
-  add("tessel_weights", program_.weights.data.get());
-  if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
-    fail("cpu backend: {}", llvm::toString(std::move(err)));
+  jit_ = host_jit_with_symbols(
+      {{"tessel_cpu_parallel_for", reinterpret_cast<const void*>(&tessel_cpu_parallel_for)},
+       {"tessel_cpu_scratch", reinterpret_cast<const void*>(&tessel_cpu_scratch)},
+       {"tessel_cpu_now_seconds", reinterpret_cast<const void*>(&tessel_cpu_now_seconds)},
+       {"tessel_weights", program_.weights.data.get()}},
+      2);
   auto add_object = [&](const std::string& bytes, const std::string& name) {
     if (auto err = jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(bytes, name)))
       fail("cpu backend: JIT rejected object {}: {}", name, llvm::toString(std::move(err)));
   };
   for (const auto& k : objects.kernels) add_object(k.bytes, k.symbol);
   add_object(objects.entry, "tessel_entry");
-  auto sym = jit_->lookup("tessel_model_run");
-  if (!sym) fail("cpu backend: JIT linking failed: {}", llvm::toString(sym.takeError()));
-  run_ = reinterpret_cast<int (*)(const float**, float**)>(sym->getAddress());
-  auto psym = jit_->lookup("tessel_model_run_profiled");
-  if (!psym) fail("cpu backend: JIT linking failed: {}", llvm::toString(psym.takeError()));
-  run_profiled_ = reinterpret_cast<int (*)(const float**, float**, double*)>(psym->getAddress());
+  try {
+    run_ = reinterpret_cast<int (*)(const float**, float**)>(jit_lookup(*jit_, "tessel_model_run"));
+    run_profiled_ = reinterpret_cast<int (*)(const float**, float**, double*)>(
+        jit_lookup(*jit_, "tessel_model_run_profiled"));
+  } catch (const Error& e) {
+    fail("cpu backend: {}", e.what());
+  }
   compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

@@ -32,6 +32,21 @@ std::unique_ptr<llvm::TargetMachine> host_target_machine(bool pic, int opt_level
 /// tessel::Error with LLVM's diagnostic when the module does not verify.
 void optimize_module(llvm::Module& module, llvm::TargetMachine& tm, int opt_level = 3);
 
+/// An ORC LLJIT for the host (code generation at `opt_level`) whose symbol table has `symbols`
+/// (name -> address in this process) and this process's symbols (libc, libm). Throws
+/// tessel::Error with LLVM's diagnostic.
+std::unique_ptr<llvm::orc::LLJIT> host_jit_with_symbols(
+    const std::map<std::string, const void*>& symbols, int opt_level = 3);
+/// Optimises `module` (of `context`) for the host at `opt_level` and JIT-compiles it in a
+/// host_jit_with_symbols(symbols). Throws tessel::Error with LLVM's diagnostic when
+/// optimisation, code generation or symbol resolution fails.
+std::unique_ptr<llvm::orc::LLJIT> host_jit(std::unique_ptr<llvm::Module> module,
+                                           std::unique_ptr<llvm::LLVMContext> context,
+                                           const std::map<std::string, const void*>& symbols,
+                                           int opt_level = 3);
+/// The address of `name` in `jit` (throws tessel::Error when it is missing).
+void* jit_lookup(llvm::orc::LLJIT& jit, const std::string& name);
+
 /// A CpuProgram compiled to machine code in this process.
 class CpuJit {
  public:
