@@ -10,8 +10,11 @@
 //                         next chunk's tiles fetched with cp.async while this one is computed
 //   everything else:
 //     lower_te            TE -> naive nest per stage (compiler/lower/lower_te.h)
-//     gpu_bind            every stage nest's output loops fused and bound to blocks x threads,
-//                         a thread owning `vector` consecutive outputs (vectorised global access)
+//     gpu_tile            windowed kernels (pooling, depthwise convolution): one block per output
+//                         tile, its input windows in shared memory (the NPU's TileEmitter)
+//     gpu_bind            every other stage nest's output loops fused and bound to blocks x
+//                         threads, a thread owning `vector` consecutive outputs (vectorised
+//                         global access)
 // The code generator (compiler/backend/gpu/codegen.cpp) maps gpu_block / gpu_thread loops to
 // %ctaid.x / %tid.x, shared / local allocations to shared memory / registers and
 // StmtKind::Gpu statements to the NVVM intrinsics.
@@ -88,6 +91,17 @@ GpuRoofline gpu_roofline(int sm, int sm_count, int64_t sm_clock_khz, int64_t mem
 /// thread. Allocations (lower_te's temporaries) stay around the kernels: the backend places them
 /// in global memory.
 loop::Stmt gpu_bind(const loop::Stmt& s, const GpuTarget& target, const GpuGenericKnobs& knobs);
+
+/// gpu_tile.cpp: a windowed kernel (a reduction reading a placeholder through a sliding window:
+/// pooling, depthwise convolution) as one block per output tile with every box of the tile in
+/// shared memory, from the NPU's TileEmitter (region inference, padded loop::copy of the input
+/// windows, stages over their boxes): copies and stages run on all the block's threads with a
+/// barrier between them. Tiles hold up to 2 * knobs.threads outputs and `budget_bytes` of
+/// shared memory and divide the output exactly. nullopt when the kernel is not windowed or the
+/// emitter cannot tile it (see gpu_tile.cpp).
+std::optional<loop::Stmt> gpu_tile(const std::string& name, const te::Tensor& out,
+                                   const lower::TensorBuffers& buffers, const GpuTarget& target,
+                                   const GpuGenericKnobs& knobs, int64_t budget_bytes);
 
 /// gpu_copy.cpp: the block-cooperative copy of a tile into shared memory, as the block's
 /// `threads` threads (thread index `tid`) run it: destination element `i` (a multi-index over

@@ -197,6 +197,34 @@ TEST(GpuGeneric, VectorisedElementwiseLoadsAndStores16Bytes) {
   EXPECT_NE(ptx.find("st.global.v4.f32"), std::string::npos);
 }
 
+TEST(GpuGeneric, WindowedKernelsTileTheirWindowsIntoSharedMemory) {
+  // Pooling (padded, strided, count_include_pad 0) and a depthwise convolution: gpu_tile, one
+  // block per output tile with the input window in shared memory; the same values as gpu_bind.
+  GpuGraph b;
+  Value* x = b.input("x", {2, 5, 13, 19});
+  Value* mp = b.node("MaxPool", {x},
+                     attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
+                            {"strides", std::vector<int64_t>{2, 2}},
+                            {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  Value* ap = b.node("AveragePool", {x},
+                     attrs({{"kernel_shape", std::vector<int64_t>{3, 2}},
+                            {"pads", std::vector<int64_t>{1, 0, 1, 1}},
+                            {"count_include_pad", int64_t{0}}}));
+  Value* dw = b.node("Conv", {x, b.constant("w", random_tensor({5, 1, 3, 3}, 20))},
+                     attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"group", int64_t{5}}}));
+  auto g = b.finish({mp, ap, dw});
+  const std::map<std::string, Tensor> in = {{"x", random_tensor({2, 5, 13, 19}, 21)}};
+  auto prog = gpu_backend::compile_gpu(*g);
+  int tiled = 0;
+  for (const auto& k : prog.kernels)
+    for (const auto& l : k.launches) tiled += l.what.find("in shared memory") != std::string::npos;
+  EXPECT_EQ(tiled, 3);
+  check_gpu(*g, in, 1e-5);
+  gpu_backend::GpuCompileOptions o;
+  o.tile_windows = false;
+  check_gpu(*g, in, 1e-5, o);
+}
+
 TEST(GpuGeneric, OddShapesReductionsAndMultiLaunchKernels) {
   // Softmax (max, exp, sum, divide: one launch per stage, temporaries in global scratch), a
   // reduction over two axes, a strided pooling window, a transpose and a concat.

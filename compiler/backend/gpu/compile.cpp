@@ -51,6 +51,9 @@ size_t GpuProgram::launch_count() const {
 namespace {
 
 constexpr int64_t kScratchAlign = 256;
+/// Shared memory for the tiles of a windowed kernel: within the 48 KiB a block gets without the
+/// opt-in, so several blocks share an SM.
+constexpr int64_t kWindowSharedBytes = 48 * 1024;
 
 int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
@@ -74,6 +77,10 @@ class GpuScheduler : public cpu_backend::KernelScheduler {
   }
 
   L::Stmt generic(const te::Tensor& out, const lower::TensorBuffers& buffers) override {
+    if (opts_.tile_windows)
+      if (auto t = passes::gpu_tile(out->name, out, buffers, opts_.target, opts_.generic,
+                                    kWindowSharedBytes))
+        return *t;
     return passes::gpu_bind(lower::lower_te(out, buffers), opts_.target, opts_.generic);
   }
 

@@ -4,10 +4,11 @@
 // Planning is the CPU backend's (compiler/backend/cpu/model_plan.h: views and constants without
 // code, Conv / MatMul / Gemm fused with their elementwise epilogues, Concat as copies, graph
 // outputs in place, intermediate values in one arena); the schedules are the GPU loop passes
-// (passes/loop/gpu_passes.h): gpu_gemm (+ gpu_double_buffer) for contractions, lower_te +
-// gpu_bind for everything else. A kernel's loop IR is a sequence of launches (one per
-// gpu_block loop: a softmax is several) with lower_te's temporaries in per-kernel global scratch
-// memory; each launch is one PTX entry `<kernel>_l<i>` (codegen.h) over the buffers it uses.
+// (passes/loop/gpu_passes.h): gpu_gemm (+ gpu_double_buffer) for contractions, gpu_tile for
+// windowed kernels (pooling, depthwise convolution), lower_te + gpu_bind for everything else. A
+// kernel's loop IR is a sequence of launches (one per gpu_block loop: a softmax is several) with
+// lower_te's temporaries in per-kernel global scratch memory; each launch is one PTX entry
+// `<kernel>_l<i>` (codegen.h) over the buffers it uses.
 //
 // Device memory of a run: every graph input and output, the activation arena, every constant
 // (uploaded once) and one scratch area (the largest kernel's temporaries), all 256-byte aligned
@@ -36,6 +37,7 @@ struct GpuCompileOptions {
   std::map<std::string, passes::GpuGemmKnobs> gemm_knobs;  // by node (the kernel's last node)
   passes::GpuGemmKnobs gemm;                               // the default for every contraction
   passes::GpuGenericKnobs generic;
+  bool tile_windows = true;  // windowed kernels through gpu_tile (else gpu_bind)
   bool fuse_epilogues = true;
   bool keep_loop_ir = false;  // keep each kernel's loop IR text in CpuKernelInfo::loop_ir
 };
