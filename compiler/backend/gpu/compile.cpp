@@ -209,7 +209,7 @@ class Compiler {
       }
       if (s->kind == L::StmtKind::For && s->for_kind == L::ForKind::gpu_block) {
         GpuLaunch l;
-        l.entry = fmt::format("{}_l{}", info.function, k.launches.size());
+        l.entry = fmt::format("{}{}_l{}", opts_.entry_prefix, info.function, k.launches.size());
         l.shape = kernel_shape(s);
         l.what = s->comment;
         std::vector<L::Buffer> params = launch_buffers(s);

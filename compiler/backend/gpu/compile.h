@@ -40,6 +40,9 @@ struct GpuCompileOptions {
   bool tile_windows = true;  // windowed kernels through gpu_tile (else gpu_bind)
   bool fuse_epilogues = true;
   bool keep_loop_ir = false;  // keep each kernel's loop IR text in CpuKernelInfo::loop_ir
+  /// Prepended to every PTX entry name (entries are `<prefix>tessel_k<N>_<node>_l<i>`), so the
+  /// PTX of several programs can share one module.
+  std::string entry_prefix;
 };
 
 /// Where a launch argument points at run time.
