@@ -907,7 +907,8 @@ int compile_for_gpu(const CompileArgs& args, std::ostream& out, std::ostream& er
   check_output_path(args.output, "-o");
   graph_passes::PipelineOptions passes = pipeline_options(args.passes, err);
   passes.available = target_ops(Target::gpu);
-  auto graph = load_model(args.model, parse_input_shapes(args.input_shapes), passes);
+  auto graph = load_model(args.model, parse_input_shapes(args.input_shapes), passes,
+                          parse_input_values(args.input_values));
   std::string text;
   if (emit == "graph") {
     text = graph_to_string(*graph, PrintOptions{true});

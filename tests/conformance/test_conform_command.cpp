@@ -561,8 +561,8 @@ TEST(ConformCommand, UsageErrorsExitWithTwo) {
     return c.code;
   };
   driver::ConformArgs a;
-  a.target = "gpu";
-  EXPECT_EQ(code(a, "--target: unknown target 'gpu'"), 2);
+  a.target = "tpu";
+  EXPECT_EQ(code(a, "--target: unknown target 'tpu'"), 2);
   a = {};
   a.target = "npu";
   EXPECT_EQ(code(a, "--target npu needs --hw FILE"), 2);
