@@ -201,7 +201,8 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
                                                         : gpu_backend::GpuDevice::emulator);
     run.load_seconds = exe.load_seconds();
     run.device = exe.device_description();
-    if (auto peak = exe.roofline()) {
+    const std::optional<passes::GpuRoofline> roofline = exe.roofline();
+    if (const auto& peak = roofline) {
       run.peak_fp16_tensor_flops = peak->fp16_tensor_flops;
       run.peak_fp32_flops = peak->fp32_flops;
       run.dram_bytes_per_second = peak->dram_bytes_per_second;
@@ -226,11 +227,9 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
                           i == 0 ? info.flops : 0.0,
                           l.bytes,
                           0.0};
-        if (run.dram_bytes_per_second > 0) {
-          const double peak =
-              info.kind == "gemm-mma" ? run.peak_fp16_tensor_flops : run.peak_fp32_flops;
-          rl.roofline_seconds =
-              std::max(rl.flops / peak, static_cast<double>(rl.bytes) / run.dram_bytes_per_second);
+        if (roofline) {
+          rl.roofline_seconds = roofline->launch_seconds(rl.flops, static_cast<double>(rl.bytes),
+                                                         info.kind == "gemm-mma");
           run.roofline_seconds += rl.roofline_seconds;
         }
         run.launches.push_back(std::move(rl));

@@ -72,6 +72,9 @@ struct GpuRoofline {
   double fp16_tensor_flops = 0;  // dense fp16 mma.sync, fp32 accumulation, flop/s
   double fp32_flops = 0;         // fp32 FMA, flop/s
   double dram_bytes_per_second = 0;
+  /// The roofline time of one launch: max(flops / peak, bytes / DRAM bandwidth), the peak of the
+  /// tensor cores when it runs on them (else fp32 FMA). Seconds; 0 where a peak is unknown (0).
+  double launch_seconds(double flops, double bytes, bool tensor_cores) const;
 };
 /// Peaks from the SM count, the SM clock (kHz), the memory clock (kHz) and bus width (bits), as
 /// cuDeviceGetAttribute reports them; per-SM rates after the compute capability (NVIDIA's

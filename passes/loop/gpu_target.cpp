@@ -24,6 +24,12 @@ GpuRoofline gpu_roofline(int sm, int sm_count, int64_t sm_clock_khz, int64_t mem
   return r;
 }
 
+double GpuRoofline::launch_seconds(double flops, double bytes, bool tensor_cores) const {
+  const double peak = tensor_cores ? fp16_tensor_flops : fp32_flops;
+  if (peak <= 0 || dram_bytes_per_second <= 0) return 0;
+  return std::max(flops / peak, bytes / dram_bytes_per_second);
+}
+
 int64_t gpu_block_threads(const loop::Stmt& kernel) {
   int64_t threads = 1;
   loop::visit_stmt(kernel, [&](const loop::Stmt& s) {

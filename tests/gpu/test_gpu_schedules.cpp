@@ -306,5 +306,32 @@ TEST(GpuStandalone, ConvKernelOfTheBenchmarkMatchesReference) {
   EXPECT_LE(max_diff(got, ref), 1e-5 * max_abs(ref) + 1e-6);
 }
 
+// The roofline of a device from its reported properties, against the whitepapers' peaks:
+// A100 SXM4 40 GB (sm_80, 108 SMs, 1410 MHz boost, HBM2 1215 MHz x 5120 bits): 2 x 1024 x 108 x
+// 1.41e9 = 311.9 TFLOP/s fp16 tensor (whitepaper: 312), 2 x 64 x 108 x 1.41e9 = 19.49 TFLOP/s
+// fp32 (19.5), 2 x 1.215e9 x 640 bytes = 1.555 TB/s (1555 GB/s). H100 SXM5 (sm_90, 132 SMs,
+// 1980 MHz, HBM3 2619 MHz x 5120 bits): 2 x 2048 x 132 x 1.98e9 = 1070 TFLOP/s, 2 x 128 x 132 x
+// 1.98e9 = 66.9 TFLOP/s (67), 3.352 TB/s (3.35).
+TEST(GpuRoofline, PeaksFromDevicePropertiesMatchTheWhitepapers) {
+  const auto a100 = passes::gpu_roofline(80, 108, 1410000, 1215000, 5120);
+  EXPECT_NEAR(a100.fp16_tensor_flops, 311.87e12, 0.01e12);
+  EXPECT_NEAR(a100.fp32_flops, 19.49e12, 0.01e12);
+  EXPECT_NEAR(a100.dram_bytes_per_second, 1.5552e12, 0.0001e12);
+  const auto h100 = passes::gpu_roofline(90, 132, 1980000, 2619000, 5120);
+  EXPECT_NEAR(h100.fp16_tensor_flops, 1070.6e12, 0.1e12);
+  EXPECT_NEAR(h100.fp32_flops, 66.91e12, 0.01e12);
+  EXPECT_NEAR(h100.dram_bytes_per_second, 3.352e12, 0.001e12);
+  // sm_86 (GA102): 256 tensor FMA / clock / SM with fp32 accumulation, 128 fp32 FMA.
+  const auto a6000 = passes::gpu_roofline(86, 84, 1800000, 8000000, 384);
+  EXPECT_NEAR(a6000.fp16_tensor_flops, 2 * 256 * 84 * 1.8e9, 1e9);
+  EXPECT_NEAR(a6000.fp32_flops, 2 * 128 * 84 * 1.8e9, 1e9);
+  // A launch: the larger of compute and memory time; the tensor-core peak only on the cores.
+  // 1 GFLOP at 311.87 TFLOP/s = 3.206 us; 16 MB at 1.5552 TB/s = 10.29 us: memory bound.
+  EXPECT_NEAR(a100.launch_seconds(1e9, 16e6, true), 16e6 / 1.5552e12, 1e-12);
+  // The same in fp32: 1e9 / 19.49e12 = 51.3 us, compute bound.
+  EXPECT_NEAR(a100.launch_seconds(1e9, 16e6, false), 1e9 / a100.fp32_flops, 1e-12);
+  EXPECT_EQ(passes::GpuRoofline{}.launch_seconds(1e9, 16e6, true), 0);  // the emulator: no peaks
+}
+
 }  // namespace
 }  // namespace tessel::testing

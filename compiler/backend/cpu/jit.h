@@ -13,6 +13,7 @@
 #include "compiler/ir/tensor.h"
 
 namespace llvm {
+class LLVMContext;
 class Module;
 class TargetMachine;
 namespace orc {
