@@ -25,6 +25,7 @@
 #include "compiler/driver/conform.h"
 #include "compiler/support/error.h"
 #include "npu_model/hw_config.h"
+#include "tests/test_conform_suite.h"
 
 namespace tessel::testing {
 namespace {
@@ -88,31 +89,8 @@ TEST_P(OnnxSuite, EveryCaseHasItsExpectedStatus) {
   }
   const auto results = driver::run_conform_cases(cases, o, 2);
 
-  std::set<std::string> ran;
-  int passed = 0;
-  for (const auto& r : results) {
-    ran.insert(r.c.id());
-    passed += r.status == driver::ConformStatus::pass;
-    if (driver::conform_change(expected, r) != driver::ConformChange::same)
-      ADD_FAILURE() << driver::conform_change_text(expected, r);
-  }
-  int listed_passes = 0;  // in the expected file
-  for (const auto& [id, status] : expected.status)
-    listed_passes += id.rfind(p.suite + "/", 0) == 0 && status == driver::ConformStatus::pass;
-  const int pinned = kPinnedPasses.at({p.target, p.suite});
-  EXPECT_EQ(passed, pinned) << p.target << " " << p.suite << ": passing cases now vs kPinnedPasses";
-  EXPECT_EQ(listed_passes, pinned)
-      << p.expected << " lists that many passing " << p.suite << " cases; kPinnedPasses says "
-      << pinned << " (a regenerated file must not lose passes silently)";
-  // Listed cases of this suite that are no longer installed (renamed upstream, or data missing).
-  for (const auto& [id, status] : expected.status)
-    if (id.rfind(p.suite + "/", 0) == 0 && !ran.count(id))
-      ADD_FAILURE() << id << " is in " << p.expected << " (" << driver::conform_status_name(status)
-                    << ") but not installed under " << dir;
-  const auto counts = driver::conform_counts(results);
-  for (const auto& [suite, c] : counts)
-    std::cout << "[conformance] " << p.target << " " << driver::conform_summary_line(suite, c)
-              << "\n";
+  expect_suite_as_recorded(p.target, p.suite, dir, p.expected, expected, results,
+                           kPinnedPasses.at({p.target, p.suite}));
 }
 
 std::string run_name(const ::testing::TestParamInfo<SuiteRun>& info) {

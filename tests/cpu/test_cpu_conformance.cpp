@@ -15,6 +15,7 @@
 #include <map>
 
 #include "compiler/driver/conform.h"
+#include "tests/test_conform_suite.h"
 
 namespace tessel::testing {
 namespace {
@@ -45,27 +46,8 @@ TEST_P(CpuOnnxSuite, EveryCaseHasItsExpectedStatus) {
   o.timeout_seconds = 60;  // the slowest passing case compiles and runs in < 1 s: 60 s is a hang
   const auto results = driver::run_conform_cases(cases, o, 2);
 
-  std::set<std::string> ran;
-  int passed = 0;
-  for (const auto& r : results) {
-    ran.insert(r.c.id());
-    passed += r.status == driver::ConformStatus::pass;
-    if (driver::conform_change(expected, r) != driver::ConformChange::same)
-      ADD_FAILURE() << driver::conform_change_text(expected, r);
-  }
-  for (const auto& [id, status] : expected.status)
-    if (id.rfind(suite + "/", 0) == 0 && !ran.count(id))
-      ADD_FAILURE() << id << " is in expected_conform_cpu.txt ("
-                    << driver::conform_status_name(status) << ") but not installed under " << dir;
-  int listed_passes = 0;  // in the expected file
-  for (const auto& [id, status] : expected.status)
-    listed_passes += id.rfind(suite + "/", 0) == 0 && status == driver::ConformStatus::pass;
-  const int pinned = kPinnedPasses.at(suite);
-  EXPECT_EQ(passed, pinned) << "cpu " << suite << ": passing cases now vs kPinnedPasses";
-  EXPECT_EQ(listed_passes, pinned) << "expected_conform_cpu.txt lists that many passing " << suite
-                                   << " cases; kPinnedPasses says " << pinned;
-  for (const auto& [s, c] : driver::conform_counts(results))
-    std::cout << "[conformance] cpu " << driver::conform_summary_line(s, c) << "\n";
+  expect_suite_as_recorded("cpu", suite, dir, "expected_conform_cpu.txt", expected, results,
+                           kPinnedPasses.at(suite));
 }
 
 INSTANTIATE_TEST_SUITE_P(Conformance, CpuOnnxSuite,

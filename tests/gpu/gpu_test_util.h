@@ -69,7 +69,7 @@ inline gpu_backend::GpuExecutable::Result check_gpu(const Graph& graph,
   for (const auto& [name, ref] : want) {
     EXPECT_TRUE(got.outputs.count(name)) << name;
     if (!got.outputs.count(name)) continue;
-    EXPECT_LE(max_diff(got.outputs.at(name), ref), rel * max_abs(ref) + 1e-6) << name;
+    EXPECT_TRUE(all_close(got.outputs.at(name), ref, rel * max_abs(ref) + 1e-6)) << name;
   }
   return got;
 }

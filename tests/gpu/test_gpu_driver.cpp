@@ -2,8 +2,8 @@
 // golden real-model cases with `tessel check --target gpu-emu` (the GPU kernels on the host
 // emulator; tolerance: tessel check's fp16 bound for tensor-core runs, driver::gpu_tolerance),
 // `--target gpu` without a CUDA device (exit code 2, "no CUDA device") and on one where the
-// machine has one, the node conformance suite on gpu-emu (every case's PTX assembled by ptxas
-// for sm_80 and sm_90 where the CUDA toolkit is installed), and flags that do not apply.
+// machine has one, and flags that do not apply. The conformance suites are in
+// test_gpu_conformance.cpp.
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -36,7 +36,7 @@ std::string slurp(const fs::path& p) {
 }
 
 TEST(GpuDriver, CompileEmitsLoopLlvmAndPtx) {
-  if (!have_models()) GTEST_SKIP() << "run scripts/fetch_models.sh";
+  ASSERT_TRUE(have_models()) << "models missing: run scripts/fetch_models.sh";
   const fs::path dir = fs::temp_directory_path() / "tessel_gpu_compile";
   fs::create_directories(dir);
   driver::CompileArgs a;
@@ -80,12 +80,16 @@ TEST(GpuDriver, CompileEmitsLoopLlvmAndPtx) {
   EXPECT_NE(err.str().find("--hw only applies to --target npu"), std::string::npos);
 }
 
-TEST(GpuDriver, GoldenCasesPassOnTheEmulator) {
-  if (!have_models()) GTEST_SKIP() << "run scripts/fetch_models.sh";
-  const fs::path report = fs::temp_directory_path() / "tessel_gpu_check.json";
+/// `tessel check --target gpu-emu` on `cases` (directories under tests/data/cases): every
+/// output of every data set passes, on the emulator, with the fp16 tensor-core bound where a
+/// contraction ran on the tensor cores (every golden model has convolutions), every launch has a
+/// grid and a block. Returns the text output.
+std::string check_on_emulator(const std::vector<std::string>& cases) {
+  const fs::path report =
+      fs::temp_directory_path() / ("tessel_gpu_check." + std::to_string(getpid()) + "." +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
   driver::CheckArgs args;
-  args.case_dirs = {kSrc + "/tests/data/cases/hello_deepa",
-                    kSrc + "/tests/data/cases/ppocr_cls_b1"};
+  for (const auto& c : cases) args.case_dirs.push_back(kSrc + "/tests/data/cases/" + c);
   args.target = "gpu-emu";
   args.report_path = report.string();
   std::ostringstream out, err;
@@ -93,25 +97,52 @@ TEST(GpuDriver, GoldenCasesPassOnTheEmulator) {
   const auto j = nlohmann::json::parse(slurp(report));
   fs::remove(report);
   EXPECT_EQ(j.at("target"), "gpu-emu");
-  ASSERT_EQ(j.at("cases").size(), 2u);
+  EXPECT_EQ(j.at("cases").size(), cases.size());
   for (const auto& c : j.at("cases")) {
     EXPECT_EQ(c.at("status"), "pass") << c.at("dir");
     for (const auto& ds : c.at("data_sets")) {
+      EXPECT_FALSE(ds.at("outputs").empty()) << c.at("dir");
+      for (const auto& o : ds.at("outputs")) EXPECT_TRUE(o.at("pass").get<bool>()) << o.dump();
       const auto& gpu = ds.at("gpu");
       EXPECT_EQ(gpu.at("device"), "host emulator");
-      ASSERT_FALSE(gpu.at("launches").empty());
+      const bool fp16 = gpu.at("fp16_tensor_cores").get<bool>();
+      for (const auto& o : ds.at("outputs"))
+        EXPECT_EQ(o.at("rtol").get<double>(), fp16 ? 0.0625 : 1e-3) << o.dump();
+      EXPECT_FALSE(gpu.at("launches").empty());
       for (const auto& l : gpu.at("launches")) {
         EXPECT_GE(l.at("grid").get<int64_t>(), 1);
         EXPECT_GE(l.at("block").get<int64_t>(), 1);
       }
     }
   }
+  return out.str();
+}
+
+// The golden cases are separate tests so ctest runs them side by side. CPU time on the 2-core
+// development machine (mostly the emulator's x86 JIT compile of the kernels): hello_deepa and
+// the classifier ~7 s, the detector ~9 s. The classifier at batch 4 (~12 s), the second detector
+// case (same model, ~9 s) and the recogniser (~47 s, 53 s of it the emulated run under load) are
+// kept out of ctest (DISABLED_; docs/gpu_backend.md has the command and their results).
+TEST(GpuDriver, GoldenHelloAndClassifierOnTheEmulator) {
+  ASSERT_TRUE(have_models()) << "models missing: run scripts/fetch_models.sh";
+  const std::string out = check_on_emulator({"hello_deepa", "ppocr_cls_b1"});
   // The classifier's convolutions ran on the tensor cores: the fp16 bound was used.
-  EXPECT_NE(out.str().find("6.25e-02"), std::string::npos) << out.str();
+  EXPECT_NE(out.find("6.25e-02"), std::string::npos) << out;
+}
+
+TEST(GpuDriver, GoldenDetectorOnTheEmulator) {
+  ASSERT_TRUE(have_models()) << "models missing: run scripts/fetch_models.sh";
+  check_on_emulator({"ppocr_det_64x96"});
+}
+
+// Run with: build/bin/test_gpu --gtest_also_run_disabled_tests --gtest_filter='*GoldenSlow*'
+TEST(GpuDriver, DISABLED_GoldenSlowCasesOnTheEmulator) {
+  ASSERT_TRUE(have_models()) << "models missing: run scripts/fetch_models.sh";
+  check_on_emulator({"ppocr_cls_b4", "ppocr_det_64x96_strokes", "ppocr_rec_48x320"});
 }
 
 TEST(GpuDriver, TargetGpuNeedsACudaDevice) {
-  if (!have_models()) GTEST_SKIP() << "run scripts/fetch_models.sh";
+  ASSERT_TRUE(have_models()) << "models missing: run scripts/fetch_models.sh";
   std::string why;
   const bool device = gpu_backend::CudaDevice::available(&why);
   driver::CheckArgs args;
@@ -141,65 +172,6 @@ TEST(GpuDriver, TargetGpuNeedsACudaDevice) {
   EXPECT_EQ(driver::cmd_check(args, out, err), 2);
 }
 
-TEST(GpuDriver, NodeConformanceOnTheEmulator) {
-  const std::string dir = "/usr/share/libonnx-testdata/data/node";
-  ASSERT_TRUE(fs::is_directory(dir)) << dir << " is missing (install libonnx-testdata)";
-  const auto expected = driver::load_conform_expected(kSrc + "/tests/gpu/expected_conform_gpu.txt");
-  const auto cases = driver::find_conform_cases({dir});
-  driver::ConformOptions o;
-  o.target = driver::Target::gpu_emu;
-  o.isolate = true;
-  o.timeout_seconds = 60;
-  // Every case's PTX (all the kernels it compiles to) is written by the case's child process
-  // (entries prefixed with the case, so they can share one module) and assembled below.
-  const fs::path ptx_dir =
-      fs::temp_directory_path() / ("tessel_gpu_conform_ptx." + std::to_string(getpid()));
-  fs::remove_all(ptx_dir);
-  fs::create_directories(ptx_dir);
-  o.after_import = [&](const driver::ConformCase& c, const Graph& g) {
-    gpu_backend::GpuCompileOptions go;
-    go.entry_prefix = cpu_backend::sanitize_symbol(c.id()) + "_";
-    // Compiled before the file is opened: a case the backend does not support (it throws)
-    // leaves no file.
-    // The compiled targets take straight-line graphs: known control flow is inlined first, as
-    // driver::run_model does.
-    auto inlined = clone_graph(g);
-    graph_passes::fold_control(*inlined);
-    const std::string ptx = gpu_backend::gpu_ptx(gpu_backend::compile_gpu(*inlined, go));
-    std::ofstream(ptx_dir / (go.entry_prefix + ".ptx")) << ptx;
-  };
-  const auto results = driver::run_conform_cases(cases, o, 2);
-  std::set<std::string> ran;
-  int passed = 0;
-  for (const auto& r : results) {
-    ran.insert(r.c.id());
-    passed += r.status == driver::ConformStatus::pass;
-    if (driver::conform_change(expected, r) != driver::ConformChange::same)
-      ADD_FAILURE() << driver::conform_change_text(expected, r);
-  }
-  for (const auto& [id, status] : expected.status)
-    if (id.rfind("node/", 0) == 0 && !ran.count(id))
-      ADD_FAILURE() << id << " is in expected_conform_gpu.txt but not installed under " << dir;
-  EXPECT_GT(passed, 250);
-  for (const auto& [s, c] : driver::conform_counts(results))
-    std::cout << "[conformance] gpu-emu " << driver::conform_summary_line(s, c) << "\n";
-  // One module of every case's PTX (one header, then every case's entries): ptxas for sm_80
-  // and sm_90, where the CUDA toolkit is installed.
-  std::string merged;
-  int files = 0;
-  for (const auto& e : fs::directory_iterator(ptx_dir)) {
-    std::string ptx = slurp(e.path());
-    const size_t body = ptx.find(".address_size 64");
-    ASSERT_NE(body, std::string::npos) << e.path();
-    merged += files++ == 0 ? ptx : ptx.substr(body + std::string(".address_size 64").size());
-  }
-  fs::remove_all(ptx_dir);
-  EXPECT_GE(files, passed);  // every case that ran (unsupported ones stop before the hook's end)
-  std::string why;
-  if (!ptxas_accepts(merged, &why))
-    std::cout << "[gpu] " << why << ": the cases' PTX is not assembled\n";
-}
-
 TEST(GpuDevice, ModelRunsOnTheCudaDeviceLikeOnTheEmulator) {
   std::string why;
   if (!gpu_backend::CudaDevice::available(&why)) GTEST_SKIP() << why;
@@ -217,8 +189,8 @@ TEST(GpuDevice, ModelRunsOnTheCudaDeviceLikeOnTheEmulator) {
   auto want = emu.run(in);
   auto ref = ops::run_reference(*g, in);
   const std::string name = g->outputs[0]->name;
-  EXPECT_LE(max_diff(got.outputs.at(name), ref.at(name)), 1e-5 * max_abs(ref.at(name)) + 1e-6);
-  EXPECT_LE(max_diff(got.outputs.at(name), want.outputs.at(name)), 1e-5);
+  EXPECT_TRUE(all_close(got.outputs.at(name), ref.at(name), 1e-5 * max_abs(ref.at(name)) + 1e-6));
+  EXPECT_TRUE(all_close(got.outputs.at(name), want.outputs.at(name), 1e-5));
   EXPECT_EQ(got.launch_seconds.size(), dev.program().launch_count());
 }
 

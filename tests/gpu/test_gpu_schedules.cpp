@@ -303,7 +303,7 @@ TEST(GpuStandalone, ConvKernelOfTheBenchmarkMatchesReference) {
   auto g = b.finish({yv});
   const Tensor ref = ops::run_reference(*g, {{"x", x}}).at(yv->name);
   Tensor got = Tensor::from_floats(ref.shape(), y);
-  EXPECT_LE(max_diff(got, ref), 1e-5 * max_abs(ref) + 1e-6);
+  EXPECT_TRUE(all_close(got, ref, 1e-5 * max_abs(ref) + 1e-6));
 }
 
 // The roofline of a device from its reported properties, against the whitepapers' peaks:
