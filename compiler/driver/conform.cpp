@@ -919,7 +919,8 @@ int cmd_conform(const ConformArgs& args, std::ostream& out, std::ostream& err,
   ConformExpected expected;
   try {
     opts.target = parse_target(args.target, "--target");
-    require_target_available(opts.target);
+    // Isolated cases run in forked children, which cannot use a driver this process initialised.
+    require_target_available(opts.target, /*in_child=*/!args.in_process);
     if (opts.target == Target::npu) {
       if (args.hw.empty()) fail("--target npu needs --hw FILE (e.g. hw_configs/npu_4core.yaml)");
       hw = load_hw(args.hw, args.hw_set);

@@ -42,9 +42,12 @@ Target parse_target(const std::string& name, const std::string& context) {
   fail("{}: unknown target '{}' (expected ref, npu, cpu, gpu or gpu-emu)", context, name);
 }
 
-void require_target_available(Target t) {
+void require_target_available(Target t, bool in_child) {
+  if (t != Target::gpu) return;
   std::string why;
-  if (t == Target::gpu && !gpu_backend::CudaDevice::available(&why)) fail("{}", why);
+  if (!(in_child ? gpu_backend::CudaDevice::available_in_child(&why)
+                 : gpu_backend::CudaDevice::available(&why)))
+    fail("{}", why);
 }
 
 const char* target_name(Target t) {

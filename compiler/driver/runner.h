@@ -26,8 +26,9 @@ enum class Target { ref, npu, cpu, gpu, gpu_emu };
 Target parse_target(const std::string& name, const std::string& context);
 const char* target_name(Target t);
 /// Throws tessel::Error "no CUDA device: <why>" when `t` is gpu and the CUDA driver or a device
-/// is missing (checked before any work).
-void require_target_available(Target t);
+/// is missing (checked before any work). With `in_child`, asked in a child process so that this
+/// one stays free of the CUDA driver (it forks workers afterwards: CudaDevice::available_in_child).
+void require_target_available(Target t, bool in_child = false);
 
 /// Imports an ONNX model (a file, or "zoo:NAME": the zoo model NAME built in memory with the batch
 /// of its input's shape, compiler/driver/zoo.h) with the given input shapes (required for dynamic

@@ -104,9 +104,9 @@ TEST(Cli, NpuTargetNeedsAHardwareConfig) {
 }
 
 TEST(Cli, UnknownTarget) {
-  Result r = tessel("check tests/data/cases/hello_deepa --target gpu");
+  Result r = tessel("check tests/data/cases/hello_deepa --target tpu");
   EXPECT_EQ(r.code, 2);
-  EXPECT_CONTAINS(r.err, "unknown target 'gpu'");
+  EXPECT_CONTAINS(r.err, "unknown target 'tpu'");
 }
 
 TEST(Cli, BufferSizeZeroIsRejected) {

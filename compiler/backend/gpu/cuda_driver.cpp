@@ -3,7 +3,11 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <functional>
 #include <mutex>
 
@@ -80,9 +84,12 @@ std::string error_text(const Api& api, CUresult r) {
   return fmt::format("CUDA error {}", r);
 }
 
+std::atomic<bool> g_driver_touched{false};  // api() ran in this process
+
 Api& api() {
   static Api a;
   static std::once_flag once;
+  g_driver_touched = true;
   std::call_once(once, [] {
     a.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!a.lib) {
@@ -150,6 +157,42 @@ bool CudaDevice::available(std::string* reason) {
   const Api& a = api();
   if (reason) *reason = a.error;
   return a.error.empty();
+}
+
+bool CudaDevice::available_in_child(std::string* reason) {
+  if (g_driver_touched) return available(reason);
+  int fds[2];
+  if (::pipe(fds) != 0) fail("no CUDA device: cannot probe the driver (pipe failed)");
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    fail("no CUDA device: cannot probe the driver (fork failed)");
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string why;
+    const bool ok = available(&why);
+    for (size_t done = 0; done < why.size();) {
+      const ssize_t n = ::write(fds[1], why.data() + done, why.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::_exit(ok ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string why;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+    why.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ok && why.empty()) why = "no CUDA device: the driver probe process crashed";
+  if (reason) *reason = ok ? "" : why;
+  return ok;
 }
 
 CudaDevice& CudaDevice::get() {

@@ -21,6 +21,11 @@ class CudaDevice {
   static CudaDevice& get();
   /// True when get() would succeed; otherwise `reason` (if given) receives why.
   static bool available(std::string* reason = nullptr);
+  /// available(), asked in a child process (fork) so that this process does not initialise the
+  /// driver: for a process that forks workers afterwards (tessel conform's isolated cases), as a
+  /// CUDA context does not survive fork and a child of an initialised process cannot use the
+  /// device. In a process that already initialised the driver, the same as available().
+  static bool available_in_child(std::string* reason = nullptr);
 
   struct Properties {
     std::string name;
