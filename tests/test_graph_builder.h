@@ -21,6 +21,18 @@ inline Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.f, 
   return Tensor::from_floats(shape, v);
 }
 
+/// Deterministic pseudo-random integers uniform in [lo, hi] (std::mt19937_64 seeded with `seed`),
+/// stored as `dtype` (an integer dtype or bool; values outside its range wrap as ONNX Cast does).
+inline Tensor random_int_tensor(const Shape& shape, DType dtype, uint32_t seed, int64_t lo,
+                                int64_t hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> dist(lo, hi);
+  std::vector<int64_t> v(static_cast<size_t>(shape_numel(shape)));
+  for (auto& x : v) x = dist(rng);
+  const Tensor t = Tensor::from_int64s(shape, v);
+  return dtype == DType::i64 ? t : t.cast(dtype);
+}
+
 /// Node attributes from {name, value} pairs, e.g. attrs({{"axis", int64_t{1}}}).
 inline Attributes attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
   Attributes a;
@@ -37,8 +49,8 @@ struct GraphBuilder {
     g->name = "test";
     g->opset = 17;
   }
-  Value* input(const std::string& name, const Shape& shape) {
-    Value* v = g->add_value(name, DType::f32, shape);
+  Value* input(const std::string& name, const Shape& shape, DType dtype = DType::f32) {
+    Value* v = g->add_value(name, dtype, shape);
     g->inputs.push_back(v);
     return v;
   }

@@ -106,8 +106,10 @@ std::unique_ptr<Graph> load_model(
 
 graph_passes::OpAvailable target_ops(Target target) {
   if (target == Target::ref) return {};
-  auto ops = std::make_shared<const std::set<std::string>>([] {
-    const auto list = lower::compute_ops();
+  auto ops = std::make_shared<const std::set<std::string>>([target] {
+    std::vector<std::string> list = lower::compute_ops();
+    if (target == Target::npu)
+      for (const auto& op : lower::typed_compute_ops()) list.push_back(op);
     return std::set<std::string>(list.begin(), list.end());
   }());
   return [ops](const std::string& op) { return ops->count(op) != 0; };
@@ -267,21 +269,11 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
   so.trace_path = options.trace_path;
   sim::Simulator simulator(*hw, so);
   simulator.load(run.module.program);
-  const bool f16 = run.module.act_dtype == DType::f16;
-  const int esize = f16 ? 2 : 4;
   std::vector<uint8_t> bytes;
   for (const auto& in : run.module.inputs) {
     const Tensor& t = inputs.at(in.value);
-    bytes.resize(static_cast<size_t>(t.numel()) * esize);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      const float f = static_cast<float>(t.get_as_double(i));
-      if (f16) {
-        const uint16_t h = f32_to_f16_bits(f);
-        std::memcpy(bytes.data() + 2 * i, &h, 2);
-      } else {
-        std::memcpy(bytes.data() + 4 * i, &f, 4);
-      }
-    }
+    bytes.resize(static_cast<size_t>(t.numel()) * dtype_size(in.storage));
+    npu_backend::pack_gm_elements(t, in.storage, bytes.data());
     simulator.write_gm(in.address, bytes.data(), bytes.size());
   }
   run.sim = simulator.run();
@@ -290,22 +282,9 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
     if (options.read_all_values)
       reads.insert(reads.end(), run.module.values.begin(), run.module.values.end());
     for (const auto& o : reads) {
-      Tensor t(DType::f32, o.shape);
-      bytes.resize(static_cast<size_t>(t.numel()) * esize);
+      bytes.resize(static_cast<size_t>(shape_numel(o.shape)) * dtype_size(o.storage));
       simulator.read_gm(o.address, bytes.data(), bytes.size());
-      for (int64_t i = 0; i < t.numel(); ++i) {
-        const int64_t j = npu_backend::gm_element_index(o, i);  // NC1HWC0 values are unpacked
-        float f;
-        if (f16) {
-          uint16_t h;
-          std::memcpy(&h, bytes.data() + 2 * j, 2);
-          f = f16_bits_to_f32(h);
-        } else {
-          std::memcpy(&f, bytes.data() + 4 * j, 4);
-        }
-        t.data<float>()[i] = f;
-      }
-      out.outputs[o.value] = std::move(t);
+      out.outputs[o.value] = npu_backend::unpack_gm_value(o, bytes.data());
     }
   }
   out.npu = std::move(run);

@@ -550,4 +550,34 @@ void visit_expr(const Expr& e, const std::function<void(const ExprNode&)>& fn) {
   for (const auto& a : e->args) visit_expr(a, fn);
 }
 
+std::optional<DType> value_dtype(const Expr& e,
+                                 const std::function<std::optional<DType>(const ExprNode&)>& leaf) {
+  if (!e) return std::nullopt;
+  switch (e->kind) {
+    case ExprKind::Int:
+    case ExprKind::Float:
+    case ExprKind::VarRef:
+      return std::nullopt;
+    case ExprKind::Load:
+    case ExprKind::TensorRead:
+      return leaf(*e);
+    case ExprKind::Lt:
+    case ExprKind::Le:
+    case ExprKind::Eq:
+    case ExprKind::Ne:
+    case ExprKind::And:
+    case ExprKind::Or:
+      for (const auto& a : e->args)
+        if (value_dtype(a, leaf)) return DType::boolean;
+      return std::nullopt;
+    case ExprKind::Select:
+      if (auto t = value_dtype(e->args[1], leaf)) return t;
+      return value_dtype(e->args[2], leaf);
+    default:
+      for (const auto& a : e->args)
+        if (auto t = value_dtype(a, leaf)) return t;
+      return std::nullopt;
+  }
+}
+
 }  // namespace tessel::loop

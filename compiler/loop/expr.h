@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/tensor.h"
+
 namespace tessel::te {
 struct TensorNode;
 }
@@ -157,6 +159,15 @@ struct Interval {
 /// Bounds of an integer expression given inclusive bounds of its variables (interval arithmetic,
 /// exact for affine expressions). Throws InternalError on an unbounded variable.
 Interval bound_of(const Expr& e, const std::map<const VarNode*, Interval>& var_bounds);
+
+/// The element type of a value expression (tensor data, as opposed to index arithmetic):
+/// `leaf` gives the type of a Load/TensorRead; immediates and index expressions are untyped
+/// (nullopt: they take the type of the operand they meet); arithmetic, Call, Reduce and Select
+/// take their first typed value operand's type; comparisons and And/Or of typed operands are
+/// bool. Used to type integer and bool kernels (compiler/te compute stages, the NPU vector
+/// tensorizer); a float kernel types as float throughout.
+std::optional<DType> value_dtype(const Expr& e,
+                                 const std::function<std::optional<DType>(const ExprNode&)>& leaf);
 
 /// Calls `fn` on every node of `e` (pre-order).
 void visit_expr(const Expr& e, const std::function<void(const ExprNode&)>& fn);

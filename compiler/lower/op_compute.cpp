@@ -1028,7 +1028,145 @@ const std::map<std::string, ComputeFn>& computes() {
   return table;
 }
 
+// Gather and GatherElements (ONNX opset 13): Gather's out[o.., j.., i..] = data[o.., idx[j..],
+// i..] (axis dims o, index dims j, inner dims i); GatherElements' out[p] = data[p with
+// p[axis] = idx[p]]. A negative index counts from the end (idx + K, K = data.shape[axis]). The NPU
+// has no data-dependent addressing, so the gather is a one-hot reduction over the gathered axis:
+// out = sum_k (idx' == k ? data[..k..] : 0), idx' = idx < 0 ? idx + K : idx, k read from a
+// constant iota [0, K) in the index dtype. Exactly one term is selected, so the result is the
+// element's bits for integers and for every float but -0.0 (0 + -0 = +0); the vector work is
+// O(K) per output element (meant for small gathered axes: shape arithmetic, small tables). An
+// index outside [-K, K) selects nothing and gives 0 (the reference reports an error).
+te::Tensor gather_compute(const Node& node, ComputeContext& ctx) {
+  const bool elements = node.op_type == "GatherElements";
+  const Value* dv = node.input(0);
+  const Value* iv = node.input(1);
+  const int64_t rank = static_cast<int64_t>(dv->shape.size());
+  int64_t axis = node.attrs.get_int_or("axis", 0, node.name);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank)
+    unsupported(node, fmt::format("axis {} of a rank-{} input", axis, rank));
+  const int64_t K = dv->shape[axis];
+  if (iv->dtype != DType::i32 && iv->dtype != DType::i64)
+    unsupported(node, fmt::format("indices of dtype {}", dtype_to_string(iv->dtype)));
+  te::Tensor data = ctx.input(dv);
+  te::Tensor idx = ctx.input(iv);
+  Tensor iota_values(iv->dtype, {K});
+  for (int64_t k = 0; k < K; ++k) iota_values.set_from_double(k, static_cast<double>(k));
+  te::Tensor iota = ctx.derived_constant(node.name + ".iota", iota_values);
+  te::Tensor norm = te::compute(node.name + ".index", iv->shape, [&](const std::vector<Expr>& i) {
+    Expr x = te::read(idx, i);
+    return L::select(L::lt(x, L::float_imm(0.0)), L::add(x, L::float_imm(static_cast<double>(K))),
+                     x);
+  });
+  const size_t irank = iv->shape.size();
+  te::IterVar k = te::reduce_axis(K, "k");
+  return te::compute(node.name, out0(node)->shape, [&](const std::vector<Expr>& o) {
+    std::vector<Expr> di, ii;
+    if (elements) {
+      ii = o;
+      di = o;
+      di[axis] = L::var_ref(k.var);
+    } else {
+      for (int64_t d = 0; d < axis; ++d) di.push_back(o[d]);
+      di.push_back(L::var_ref(k.var));
+      for (int64_t d = axis + 1; d < rank; ++d) di.push_back(o[d - 1 + irank]);
+      ii.assign(o.begin() + axis, o.begin() + axis + static_cast<int64_t>(irank));
+    }
+    Expr hit = L::eq(te::read(norm, ii), te::read(iota, {L::var_ref(k.var)}));
+    return te::sum(L::select(hit, te::read(data, di), L::float_imm(0.0)), {k});
+  });
+}
+
+// Computes of targets with typed values (ComputeContext::typed_values, the NPU): comparisons
+// (bool results), logic on bools, Where and Cast (conversion rules of ONNX Cast; the instruction
+// semantics in docs/isa.md). Greater/GreaterOrEqual are Less/LessOrEqual with swapped operands,
+// Xor of bools is !=, Not is == 0.
+const std::map<std::string, ComputeFn>& typed_computes() {
+  static const std::map<std::string, ComputeFn> table = [] {
+    std::map<std::string, ComputeFn> m;
+    auto bin = [&](const char* op, std::function<Expr(Expr, Expr)> f) {
+      m[op] = [f](const Node& n, ComputeContext& c) { return binary(n, c, f); };
+    };
+    bin("Equal", [](Expr a, Expr b) { return L::eq(a, b); });
+    bin("Less", [](Expr a, Expr b) { return L::lt(a, b); });
+    bin("LessOrEqual", [](Expr a, Expr b) { return L::le(a, b); });
+    bin("Greater", [](Expr a, Expr b) { return L::lt(b, a); });
+    bin("GreaterOrEqual", [](Expr a, Expr b) { return L::le(b, a); });
+    bin("And", [](Expr a, Expr b) { return L::logical_and(a, b); });
+    bin("Or", [](Expr a, Expr b) { return L::logical_or(a, b); });
+    bin("Xor", [](Expr a, Expr b) { return L::ne(a, b); });
+    m["Not"] = [](const Node& n, ComputeContext& c) {
+      return unary(n, c, [](Expr x) { return L::eq(x, L::float_imm(0.0)); });
+    };
+    m["Where"] = [](const Node& n, ComputeContext& c) {
+      Operand cond = operand(n.input(0), c);
+      Operand x = operand(n.input(1), c);
+      Operand y = operand(n.input(2), c);
+      return elementwise(n, c, [&](const std::vector<Expr>& i) {
+        return L::select(cond.at(i), x.at(i), y.at(i));
+      });
+    };
+    m["Cast"] = [](const Node& n, ComputeContext& c) {
+      const DType to = out0(n)->dtype;
+      te::Tensor x = c.input(n.input(0));
+      return te::compute(
+          n.name, out0(n)->shape, [&](const std::vector<Expr>& i) { return te::read(x, i); }, "",
+          dtype_is_float(to) ? DType::f32 : to);
+    };
+    m["Gather"] = gather_compute;
+    m["GatherElements"] = gather_compute;
+    return m;
+  }();
+  return table;
+}
+
+/// Ops whose computes are exact on integer tensors (wrapping arithmetic, truncating division,
+/// data movement, comparisons): a typed target takes integer and bool inputs for these.
+bool exact_on_integers(const std::string& op) {
+  static const std::set<std::string> ops = {"Add",
+                                            "Sub",
+                                            "Mul",
+                                            "Div",
+                                            "Min",
+                                            "Max",
+                                            "Sum",
+                                            "Abs",
+                                            "Neg",
+                                            "Relu",
+                                            "Identity",
+                                            "Transpose",
+                                            "Slice",
+                                            "Expand",
+                                            "Equal",
+                                            "Less",
+                                            "LessOrEqual",
+                                            "Greater",
+                                            "GreaterOrEqual",
+                                            "And",
+                                            "Or",
+                                            "Xor",
+                                            "Not",
+                                            "Where",
+                                            "Cast",
+                                            "Squeeze",
+                                            "Unsqueeze",
+                                            "Reshape",
+                                            "Flatten",
+                                            "Concat",
+                                            "Tile",
+                                            "Gather",
+                                            "GatherElements"};
+  return ops.count(op) > 0;
+}
+
 }  // namespace
+
+std::vector<std::string> typed_compute_ops() {
+  std::vector<std::string> names;
+  for (const auto& [k, v] : typed_computes()) names.push_back(k);
+  return names;
+}
 
 bool is_alias_op(const Node& node) {
   static const std::set<std::string> alias = {"Reshape",   "Flatten",  "Squeeze",
@@ -1045,6 +1183,10 @@ bool is_alias_op(const Node& node) {
 te::Tensor op_compute(const Node& node, ComputeContext& ctx) {
   const auto& table = computes();
   auto it = table.find(node.op_type);
+  if (it == table.end() && ctx.typed_values()) {
+    auto t = typed_computes().find(node.op_type);
+    if (t != typed_computes().end()) it = t;
+  }
   const auto parts = parts_ops();
   if (it == table.end() && std::find(parts.begin(), parts.end(), node.op_type) != parts.end())
     throw Unsupported(fmt::format("{}: {} is compiled as several kernels (op_parts)",
@@ -1061,10 +1203,18 @@ te::Tensor op_compute(const Node& node, ComputeContext& ctx) {
         fmt::format("{}: op '{}' has no compute definition (no lowering for compiled "
                     "targets)",
                     node.describe(), node.op_type));
-  for (const Value* v : node.inputs)
-    if (v && !dtype_is_float(v->dtype) && !v->constant)
-      unsupported(node, fmt::format("input '{}' has dtype {}; compiled targets take float tensors",
-                                    v->name, dtype_to_string(v->dtype)));
+  for (const Value* v : node.inputs) {
+    if (!v || dtype_is_float(v->dtype)) continue;
+    if (!ctx.typed_values()) {
+      if (!v->constant)
+        unsupported(node, fmt::format("input '{}' has dtype {}; compiled targets take float tensors",
+                                      v->name, dtype_to_string(v->dtype)));
+    } else if (!exact_on_integers(node.op_type) && !v->constant) {
+      unsupported(node, fmt::format("input '{}' has dtype {}; {} is compiled for float tensors "
+                                    "only",
+                                    v->name, dtype_to_string(v->dtype), node.op_type));
+    }
+  }
   return it->second(node, ctx);
 }
 

@@ -19,6 +19,10 @@ class ComputeContext {
   virtual ~ComputeContext() = default;
   /// The placeholder standing for graph value `v` (a runtime tensor or a constant in memory).
   virtual te::Tensor input(const Value* v) = 0;
+  /// True when the target computes integer and bool tensors in their own types (the NPU): the
+  /// comparisons, logic, Where and Cast computes are available and integer inputs are accepted
+  /// for the ops whose computes are exact in integers. False (default): float tensors only.
+  virtual bool typed_values() const { return false; }
   /// A new constant tensor computed at compile time, available to the kernel as a placeholder.
   virtual te::Tensor derived_constant(const std::string& name, const Tensor& data) = 0;
 };
@@ -55,5 +59,10 @@ std::vector<std::string> parts_ops();
 
 /// Names of the ops op_compute supports (for documentation and error messages).
 std::vector<std::string> compute_ops();
+
+/// Names of the ops op_compute supports only for a context with typed values
+/// (ComputeContext::typed_values: the NPU): Equal, Less, LessOrEqual, Greater, GreaterOrEqual,
+/// And, Or, Xor, Not, Where, Cast between integer, float and bool dtypes.
+std::vector<std::string> typed_compute_ops();
 
 }  // namespace tessel::lower

@@ -26,7 +26,8 @@ Tensor placeholder(const std::string& name, const Shape& shape, DType dtype) {
 }
 
 Tensor compute(const std::string& name, const Shape& shape,
-               const std::function<Expr(const std::vector<Expr>&)>& fn, const std::string& tag) {
+               const std::function<Expr(const std::vector<Expr>&)>& fn, const std::string& tag,
+               std::optional<DType> dtype) {
   auto t = std::make_shared<TensorNode>();
   t->name = name;
   t->kind = TensorNode::Kind::compute;
@@ -39,8 +40,18 @@ Tensor compute(const std::string& name, const Shape& shape,
     idx.push_back(loop::var_ref(t->axes.back()));
   }
   t->body = fn(idx);
-  TESSEL_CHECK(t->body && t->body->is_float, "compute {}: body must be a float expression", name);
+  TESSEL_CHECK(t->body, "compute {}: no body", name);
+  const std::optional<DType> body_type = value_dtype(t->body);
+  TESSEL_CHECK(t->body->is_float || body_type, "compute {}: body must be a value expression", name);
+  t->dtype = dtype ? *dtype : body_type.value_or(DType::f32);
   return t;
+}
+
+std::optional<DType> value_dtype(const Expr& e) {
+  return loop::value_dtype(e, [](const loop::ExprNode& leaf) -> std::optional<DType> {
+    if (leaf.kind == loop::ExprKind::TensorRead) return leaf.tensor->dtype;
+    return std::nullopt;
+  });
 }
 
 IterVar reduce_axis(int64_t extent, const std::string& name) {

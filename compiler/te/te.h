@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,10 +48,16 @@ using Tensor = std::shared_ptr<const TensorNode>;
 /// A tensor supplied from outside (a graph value in memory).
 Tensor placeholder(const std::string& name, const Shape& shape, DType dtype = DType::f32);
 
-/// A computed tensor: `fn` receives one index expression per output dim.
+/// A computed tensor: `fn` receives one index expression per output dim. Its dtype is `dtype`
+/// when given (a conversion, ONNX Cast: the body's values are converted to it), else the body's
+/// value type (loop::value_dtype over the tensors read: f32 for float data, the integer type of
+/// integer reads, bool for comparisons and logic), f32 for an untyped body.
 Tensor compute(const std::string& name, const Shape& shape,
-               const std::function<Expr(const std::vector<Expr>&)>& fn,
-               const std::string& tag = "");
+               const std::function<Expr(const std::vector<Expr>&)>& fn, const std::string& tag = "",
+               std::optional<DType> dtype = std::nullopt);
+
+/// The element type of a value expression over tensor reads (loop::value_dtype).
+std::optional<DType> value_dtype(const Expr& e);
 
 /// A fresh reduction axis of `extent`.
 IterVar reduce_axis(int64_t extent, const std::string& name);

@@ -26,7 +26,14 @@ struct NpuTarget {
   DType act_dtype =
       DType::f16;  // storage dtype of activations in GM and on chip (cube input dtype)
   int act_bytes() const { return dtype_size(act_dtype); }
+  /// The storage dtype of tensor data of element type `t` (a te tensor's or graph value's dtype):
+  /// floats in act_dtype, integers and bool as they are.
+  DType storage(DType t) const { return dtype_is_float(t) ? act_dtype : t; }
 };
+
+/// The ISA data type of a storage dtype (f16, f32, the integers, bool). Throws InternalError for
+/// other dtypes (f64 and strings have no NPU storage).
+isa::DType isa_dtype(DType t);
 
 /// One kernel to lower: its output compute and the GM buffer of every placeholder it reads and of
 /// its output (views allowed, e.g. a slice of a Concat output).

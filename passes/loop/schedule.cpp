@@ -318,7 +318,7 @@ isa::DmaArgs region_dma(const std::vector<int64_t>& extents, const std::vector<i
     dims.erase(dims.begin());
   }
   isa::DmaArgs a;
-  a.dtype = dtype == DType::f16 ? isa::DType::f16 : isa::DType::f32;
+  a.dtype = isa_dtype(dtype);
   a.ndims = static_cast<uint8_t>(dims.size());
   for (size_t d = 0; d < dims.size(); ++d) {
     a.extent[d] = static_cast<uint32_t>(dims[d].extent);

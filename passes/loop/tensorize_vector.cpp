@@ -6,6 +6,12 @@
 // and the next to its `repeat` (with per-operand element and repeat strides; stride 0 broadcasts),
 // keeps outer loops, and turns the expression tree into one instruction per node (immediates use
 // the vector-scalar forms; intermediate values live in UB temporaries evaluated in place).
+// Integer and bool values (loop::value_dtype of the Loads) get instructions of their own type:
+// wrapping arithmetic, vdiv truncating toward zero, comparisons (vcmp_*, bool results), logic
+// (vand/vor/vnot), Select (vsel with a bool mask), and a vconv where the value's type differs
+// from the stored one (ONNX Cast); an immediate operand of an integer instruction must be exact in
+// the f32 scalar field (else tessel::Unsupported), and Sub/Div/compare/select immediates are
+// broadcast into a temporary (vdup) first. A float kernel types every instruction as its store.
 // Reduction updates `S = S (+|max|min) src` become vrsum/vrmax/vrmin along an innermost reduced
 // axis, or per-step accumulation (vadd/vmax/vmin, vmla for sums of products).
 // Runs after tile_vector / tile_cube. Guarantees: no Store on UB remains; temporaries are UB
@@ -89,24 +95,20 @@ class Tensorizer {
   const NpuTarget& target_;
   std::vector<L::Buffer> temps_;  // temporaries shared by every nest of the kernel (vector pipe)
 
-  /// Temporary `index`, grown to hold at least `elems` elements.
-  L::Buffer temp(int index, int64_t elems) {
+  /// Temporary `index`, grown to hold at least `elems` elements of `esize` bytes.
+  L::Buffer temp(int index, int64_t elems, int64_t esize) {
     while (static_cast<int>(temps_.size()) <= index) {
       temps_.push_back(L::make_buffer(fmt::format("ub_tmp{}", temps_.size()), L::MemScope::ub,
                                       target_.act_dtype, {1}));
     }
     L::Buffer& t = temps_[index];
-    const int64_t bytes = align32(elems * target_.act_bytes());
+    const int64_t bytes = align32(elems * esize);
     if (t->alloc_bytes < bytes) {
       t->shape = {elems};
       t->strides = {1};
       t->alloc_bytes = bytes;
     }
     return t;
-  }
-
-  isa::DType isa_dtype(const L::Buffer& b) const {
-    return b->dtype == DType::f16 ? isa::DType::f16 : isa::DType::f32;
   }
 };
 
@@ -281,22 +283,40 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
     return l;
   };
 
-  // Instruction builder.
+  // Instruction builder. Element types: a float value is computed in the store's dtype when the
+  // store is float (the activation dtype, as every float kernel), else in its own; integer and
+  // bool values in their own type.
+  const DType store_t = st.buffer->dtype;
+  const isa::DType dt = isa_dtype(store_t);
+  auto leaf_type = [](const L::ExprNode& n) -> std::optional<DType> {
+    if (n.kind == ExprKind::Load) return n.buffer->dtype;
+    return std::nullopt;
+  };
+  auto type_of = [&](const Expr& e) { return L::value_dtype(e, leaf_type); };
+  auto idt = [&](std::optional<DType> t) -> isa::DType {
+    if (!t) return dtype_is_float(store_t) ? dt : isa_dtype(target_.act_dtype);
+    if (dtype_is_float(*t) && dtype_is_float(store_t)) return dt;
+    return isa_dtype(*t);
+  };
+  int64_t temp_esize = target_.act_bytes();
+  for (const auto& o : ops) temp_esize = std::max<int64_t>(temp_esize, dtype_size(o.buffer->dtype));
   std::vector<L::Stmt> code;
-  const isa::DType dt = isa_dtype(st.buffer);
+  isa::DType cur = dt;        // the dtype of the next emitted instruction
+  isa::DType conv_from = dt;  // vconv's src_dtype
   auto vec_operand = [](const Loc& l) {
     isa::VecOperand o;
     o.elem_stride = static_cast<int32_t>(l.elem_stride);
     o.repeat_stride = static_cast<int32_t>(l.repeat_stride);
     return o;
   };
-  auto emit = [&](Opcode op, const Loc& dst, const Loc* a, const Loc* b, double scalar, int64_t cnt,
-                  int64_t rep) {
+  auto emit3 = [&](Opcode op, const Loc& dst, const Loc* a, const Loc* b, const Loc* c,
+                   double scalar, int64_t cnt, int64_t rep) {
     isa::VectorArgs v;
-    v.dtype = dt;
+    v.dtype = cur;
     v.count = static_cast<uint32_t>(cnt);
     v.repeat = static_cast<uint32_t>(rep);
     v.scalar = static_cast<float>(scalar);
+    if (op == Opcode::vconv) v.src_dtype = conv_from;
     v.dst = vec_operand(dst);
     std::vector<L::IntrinOperand> operands = {{dst.buffer, dst.base}};
     if (a) {
@@ -307,11 +327,17 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
       v.src1 = vec_operand(*b);
       operands.push_back({b->buffer, b->base});
     }
+    if (c) {
+      v.src2 = vec_operand(*c);
+      operands.push_back({c->buffer, c->base});
+    }
     isa::Instruction in;
     in.op = op;
     in.args = v;
     code.push_back(L::intrin(in, operands));
   };
+  auto emit = [&](Opcode op, const Loc& dst, const Loc* a, const Loc* b, double scalar, int64_t cnt,
+                  int64_t rep) { emit3(op, dst, a, b, nullptr, scalar, cnt, rep); };
 
   std::vector<bool> temp_busy;
   auto new_temp = [&]() {
@@ -320,7 +346,7 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
     if (idx == static_cast<int>(temp_busy.size())) temp_busy.push_back(false);
     temp_busy[idx] = true;
     Loc l;
-    l.buffer = temp(idx, count * repeat);
+    l.buffer = temp(idx, count * repeat, temp_esize);
     l.base = L::int_imm(0);
     l.elem_stride = 1;
     l.repeat_stride = count;
@@ -330,6 +356,27 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
   auto release = [&](const Loc& l) {
     if (l.temp >= 0) temp_busy[l.temp] = false;
   };
+  auto is_int = [](isa::DType t) { return isa::dtype_class(t) != isa::DTypeClass::float_; };
+  // An immediate of an integer instruction: exact in the f32 scalar field and in range.
+  auto check_imm = [&](double c, isa::DType t, const Expr& e) {
+    if (!is_int(t)) return;
+    const bool exact = std::nearbyint(c) == c && static_cast<double>(static_cast<float>(c)) == c;
+    if (!exact)
+      throw Unsupported(fmt::format(
+          "vector tensorizer: the integer immediate {} in '{}' is not exact in the f32 scalar "
+          "field",
+          c, L::to_string(e)));
+  };
+  // An immediate broadcast into a fresh temporary of type `t` (vdup).
+  auto materialize = [&](double c, isa::DType t, const Expr& e) {
+    check_imm(c, t, e);
+    Loc l = new_temp();
+    const isa::DType saved = cur;
+    cur = t;
+    emit(Opcode::vdup, l, nullptr, nullptr, c, count, repeat);
+    cur = saved;
+    return l;
+  };
 
   // Evaluates `e` over (count, repeat); writes into `dst` when given (the root).
   std::function<Loc(const Expr&, const Loc*)> eval = [&](const Expr& e, const Loc* dst) -> Loc {
@@ -338,12 +385,15 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
       l.is_imm = true;
       l.imm = e->float_value;
       if (!dst) return l;
+      cur = dt;
+      check_imm(l.imm, cur, e);
       emit(Opcode::vdup, *dst, nullptr, nullptr, l.imm, count, repeat);
       return *dst;
     }
     if (e->kind == ExprKind::Load) {
       Loc l = loc_of(leaf_index.at(e.get()));
       if (!dst) return l;
+      cur = idt(type_of(e));
       emit(Opcode::vcopy, *dst, &l, nullptr, 0, count, repeat);
       return *dst;
     }
@@ -356,10 +406,95 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
       if (b && b->temp >= 0) return *b;
       return new_temp();
     };
+    const isa::DType et = idt(type_of(e));
+    if (e->kind == ExprKind::Select) {
+      const std::optional<DType> ct = type_of(e->args[0]);
+      if (!ct || *ct != DType::boolean)
+        throw Unsupported(fmt::format("vector tensorizer: select on a non-bool condition in '{}'",
+                                      L::to_string(e)));
+      Loc c = eval(e->args[0], nullptr);
+      Loc x = eval(e->args[1], nullptr);
+      if (x.is_imm) x = materialize(x.imm, et, e);
+      Loc y = eval(e->args[2], nullptr);
+      if (y.is_imm) y = materialize(y.imm, et, e);
+      Loc d = dst ? *dst : new_temp();
+      cur = et;
+      emit3(Opcode::vsel, d, &c, &x, &y, 0, count, repeat);
+      release(c);
+      release(x);
+      release(y);
+      return d;
+    }
+    const bool compare = e->kind == ExprKind::Lt || e->kind == ExprKind::Le ||
+                         e->kind == ExprKind::Eq || e->kind == ExprKind::Ne;
+    const bool logic = e->kind == ExprKind::And || e->kind == ExprKind::Or;
+    if (compare || logic) {
+      // Operand type: the first typed operand's (bool for logic).
+      std::optional<DType> ot = type_of(e->args[0]);
+      if (!ot) ot = type_of(e->args[1]);
+      if (!ot)
+        throw Unsupported(
+            fmt::format("vector tensorizer: comparison of index values '{}'", L::to_string(e)));
+      const isa::DType t = idt(ot);
+      Loc a = eval(e->args[0], nullptr);
+      Loc b = eval(e->args[1], nullptr);
+      // x == 0 / x != 0 of a bool: vnot / a normalising copy.
+      if (t == isa::DType::boolean && (e->kind == ExprKind::Eq || e->kind == ExprKind::Ne) &&
+          (a.is_imm || b.is_imm) && (a.is_imm ? a.imm : b.imm) == 0.0) {
+        const Loc& v = a.is_imm ? b : a;
+        Loc d = pick_dst(v, nullptr);
+        cur = isa::DType::boolean;
+        emit(e->kind == ExprKind::Eq ? Opcode::vnot : Opcode::vcopy, d, &v, nullptr, 0, count,
+             repeat);
+        if (dst) release(v);
+        return d;
+      }
+      if (a.is_imm) a = materialize(a.imm, t, e);
+      if (b.is_imm) b = materialize(b.imm, t, e);
+      Loc d = pick_dst(a, &b);
+      Opcode op = Opcode::vcmp_eq;
+      switch (e->kind) {
+        case ExprKind::Lt:
+          op = Opcode::vcmp_lt;
+          break;
+        case ExprKind::Le:
+          op = Opcode::vcmp_le;
+          break;
+        case ExprKind::Eq:
+          op = Opcode::vcmp_eq;
+          break;
+        case ExprKind::Ne:
+          op = Opcode::vcmp_ne;
+          break;
+        case ExprKind::And:
+          op = Opcode::vand;
+          break;
+        default:
+          op = Opcode::vor;
+          break;
+      }
+      if (logic && t != isa::DType::boolean)
+        throw Unsupported(
+            fmt::format("vector tensorizer: logic on non-bool values in '{}'", L::to_string(e)));
+      cur = t;
+      emit(op, d, &a, &b, 0, count, repeat);
+      if (!dst && d.temp != a.temp) release(a);
+      if (!dst && d.temp != b.temp) release(b);
+      if (dst) {
+        release(a);
+        release(b);
+      }
+      return d;
+    }
     if (e->kind == ExprKind::Call) {
       Loc a = eval(e->args[0], nullptr);
       TESSEL_CHECK(!a.is_imm, "call on an immediate should have been folded");
       Loc d = pick_dst(a, nullptr);
+      cur = et;
+      if (is_int(et) && e->call != L::CallOp::abs && e->call != L::CallOp::neg &&
+          e->call != L::CallOp::relu)
+        throw Unsupported(fmt::format("vector tensorizer: {} of an integer value in '{}'",
+                                      L::call_name(e->call), L::to_string(e)));
       switch (e->call) {
         case L::CallOp::exp:
           emit(Opcode::vexp, d, &a, nullptr, 0, count, repeat);
@@ -439,7 +574,15 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
     Loc b = eval(e->args[1], nullptr);
     if (a.is_imm && b.is_imm) internal_fail("binary op on two immediates should be folded");
     const ExprKind k = e->kind;
+    cur = et;
+    if (is_int(et) && (a.is_imm || b.is_imm) && (k == ExprKind::Sub || k == ExprKind::Div)) {
+      // Integer c - v, v - c, c / v, v / c: the scalar forms would negate or invert the
+      // immediate (not exact in integers); broadcast it instead.
+      if (a.is_imm) a = materialize(a.imm, et, e);
+      if (b.is_imm) b = materialize(b.imm, et, e);
+    }
     if (b.is_imm || a.is_imm) {
+      check_imm(a.is_imm ? a.imm : b.imm, et, e);
       const bool imm_first = a.is_imm;
       const Loc& v = imm_first ? b : a;
       const double c = imm_first ? a.imm : b.imm;
@@ -516,9 +659,19 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
   };
 
   Loc dst = loc_of(0);
-  if (!update) {
+  const std::optional<DType> root_t = type_of(tree);
+  if (!update && root_t && *root_t != store_t &&
+      !(dtype_is_float(*root_t) && dtype_is_float(store_t))) {
+    // A conversion (ONNX Cast): the value in its own type, then vconv into the store's.
+    Loc v = tree->kind == ExprKind::Load ? loc_of(leaf_index.at(tree.get())) : eval(tree, nullptr);
+    conv_from = isa_dtype(*root_t);
+    cur = dt;
+    emit(Opcode::vconv, dst, &v, nullptr, 0, count, repeat);
+    release(v);
+  } else if (!update) {
     eval(tree, &dst);
   } else if (row_reduce) {
+    cur = dt;
     Loc s;
     if (tree->kind == ExprKind::Load) {
       s = loc_of(leaf_index.at(tree.get()));
@@ -534,6 +687,7 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
     emit(op, d, &s, nullptr, 0, count, repeat);
   } else {
     // Accumulation per reduction step (the reduce dims are loops inside the parallel ones).
+    cur = dt;
     if (rop == L::ReduceOp::sum && tree->kind == ExprKind::Mul && !is_leaf(tree) &&
         tree->args[0]->kind == ExprKind::Load && tree->args[1]->kind == ExprKind::Load) {
       Loc a = loc_of(leaf_index.at(tree->args[0].get()));

@@ -42,7 +42,6 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-isa::DType isa_dtype(DType t) { return t == DType::f16 ? isa::DType::f16 : isa::DType::f32; }
 DType acc_dtype(const NpuTarget& t) {
   return t.hw->core.cube.acc_dtype == isa::DType::f16 ? DType::f16 : DType::f32;
 }

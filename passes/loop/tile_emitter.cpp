@@ -39,6 +39,36 @@ const std::vector<L::IterVar>& reduce_axes_of(const te::TensorNode& t) {
 
 }  // namespace
 
+isa::DType isa_dtype(DType t) {
+  switch (t) {
+    case DType::f16:
+      return isa::DType::f16;
+    case DType::f32:
+      return isa::DType::f32;
+    case DType::i8:
+      return isa::DType::i8;
+    case DType::u8:
+      return isa::DType::u8;
+    case DType::i16:
+      return isa::DType::i16;
+    case DType::u16:
+      return isa::DType::u16;
+    case DType::i32:
+      return isa::DType::i32;
+    case DType::u32:
+      return isa::DType::u32;
+    case DType::i64:
+      return isa::DType::i64;
+    case DType::u64:
+      return isa::DType::u64;
+    case DType::boolean:
+      return isa::DType::boolean;
+    default:
+      break;
+  }
+  internal_fail("NPU buffers hold f16, f32, integers or bool, not {}", dtype_to_string(t));
+}
+
 TileEmitter::TileEmitter(const KernelSpec& spec, const NpuTarget& target,
                          std::set<const te::TensorNode*> precomputed)
     : spec_(spec), target_(target), precomputed_(std::move(precomputed)) {
@@ -139,13 +169,17 @@ int64_t TileEmitter::footprint_bytes(const std::vector<int64_t>& extents) const 
   box.start.assign(extents.size(), Affine{});
   box.extent = extents;
   const auto boxes = infer(box);
-  const int64_t esize = target_.act_bytes();
+  // Temporaries hold the widest element type of the kernel (the activation dtype for float
+  // kernels; integer kernels may hold i64).
+  int64_t temp_esize = target_.act_bytes();
+  for (const auto& [t, b] : boxes)
+    temp_esize = std::max<int64_t>(temp_esize, dtype_size(target_.storage(t->dtype)));
   int64_t total = 0;
   int64_t max_stage = 0;
   int max_temps = 0;
   for (const auto& [t, b] : boxes) {
     const int64_t n = shape_numel(b.extent);
-    total += align32(n * esize);
+    total += align32(n * dtype_size(target_.storage(t->dtype)));
     const te::TensorNode* tn = t;
     if (tn->is_placeholder() || precomputed_.count(tn)) continue;
     int temps = 0;
@@ -165,7 +199,7 @@ int64_t TileEmitter::footprint_bytes(const std::vector<int64_t>& extents) const 
     max_stage = std::max(max_stage, elems);
     max_temps = std::max(max_temps, temps);
   }
-  return total + max_temps * align32(max_stage * esize);
+  return total + max_temps * align32(max_stage * temp_esize);
 }
 
 bool TileEmitter::can_tile_axis(size_t axis, const std::vector<int64_t>& extents) const {
@@ -187,8 +221,8 @@ void TileEmitter::allocate(const std::vector<int64_t>& extents) {
   box.start.assign(extents.size(), Affine{});
   box.extent = extents;
   for (const auto& [t, b] : infer(box)) {
-    ub_[t] =
-        L::make_buffer(fmt::format("ub_{}", t->name), L::MemScope::ub, target_.act_dtype, b.extent);
+    ub_[t] = L::make_buffer(fmt::format("ub_{}", t->name), L::MemScope::ub,
+                            target_.storage(t->dtype), b.extent);
   }
 }
 

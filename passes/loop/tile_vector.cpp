@@ -229,7 +229,7 @@ const npu::KernelProfile& VectorSchedule::tile_profile(const std::vector<int64_t
         p.add(*target.hw,
               make_instr(isa::Opcode::dma, region_dma(g.extents, g.buffer->strides,
                                                       (load ? s->dst : s->src).buffer->strides,
-                                                      load, target.act_dtype)),
+                                                      load, g.buffer->dtype)),
               times, 0, true);
         gm += times * p.uses.back().dram_bytes;
         break;

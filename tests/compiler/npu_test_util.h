@@ -24,48 +24,24 @@ inline npu::HwConfig preset(const std::string& name) {
   return npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/" + name + ".yaml");
 }
 
-/// The GM image holding `mod`'s constants and `inputs` (converted to the activation dtype).
+/// The GM image holding `mod`'s constants and `inputs` (floats converted to the activation dtype).
 inline std::vector<uint8_t> initial_gm(const npu_backend::NpuModule& mod,
                                        const std::map<std::string, Tensor>& inputs) {
   std::vector<uint8_t> gm(mod.program.gm_bytes, 0);
   for (const auto& b : mod.program.buffers)
     if (!b.init.empty()) std::memcpy(gm.data() + b.address, b.init.data(), b.init.size());
-  const bool f16 = mod.act_dtype == DType::f16;
-  for (const auto& in : mod.inputs) {
-    const Tensor& t = inputs.at(in.value);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      const float f = static_cast<float>(t.get_as_double(i));
-      if (f16) {
-        const uint16_t h = f32_to_f16_bits(f);
-        std::memcpy(gm.data() + in.address + 2 * i, &h, 2);
-      } else {
-        std::memcpy(gm.data() + in.address + 4 * i, &f, 4);
-      }
-    }
-  }
+  for (const auto& in : mod.inputs)
+    npu_backend::pack_gm_elements(inputs.at(in.value), in.storage, gm.data() + in.address);
   return gm;
 }
 
-/// Reads every graph output of `mod` from a GM image (as f32).
+/// Reads every graph output of `mod` from a GM image (floats as f32, integers and bool as they
+/// are).
 inline std::map<std::string, Tensor> read_outputs(const npu_backend::NpuModule& mod,
                                                   const std::vector<uint8_t>& gm) {
-  const bool f16 = mod.act_dtype == DType::f16;
   std::map<std::string, Tensor> out;
-  for (const auto& o : mod.outputs) {
-    Tensor t(DType::f32, o.shape);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      float f;
-      if (f16) {
-        uint16_t h;
-        std::memcpy(&h, gm.data() + o.address + 2 * i, 2);
-        f = f16_bits_to_f32(h);
-      } else {
-        std::memcpy(&f, gm.data() + o.address + 4 * i, 4);
-      }
-      t.data<float>()[i] = f;
-    }
-    out[o.value] = std::move(t);
-  }
+  for (const auto& o : mod.outputs)
+    out[o.value] = npu_backend::unpack_gm_value(o, gm.data() + o.address);
   return out;
 }
 

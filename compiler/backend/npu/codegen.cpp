@@ -17,12 +17,6 @@ using isa::Opcode;
 
 namespace {
 
-isa::DType isa_dtype(DType t) {
-  if (t == DType::f16) return isa::DType::f16;
-  if (t == DType::f32) return isa::DType::f32;
-  internal_fail("NPU buffers hold f16 or f32, not {}", dtype_to_string(t));
-}
-
 class Codegen {
  public:
   Codegen(const passes::NpuTarget& target, int32_t op_index, std::vector<Instruction>& code)
@@ -233,7 +227,7 @@ class Codegen {
     check_inside(dst, false);
     check_inside(src, true);
     isa::DmaArgs a;
-    a.dtype = isa_dtype(dst.buffer->dtype);
+    a.dtype = passes::isa_dtype(dst.buffer->dtype);
     a.ndims = static_cast<uint8_t>(m.size());
     for (size_t d = 0; d < m.size(); ++d) {
       a.extent[d] = static_cast<uint32_t>(m[d].extent);
@@ -274,6 +268,7 @@ class Codegen {
             args.dst.addr = ref(0);
             if (refs.size() > 1) args.src0.addr = ref(1);
             if (refs.size() > 2) args.src1.addr = ref(2);
+            if (refs.size() > 3) args.src2.addr = ref(3);
           } else if constexpr (std::is_same_v<T, isa::MmadArgs>) {
             args.c = ref(0);
             args.a = ref(1);

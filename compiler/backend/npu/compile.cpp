@@ -11,6 +11,7 @@
 
 #include "compiler/backend/npu/codegen.h"
 #include "compiler/lower/op_compute.h"
+#include "compiler/ops/op_util.h"
 #include "compiler/support/error.h"
 #include "compiler/support/fp16.h"
 #include "passes/loop/schedule.h"
@@ -27,7 +28,8 @@ constexpr uint64_t kGmAlign = 64;
 /// GM allocations for graph values and compile-time constants.
 class GmPlanner {
  public:
-  GmPlanner(isa::Program& program, DType act) : program_(program), act_(act) {}
+  GmPlanner(isa::Program& program, const passes::NpuTarget& target)
+      : program_(program), target_(target) {}
 
   /// The GM buffer of value `v` (allocated on first use; views for pure-view ops).
   L::Buffer value(const Value* v) {
@@ -40,9 +42,9 @@ class GmPlanner {
       // [N, C, H, W] stored as [N, C/C0, H, W, C0] (graph.h StorageFormat).
       const Shape& s = v->shape;
       b = allocate(v->name, {s[0], s[1] / kNc1hwc0C0, s[2], s[3], kNc1hwc0C0}, isa::GmKind::scratch,
-                   nullptr);
+                   nullptr, v->dtype);
     } else {
-      b = allocate(v->name, v->shape, isa::GmKind::scratch, nullptr);
+      b = allocate(v->name, v->shape, isa::GmKind::scratch, nullptr, v->dtype);
     }
     by_value_[v] = b;
     return b;
@@ -58,13 +60,14 @@ class GmPlanner {
         L::make_view(src, out->name, out->shape, L::dense_strides(out->shape), src->elem_offset);
   }
 
-  /// A constant tensor converted to the activation dtype, in GM.
+  /// A constant tensor in GM: floats converted to the activation dtype, integers and bool as
+  /// they are.
   L::Buffer constant(const std::string& name, const Tensor& t) {
-    return allocate(name, t.shape(), isa::GmKind::constant, &t);
+    return allocate(name, t.shape(), isa::GmKind::constant, &t, t.dtype());
   }
 
   L::Buffer input(const Value* v) {
-    L::Buffer b = allocate(v->name, v->shape, isa::GmKind::input, nullptr);
+    L::Buffer b = allocate(v->name, v->shape, isa::GmKind::input, nullptr, v->dtype);
     by_value_[v] = b;
     return b;
   }
@@ -80,33 +83,25 @@ class GmPlanner {
 
  private:
   isa::Program& program_;
-  DType act_;
+  const passes::NpuTarget& target_;
   uint64_t next_ = 0;
   std::map<const Value*, L::Buffer> by_value_;
 
   L::Buffer allocate(const std::string& name, const Shape& shape, isa::GmKind kind,
-                     const Tensor* init) {
-    L::Buffer b = L::make_buffer(name, L::MemScope::gm, act_, shape);
+                     const Tensor* init, DType value_dtype) {
+    const DType st = target_.storage(value_dtype);
+    L::Buffer b = L::make_buffer(name, L::MemScope::gm, st, shape);
     b->address_bytes = static_cast<int64_t>(next_);
     isa::GmBuffer gb;
     gb.name = name;
     gb.kind = kind;
     gb.address = next_;
     gb.bytes = static_cast<uint64_t>(std::max<int64_t>(b->alloc_bytes, 0));
-    gb.dtype = act_ == DType::f16 ? isa::DType::f16 : isa::DType::f32;
+    gb.dtype = passes::isa_dtype(st);
     gb.shape = shape;
     if (init) {
       gb.init.resize(gb.bytes);
-      const int64_t n = init->numel();
-      for (int64_t i = 0; i < n; ++i) {
-        const float f = static_cast<float>(init->get_as_double(i));
-        if (act_ == DType::f16) {
-          const uint16_t h = f32_to_f16_bits(f);
-          std::memcpy(gb.init.data() + 2 * i, &h, 2);
-        } else {
-          std::memcpy(gb.init.data() + 4 * i, &f, 4);
-        }
-      }
+      pack_gm_elements(*init, st, gb.init.data());
     }
     program_.buffers.push_back(std::move(gb));
     next_ +=
@@ -131,14 +126,18 @@ class Context : public lower::ComputeContext {
     }
     auto it = placeholders_.find(v);
     if (it != placeholders_.end()) return it->second;
-    te::Tensor p = te::placeholder(v->name, v->shape);
+    te::Tensor p =
+        te::placeholder(v->name, v->shape, dtype_is_float(v->dtype) ? DType::f32 : v->dtype);
     placeholders_[v] = p;
     spec_.gm[p.get()] = gm_.value(v);
     return p;
   }
 
+  bool typed_values() const override { return true; }
+
   te::Tensor derived_constant(const std::string& name, const Tensor& data) override {
-    te::Tensor p = te::placeholder(name, data.shape());
+    te::Tensor p = te::placeholder(name, data.shape(),
+                                   dtype_is_float(data.dtype()) ? DType::f32 : data.dtype());
     spec_.gm[p.get()] = gm_.constant(name, data);
     return p;
   }
@@ -323,6 +322,44 @@ int64_t gm_element_index(const GmBinding& b, int64_t i) {
   return (((n * (C / b.c0) + c / b.c0) * H + h) * W + w) * b.c0 + c % b.c0;
 }
 
+void pack_gm_elements(const Tensor& t, DType storage, uint8_t* dst) {
+  const int64_t n = t.numel();
+  if (!dtype_is_float(storage)) {
+    // Integers and bool: the value's own bytes (the graph value and its storage share the dtype).
+    const Tensor c = t.dtype() == storage ? t : t.cast(storage);
+    std::memcpy(dst, c.raw(), static_cast<size_t>(n) * dtype_size(storage));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const float f = static_cast<float>(t.get_as_double(i));
+    if (storage == DType::f16) {
+      const uint16_t h = f32_to_f16_bits(f);
+      std::memcpy(dst + 2 * i, &h, 2);
+    } else {
+      std::memcpy(dst + 4 * i, &f, 4);
+    }
+  }
+}
+
+Tensor unpack_gm_value(const GmBinding& b, const uint8_t* bytes) {
+  const bool is_float = dtype_is_float(b.storage);
+  Tensor t(is_float ? DType::f32 : b.dtype, b.shape);
+  const int esize = dtype_size(b.storage);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const uint8_t* src = bytes + esize * gm_element_index(b, i);  // NC1HWC0 values are unpacked
+    if (!is_float) {
+      std::memcpy(t.raw() + esize * i, src, esize);
+    } else if (b.storage == DType::f16) {
+      uint16_t h;
+      std::memcpy(&h, src, 2);
+      t.data<float>()[i] = f16_bits_to_f32(h);
+    } else {
+      std::memcpy(&t.data<float>()[i], src, 4);
+    }
+  }
+  return t;
+}
+
 const char* knob_source_name(KnobSource s) {
   switch (s) {
     case KnobSource::analytical:
@@ -362,7 +399,7 @@ struct LoweredGraph::Impl {
         hw(h),
         options(o),
         target{&h, h.core.cube.input_dtype == isa::DType::f16 ? DType::f16 : DType::f32},
-        gm(mod.program, target.act_dtype) {
+        gm(mod.program, target) {
     mod.act_dtype = target.act_dtype;
   }
 
@@ -374,6 +411,11 @@ struct LoweredGraph::Impl {
     using Error::Error;
   };
   void add_kernel(size_t op, const std::string& node, passes::KernelSpec spec) {
+    for (const auto& [t, b] : spec.gm)
+      if (target.storage(t->dtype) != b->dtype)
+        throw Unsupported(
+            fmt::format("kernel {}: tensor '{}' is computed as {} but its GM value is {}",
+                        spec.name, t->name, dtype_to_string(t->dtype), dtype_to_string(b->dtype)));
     if (const te::Tensor c = find_contraction(spec.out); c && c->tag != "conv2d")
       for (const auto& [t, b] : spec.gm)
         if (passes::is_nc1hwc0(b, t->shape.size()))
@@ -484,9 +526,8 @@ struct LoweredGraph::Impl {
   void record_value(const Value* v, const L::Buffer& b) {
     const L::BufferNode* st = b->storage();
     mod.values.push_back(
-        {v->name,
-         static_cast<uint64_t>(st->address_bytes + b->elem_offset * dtype_size(mod.act_dtype)),
-         v->shape, v->format == StorageFormat::nc1hwc0 ? kNc1hwc0C0 : 0});
+        {v->name, static_cast<uint64_t>(st->address_bytes + b->elem_offset * dtype_size(b->dtype)),
+         v->shape, v->format == StorageFormat::nc1hwc0 ? kNc1hwc0C0 : 0, v->dtype, b->dtype});
   }
 
   void lower();
@@ -497,11 +538,13 @@ void LoweredGraph::Impl::lower() {
   prog.name = graph.name;
   prog.cores.resize(hw.cores);
   for (const Value* v : graph.inputs) {
-    if (!dtype_is_float(v->dtype))
-      throw Unsupported(fmt::format("graph input '{}' has dtype {}; the NPU takes float inputs",
-                                    v->name, dtype_to_string(v->dtype)));
+    if (!dtype_is_float(v->dtype) && !ops::dtype_is_integer(v->dtype) && v->dtype != DType::boolean)
+      throw Unsupported(
+          fmt::format("graph input '{}' has dtype {}; the NPU takes float, integer and bool inputs",
+                      v->name, dtype_to_string(v->dtype)));
     L::Buffer b = gm.input(v);
-    mod.inputs.push_back({v->name, static_cast<uint64_t>(b->address_bytes), v->shape});
+    mod.inputs.push_back(
+        {v->name, static_cast<uint64_t>(b->address_bytes), v->shape, 0, v->dtype, b->dtype});
   }
   // Every node is a kernel of its own, except the members of a fusion group (the `fusion_group`
   // attribute set by the graph pass fuse_kernels), compiled as one kernel whose intermediate values
@@ -632,8 +675,8 @@ void LoweredGraph::Impl::lower() {
           fmt::format("graph output '{}' is a constant; nothing to compute", v->name));
     L::Buffer b = gm.value(v);
     gm.mark_output(b);
-    const int64_t addr = b->storage()->address_bytes + b->elem_offset * dtype_size(mod.act_dtype);
-    mod.outputs.push_back({v->name, static_cast<uint64_t>(addr), v->shape});
+    const int64_t addr = b->storage()->address_bytes + b->elem_offset * dtype_size(b->dtype);
+    mod.outputs.push_back({v->name, static_cast<uint64_t>(addr), v->shape, 0, v->dtype, b->dtype});
   }
   prog.gm_bytes = gm.next();
 }

@@ -88,14 +88,25 @@ struct KernelInfo {
 struct GmBinding {
   std::string value;  // graph value name
   uint64_t address = 0;
-  Shape shape;     // logical shape
-  int64_t c0 = 0;  // > 0: stored NC1HWC0 with this C0 ([N, C/c0, H, W, c0]); 0: dense
+  Shape shape;                 // logical shape
+  int64_t c0 = 0;              // > 0: stored NC1HWC0 with this C0 ([N, C/c0, H, W, c0]); 0: dense
+  DType dtype = DType::f32;    // the graph value's dtype
+  DType storage = DType::f16;  // its elements in GM: floats in the activation dtype, others as is
 };
 
 /// The element index in GM of element `i` (row-major over the logical shape) of the value bound by
 /// `b`: `i` for a dense value; for NC1HWC0 (b.c0 > 0) element [n][c][h][w] of the logical
 /// [N, C, H, W] lives at [n][c / c0][h][w][c % c0] of the 5-D [N, C/c0, H, W, c0] array.
 int64_t gm_element_index(const GmBinding& b, int64_t i);
+
+/// Writes the `t.numel()` elements of `t` (row-major) to `dst` as `storage` elements: floats
+/// rounded to f16 (nearest even) or f32, integers and bool as their bytes (`t` is cast to
+/// `storage` first when its dtype differs).
+void pack_gm_elements(const Tensor& t, DType storage, uint8_t* dst);
+
+/// The value bound by `b`, read from `bytes` (the GM bytes from b.address on): a float value as
+/// f32, an integer or bool value in its own dtype, bit-exact.
+Tensor unpack_gm_value(const GmBinding& b, const uint8_t* bytes);
 
 /// A graph compiled for the NPU.
 struct NpuModule {

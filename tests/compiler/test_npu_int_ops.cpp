@@ -1,0 +1,355 @@
+// Integer and bool tensors on the NPU: every case compiles a graph with integer or bool inputs
+// (or a float -> integer/bool conversion), runs it with check_npu (npu_test_util.h: the SystemC
+// model computes the interpreter's bits, the multicore program the single-core program's bits)
+// and requires every integer and bool output to equal the reference interpreter's (compiler/ops)
+// bit for bit, in the same dtype: there is no tolerance for integers. Float outputs of a
+// conversion (Cast int -> float) are exact too, because the cases keep |x| <= 2048, where fp16
+// represents every integer. Float inputs of comparisons and of Cast float -> int lie on the fp16
+// grid (multiples of 1/4 in [-64, 64]), so their conversion to the activation dtype is exact.
+//
+// Semantics stated and tested (ONNX operator docs; ONNX Runtime's CPU kernels; docs/isa.md):
+//   - Add, Sub, Mul wrap (two's complement) at the type's width: i8 100 + 100 = -56, i32
+//     2^31 - 1 + 1 = -2^31, i64 near 2^62 products wrap mod 2^64, u8 200 * 3 = 88;
+//   - Div of integers truncates toward zero (-7 / 2 = -3, 7 / -2 = -3);
+//   - Min, Max, Abs, Neg are exact (Abs/Neg of the lowest value wrap to itself);
+//   - comparisons give bool; Where copies its branches bit-exactly; And/Or/Xor/Not on bool;
+//   - Cast: float -> int truncates toward zero, int -> int wraps (keeps the low bits),
+//     anything -> bool is != 0, bool -> number is 0/1.
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "compiler/lower/op_compute.h"
+#include "tests/compiler/npu_test_util.h"
+
+namespace tessel::testing {
+namespace {
+
+struct IntCase {
+  std::unique_ptr<Graph> graph;
+  std::map<std::string, Tensor> inputs;
+  std::string op;  // the op that must run as a kernel
+};
+using IntCaseFn = std::function<IntCase()>;
+
+/// The elementwise shape: the last axis (37) is not a multiple of the vector width, so tails run.
+const Shape kShape = {3, 40, 37};
+const Shape kCol = {40, 1};  // broadcast along the last axis
+
+/// x [3,40,37] op y [40,1] of `dtype`, x in [xlo, xhi], y in [ylo, yhi].
+IntCase binary(const std::string& op, DType dtype, int64_t xlo, int64_t xhi, int64_t ylo,
+               int64_t yhi) {
+  GraphBuilder b;
+  Value* x = b.input("x", kShape, dtype);
+  Value* y = b.input("y", kCol, dtype);
+  Value* z = b.node(op, {x, y});
+  return {b.finish({z}),
+          {{"x", random_int_tensor(kShape, dtype, 201, xlo, xhi)},
+           {"y", random_int_tensor(kCol, dtype, 202, ylo, yhi)}},
+          op};
+}
+
+IntCase unary(const std::string& op, DType dtype, int64_t lo, int64_t hi, Attributes a = {}) {
+  GraphBuilder b;
+  Value* x = b.input("x", kShape, dtype);
+  Value* y = b.node(op, {x}, std::move(a));
+  return {b.finish({y}), {{"x", random_int_tensor(kShape, dtype, 203, lo, hi)}}, op};
+}
+
+/// Floats on the fp16 grid: multiples of 1/4 in [lo, hi] (exact in fp16 and fp32).
+Tensor quarter_grid(const Shape& shape, uint32_t seed, int64_t lo, int64_t hi) {
+  const Tensor q = random_int_tensor(shape, DType::i64, seed, 4 * lo, 4 * hi);
+  Tensor t(DType::f32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = static_cast<float>(q.data<int64_t>()[i]) / 4.0f;
+  return t;
+}
+
+/// x op y on floats of the quarter grid in [-4, 4] (many ties for Equal and LessOrEqual).
+IntCase float_compare(const std::string& op) {
+  GraphBuilder b;
+  Value* x = b.input("x", kShape);
+  Value* y = b.input("y", kCol);
+  Value* z = b.node(op, {x, y});
+  return {b.finish({z}),
+          {{"x", quarter_grid(kShape, 204, -4, 4)}, {"y", quarter_grid(kCol, 205, -4, 4)}},
+          op};
+}
+
+IntCase cast(DType from, DType to, Tensor x) {
+  GraphBuilder b;
+  Value* xv = b.input("x", x.shape(), from);
+  Value* y = b.node("Cast", {xv}, attrs({{"to", static_cast<int64_t>(to)}}));
+  return {b.finish({y}), {{"x", std::move(x)}}, "Cast"};
+}
+
+/// op(data, indices) along `axis` with runtime indices of `index_dtype` and shape `index_shape`,
+/// uniform in [-K, K) (K = data.shape[axis]): half of them negative.
+IntCase gather(const std::string& op, Tensor data, DType index_dtype, const Shape& index_shape,
+               int64_t axis) {
+  GraphBuilder b;
+  const int64_t K = data.shape()[axis];
+  Value* d = b.input("data", data.shape(), data.dtype());
+  Value* i = b.input("indices", index_shape, index_dtype);
+  Value* y = b.node(op, {d, i}, attrs({{"axis", axis}}));
+  return {b.finish({y}),
+          {{"data", std::move(data)},
+           {"indices", random_int_tensor(index_shape, index_dtype, 229, -K, K - 1)}},
+          op};
+}
+
+const std::map<std::string, IntCaseFn>& cases() {
+  static const std::map<std::string, IntCaseFn> m = {
+      // Wrapping arithmetic: operands near the type's limits so most results overflow.
+      {"Add_i32_wraps", [] { return binary("Add", DType::i32, 2147483000, 2147483647, 1, 2000); }},
+      {"Sub_i32_wraps",
+       [] { return binary("Sub", DType::i32, -2147483648, -2147483000, 1, 2000); }},
+      {"Mul_i32_wraps", [] { return binary("Mul", DType::i32, -100000, 100000, -90000, 90000); }},
+      {"Add_i8_wraps", [] { return binary("Add", DType::i8, 60, 127, 40, 127); }},
+      {"Mul_u8_wraps", [] { return binary("Mul", DType::u8, 0, 255, 0, 255); }},
+      {"Mul_i64_wraps",
+       [] {
+         return binary("Mul", DType::i64, int64_t{1} << 40, int64_t{1} << 50, -(int64_t{1} << 30),
+                       int64_t{1} << 30);
+       }},
+      {"Add_i64",
+       [] { return binary("Add", DType::i64, -(int64_t{1} << 62), int64_t{1} << 62, -5, 5); }},
+      {"Add_i16", [] { return binary("Add", DType::i16, -32768, 32767, -32768, 32767); }},
+      // Division truncates toward zero: negative dividends and divisors, no zero divisor.
+      {"Div_i32_truncates",
+       [] {
+         IntCase c = binary("Div", DType::i32, -1000, 1000, 1, 7);
+         // y in [1, 7] -> alternate signs so both operand signs occur: y' = y odd ? -y : y.
+         Tensor& y = c.inputs.at("y");
+         for (int64_t i = 0; i < y.numel(); ++i)
+           if (y.data<int32_t>()[i] % 2) y.data<int32_t>()[i] = -y.data<int32_t>()[i];
+         return c;
+       }},
+      {"Min_i32", [] { return binary("Min", DType::i32, -50, 50, -50, 50); }},
+      {"Max_i64",
+       [] { return binary("Max", DType::i64, -(int64_t{1} << 40), int64_t{1} << 40, -9, 9); }},
+      {"Abs_i32", [] { return unary("Abs", DType::i32, -2147483648, 2147483647); }},
+      {"Neg_i8", [] { return unary("Neg", DType::i8, -128, 127); }},
+      // Scalar constants: vadds with an exact immediate; c - x and x / c broadcast the constant.
+      {"Add_i32_scalar_constant",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape, DType::i32);
+         Value* y =
+             b.node("Add", {x, b.constant("c", Tensor::from_int64s({}, {-7}).cast(DType::i32))});
+         return IntCase{
+             b.finish({y}),
+             {{"x", random_int_tensor(kShape, DType::i32, 206, -2147483648, 2147483647)}},
+             "Add"};
+       }},
+      {"Sub_i32_constant_first",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape, DType::i32);
+         Value* y =
+             b.node("Sub", {b.constant("c", Tensor::from_int64s({}, {5}).cast(DType::i32)), x});
+         return IntCase{
+             b.finish({y}),
+             {{"x", random_int_tensor(kShape, DType::i32, 207, -2147483648, 2147483647)}},
+             "Sub"};
+       }},
+      {"Div_i64_by_constant",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape, DType::i64);
+         Value* y = b.node("Div", {x, b.constant("c", Tensor::from_int64s({}, {-3}))});
+         return IntCase{b.finish({y}),
+                        {{"x", random_int_tensor(kShape, DType::i64, 208, -100000, 100000)}},
+                        "Div"};
+       }},
+      // Comparisons (bool results) on integers with many ties, and on fp16-exact floats.
+      {"Equal_i32", [] { return binary("Equal", DType::i32, -3, 3, -3, 3); }},
+      {"Less_i64", [] { return binary("Less", DType::i64, -3, 3, -3, 3); }},
+      {"LessOrEqual_i8", [] { return binary("LessOrEqual", DType::i8, -3, 3, -3, 3); }},
+      {"Greater_u16", [] { return binary("Greater", DType::u16, 0, 6, 0, 6); }},
+      {"GreaterOrEqual_i32", [] { return binary("GreaterOrEqual", DType::i32, -3, 3, -3, 3); }},
+      {"Equal_float", [] { return float_compare("Equal"); }},
+      {"Less_float", [] { return float_compare("Less"); }},
+      {"GreaterOrEqual_float", [] { return float_compare("GreaterOrEqual"); }},
+      // Logic on bool.
+      {"And_bool", [] { return binary("And", DType::boolean, 0, 1, 0, 1); }},
+      {"Or_bool", [] { return binary("Or", DType::boolean, 0, 1, 0, 1); }},
+      {"Xor_bool", [] { return binary("Xor", DType::boolean, 0, 1, 0, 1); }},
+      {"Not_bool", [] { return unary("Not", DType::boolean, 0, 1); }},
+      // Where: a bool mask selecting between integer (or float) branches, broadcast.
+      {"Where_i32",
+       [] {
+         GraphBuilder b;
+         Value* c = b.input("c", kShape, DType::boolean);
+         Value* x = b.input("x", kCol, DType::i32);
+         Value* y = b.input("y", kShape, DType::i32);
+         Value* z = b.node("Where", {c, x, y});
+         return IntCase{
+             b.finish({z}),
+             {{"c", random_int_tensor(kShape, DType::boolean, 209, 0, 1)},
+              {"x", random_int_tensor(kCol, DType::i32, 210, -2147483648, 2147483647)},
+              {"y", random_int_tensor(kShape, DType::i32, 211, -2147483648, 2147483647)}},
+             "Where"};
+       }},
+      {"Where_float_scalar_branch",
+       [] {
+         GraphBuilder b;
+         Value* c = b.input("c", kShape, DType::boolean);
+         Value* x = b.input("x", kShape);
+         Value* z = b.node("Where", {c, x, b.constant("zero", Tensor::from_floats({}, {0.5f}))});
+         return IntCase{b.finish({z}),
+                        {{"c", random_int_tensor(kShape, DType::boolean, 212, 0, 1)},
+                         {"x", quarter_grid(kShape, 213, -64, 64)}},
+                        "Where"};
+       }},
+      // Cast.
+      {"Cast_float_to_i32_truncates",
+       [] { return cast(DType::f32, DType::i32, quarter_grid(kShape, 214, -64, 64)); }},
+      {"Cast_i32_to_float",
+       [] {
+         return cast(DType::i32, DType::f32,
+                     random_int_tensor(kShape, DType::i32, 215, -2048, 2048));
+       }},
+      {"Cast_i32_to_i8_wraps",
+       [] {
+         return cast(DType::i32, DType::i8,
+                     random_int_tensor(kShape, DType::i32, 216, -100000, 100000));
+       }},
+      {"Cast_i64_to_i32_wraps",
+       [] {
+         return cast(
+             DType::i64, DType::i32,
+             random_int_tensor(kShape, DType::i64, 217, -(int64_t{1} << 40), int64_t{1} << 40));
+       }},
+      {"Cast_i32_to_bool",
+       [] {
+         return cast(DType::i32, DType::boolean, random_int_tensor(kShape, DType::i32, 218, -2, 2));
+       }},
+      {"Cast_bool_to_i64",
+       [] {
+         return cast(DType::boolean, DType::i64,
+                     random_int_tensor(kShape, DType::boolean, 219, 0, 1));
+       }},
+      {"Cast_float_to_bool",
+       [] { return cast(DType::f32, DType::boolean, quarter_grid(kShape, 220, -1, 1)); }},
+      {"Cast_bool_to_float",
+       [] {
+         return cast(DType::boolean, DType::f32,
+                     random_int_tensor(kShape, DType::boolean, 221, 0, 1));
+       }},
+      // Gather / GatherElements: runtime indices, negative ones counted from the end.
+      {"Gather_axis0_float_negative_indices",
+       [] {
+         return gather("Gather", quarter_grid({5, 6}, 224, -64, 64), DType::i64, {3, 2}, 0);
+       }},
+      {"Gather_axis1_i32",
+       [] {
+         return gather("Gather",
+                       random_int_tensor({4, 7, 3}, DType::i32, 225, -2147483648, 2147483647),
+                       DType::i32, {5}, 1);
+       }},
+      {"Gather_scalar_index_i64",
+       [] {
+         return gather(
+             "Gather",
+             random_int_tensor({6, 4}, DType::i64, 226, -(int64_t{1} << 60), int64_t{1} << 60),
+             DType::i64, {}, 0);
+       }},
+      {"GatherElements_axis1_i64",
+       [] {
+         return gather("GatherElements", random_int_tensor({4, 6}, DType::i64, 227, -1000, 1000),
+                       DType::i64, {4, 3}, 1);
+       }},
+      {"GatherElements_axis0_float",
+       [] {
+         return gather("GatherElements", quarter_grid({3, 5}, 228, -64, 64), DType::i32, {4, 5}, 0);
+       }},
+      // A chain with integer and bool intermediates: Where(x + y < 0, -x, x * y).
+      {"Chain_i32",
+       [] {
+         GraphBuilder b(true);
+         Value* x = b.input("x", kShape, DType::i32);
+         Value* y = b.input("y", kCol, DType::i32);
+         Value* s = b.node("Add", {x, y});
+         Value* neg =
+             b.node("Less", {s, b.constant("zero", Tensor::from_int64s({}, {0}).cast(DType::i32))});
+         Value* nx = b.node("Neg", {x});
+         Value* p = b.node("Mul", {x, y});
+         Value* z = b.node("Where", {neg, nx, p});
+         return IntCase{b.finish({z}),
+                        {{"x", random_int_tensor(kShape, DType::i32, 222, -1000, 1000)},
+                         {"y", random_int_tensor(kCol, DType::i32, 223, -1000, 1000)}},
+                        "Where"};
+       }},
+  };
+  return m;
+}
+
+class NpuIntOp : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NpuIntOp, BitExactAgainstTheReference) {
+  IntCase c = cases().at(GetParam())();
+  const NpuCheck r = check_npu(*c.graph, c.inputs, "npu_4core", Bound{0, 0});
+  ASSERT_FALSE(r.reference.empty());
+  for (const auto& [name, ref] : r.reference) {
+    ASSERT_TRUE(r.outputs.count(name)) << name;
+    const Tensor& got = r.outputs.at(name);
+    const Tensor want = dtype_is_float(ref.dtype()) ? ref.cast(DType::f32) : ref;
+    EXPECT_EQ(got.dtype(), want.dtype()) << name;
+    const TensorDiff d = diff_tensors(got, want);
+    EXPECT_TRUE(bit_equal(got, want)) << name << ": " << d.describe(0, 0);
+  }
+  bool ran = false;
+  for (const auto& k : r.module.kernels)
+    ran |= k.op_type.find(c.op) != std::string::npos && k.kind != "const";
+  EXPECT_TRUE(ran) << c.op << " did not become a kernel";
+}
+
+std::vector<std::string> case_names() {
+  std::vector<std::string> v;
+  for (const auto& [k, f] : cases()) v.push_back(k);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, NpuIntOp, ::testing::ValuesIn(case_names()),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+TEST(NpuIntOps, EveryTypedOpHasACase) {
+  for (const auto& op : lower::typed_compute_ops()) {
+    bool found = false;
+    for (const auto& [name, fn] : cases()) found |= name.rfind(op + "_", 0) == 0;
+    EXPECT_TRUE(found) << op << " is compiled for the NPU but has no integer/bool case here";
+  }
+}
+
+TEST(NpuIntOps, AnIntegerImmediateNotExactInTheScalarFieldIsRefused) {
+  GraphBuilder b;
+  Value* x = b.input("x", kShape, DType::i64);
+  Value* y = b.node("Add", {x, b.constant("c", Tensor::from_int64s({}, {(int64_t{1} << 40) + 1}))});
+  auto g = b.finish({y});
+  try {
+    npu_backend::compile_npu(*g, preset("npu_4core"));
+    FAIL() << "compiled";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("not exact in the f32 scalar field"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(NpuIntOps, AFloatOnlyOpRefusesIntegerInputsNamingTheNode) {
+  GraphBuilder b;
+  Value* x = b.input("x", {4, 4}, DType::i32);
+  Value* s = b.node("ReduceMax", {x});
+  auto g = b.finish({s});
+  try {
+    npu_backend::compile_npu(*g, preset("npu_4core"));
+    FAIL() << "compiled";
+  } catch (const Unsupported& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("ReduceMax"), std::string::npos) << w;
+    EXPECT_NE(w.find("i32"), std::string::npos) << w;
+  }
+}
+
+}  // namespace
+}  // namespace tessel::testing
