@@ -84,7 +84,7 @@ IntCase cast(DType from, DType to, Tensor x) {
 }
 
 /// op(data, indices) along `axis` with runtime indices of `index_dtype` and shape `index_shape`,
-/// uniform in [-K, K) (K = data.shape[axis]): half of them negative.
+/// uniform in [-K, K) (K = data.shape[axis]), the first two -K and -1.
 IntCase gather(const std::string& op, Tensor data, DType index_dtype, const Shape& index_shape,
                int64_t axis) {
   GraphBuilder b;
@@ -92,10 +92,11 @@ IntCase gather(const std::string& op, Tensor data, DType index_dtype, const Shap
   Value* d = b.input("data", data.shape(), data.dtype());
   Value* i = b.input("indices", index_shape, index_dtype);
   Value* y = b.node(op, {d, i}, attrs({{"axis", axis}}));
-  return {b.finish({y}),
-          {{"data", std::move(data)},
-           {"indices", random_int_tensor(index_shape, index_dtype, 229, -K, K - 1)}},
-          op};
+  // The first index is -K (the first element, from the end) and the second -1 (the last).
+  Tensor idx = random_int_tensor(index_shape, index_dtype, 229, -K, K - 1);
+  idx.set_from_double(0, static_cast<double>(-K));
+  if (idx.numel() > 1) idx.set_from_double(1, -1.0);
+  return {b.finish({y}), {{"data", std::move(data)}, {"indices", std::move(idx)}}, op};
 }
 
 const std::map<std::string, IntCaseFn>& cases() {
@@ -152,6 +153,15 @@ const std::map<std::string, IntCaseFn>& cases() {
              b.finish({y}),
              {{"x", random_int_tensor(kShape, DType::i32, 207, -2147483648, 2147483647)}},
              "Sub"};
+       }},
+      {"Sub_u8_constant_first",  // 5 - x wraps mod 256 (the scalar -1 of vmuls would saturate)
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape, DType::u8);
+         Value* y =
+             b.node("Sub", {b.constant("c", Tensor::from_int64s({}, {5}).cast(DType::u8)), x});
+         return IntCase{
+             b.finish({y}), {{"x", random_int_tensor(kShape, DType::u8, 230, 0, 255)}}, "Sub"};
        }},
       {"Div_i64_by_constant",
        [] {
