@@ -136,6 +136,44 @@ struct Operand {
   L::Affine offset;
 };
 
+/// The vector instruction of a two-operand expression node, if it has one.
+std::optional<Opcode> two_operand_opcode(ExprKind k) {
+  switch (k) {
+    case ExprKind::Add:
+      return Opcode::vadd;
+    case ExprKind::Sub:
+      return Opcode::vsub;
+    case ExprKind::Mul:
+      return Opcode::vmul;
+    case ExprKind::Div:
+      return Opcode::vdiv;
+    case ExprKind::Max:
+      return Opcode::vmax;
+    case ExprKind::Min:
+      return Opcode::vmin;
+    case ExprKind::Lt:
+      return Opcode::vcmp_lt;
+    case ExprKind::Le:
+      return Opcode::vcmp_le;
+    case ExprKind::Eq:
+      return Opcode::vcmp_eq;
+    case ExprKind::Ne:
+      return Opcode::vcmp_ne;
+    case ExprKind::And:
+      return Opcode::vand;
+    case ExprKind::Or:
+      return Opcode::vor;
+    default:
+      return std::nullopt;
+  }
+}
+
+/// Comparisons and logic: bool results (handled apart from arithmetic).
+bool logic_or_compare(ExprKind k) {
+  return k == ExprKind::Lt || k == ExprKind::Le || k == ExprKind::Eq || k == ExprKind::Ne ||
+         k == ExprKind::And || k == ExprKind::Or;
+}
+
 L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, const L::StmtNode& st) {
   // Operands: 0 = destination, then every Load leaf of the value (by node identity).
   std::vector<Operand> ops;
@@ -425,10 +463,8 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
       release(y);
       return d;
     }
-    const bool compare = e->kind == ExprKind::Lt || e->kind == ExprKind::Le ||
-                         e->kind == ExprKind::Eq || e->kind == ExprKind::Ne;
-    const bool logic = e->kind == ExprKind::And || e->kind == ExprKind::Or;
-    if (compare || logic) {
+    if (logic_or_compare(e->kind)) {
+      const bool logic = e->kind == ExprKind::And || e->kind == ExprKind::Or;
       // Operand type: the first typed operand's (bool for logic).
       std::optional<DType> ot = type_of(e->args[0]);
       if (!ot) ot = type_of(e->args[1]);
@@ -452,27 +488,7 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
       if (a.is_imm) a = materialize(a.imm, t, e);
       if (b.is_imm) b = materialize(b.imm, t, e);
       Loc d = pick_dst(a, &b);
-      Opcode op = Opcode::vcmp_eq;
-      switch (e->kind) {
-        case ExprKind::Lt:
-          op = Opcode::vcmp_lt;
-          break;
-        case ExprKind::Le:
-          op = Opcode::vcmp_le;
-          break;
-        case ExprKind::Eq:
-          op = Opcode::vcmp_eq;
-          break;
-        case ExprKind::Ne:
-          op = Opcode::vcmp_ne;
-          break;
-        case ExprKind::And:
-          op = Opcode::vand;
-          break;
-        default:
-          op = Opcode::vor;
-          break;
-      }
+      const Opcode op = *two_operand_opcode(e->kind);
       if (logic && t != isa::DType::boolean)
         throw Unsupported(
             fmt::format("vector tensorizer: logic on non-bool values in '{}'", L::to_string(e)));
@@ -624,31 +640,10 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
       return d;
     }
     Loc d = pick_dst(a, &b);
-    Opcode op;
-    switch (k) {
-      case ExprKind::Add:
-        op = Opcode::vadd;
-        break;
-      case ExprKind::Sub:
-        op = Opcode::vsub;
-        break;
-      case ExprKind::Mul:
-        op = Opcode::vmul;
-        break;
-      case ExprKind::Div:
-        op = Opcode::vdiv;
-        break;
-      case ExprKind::Max:
-        op = Opcode::vmax;
-        break;
-      case ExprKind::Min:
-        op = Opcode::vmin;
-        break;
-      default:
-        throw Unsupported(
-            fmt::format("vector tensorizer: no instruction for '{}'", L::to_string(e)));
-    }
-    emit(op, d, &a, &b, 0, count, repeat);
+    const std::optional<Opcode> op = two_operand_opcode(k);
+    if (!op || logic_or_compare(k))
+      throw Unsupported(fmt::format("vector tensorizer: no instruction for '{}'", L::to_string(e)));
+    emit(*op, d, &a, &b, 0, count, repeat);
     if (!dst && d.temp != a.temp) release(a);
     if (!dst && d.temp != b.temp) release(b);
     if (dst) {
