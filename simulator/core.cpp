@@ -27,14 +27,6 @@ using isa::Scope;
 
 namespace {
 
-// Coroutine stack of every simulation thread (SystemC maps each one separately). Error paths format
-// messages (fmt) and throw on it. Measured: every simulator test (error and deadlock paths
-// included) and functional runs of ResNet-50 and the PP-OCR models pass with 24 KiB stacks; 64 KiB
-// keeps a margin of more than 2x. Smaller stacks span fewer page-table pages: at 1,024 cores
-// (4,096 threads) the per-core host time of a kernel drops ~15% against 256 KiB
-// (benchmarks/bench_sim_scale.cpp, BM_KernelAtCores/1024).
-constexpr size_t kStackBytes = 64 * 1024;
-
 inline uint64_t now_cycles() { return sc_core::sc_time_stamp().value(); }
 
 std::string text_of(const isa::Instruction& in) {
@@ -53,19 +45,15 @@ bool overlaps(const isa::AccessRange& a, const isa::AccessRange& b) {
 
 // ---------------------------------------------------------------------------------------------
 
-uint64_t CoreBarrier::arrive(uint64_t arrival_cycle) {
+bool CoreBarrier::arrive(uint64_t arrival_cycle) {
   max_arrival_ = std::max(max_arrival_, arrival_cycle);
-  if (++arrived_ == cores_) {
-    release_ = max_arrival_;
-    arrived_ = 0;
-    max_arrival_ = 0;
-    ++generation_;
-    released_.notify();
-    return release_;
-  }
-  const uint64_t gen = generation_;
-  while (generation_ == gen) sc_core::wait(released_);
-  return release_;
+  if (++arrived_ < cores_) return false;
+  release_ = max_arrival_;
+  arrived_ = 0;
+  max_arrival_ = 0;
+  ++generation_;
+  released_.notify();
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,10 +126,10 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
     wait_seq_.assign(flags_.size(), 0);
   }
 
-  // A pipe no instruction of the stream runs on gets no thread: it would only wait, idle, for the
-  // whole run, and every SystemC thread costs a coroutine stack to map and unmap (a 1,024-core
-  // run whose kernel uses three pipes per core spawns half the threads). Its PipeUnit stays idle
-  // and empty, which is all the barrier, drained() and the reports read.
+  // A pipe no instruction of the stream runs on gets no process: it would only wait, idle, for
+  // the whole run (a 1,024-core run whose kernel uses three pipes per core spawns half the
+  // processes). Its PipeUnit stays idle and empty, which is all the barrier, drained() and the
+  // reports read.
   for (const isa::Instruction& in : code_) {
     const int p = int(in.pipe());  // scalar (0) for what the scalar unit executes itself
     if (p > 0 && p < isa::kNumPipes) has_thread_[p] = true;  // dispatch rejects other pipes
@@ -155,23 +143,22 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
     pu.writes.reserve(32);
   }
 
+  // SC_METHODs (header comment): each runs once at initialisation, then when what it asked for
+  // with next_trigger happens.
   sc_core::sc_spawn_options opts;
-  opts.set_stack_size(kStackBytes);
-  sc_core::sc_spawn([this] { scalar_thread(); }, "scalar", &opts);
+  opts.spawn_method();
+  processes_.push_back(sc_core::sc_spawn([this] { scalar_method(); }, "scalar", &opts));
   for (int p = 1; p < isa::kNumPipes; ++p)
     if (has_thread_[p])
-      sc_core::sc_spawn([this, p] { pipe_thread(Pipe(p)); }, isa::pipe_name(Pipe(p)), &opts);
+      processes_.push_back(
+          sc_core::sc_spawn([this, p] { pipe_method(Pipe(p)); }, isa::pipe_name(Pipe(p)), &opts));
 }
 
-void Core::append_idle_events(std::vector<sc_core::sc_event*>& events) {
-  events.push_back(&scalar_idle_);
-  for (int p = 1; p < isa::kNumPipes; ++p)
-    if (has_thread_[p]) events.push_back(&pipes_[p].pushed);
-}
-
-void Core::wait_cycles(uint64_t target_cycle) {
+bool Core::wait_until(uint64_t target_cycle) {
   const uint64_t now = now_cycles();
-  if (target_cycle > now) sc_core::wait(sc_core::sc_time::from_value(target_cycle - now));
+  if (target_cycle <= now) return false;
+  sc_core::next_trigger(sc_core::sc_time::from_value(target_cycle - now));
+  return true;
 }
 
 int64_t& Core::flag(const isa::SyncArgs& s) {
@@ -195,7 +182,18 @@ uint64_t Core::finish_cycle() const {
 // ---------------------------------------------------------------------------------------------
 // Scalar unit
 
-void Core::scalar_thread() {
+void Core::make_events() {
+  unit_events_ = std::make_unique<sc_core::sc_event[]>(1 + 2 * size_t{isa::kNumPipes});
+  progress_ = &unit_events_[0];
+  for (int p = 1; p < isa::kNumPipes; ++p) {
+    if (!has_thread_[p]) continue;  // no process waits on them
+    pipes_[p].pushed = &unit_events_[1 + 2 * p];
+    pipes_[p].flag_set = &unit_events_[2 + 2 * p];
+  }
+}
+
+void Core::scalar_method() {
+  if (!unit_events_) make_events();
   try {
     run_scalar();
   } catch (const sc_core::sc_unwind_exception&) {
@@ -206,71 +204,115 @@ void Core::scalar_thread() {
 }
 
 void Core::run_scalar() {
-  std::array<int64_t, isa::kNumRegs> x{};
-  uint64_t t = 0;  // local time of the scalar unit (>= SystemC time)
-  uint64_t fetched = 0, executed = 0, since_sync = 0;
-  const uint64_t max_cycles = run_.options->max_cycles;
   const size_t n = code_.size();
-  size_t pc = 0;
-  while (pc < n) {
-    const isa::Instruction& in = code_[pc];
-    scalar_pc_ = static_cast<int32_t>(pc);
-    ++fetched;
-    size_t next = pc + 1;
-    const isa::InstrKind kind = isa::instr_info(in.op).kind;
-    if (kind == isa::InstrKind::alu || kind == isa::InstrKind::branch ||
-        kind == isa::InstrKind::jump) {
-      isa::execute_scalar(in, x, next);
-      t += cs_;
-      ++executed;
-    } else if (kind == isa::InstrKind::barrier || kind == isa::InstrKind::core_barrier) {
-      ++executed;
-      const uint64_t arrival = t;
-      scalar_state_ = ScalarState::barrier;
-      if (!drained()) {
-        scalar_listening_ = true;
-        while (!drained()) sc_core::wait(progress_);
+  for (;;) {
+    switch (scalar_step_) {
+      case ScalarStep::fetch: {
+        if (pc_ >= n) {
+          scalar_end_cycle_ = t_;
+          scalar_state_ = ScalarState::done;
+          scalar_step_ = ScalarStep::done;
+          auto& sp = stats_.pipes[int(Pipe::scalar)];
+          sp.instructions += executed_;
+          sp.busy_cycles += fetched_ * cs_;
+          run_.result.instructions += fetched_;
+          return;  // no next_trigger: the method does not run again
+        }
+        const isa::Instruction& in = code_[pc_];
+        scalar_pc_ = static_cast<int32_t>(pc_);
+        ++fetched_;
+        const isa::InstrKind kind = isa::instr_info(in.op).kind;
+        if (kind == isa::InstrKind::alu || kind == isa::InstrKind::branch ||
+            kind == isa::InstrKind::jump) {
+          size_t next = pc_ + 1;
+          isa::execute_scalar(in, regs_, next);
+          t_ += cs_;
+          ++executed_;
+          if (!advance(next)) return;
+        } else if (kind == isa::InstrKind::barrier || kind == isa::InstrKind::core_barrier) {
+          ++executed_;
+          barrier_arrival_ = t_;
+          scalar_state_ = ScalarState::barrier;
+          scalar_step_ = ScalarStep::barrier;
+        } else {
+          dispatch_waited_ = false;
+          scalar_step_ = ScalarStep::dispatch;
+        }
+        break;
+      }
+      case ScalarStep::dispatch:
+        if (!dispatch(code_[pc_], static_cast<int32_t>(pc_))) return;
+        if (!advance(pc_ + 1)) return;
+        break;
+      case ScalarStep::barrier: {
+        if (!drained()) {
+          scalar_listening_ = true;
+          sc_core::next_trigger(*progress_);
+          return;
+        }
         scalar_listening_ = false;
+        uint64_t done = 0;
+        for (int p = 1; p < isa::kNumPipes; ++p) done = std::max(done, pipes_[p].max_completion);
+        t_ = std::max({t_ + cs_, done, now_cycles()});
+        if (isa::instr_info(code_[pc_].op).kind == isa::InstrKind::core_barrier) {
+          scalar_state_ = ScalarState::core_barrier;
+          barrier_generation_ = core_barrier_.completed();
+          scalar_step_ = ScalarStep::core_barrier;
+          if (!core_barrier_.arrive(t_)) {
+            sc_core::next_trigger(core_barrier_.released());
+            return;
+          }
+          t_ = core_barrier_.release_cycle();
+        }
+        end_barrier();
+        if (!advance(pc_ + 1)) return;
+        break;
       }
-      uint64_t done = 0;
-      for (int p = 1; p < isa::kNumPipes; ++p) done = std::max(done, pipes_[p].max_completion);
-      t = std::max({t + cs_, done, now_cycles()});
-      if (kind == isa::InstrKind::core_barrier) {
-        scalar_state_ = ScalarState::core_barrier;
-        t = core_barrier_.arrive(t);
-      }
-      if (run_.tracing)
-        run_.trace.push_back(TraceEvent{static_cast<uint32_t>(id_), Pipe::scalar, in.op,
-                                        static_cast<int32_t>(pc), in.op_index, arrival, t - arrival,
-                                        t});
-      scalar_state_ = ScalarState::running;
-      since_sync = 0;
-    } else {
-      dispatch(in, static_cast<int32_t>(pc), t, x);
-    }
-    pc = next;
-    if (max_cycles && t > max_cycles)
-      fail("simulation exceeded max_cycles = {}: core {} scalar unit is at cycle {} at {}",
-           max_cycles, id_, t, where(static_cast<int32_t>(pc < n ? pc : n - 1)));
-    if (++since_sync >= kQuantum) {
-      since_sync = 0;
-      wait_cycles(t);
+      case ScalarStep::core_barrier:
+        if (core_barrier_.completed() == barrier_generation_) {
+          sc_core::next_trigger(core_barrier_.released());
+          return;
+        }
+        t_ = core_barrier_.release_cycle();
+        end_barrier();
+        if (!advance(pc_ + 1)) return;
+        break;
+      case ScalarStep::done:
+        return;
     }
   }
-  scalar_end_cycle_ = t;
-  scalar_state_ = ScalarState::done;
-  auto& sp = stats_.pipes[int(Pipe::scalar)];
-  sp.instructions += executed;
-  sp.busy_cycles += fetched * cs_;
-  run_.result.instructions += fetched;
-  while (!run_.ending) sc_core::wait(scalar_idle_);  // returns in NpuTop::end_processes' order
 }
 
-void Core::dispatch(const isa::Instruction& in, int32_t pc, uint64_t& t,
-                    const std::array<int64_t, isa::kNumRegs>& x) {
+void Core::end_barrier() {
+  const isa::Instruction& in = code_[pc_];
+  if (run_.tracing)
+    run_.trace.push_back(TraceEvent{static_cast<uint32_t>(id_), Pipe::scalar, in.op,
+                                    static_cast<int32_t>(pc_), in.op_index, barrier_arrival_,
+                                    t_ - barrier_arrival_, t_});
+  scalar_state_ = ScalarState::running;
+  since_sync_ = 0;
+}
+
+bool Core::advance(size_t next) {
+  const size_t n = code_.size();
+  pc_ = next;
+  scalar_step_ = ScalarStep::fetch;
+  const uint64_t max_cycles = run_.options->max_cycles;
+  if (max_cycles && t_ > max_cycles)
+    fail("simulation exceeded max_cycles = {}: core {} scalar unit is at cycle {} at {}",
+         max_cycles, id_, t_, where(static_cast<int32_t>(pc_ < n ? pc_ : n - 1)));
+  if (++since_sync_ >= kQuantum) {
+    since_sync_ = 0;
+    if (wait_until(t_)) return false;
+  }
+  return true;
+}
+
+bool Core::dispatch(const isa::Instruction& in, int32_t pc) {
   const isa::InstrKind kind = isa::instr_info(in.op).kind;
   const bool is_sync = kind == isa::InstrKind::set_flag || kind == isa::InstrKind::wait_flag;
-  if (is_sync) {  // validate before the pipe is looked up (a flag may name the scalar unit)
+  if (is_sync && !dispatch_waited_) {  // validate before the pipe is looked up (a flag may name
+                                       // the scalar unit)
     const auto& s = std::get<isa::SyncArgs>(in.args);
     if (s.src == Pipe::scalar || s.dst == Pipe::scalar || s.src == s.dst ||
         int(s.src) >= isa::kNumPipes || int(s.dst) >= isa::kNumPipes)
@@ -286,13 +328,17 @@ void Core::dispatch(const isa::Instruction& in, int32_t pc, uint64_t& t,
   }
   const Pipe p = in.pipe();
   PipeUnit& pu = pipes_[int(p)];
-  uint64_t q = t + cs_;
+  uint64_t q = t_ + cs_;
   if (pu.size == depth_) {
     // The queue holds `depth` instructions that have not started: wait until one starts.
     scalar_state_ = ScalarState::dispatch_wait;
     scalar_blocked_pipe_ = p;
     scalar_listening_ = true;
-    while (pu.size == depth_) sc_core::wait(progress_);
+    dispatch_waited_ = true;
+    sc_core::next_trigger(*progress_);
+    return false;
+  }
+  if (dispatch_waited_) {
     scalar_listening_ = false;
     scalar_state_ = ScalarState::running;
     const uint64_t wanted = q;
@@ -313,7 +359,7 @@ void Core::dispatch(const isa::Instruction& in, int32_t pc, uint64_t& t,
     e.ranges.count = 0;
   } else {
     try {
-      e.instr = isa::resolve(in, x);
+      e.instr = isa::resolve(in, regs_);
       e.ranges = isa::access_range_list(hw_, e.instr);
       isa::check_ranges(e.instr, e.ranges, sizes_);
     } catch (const Error& err) {
@@ -322,14 +368,16 @@ void Core::dispatch(const isa::Instruction& in, int32_t pc, uint64_t& t,
   }
   e.pc = pc;
   e.enqueue_cycle = q;
-  if (pu.size++ == 0) pu.pushed.notify();
-  t = q;
+  if (pu.size++ == 0) pu.pushed->notify();
+  t_ = q;
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Pipes
 
-void Core::pipe_thread(Pipe p) {
+void Core::pipe_method(Pipe p) {
+  if (!unit_events_) make_events();
   try {
     run_pipe(p);
   } catch (const sc_core::sc_unwind_exception&) {
@@ -343,73 +391,102 @@ void Core::run_pipe(Pipe p) {
   PipeUnit& pu = pipes_[int(p)];
   PipeStats& ps = stats_.pipes[int(p)];
   for (;;) {
-    if (pu.size == 0) {
-      pu.state = PipeState::idle;
-      pu.pc = -1;
-      if (scalar_listening_) progress_.notify();  // a barrier may be waiting for this
-      while (pu.size == 0) {
-        if (run_.ending) return;  // NpuTop::end_processes
-        sc_core::wait(pu.pushed);
+    switch (pu.step) {
+      case PipeStep::next:
+        if (pu.size == 0) {
+          pu.state = PipeState::idle;
+          pu.pc = -1;
+          if (scalar_listening_) progress_->notify();  // a barrier may be waiting for this
+          pu.step = PipeStep::idle;
+          sc_core::next_trigger(*pu.pushed);
+          return;
+        }
+        [[fallthrough]];
+      case PipeStep::idle: {
+        if (pu.size == 0) {
+          sc_core::next_trigger(*pu.pushed);
+          return;
+        }
+        const Entry& head = pu.queued(0);
+        const uint64_t now = now_cycles();
+        uint64_t s = std::max({now, head.enqueue_cycle, pu.free_cycle});
+        if (!pu.writes.empty()) {
+          // Drop writes that completed; then RAW/WAW against the rest (docs/isa.md: hazard_ready).
+          std::erase_if(pu.writes,
+                        [now](const InflightWrite& w) { return w.completion_cycle <= now; });
+          for (const InflightWrite& w : pu.writes)
+            for (const isa::AccessRange& r : head.ranges)
+              if (overlaps(r, w.range)) s = std::max(s, w.completion_cycle);
+        }
+        pu.state = PipeState::waiting_start;
+        pu.pc = head.pc;
+        pu.start_cycle = s;
+        pu.step = PipeStep::start;
+        if (wait_until(s)) return;
+        [[fallthrough]];
       }
-    }
-    const Entry& head = pu.queued(0);
-    const uint64_t now = now_cycles();
-    uint64_t s = std::max({now, head.enqueue_cycle, pu.free_cycle});
-    if (!pu.writes.empty()) {
-      // Drop writes that completed; then RAW/WAW against the rest (docs/isa.md: hazard_ready).
-      std::erase_if(pu.writes, [now](const InflightWrite& w) { return w.completion_cycle <= now; });
-      for (const InflightWrite& w : pu.writes)
-        for (const isa::AccessRange& r : head.ranges)
-          if (overlaps(r, w.range)) s = std::max(s, w.completion_cycle);
-    }
-    pu.state = PipeState::waiting_start;
-    pu.pc = head.pc;
-    wait_cycles(s);
-    // Start: take the entry out of the queue (frees a place for the scalar unit). The entry is
-    // read in place; its pool slot goes back to free_slots before this thread yields (the sync
-    // cases copy what they need first).
-    const uint32_t slot = pu.ring[pu.head];
-    const Entry& cur = pu.pool[slot];
-    pu.head = (pu.head + 1) % depth_;
-    --pu.size;
-    if (scalar_listening_) progress_.notify();
-    ++ps.instructions;
-    switch (isa::instr_info(cur.instr.op).kind) {
-      case isa::InstrKind::set_flag: {
-        const isa::SyncArgs sync = std::get<isa::SyncArgs>(cur.instr.args);
-        const int32_t pc = cur.pc, op_index = cur.instr.op_index;
-        pu.free_slots.push_back(slot);
-        const uint64_t t_set = std::max(s, pu.max_completion);
-        pu.state = PipeState::draining;
-        wait_cycles(t_set);
-        ++flag(sync);
-        pipes_[int(sync.dst)].flag_set.notify();
-        pu.free_cycle = t_set;
-        pu.max_completion = std::max(pu.max_completion, t_set);
-        record(p, Opcode::set_flag, pc, op_index, s, t_set - s, t_set,
-               run_.tracing ? flow_id(sync, set_seq_) : 0);
+      case PipeStep::start: {
+        // Start: take the entry out of the queue (frees a place for the scalar unit). The entry
+        // is read in place; its pool slot goes back to free_slots before this method returns
+        // (the sync cases copy what they need first).
+        const uint64_t s = pu.start_cycle;
+        const uint32_t slot = pu.ring[pu.head];
+        const Entry& cur = pu.pool[slot];
+        pu.head = (pu.head + 1) % depth_;
+        --pu.size;
+        if (scalar_listening_) progress_->notify();
+        ++ps.instructions;
+        switch (isa::instr_info(cur.instr.op).kind) {
+          case isa::InstrKind::set_flag:
+            pu.flag = std::get<isa::SyncArgs>(cur.instr.args);
+            pu.op_index = cur.instr.op_index;
+            pu.free_slots.push_back(slot);
+            pu.set_cycle = std::max(s, pu.max_completion);
+            pu.state = PipeState::draining;
+            pu.step = PipeStep::set_flag;
+            if (wait_until(pu.set_cycle)) return;
+            break;
+          case isa::InstrKind::wait_flag:
+            pu.flag = std::get<isa::SyncArgs>(cur.instr.args);
+            pu.op_index = cur.instr.op_index;
+            pu.free_slots.push_back(slot);
+            pu.state = PipeState::flag_wait;
+            pu.step = PipeStep::wait_flag;
+            break;
+          default:
+            execute_data(p, cur, s);  // does not yield: `cur` stays untouched until it returns
+            pu.free_slots.push_back(slot);
+            pu.step = PipeStep::next;
+            break;
+        }
         break;
       }
-      case isa::InstrKind::wait_flag: {
-        const isa::SyncArgs sync = std::get<isa::SyncArgs>(cur.instr.args);
-        const int32_t pc = cur.pc, op_index = cur.instr.op_index;
-        pu.free_slots.push_back(slot);
-        pu.state = PipeState::flag_wait;
-        pu.flag = sync;
-        int64_t& f = flag(sync);
-        while (f == 0) sc_core::wait(pu.flag_set);
+      case PipeStep::set_flag: {
+        const uint64_t t_set = pu.set_cycle;
+        ++flag(pu.flag);
+        if (sc_core::sc_event* e = pipes_[int(pu.flag.dst)].flag_set) e->notify();
+        pu.free_cycle = t_set;
+        pu.max_completion = std::max(pu.max_completion, t_set);
+        record(p, Opcode::set_flag, pu.pc, pu.op_index, pu.start_cycle, t_set - pu.start_cycle,
+               t_set, run_.tracing ? flow_id(pu.flag, set_seq_) : 0);
+        pu.step = PipeStep::next;
+        break;
+      }
+      case PipeStep::wait_flag: {
+        int64_t& f = flag(pu.flag);
+        if (f == 0) {
+          sc_core::next_trigger(*pu.flag_set);
+          return;
+        }
         --f;
         const uint64_t t = now_cycles();
         pu.free_cycle = t;
         pu.max_completion = std::max(pu.max_completion, t);
-        record(p, Opcode::wait_flag, pc, op_index, s, t - s, t,
-               run_.tracing ? flow_id(sync, wait_seq_) : 0);
+        record(p, Opcode::wait_flag, pu.pc, pu.op_index, pu.start_cycle, t - pu.start_cycle, t,
+               run_.tracing ? flow_id(pu.flag, wait_seq_) : 0);
+        pu.step = PipeStep::next;
         break;
       }
-      default:
-        execute_data(p, cur, s);  // does not yield: `cur` stays untouched until it returns
-        pu.free_slots.push_back(slot);
-        break;
     }
   }
 }

@@ -1,6 +1,6 @@
-// One NPU core as a SystemC module: a scalar-unit thread that fetches, executes scalar
-// instructions and dispatches the rest into bounded in-order per-pipe issue queues, and one thread
-// per pipe (mte2, mte1, cube, fix, vector, mte3). Timing follows docs/isa.md, "Timing".
+// One NPU core as a SystemC module: a scalar unit that fetches, executes scalar instructions and
+// dispatches the rest into bounded in-order per-pipe issue queues, and one process per pipe (mte2,
+// mte1, cube, fix, vector, mte3) its stream uses. Timing follows docs/isa.md, "Timing".
 //
 // Time: 1 SystemC time unit (resolution 1 ns) = 1 core cycle. The scalar unit runs ahead of
 // SystemC time with a local clock (temporal decoupling): it only synchronises when it must (a full
@@ -8,6 +8,15 @@
 // the scalar unit's behaviour depends on the pipes only through those three points. Pipes run in
 // SystemC time (they wait until each instruction's start cycle), so flags, DRAM arbitration and the
 // functional effects happen in global time order.
+//
+// Processes: every unit is an SC_METHOD written as a resumable state machine (ScalarStep,
+// PipeStep): where a thread would wait, the method records where it stopped, calls next_trigger
+// with what the thread would have waited for, and returns. A method has no coroutine stack and
+// no context switch, which at 1,024 cores (4,096 processes) is most of the host time a thread
+// per unit cost (docs/results.md, "Scale with cores"). Every process is a method, and SystemC
+// queues methods as it queues threads (a runnable queue in trigger order, an event's waiters in
+// the order they waited), so the processes run in the order the threads ran and every simulated
+// cycle is the same.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -16,6 +25,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,12 +39,15 @@ namespace tessel::sim {
 class CoreBarrier {
  public:
   explicit CoreBarrier(int cores) : cores_(cores) {}
-  /// Called by a scalar-unit thread that reached a core_barrier at `arrival_cycle` (its local
-  /// time, after the local barrier). Blocks until every core arrived; returns the release cycle
-  /// max(arrival_cycle over cores).
-  uint64_t arrive(uint64_t arrival_cycle);
+  /// Called by a scalar unit that reached a core_barrier at `arrival_cycle` (its local time, after
+  /// the local barrier). True when it was the last core to arrive: the barrier is released at
+  /// release_cycle() = max(arrival_cycle over cores) and the others are notified (released()).
+  /// False: the caller waits on released() until completed() passes the value it read before.
+  bool arrive(uint64_t arrival_cycle);
   int arrived() const { return arrived_; }
   uint64_t completed() const { return generation_; }
+  uint64_t release_cycle() const { return release_; }
+  const sc_core::sc_event& released() const { return released_; }
 
  private:
   int cores_;
@@ -67,10 +80,9 @@ class Core : public sc_core::sc_module {
   int32_t core_barrier_pc() const {
     return scalar_state_ == ScalarState::core_barrier ? scalar_pc_ : -1;
   }
-  /// Appends, in the order this core spawned its processes (the scalar unit, then each pipe its
-  /// stream uses), the event each of them waits on once the core finished. Notifying one after
-  /// RunState::ending is set makes that process return (NpuTop::end_processes).
-  void append_idle_events(std::vector<sc_core::sc_event*>& events);
+  /// The processes this core spawned (the scalar unit, then each pipe its stream uses), in spawn
+  /// order; NpuTop::end_processes kills them after a finished run.
+  std::vector<sc_core::sc_process_handle>& processes() { return processes_; }
 
  private:
   struct Entry {
@@ -85,6 +97,14 @@ class Core : public sc_core::sc_module {
   };
   enum class PipeState : uint8_t { idle, waiting_start, draining, flag_wait };
   enum class ScalarState : uint8_t { running, dispatch_wait, barrier, core_barrier, done };
+  /// Where a pipe's method resumes: `next` (take the next entry, or wait for one), `idle` (waiting
+  /// for an entry), `start` (waiting for the head's start cycle), `set_flag` (waiting for t_set),
+  /// `wait_flag` (waiting for the flag to be positive).
+  enum class PipeStep : uint8_t { next, idle, start, set_flag, wait_flag };
+  /// Where the scalar unit's method resumes: `fetch` (the instruction at pc), `dispatch` (its
+  /// pipe's queue was full), `barrier` (waiting for the pipes to drain), `core_barrier` (waiting
+  /// for the other cores), `done`.
+  enum class ScalarStep : uint8_t { fetch, dispatch, barrier, core_barrier, done };
 
   struct PipeUnit {
     // The issue queue: `ring` holds, in issue order, the pool slots of the entries not yet
@@ -96,30 +116,45 @@ class Core : public sc_core::sc_module {
     std::vector<uint32_t> ring;        // pool slots, ring buffer of depth entries
     size_t head = 0, size = 0;
     const Entry& queued(size_t i) const { return pool[ring[(head + i) % ring.size()]]; }
-    sc_core::sc_event pushed;           // an entry was added (pipe thread waits when empty)
-    sc_core::sc_event flag_set;         // a flag whose dst is this pipe was incremented
-    uint64_t free_cycle = 0;            // start + occupancy of the previous instruction
-    uint64_t max_completion = 0;        // completion of every instruction started so far
-    std::vector<InflightWrite> writes;  // written ranges of instructions not yet complete
+    sc_core::sc_event* pushed = nullptr;    // an entry was added (the pipe waits when empty)
+    sc_core::sc_event* flag_set = nullptr;  // a flag whose dst is this pipe was incremented
+    uint64_t free_cycle = 0;                // start + occupancy of the previous instruction
+    uint64_t max_completion = 0;            // completion of every instruction started so far
+    std::vector<InflightWrite> writes;      // written ranges of instructions not yet complete
     PipeState state = PipeState::idle;
     int32_t pc = -1;       // instruction being started / executed
-    isa::SyncArgs flag{};  // the flag waited on in flag_wait
+    isa::SyncArgs flag{};  // the flag set (set_flag step) or waited on (flag_wait)
+    // The method's resume point and what the instruction in progress carries across it.
+    PipeStep step = PipeStep::next;
+    uint64_t start_cycle = 0;  // s of the instruction in progress
+    uint64_t set_cycle = 0;    // set_flag: t_set
+    int32_t op_index = -1;     // sync instructions: op_index (their entry is already freed)
   };
 
-  void scalar_thread();
-  void pipe_thread(isa::Pipe p);
+  void scalar_method();
+  void pipe_method(isa::Pipe p);
   void run_pipe(isa::Pipe p);
   void run_scalar();
   void execute_data(isa::Pipe p, const Entry& e, uint64_t start);
-  void dispatch(const isa::Instruction& in, int32_t pc, uint64_t& t,
-                const std::array<int64_t, isa::kNumRegs>& regs);
+  /// Enters the instruction at scalar_pc_ into its pipe's queue at max(t + c_s, ...); false when
+  /// the queue is full (the method then waits on progress_ and calls it again).
+  bool dispatch(const isa::Instruction& in, int32_t pc);
+  /// After an instruction the scalar unit handled: moves to `next`, checks max_cycles; false when
+  /// it yields to SystemC (every kQuantum instructions).
+  bool advance(size_t next);
+  /// Ends a barrier or core_barrier: its trace event, the scalar unit running again.
+  void end_barrier();
+  /// Creates the core's events on the first run of any of its processes (unit_events_).
+  void make_events();
   /// Op cycle bounds and (when tracing) the trace event of one instruction of pipe `p`.
   void record(isa::Pipe p, isa::Opcode opcode, int32_t pc, int32_t op_index, uint64_t start,
               uint64_t duration, uint64_t completion, uint64_t flow_id = 0);
   /// The trace flow id of the next use of flag `s` counted in `seq` (set_seq_ or wait_seq_).
   uint64_t flow_id(const isa::SyncArgs& s, std::vector<uint64_t>& seq);
   bool drained() const;
-  void wait_cycles(uint64_t target_cycle);
+  /// True (after next_trigger for the time left) when SystemC time is before `target_cycle`:
+  /// the calling method returns and resumes at that cycle.
+  bool wait_until(uint64_t target_cycle);
   int64_t& flag(const isa::SyncArgs& s);
   std::string where(int32_t pc) const;
   std::string pipe_line(int p) const;
@@ -159,13 +194,28 @@ class Core : public sc_core::sc_module {
   std::vector<int64_t> flags_;                // [src pipe][dst pipe][event]
   std::vector<uint64_t> set_seq_, wait_seq_;  // tracing: sets / waits of each flag so far
 
-  sc_core::sc_event progress_;     // a pipe started an instruction or finished a wait_flag
-  sc_core::sc_event scalar_idle_;  // the finished scalar unit waits on it (RunState::ending)
+  // The core's events: progress_, then each pipe's pushed and flag_set. Made when the simulation
+  // runs (make_events), not at elaboration: SystemC names an event made during elaboration and
+  // files the name in its object table (a map of strings, which at 1,024 cores cost more than
+  // the rest of a core's construction); an event made while running is not named.
+  std::unique_ptr<sc_core::sc_event[]> unit_events_;
+  sc_core::sc_event* progress_ = nullptr;  // a pipe started an instruction or finished a wait_flag
   bool scalar_listening_ = false;
   ScalarState scalar_state_ = ScalarState::running;
   int32_t scalar_pc_ = 0;
   isa::Pipe scalar_blocked_pipe_ = isa::Pipe::scalar;
   uint64_t scalar_end_cycle_ = 0;
+  // The scalar unit's method: its resume point and the state a thread would keep in locals.
+  ScalarStep scalar_step_ = ScalarStep::fetch;
+  std::array<int64_t, isa::kNumRegs> regs_{};
+  uint64_t t_ = 0;  // local time of the scalar unit (>= SystemC time)
+  uint64_t fetched_ = 0, executed_ = 0, since_sync_ = 0;
+  size_t pc_ = 0;
+  uint64_t barrier_arrival_ = 0;     // barrier / core_barrier: the cycle the scalar unit arrived
+  uint64_t barrier_generation_ = 0;  // core_barrier: CoreBarrier::completed() when it arrived
+  bool dispatch_waited_ = false;     // dispatch: the queue was full at the first try
+
+  std::vector<sc_core::sc_process_handle> processes_;
 
   tlm::tlm_generic_payload trans_;
   DmaExtension ext_;

@@ -31,6 +31,10 @@ NpuTop::NpuTop(sc_core::sc_module_name name, RunState& run) : sc_core::sc_module
   }
 }
 
+NpuTop::~NpuTop() {
+  while (!cores_.empty()) cores_.pop_back();
+}
+
 bool NpuTop::finished() const {
   for (const auto& c : cores_)
     if (!c->finished()) return false;
@@ -38,12 +42,13 @@ bool NpuTop::finished() const {
 }
 
 void NpuTop::end_processes() {
-  run_.ending = true;
-  std::vector<sc_core::sc_event*> events;  // in spawn order
-  for (const auto& c : cores_) c->append_idle_events(events);
-  uint64_t delay = 1;
-  for (auto it = events.rbegin(); it != events.rend(); ++it)
-    (*it)->notify(sc_core::sc_time::from_value(delay++));
+  for (auto c = cores_.rbegin(); c != cores_.rend(); ++c) {
+    std::vector<sc_core::sc_process_handle>& processes = (*c)->processes();
+    while (!processes.empty()) {  // newest first; the handle's release deletes the process
+      processes.back().kill();
+      processes.pop_back();
+    }
+  }
 }
 
 std::string NpuTop::deadlock_report(uint64_t cycle) const {

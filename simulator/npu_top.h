@@ -18,6 +18,9 @@ class NpuTop : public sc_core::sc_module {
  public:
   /// Builds one Core per stream of run.code (at most hw.cores) and the Dram, and binds them.
   NpuTop(sc_core::sc_module_name name, RunState& run);
+  /// Deletes the cores newest first: SystemC's port and export registries search a removed
+  /// socket from their newest entry (oldest first is quadratic in the core count).
+  ~NpuTop() override;
 
   /// True when every core finished (no unit holds work).
   bool finished() const;
@@ -25,14 +28,13 @@ class NpuTop : public sc_core::sc_module {
   /// then the state of every unit of every core. `cycle` is the SystemC time it stopped at.
   std::string deadlock_report(uint64_t cycle) const;
 
-  /// After a run that finished (finished() true, no error), lets every SystemC thread return,
-  /// the last spawned first, one per cycle past the end of the run; the caller then runs
-  /// sc_start() once more. Why: SystemC 2.3 keeps the threads spawned before sc_start in a list
-  /// that its thread destructor searches from the newest entry. Threads still waiting when their
-  /// context is deleted are destroyed oldest first, each destructor walking all the younger ones
-  /// (quadratic in the thread count: at 1,024 cores, 7,168 threads and 25 M list steps per run);
-  /// threads that end newest first are each found at the head. The statistics are final before
-  /// this is called (nothing runs but the threads' returns).
+  /// After a run that ended without an error (finished, or a deadlock), kills every process, the
+  /// last spawned first, and deletes it. Why: SystemC 2.3 keeps the processes spawned before
+  /// sc_start in a list that a process's destructor searches from the newest entry, and deletes the
+  /// ones still alive with its context oldest first, each destructor walking all the younger ones
+  /// (quadratic in the process count: at 1,024 cores, 4,096 processes and 8 M list steps per run);
+  /// processes deleted newest first are each found at the head. The statistics are final before
+  /// this is called.
   void end_processes();
 
   const std::vector<std::unique_ptr<Core>>& cores() const { return cores_; }

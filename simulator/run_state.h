@@ -53,9 +53,6 @@ struct RunState {
   bool tracing = false;
 
   std::exception_ptr error;  // first exception raised inside a SystemC process
-  /// Set after a run finished: every process returns when its idle event fires
-  /// (NpuTop::end_processes).
-  bool ending = false;
 
   /// Records the exception (first one wins) and stops the simulation.
   void fail_with(std::exception_ptr e);

@@ -141,12 +141,12 @@ SimResult Simulator::run() {
         run.result.cores[c].finish_cycle = f;
         run.result.total_cycles = std::max(run.result.total_cycles, f);
       }
-      // Let the threads end, newest first, so the context's teardown is linear in their number
-      // (NpuTop::end_processes). A stopped run (error) or a deadlock skips this: its teardown
-      // pays the quadratic list walk, once.
-      top->end_processes();
-      sc_core::sc_start();
     }
+    // Delete the processes newest first, so the context's teardown is linear in their number
+    // (NpuTop::end_processes); a deadlock's processes too (they wait on events of the modules
+    // deleted below). A stopped run (an error: sc_stop) skips this: SystemC allows no kill after
+    // sc_stop, and its teardown pays the quadratic list walk, once.
+    if (!run.error) top->end_processes();
     top.reset();  // modules before their context
   }
   if (run.error) std::rethrow_exception(run.error);
