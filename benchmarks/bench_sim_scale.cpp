@@ -12,12 +12,12 @@
 //    the cores do not queue for the one DRAM channel: the simulated run is as long at every N
 //    (what is left is the simulator's own per-core cost).
 //  BM_BarrierAtCores/N: the same with every stream the core_barrier alone: what a run costs per
-//    core before any instruction is simulated (modules, events, the scalar unit's thread).
+//    core before any instruction is simulated (modules, events, the scalar unit's process).
 //  BM_ClassifierAtCores/N: the PP-OCR direction classifier (1x3x48x192, 75 kernels) compiled for
 //    N cores once, outside the timed loop; each iteration simulates the whole program
 //    timing-only (construction + load with the constants' GM image + run()).
-// Counters: s_per_core_kernel = host seconds per iteration / (N x kernels); sim_cycles; threads
-// (SystemC threads spawned: one scalar unit per core plus one per pipe a core's stream uses).
+// Counters: s_per_core_kernel = host seconds per iteration / (N x kernels); sim_cycles; processes
+// (SystemC processes spawned: one scalar unit per core plus one per pipe a core's stream uses).
 // Run: build/bin/bench_bench_sim_scale (the 1,024-core classifier compile takes about a minute).
 #include <benchmark/benchmark.h>
 
@@ -82,8 +82,8 @@ isa::Program kernel_program(int64_t cores, int64_t tiles = 16) {
   return p;
 }
 
-/// SystemC threads a run of `p` spawns: per core the scalar unit and each pipe its stream uses.
-double thread_count(const isa::Program& p) {
+/// SystemC processes a run of `p` spawns: per core the scalar unit and each pipe its stream uses.
+double process_count(const isa::Program& p) {
   double n = 0;
   for (const auto& stream : p.cores) {
     bool used[isa::kNumPipes] = {};
@@ -100,7 +100,7 @@ void report(benchmark::State& state, int64_t cores, int64_t kernels, uint64_t cy
       static_cast<double>(cores * kernels),
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["sim_cycles"] = static_cast<double>(cycles);
-  state.counters["threads"] = thread_count(p);
+  state.counters["processes"] = process_count(p);
 }
 
 void run_kernel(benchmark::State& state, int64_t tiles, bool dram_per_core = false) {
