@@ -132,10 +132,10 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
   // reports read.
   for (const isa::Instruction& in : code_) {
     const int p = int(in.pipe());  // scalar (0) for what the scalar unit executes itself
-    if (p > 0 && p < isa::kNumPipes) has_thread_[p] = true;  // dispatch rejects other pipes
+    if (p > 0 && p < isa::kNumPipes) has_process_[p] = true;  // dispatch rejects other pipes
   }
   for (int p = 1; p < isa::kNumPipes; ++p) {
-    if (!has_thread_[p]) continue;
+    if (!has_process_[p]) continue;
     PipeUnit& pu = pipes_[p];
     pu.pool.resize(depth_ + 1);
     pu.ring.assign(depth_, 0);
@@ -149,7 +149,7 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
   opts.spawn_method();
   processes_.push_back(sc_core::sc_spawn([this] { scalar_method(); }, "scalar", &opts));
   for (int p = 1; p < isa::kNumPipes; ++p)
-    if (has_thread_[p])
+    if (has_process_[p])
       processes_.push_back(
           sc_core::sc_spawn([this, p] { pipe_method(Pipe(p)); }, isa::pipe_name(Pipe(p)), &opts));
 }
@@ -186,7 +186,7 @@ void Core::make_events() {
   unit_events_ = std::make_unique<sc_core::sc_event[]>(1 + 2 * size_t{isa::kNumPipes});
   progress_ = &unit_events_[0];
   for (int p = 1; p < isa::kNumPipes; ++p) {
-    if (!has_thread_[p]) continue;  // no process waits on them
+    if (!has_process_[p]) continue;  // no process waits on them
     pipes_[p].pushed = &unit_events_[1 + 2 * p];
     pipes_[p].flag_set = &unit_events_[2 + 2 * p];
   }

@@ -11,12 +11,11 @@
 //
 // Processes: every unit is an SC_METHOD written as a resumable state machine (ScalarStep,
 // PipeStep): where a thread would wait, the method records where it stopped, calls next_trigger
-// with what the thread would have waited for, and returns. A method has no coroutine stack and
-// no context switch, which at 1,024 cores (4,096 processes) is most of the host time a thread
-// per unit cost (docs/results.md, "Scale with cores"). Every process is a method, and SystemC
-// queues methods as it queues threads (a runnable queue in trigger order, an event's waiters in
-// the order they waited), so the processes run in the order the threads ran and every simulated
-// cycle is the same.
+// with what the thread would have waited for, and returns. A method has no coroutine stack to map
+// and no context switch (docs/results.md, "Scale with cores", has the host times). Every process
+// is a method, and SystemC queues methods as it queues threads (a runnable queue in trigger order,
+// an event's waiters in the order they waited), so the processes run in the order the threads ran
+// and every simulated cycle is the same.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -187,7 +186,7 @@ class Core : public sc_core::sc_module {
   };
 
   std::array<PipeUnit, isa::kNumPipes> pipes_;
-  std::array<bool, isa::kNumPipes> has_thread_{};     // pipes the stream uses
+  std::array<bool, isa::kNumPipes> has_process_{};    // pipes the stream uses
   std::array<ZeroedBytes, isa::kNumScopes> scratch_;  // functional mode only
   isa::CoreMemory memory_;
   std::array<uint64_t, isa::kNumScopes> sizes_{};
