@@ -266,7 +266,8 @@ OutputCheck compare_output(const std::string& name, const Tensor& actual, const 
 
 std::vector<KernelCheck> kernel_checks(const npu::HwConfig& hw, const Graph& graph,
                                        const std::map<std::string, Tensor>& graph_inputs,
-                                       const std::map<std::string, Tensor>& npu_values) {
+                                       const std::map<std::string, Tensor>& npu_values,
+                                       const std::set<std::string>* only) {
   const bool f16 = hw.core.cube.input_dtype == isa::DType::f16;
   std::unordered_map<const Node*, size_t> order;
   for (size_t i = 0; i < graph.nodes().size(); ++i) order[graph.nodes()[i].get()] = i;
@@ -277,7 +278,7 @@ std::vector<KernelCheck> kernel_checks(const npu::HwConfig& hw, const Graph& gra
   std::vector<KernelCheck> out;
   for (const auto& n : graph.nodes()) {
     for (const Value* v : n->outputs) {
-      if (!v || v->constant || !stored(v)) continue;
+      if (!v || v->constant || !stored(v) || (only && !only->count(v->name))) continue;
       // The nodes computing v from stored values, graph inputs and constants.
       std::vector<const Node*> members;
       std::vector<const Node*> todo = {n.get()};

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "compiler/ir/graph.h"
@@ -110,9 +111,12 @@ struct KernelCheck {
 /// NPU read (its fp16 values; graph inputs rounded as the NPU rounds them), and its result is
 /// compared with the NPU's within that kernel's own npu_tolerances (the same derivation, over the
 /// kernel's few roundings: a few u). A 1% error of one op fails its kernel's check however deep
-/// in the model it is. Kernels are listed in graph order. Throws tessel::Error from the reference.
+/// in the model it is. Kernels are listed in graph order. `only`, when given, names the values to
+/// check (the others still bound the kernels: each checked kernel is the same as without it).
+/// Throws tessel::Error from the reference.
 std::vector<KernelCheck> kernel_checks(const npu::HwConfig& hw, const Graph& graph,
                                        const std::map<std::string, Tensor>& graph_inputs,
-                                       const std::map<std::string, Tensor>& npu_values);
+                                       const std::map<std::string, Tensor>& npu_values,
+                                       const std::set<std::string>* only = nullptr);
 
 }  // namespace tessel::driver
