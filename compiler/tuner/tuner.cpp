@@ -123,7 +123,6 @@ std::vector<Task> tasks_of(const npu_backend::LoweredGraph& lowered) {
 }
 
 std::vector<Knobs> default_candidates(const passes::Screened& screened) {
-  constexpr double kMaxEstimateRatio = 1.5;
   constexpr size_t kPerCores = 4;
   std::vector<size_t> out_index;
   std::set<size_t> seen;
@@ -157,7 +156,7 @@ std::vector<Knobs> default_candidates(const passes::Screened& screened) {
     for (size_t i = 0; i < n; ++i)
       if (cores[i] == c) {
         if (best_c < 0) best_c = screened.cycles(i);
-        if (screened.cycles(i) <= kMaxEstimateRatio * best_c) with_c.push_back(i);
+        if (screened.cycles(i) <= kDefaultCandidatesWithin * best_c) with_c.push_back(i);
       }
     for (size_t j = 0; j < with_c.size() && j < 3; ++j) add(with_c[j]);
     std::set<std::tuple<int64_t, int64_t, int64_t>> structures;
@@ -452,7 +451,7 @@ TuneResult Tuner::run() {
     const auto* kept = lowered_.candidates(t.task.key);
     std::vector<Knobs> own;
     if (!kept) {
-      own = default_candidates(passes::screen(*t.schedule, hw_));
+      own = default_candidates(passes::screen(*t.schedule, hw_, {}, kDefaultCandidatesWithin));
       kept = &own;
     }
     for (const Knobs& k : *kept)
@@ -517,6 +516,7 @@ ScheduledModule compile_scheduled(const Graph& graph, const npu::HwConfig& hw,
     for (auto& [task, k] : log_knobs(log, hw)) options.task_knobs.emplace(task, k);
   }
   options.candidates = default_candidates;
+  options.candidates_within = kDefaultCandidatesWithin;
   npu_backend::LoweredGraph lowered(graph, hw, options);
   if (request.tune) {
     out.tuned = tune(lowered, hw, *request.tune);

@@ -58,7 +58,11 @@ std::vector<Task> tasks_of(const npu_backend::LoweredGraph& lowered);
 /// only points estimated within 1.5x of the best with cores = c. The candidates for
 /// cores = c do not depend on how many cores the config has, so a config with more cores measures
 /// a superset and its pick is never slower than a config with fewer.
+/// `screened` may hold only the points within kDefaultCandidatesWithin of the best with their
+/// cores value (passes::screen's `within`): the candidates are the same.
 std::vector<passes::Knobs> default_candidates(const passes::Screened& screened);
+/// How far above the best estimate with the same cores value a default candidate may be.
+constexpr double kDefaultCandidatesWithin = 1.5;
 
 struct Progress {
   int64_t trials = 0, budget = 0;

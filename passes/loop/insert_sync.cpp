@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "compiler/support/error.h"
@@ -71,6 +72,7 @@ class SyncInserter {
   std::map<L::StmtNode*, SeqInfo> seqs_;
   std::map<const L::StmtNode*, std::pair<int, int>> span_;  // node -> [first leaf, last leaf]
   std::vector<Pair> pairs_;
+  std::map<const L::BufferNode*, std::vector<int>> readers_, writers_;  // leaf ids per allocation
 
   /// Deep copy where every For body is a Seq (so flags can be inserted inside loop bodies).
   static L::Stmt normalize(const L::Stmt& s) {
@@ -128,14 +130,6 @@ class SyncInserter {
     return {first, last};
   }
 
-  static bool conflict(const Leaf& a, const Leaf& b) {
-    for (const auto* x : a.writes)
-      if (b.reads.count(x) || b.writes.count(x)) return true;
-    for (const auto* x : a.reads)
-      if (b.writes.count(x)) return true;
-    return false;
-  }
-
   bool covered(const Pair& p) const {
     for (const auto& q : pairs_)
       if (q.seq == p.seq && q.carried == p.carried && q.src == p.src && q.dst == p.dst &&
@@ -150,8 +144,9 @@ class SyncInserter {
   /// dependences through that writer.
   bool written_between(const Leaf& a, const Leaf& b, const L::BufferNode* x, bool carried,
                        std::pair<int, int> loop_span) const {
-    for (const auto& c : leaves_) {
-      if (c.id == a.id || c.id == b.id || !c.writes.count(x)) continue;
+    for (const int id : writers_.at(x)) {
+      const Leaf& c = leaves_[static_cast<size_t>(id)];
+      if (c.id == a.id || c.id == b.id) continue;
       if (!carried) {
         if (a.id < c.id && c.id < b.id) return true;
       } else if (c.id >= loop_span.first && c.id <= loop_span.second &&
@@ -172,10 +167,30 @@ class SyncInserter {
   }
 
   void find_dependences() {
+    // The leaves touching each allocation (ids ascending): the pairs that conflict are found from
+    // them rather than by testing every pair of leaves, in the same (a, b) order.
+    for (const auto& l : leaves_) {
+      for (const auto* x : l.reads) readers_[x].push_back(l.id);
+      for (const auto* x : l.writes) writers_[x].push_back(l.id);
+    }
     std::vector<Pair> candidates;
+    std::vector<int> partners;
     for (const auto& a : leaves_) {
-      for (const auto& b : leaves_) {
-        if (a.id == b.id || a.pipe == b.pipe || !conflict(a, b)) continue;
+      partners.clear();
+      for (const auto* x : a.writes) {
+        if (auto r = readers_.find(x); r != readers_.end())
+          partners.insert(partners.end(), r->second.begin(), r->second.end());
+        const auto& w = writers_.at(x);
+        partners.insert(partners.end(), w.begin(), w.end());
+      }
+      for (const auto* x : a.reads)
+        if (auto w = writers_.find(x); w != writers_.end())
+          partners.insert(partners.end(), w->second.begin(), w->second.end());
+      std::sort(partners.begin(), partners.end());
+      partners.erase(std::unique(partners.begin(), partners.end()), partners.end());
+      for (const int bid : partners) {
+        const Leaf& b = leaves_[static_cast<size_t>(bid)];
+        if (a.id == b.id || a.pipe == b.pipe) continue;
         // Lowest common sequence.
         size_t k = 0;
         while (k < a.path.size() && k < b.path.size() && a.path[k].first == b.path[k].first &&

@@ -130,6 +130,27 @@ void Screened::add(const Knobs& knobs, double cycles) {
   cycles_.push_back(cycles);
 }
 
+double Screened::raw_cycles(size_t i) const { return cycles_[i]; }
+
+int64_t Screened::raw_value(size_t i, const std::string& name) const {
+  for (size_t j = 0; j < names_.size(); ++j)
+    if (names_[j] == name) return values_[i * names_.size() + j];
+  return -1;
+}
+
+void Screened::keep(const std::vector<bool>& keep) {
+  size_t w = 0;
+  const size_t n = names_.size();
+  for (size_t i = 0; i < cycles_.size(); ++i) {
+    if (!keep[i]) continue;
+    for (size_t j = 0; j < n; ++j) values_[w * n + j] = values_[i * n + j];
+    cycles_[w++] = cycles_[i];
+  }
+  cycles_.resize(w);
+  values_.resize(w * n);
+  order_.clear();
+}
+
 void Screened::sort() {
   order_.resize(cycles_.size());
   for (uint32_t i = 0; i < order_.size(); ++i) order_[i] = i;
@@ -150,7 +171,8 @@ int64_t Screened::value(size_t i, const std::string& name) const {
   return -1;
 }
 
-Screened screen(const KernelSchedule& schedule, const npu::HwConfig& hw, const Knobs& fixed) {
+Screened screen(const KernelSchedule& schedule, const npu::HwConfig& hw, const Knobs& fixed,
+                double within) {
   const Space& space = schedule.space();
   for (const auto& [name, v] : fixed) {
     const Knob* k = space.find(name);
@@ -191,17 +213,61 @@ Screened screen(const KernelSchedule& schedule, const npu::HwConfig& hw, const K
   const bool split_last = free.size() - core_from == 2 && cores_knob &&
                           std::find(cores_knob->values.begin(), cores_knob->values.end(), 1) !=
                               cores_knob->values.end();
+  const int64_t split_first = space.find("split") ? space.find("split")->values.front() : 0;
+  // Pruning (within > 0): the estimate of a tile point on c cores is at least its one-core
+  // estimate's core part spread over c cores (the busiest core has at least 1/c of the tiles and
+  // of the exposed loads; its per-tile steady state and fill do not change) and at least its
+  // one-core DRAM part (a split only adds re-reads):
+  //   estimate(c) >= max((core_1 - fill) / c + fill, dram_1).
+  // A point whose bound exceeds `within` x the best estimate seen so far with c cores cannot be
+  // within that factor of the final best, so it is neither estimated nor kept.
+  const bool prune = within > 0 && split_last;
+  std::map<int64_t, double> best_of_cores;  // cores -> best estimate so far
+  double core_1 = 0, dram_1 = 0, fill_1 = 0, est_1 = 0;
+  auto note = [&](int64_t cores, double cycles) {
+    auto [it, fresh] = best_of_cores.emplace(cores, cycles);
+    if (!fresh) it->second = std::min(it->second, cycles);
+  };
+  struct Kept {
+    double cycles;
+    int64_t cores;
+  };
+  std::vector<Kept> kept;  // parallel to out's points when pruning
   bool probed = false;
   std::function<void(size_t)> walk = [&](size_t i) {
     if (split_last && i == core_from) {
       p["cores"] = 1;
-      p["split"] = space.find("split")->values.front();
+      p["split"] = split_first;
       if (!first_tried) first_tried = p;
       if (!(any_derived ? schedule.derive(p) : schedule.valid(p))) return;
       probed = true;
+      if (prune) {
+        const npu::KernelProfile prof = schedule.profile(p);
+        const npu::CostEstimate e = npu::estimate_kernel(hw, prof);
+        est_1 = e.cycles;
+        core_1 = e.core_cycles;
+        dram_1 = e.dram_cycles;
+        fill_1 = e.chain_cycles / std::max(1.0, prof.steps_per_tile);
+      }
     }
     if (i == free.size()) {
       if (!first_tried) first_tried = p;
+      if (prune) {
+        const int64_t c = p.at("cores");
+        const bool one = c == 1 && p.at("split") == split_first;
+        if (!one) {
+          auto b = best_of_cores.find(c);
+          const double bound =
+              std::max((core_1 - fill_1) / static_cast<double>(c) + fill_1, dram_1);
+          if (b != best_of_cores.end() && bound * (1 - 1e-9) > within * b->second) return;
+          if (!schedule.valid(p)) return;
+        }
+        const double cycles = one ? est_1 : npu::estimate_kernel(hw, schedule.profile(p)).cycles;
+        note(c, cycles);
+        out.add(p, cycles);
+        kept.push_back({cycles, c});
+        return;
+      }
       if (probed ? schedule.valid(p) : any_derived ? schedule.derive(p) : schedule.valid(p))
         out.add(p, npu::estimate_kernel(hw, schedule.profile(p)).cycles);
       return;
@@ -219,6 +285,19 @@ Screened screen(const KernelSchedule& schedule, const npu::HwConfig& hw, const K
                                    fixed.empty() ? "" : " with knobs " + knobs_to_string(fixed),
                                    first_tried ? schedule.reject(*first_tried).value_or("?")
                                                : std::string("the space is empty")));
+  if (within > 0) {
+    // Keep the points within `within` of the best with their cores value (without pruning:
+    // the best per cores value over all points).
+    if (!prune) {
+      for (size_t i = 0; i < out.size(); ++i)
+        kept.push_back({out.raw_cycles(i), out.raw_value(i, "cores")});
+      for (const Kept& k : kept) note(k.cores, k.cycles);
+    }
+    std::vector<bool> keep(kept.size());
+    for (size_t i = 0; i < kept.size(); ++i)
+      keep[i] = kept[i].cycles <= within * best_of_cores.at(kept[i].cores);
+    out.keep(keep);
+  }
   out.sort();
   return out;
 }
@@ -233,7 +312,7 @@ Knobs default_knobs(const KernelSchedule& schedule, const npu::HwConfig& hw, con
                                      knobs_to_string(fixed), *why));
     return fixed;
   }
-  return screen(schedule, hw, fixed).knobs(0);
+  return screen(schedule, hw, fixed, 1.0).knobs(0);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -135,6 +135,11 @@ class Screened {
   const std::vector<std::string>& names() const { return names_; }
   /// Appends a point (values in knob order) with its estimate; sort() orders them.
   void add(const Knobs& knobs, double cycles);
+  /// The estimate and a knob's value of the i-th point in the order added (before sort()).
+  double raw_cycles(size_t i) const;
+  int64_t raw_value(size_t i, const std::string& name) const;
+  /// Drops the points (in the order added) whose `keep` entry is false; sort() again after.
+  void keep(const std::vector<bool>& keep);
   /// Orders the points by estimate (stable: ties keep enumeration order).
   void sort();
 
@@ -149,12 +154,19 @@ class Screened {
 /// knobs' domains (with `fixed` knobs held at their values), each derived knob at the first value
 /// of its domain that makes the point valid (KernelSchedule::derive), invalid points dropped;
 /// sorted by the estimate of npu_model/cost_model (ties: enumeration order). Deterministic.
+/// `within` > 0 keeps only the points estimated at most `within` x the best estimate among the
+/// points with the same `cores` value -- the same points, in the same order, as screening all and
+/// dropping the others -- and prunes the space while enumerating it with a lower bound (a tile
+/// point on c cores costs at least its one-core pipeline spread over c cores, and at least its
+/// one-core DRAM time), so that screening for the default schedule (within 1.5: the default
+/// candidates; 1: the analytical default) estimates a fraction of the space.
 /// Throws InvalidKnobs naming the kernel when no point is valid (with the reason of the first
 /// point tried).
-Screened screen(const KernelSchedule& schedule, const npu::HwConfig& hw, const Knobs& fixed = {});
+Screened screen(const KernelSchedule& schedule, const npu::HwConfig& hw, const Knobs& fixed = {},
+                double within = 0);
 
-/// The analytical default: the first point of screen() (the lowest estimate). `fixed` holds knobs
-/// given by the user; the others are chosen.
+/// The analytical default: the first point of screen() (the lowest estimate; screened with
+/// within = 1). `fixed` holds knobs given by the user; the others are chosen.
 Knobs default_knobs(const KernelSchedule& schedule, const npu::HwConfig& hw,
                     const Knobs& fixed = {});
 

@@ -3,6 +3,9 @@
 // the analytical default.
 #include <gtest/gtest.h>
 
+#include <iostream>
+#include <map>
+
 #include "compiler/backend/npu/compile.h"
 #include "compiler/driver/runner.h"
 #include "compiler/tuner/tuner.h"
@@ -126,6 +129,58 @@ TEST(Space, PartialKnobsAreCompletedByTheAnalyticalDefault) {
   }
   // A fixed knob no point can take is an error naming it.
   EXPECT_THROW(passes::default_knobs(s, hw, {{"mt", 48}}), passes::InvalidKnobs);
+}
+
+}  // namespace
+}  // namespace tessel::testing
+
+namespace tessel::testing {
+namespace {
+
+// Screening for the default schedule prunes the space (passes::screen with `within`): it keeps
+// exactly the points of the full screening estimated within the factor of the best with their
+// cores value, in the same order, so the default candidates (within 1.5) and the analytical
+// default (within 1) are the same as from the full screening. Checked on every task of the
+// PP-OCR classifier (conv, depthwise and pointwise, matmul and vector kernels); a bound that
+// overestimated a point's cost on more cores would drop a kept point and fail here.
+TEST(Space, PrunedScreeningKeepsExactlyThePointsWithinTheFactor) {
+  const npu::HwConfig hw = preset("npu_4core");
+  graph_passes::PipelineOptions passes;
+  passes.available = driver::target_ops(driver::Target::npu);
+  const auto graph = driver::load_model(
+      std::string(TESSEL_SOURCE_DIR) + "/tests/data/cases/ppocr_cls_b1/model.onnx",
+      {{"x", {1, 3, 48, 192}}}, passes);
+  const npu_backend::LoweredGraph lowered(*graph, hw, {});
+  std::map<std::string, int> kinds;
+  size_t full_points = 0, kept_points = 0;
+  for (const auto& task : tuner::tasks_of(lowered)) {
+    const passes::KernelSchedule& s = *lowered.kernels()[task.kernels.front()].schedule;
+    const passes::Screened full = passes::screen(s, hw);
+    for (double within : {1.0, tuner::kDefaultCandidatesWithin}) {
+      const passes::Screened pruned = passes::screen(s, hw, {}, within);
+      std::map<int64_t, double> best;
+      for (size_t i = 0; i < full.size(); ++i) best.emplace(full.value(i, "cores"), full.cycles(i));
+      std::vector<size_t> want;
+      for (size_t i = 0; i < full.size(); ++i)
+        if (full.cycles(i) <= within * best.at(full.value(i, "cores"))) want.push_back(i);
+      ASSERT_EQ(pruned.size(), want.size()) << task.key << " within " << within;
+      for (size_t j = 0; j < want.size(); ++j) {
+        ASSERT_EQ(pruned.knobs(j), full.knobs(want[j])) << task.key << " point " << j;
+        ASSERT_EQ(pruned.cycles(j), full.cycles(want[j])) << task.key << " point " << j;
+      }
+      if (within > 1) {
+        EXPECT_EQ(tuner::default_candidates(pruned), tuner::default_candidates(full)) << task.key;
+        kept_points += pruned.size();
+      }
+    }
+    full_points += full.size();
+    ++kinds[task.kind];
+  }
+  EXPECT_GT(kinds["conv"], 0);
+  EXPECT_GT(kinds["matmul"] + kinds["vector"], 0);
+  std::cout << "  " << kinds["conv"] << " conv, " << kinds["matmul"] << " matmul, "
+            << kinds["vector"] << " vector tasks: " << kept_points << " of " << full_points
+            << " screened points kept within " << tuner::kDefaultCandidatesWithin << "\n";
 }
 
 }  // namespace

@@ -443,7 +443,8 @@ struct LoweredGraph::Impl {
       if (s == candidates.end()) {
         passes::Screened ranked;
         try {
-          ranked = passes::screen(*sched, hw);
+          ranked =
+              passes::screen(*sched, hw, {}, options.candidates ? options.candidates_within : 1.0);
         } catch (const passes::InvalidKnobs& e) {
           throw DefaultFailed(e.what());
         }

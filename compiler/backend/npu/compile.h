@@ -61,6 +61,10 @@ struct NpuCompileOptions {
   /// Which points of a task's analytical screening (sorted by estimate) the lowering keeps as
   /// its candidates (LoweredGraph::candidates; the tuner's default_candidates). Unset: the best.
   std::function<std::vector<passes::Knobs>(const passes::Screened&)> candidates;
+  /// What `candidates` looks at of a screening: the points within this factor of the best estimate
+  /// with their cores value (passes::screen's `within`; 0: every point). Without `candidates`
+  /// only the best point is kept (within 1).
+  double candidates_within = 0;
 };
 
 /// The schedule one kernel was compiled with.
