@@ -47,16 +47,20 @@ void add_graph_pass_flags(CLI::App* cmd, GraphPassArgs& args) {
                 "print a table of the graph passes: changed, seconds, node counts");
 }
 
+void add_run_output_options(CLI::App* cmd, RunArgs& args) {
+  cmd->add_option("--report", args.report_path, "write a JSON report to FILE");
+  cmd->add_option("--trace", args.trace_path,
+                  "write a Chrome/Perfetto trace of the NPU pipes to FILE");
+  add_tuning_log_option(cmd, args.tuning_log);
+  add_graph_pass_flags(cmd, args.passes);
+}
+
 Command add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd =
       app.add_subcommand("run", "run an experiment file (model, inputs, hw config, target)");
   cmd->add_option("experiment", args->experiment, "experiment YAML file")->required();
-  cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
-  cmd->add_option("--trace", args->trace_path,
-                  "write a Chrome/Perfetto trace of the NPU pipes to FILE");
-  add_tuning_log_option(cmd, args->tuning_log);
-  add_graph_pass_flags(cmd, args->passes);
+  add_run_output_options(cmd, *args);
   return {cmd, [args] { return cmd_run(*args, std::cout, std::cerr); }};
 }
 

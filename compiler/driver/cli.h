@@ -25,6 +25,14 @@ Command add_sim_command(CLI::App& app);      // tessel sim MODEL --hw FILE (cli_
 Command add_tune_command(CLI::App& app);     // tessel tune MODEL --hw FILE (cli_tune.cpp)
 
 struct GraphPassArgs;
+struct ModelHwArgs;
+struct RunArgs;
+/// Adds --report FILE, --trace FILE, --tuning-log FILE and the graph pass flags: the outputs of
+/// the commands that run an experiment (run, sim).
+void add_run_output_options(CLI::App* cmd, RunArgs& args);
+/// Adds the positional model (ONNX file or zoo:NAME), the required --hw FILE, --hw-set and
+/// --input-shape: the options of the commands that run one model on the NPU (sim, tune).
+void add_model_hw_options(CLI::App* cmd, ModelHwArgs& args);
 /// Adds --disable-pass, --no-graph-passes, --print-ir-after, --print-ir-after-change and
 /// --pass-timing to a subcommand.
 void add_graph_pass_flags(CLI::App* cmd, GraphPassArgs& args);

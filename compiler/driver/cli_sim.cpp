@@ -62,27 +62,34 @@ RunSpec model_run(const std::string& model, const std::string& hw_path,
   return run;
 }
 
+int run_single(const RunSpec& run, const RunArgs& args, std::ostream& out, std::ostream& err,
+               const std::string& command) {
+  Experiment ex;
+  ex.name = run.name;
+  ex.source = run.model;
+  ex.runs.push_back(run);
+  return run_experiment(ex, args, out, err, command);
+}
+
+void add_model_hw_options(CLI::App* cmd, ModelHwArgs& args) {
+  cmd->add_option("model", args.model, "ONNX model file, or zoo:NAME (resnet50, bert_layer, ...)")
+      ->required();
+  cmd->add_option("--hw", args.hw, "hardware config YAML")->required();
+  add_hw_set_option(cmd, args.hw_set);
+  add_input_shape_option(cmd, args.input_shapes);
+}
+
 int cmd_sim(const SimArgs& args, std::ostream& out, std::ostream& err) {
   try {
     // Everything is validated before any work: output paths, model, shapes, hw config + overrides.
-    check_output_path(args.report_path, "--report");
-    check_output_path(args.trace_path, "--trace");
+    check_output_path(args.outputs.report_path, "--report");
+    check_output_path(args.outputs.trace_path, "--trace");
     RunSpec run = model_run(args.model, args.hw, args.hw_set, args.input_shapes, args.input_values);
     run.timing_only = args.timing_only;
     run.check = !args.timing_only;
     run.double_buffer = !args.no_double_buffer;
     run.multicore = !args.single_core;
-    Experiment ex;
-    ex.name = run.name;
-    ex.source = args.model;
-    ex.runs.push_back(run);
-
-    RunArgs run_args;
-    run_args.report_path = args.report_path;
-    run_args.trace_path = args.trace_path;
-    run_args.tuning_log = args.tuning_log;
-    run_args.passes = args.passes;
-    return run_experiment(ex, run_args, out, err, "sim");
+    return run_single(run, args.outputs, out, err, "sim");
   } catch (const Error& e) {
     err << "error: " << e.what() << "\n";
     return 2;
@@ -97,11 +104,7 @@ Command add_sim_command(CLI::App& app) {
       "Inputs are uniform in [-1, 1) (seed 0). Outputs are checked against the reference "
       "interpreter unless --timing-only. Exit code: 0 pass, 1 an output outside its tolerance, 2 "
       "an error (nothing is written).");
-  cmd->add_option("model", args->model, "ONNX model file, or zoo:NAME (resnet50, bert_layer, ...)")
-      ->required();
-  cmd->add_option("--hw", args->hw, "hardware config YAML")->required();
-  add_hw_set_option(cmd, args->hw_set);
-  add_input_shape_option(cmd, args->input_shapes);
+  add_model_hw_options(cmd, *args);
   add_input_value_option(cmd, args->input_values);
   cmd->add_flag("--timing-only", args->timing_only,
                 "simulate timing only (no values computed, no check)");
@@ -109,11 +112,7 @@ Command add_sim_command(CLI::App& app) {
                 "schedule without double buffering (NpuCompileOptions::double_buffer off)");
   cmd->add_flag("--single-core", args->single_core,
                 "run every kernel on core 0 (NpuCompileOptions::multicore off)");
-  cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
-  cmd->add_option("--trace", args->trace_path,
-                  "write a Chrome/Perfetto trace of the NPU pipes to FILE");
-  add_tuning_log_option(cmd, args->tuning_log);
-  add_graph_pass_flags(cmd, args->passes);
+  add_run_output_options(cmd, args->outputs);
   return {cmd, [args] { return cmd_sim(*args, std::cout, std::cerr); }};
 }
 

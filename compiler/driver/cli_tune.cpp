@@ -115,14 +115,10 @@ int cmd_tune(const TuneArgs& args, std::ostream& out, std::ostream& err) {
     run.timing_only = true;
     run.check = false;
     run.tune = t;
-    Experiment ex;
-    ex.name = run.name;
-    ex.source = args.model;
-    ex.runs.push_back(run);
     RunArgs run_args;
     run_args.report_path = args.report_path;
     run_args.passes = args.passes;
-    return run_experiment(ex, run_args, out, err, "tune");
+    return run_single(run, run_args, out, err, "tune");
   } catch (const Error& e) {
     err << "error: " << e.what() << "\n";
     return 2;
@@ -136,11 +132,7 @@ Command add_tune_command(CLI::App& app) {
   cmd->footer(
       "The same seed and budget give the same log bit for bit whatever --jobs (a --seconds limit "
       "depends on timing). Exit code: 0 done, 2 an error (nothing is written).");
-  cmd->add_option("model", args->model, "ONNX model file, or zoo:NAME (resnet50, bert_layer, ...)")
-      ->required();
-  cmd->add_option("--hw", args->hw, "hardware config YAML")->required();
-  add_hw_set_option(cmd, args->hw_set);
-  add_input_shape_option(cmd, args->input_shapes);
+  add_model_hw_options(cmd, *args);
   cmd->add_option("--budget", args->budget,
                   "trials (measured points) over all tasks (default 1000; with --seconds alone: "
                   "until the time is up)");

@@ -236,6 +236,37 @@ struct OutputGuard {
   }
 };
 
+namespace {
+
+/// The report's "ops" table of a CPU or GPU run: the 12 slowest of `items` (by their `seconds`,
+/// the first of equal ones first) as rows `row(item, total)` under `header`, then how many
+/// `noun` more the JSON report has. `total` is the run's seconds the shares are of.
+template <class T, class Row>
+std::string slowest_table(const std::vector<T>& items, std::vector<std::string> header,
+                          const char* noun, double total, Row&& row) {
+  std::vector<const T*> order;
+  for (const auto& k : items) order.push_back(&k);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const T* a, const T* b) { return a->seconds > b->seconds; });
+  Table t(std::move(header));
+  const size_t shown = std::min<size_t>(order.size(), 12);
+  for (size_t i = 0; i < shown; ++i) t.add(row(*order[i], total));
+  std::string text = "\n" + t.str();
+  if (order.size() > shown)
+    text += fmt::format("  ... {} more {} (all of them in --report)\n", order.size() - shown, noun);
+  return text;
+}
+
+/// "12.5%" of `total` seconds and "GFLOP/s" (empty without flops or time): the ops tables' columns.
+std::string share_text(double seconds, double total) {
+  return fmt::format("{:.1f}%", total > 0 ? 100 * seconds / total : 0.0);
+}
+std::string gflops_text(double flops, double seconds) {
+  return flops > 0 && seconds > 0 ? fmt::format("{:.1f}", flops / seconds / 1e9) : std::string();
+}
+
+}  // namespace
+
 /// The CPU run's summary and its kernels by wall time (report sections "summary" and "ops").
 std::string cpu_run_text(const CpuRun& run, const std::vector<std::string>& sections) {
   auto has = [&](const char* s) {
@@ -255,26 +286,17 @@ std::string cpu_run_text(const CpuRun& run, const std::vector<std::string>& sect
         run.kernels.size(), run.compile_seconds, run.kernels_compiled + run.kernels_cached,
         run.kernels_compiled, run.kernels_cached, run.run_seconds * 1e3, total * 1e3, run.threads,
         run.threads > 1 ? "s" : "", total > 0 ? flops / total / 1e9 : 0.0);
-  if (has("ops") && !run.kernels.empty()) {
-    std::vector<const CpuRun::Kernel*> order;
-    for (const auto& k : run.kernels) order.push_back(&k);
-    std::stable_sort(order.begin(), order.end(),
-                     [](const auto* a, const auto* b) { return a->seconds > b->seconds; });
-    Table t({"op", "type", "kind", "ms", "share", "GFLOP/s"});
-    const size_t shown = std::min<size_t>(order.size(), 12);
-    for (size_t i = 0; i < shown; ++i) {
-      const auto& k = *order[i];
-      t.add({k.node, k.fused.empty() ? k.op_type : fmt::format("{}+{}", k.op_type, k.fused.size()),
-             k.kind, fmt::format("{:.3f}", k.seconds * 1e3),
-             fmt::format("{:.1f}%", total > 0 ? 100 * k.seconds / total : 0.0),
-             k.flops > 0 && k.seconds > 0 ? fmt::format("{:.1f}", k.flops / k.seconds / 1e9)
-                                          : std::string("")});
-    }
-    text += "\n" + t.str();
-    if (order.size() > shown)
-      text +=
-          fmt::format("  ... {} more kernels (all of them in --report)\n", order.size() - shown);
-  }
+  if (has("ops") && !run.kernels.empty())
+    text += slowest_table(
+        run.kernels, {"op", "type", "kind", "ms", "share", "GFLOP/s"}, "kernels", total,
+        [](const CpuRun::Kernel& k, double all) -> std::vector<std::string> {
+          return {k.node,
+                  k.fused.empty() ? k.op_type : fmt::format("{}+{}", k.op_type, k.fused.size()),
+                  k.kind,
+                  fmt::format("{:.3f}", k.seconds * 1e3),
+                  share_text(k.seconds, all),
+                  gflops_text(k.flops, k.seconds)};
+        });
   return text;
 }
 
@@ -322,26 +344,18 @@ std::string gpu_run_text(const GpuRun& run, const std::vector<std::string>& sect
         "{:.0f} TFLOP/s fp16 tensor, {:.1f} TFLOP/s fp32, {:.2f} TB/s), efficiency {:.1f}%\n",
         run.roofline_seconds * 1e3, run.peak_fp16_tensor_flops / 1e12, run.peak_fp32_flops / 1e12,
         run.dram_bytes_per_second / 1e12, total > 0 ? 100 * run.roofline_seconds / total : 0.0);
-  if (has("ops") && !run.launches.empty()) {
-    std::vector<const GpuRun::Launch*> order;
-    for (const auto& l : run.launches) order.push_back(&l);
-    std::stable_sort(order.begin(), order.end(),
-                     [](const auto* a, const auto* b) { return a->seconds > b->seconds; });
-    Table t({"op", "type", "kind", "grid x block", "ms", "share", "GFLOP/s"});
-    const size_t shown = std::min<size_t>(order.size(), 12);
-    for (size_t i = 0; i < shown; ++i) {
-      const auto& l = *order[i];
-      t.add({l.node, l.op_type, l.kind, fmt::format("{} x {}", l.grid, l.block),
-             fmt::format("{:.3f}", l.seconds * 1e3),
-             fmt::format("{:.1f}%", total > 0 ? 100 * l.seconds / total : 0.0),
-             l.flops > 0 && l.seconds > 0 ? fmt::format("{:.1f}", l.flops / l.seconds / 1e9)
-                                          : std::string("")});
-    }
-    text += "\n" + t.str();
-    if (order.size() > shown)
-      text +=
-          fmt::format("  ... {} more launches (all of them in --report)\n", order.size() - shown);
-  }
+  if (has("ops") && !run.launches.empty())
+    text += slowest_table(
+        run.launches, {"op", "type", "kind", "grid x block", "ms", "share", "GFLOP/s"}, "launches",
+        total, [](const GpuRun::Launch& l, double all) -> std::vector<std::string> {
+          return {l.node,
+                  l.op_type,
+                  l.kind,
+                  fmt::format("{} x {}", l.grid, l.block),
+                  fmt::format("{:.3f}", l.seconds * 1e3),
+                  share_text(l.seconds, all),
+                  gflops_text(l.flops, l.seconds)};
+        });
   return text;
 }
 

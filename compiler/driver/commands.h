@@ -48,19 +48,20 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
 /// [--hw-set KEY=VALUE]... [--no-double-buffer] [--single-core] [--report FILE.json]
 /// [--trace FILE.json]`: compiles and simulates one model without an experiment file (inputs
 /// uniform in [-1, 1), seed 0; checked against the reference unless --timing-only).
-struct SimArgs {
-  std::string model;
-  std::string hw;
-  std::vector<std::string> hw_set;
+/// The model and hardware options `tessel sim` and `tessel tune` share (cli.h:
+/// add_model_hw_options).
+struct ModelHwArgs {
+  std::string model;                      // ONNX file or zoo:NAME
+  std::string hw;                         // hardware config YAML
+  std::vector<std::string> hw_set;        // KEY=VALUE
   std::vector<std::string> input_shapes;  // NAME=DIMS
+};
+struct SimArgs : ModelHwArgs {
   std::vector<std::string> input_values;  // NAME=V[,V...]
   bool timing_only = false;
   bool no_double_buffer = false;
   bool single_core = false;
-  std::string report_path;
-  std::string trace_path;
-  std::string tuning_log;  // --tuning-log FILE
-  GraphPassArgs passes;
+  RunArgs outputs;  // --report, --trace, --tuning-log and the graph pass flags (no experiment)
 };
 int cmd_sim(const SimArgs& args, std::ostream& out, std::ostream& err);
 
@@ -73,6 +74,12 @@ RunSpec model_run(const std::string& model, const std::string& hw_path,
                   const std::vector<std::string>& hw_set,
                   const std::vector<std::string>& input_shapes,
                   const std::vector<std::string>& input_values);
+
+/// Runs `run` (a model_run) as a one-run Experiment named after it through run_experiment, the
+/// code path of `tessel run`, with the report, trace, tuning log and graph passes of `args`;
+/// `command` is the report's "command" field. Returns run_experiment's 0/1/2.
+int run_single(const RunSpec& run, const RunArgs& args, std::ostream& out, std::ostream& err,
+               const std::string& command);
 
 struct CheckArgs {
   std::vector<std::string> case_dirs;
@@ -107,11 +114,7 @@ int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err);
 
 /// `tessel tune MODEL|zoo:NAME --hw FILE ...` (cli_tune.cpp): tunes the model's kernels, then
 /// simulates the tuned program timing-only and reports it as `sim` does, plus the tuning figures.
-struct TuneArgs {
-  std::string model;
-  std::string hw;
-  std::vector<std::string> hw_set;
-  std::vector<std::string> input_shapes;
+struct TuneArgs : ModelHwArgs {
   int64_t budget = -1;  // -1: not given
   double seconds = 0;
   std::string strategy = "evolutionary";

@@ -10,13 +10,10 @@
 #include <fmt/ranges.h>
 
 #include "compiler/ops/op_util.h"
+#include "compiler/support/int_math.h"
 
 namespace tessel::ops {
 namespace {
-
-/// floor(a / b) and ceil(a / b) for b > 0 and any sign of a.
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
 /// A window geometry widened to exactly 3 spatial dims (leading dims of size 1).
 struct Geom3 {

@@ -45,6 +45,7 @@
 #include <functional>
 
 #include "compiler/support/error.h"
+#include "compiler/support/int_math.h"
 #include "passes/loop/contraction.h"
 #include "passes/loop/cpu_passes.h"
 
@@ -55,9 +56,6 @@ using L::Expr;
 using L::Var;
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 Expr vref(const Var& v) { return L::var_ref(v); }
 

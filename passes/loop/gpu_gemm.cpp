@@ -42,6 +42,7 @@
 #include <cmath>
 
 #include "compiler/support/error.h"
+#include "compiler/support/int_math.h"
 #include "passes/loop/contraction.h"
 #include "passes/loop/gpu_passes.h"
 
@@ -53,8 +54,6 @@ using L::Var;
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 Expr vref(const Var& v) { return L::var_ref(v); }
 Expr imm(int64_t v) { return L::int_imm(v); }
 

@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "compiler/support/error.h"
+#include "compiler/support/int_math.h"
 #include "passes/loop/npu_passes.h"
 
 namespace tessel::passes {
@@ -20,9 +21,6 @@ namespace L = tessel::loop;
 namespace {
 
 constexpr int64_t kMaxPeeled = 64;
-
-int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 using Bounds = std::map<const L::VarNode*, L::Interval>;
 

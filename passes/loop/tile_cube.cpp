@@ -27,6 +27,7 @@
 #include <tuple>
 
 #include "compiler/support/error.h"
+#include "compiler/support/int_math.h"
 #include "passes/loop/npu_passes.h"
 #include "passes/loop/schedule.h"
 #include "passes/loop/schedule_util.h"
@@ -38,9 +39,6 @@ namespace L = tessel::loop;
 using isa::Opcode;
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 DType acc_dtype(const NpuTarget& t) {
   return t.hw->core.cube.acc_dtype == isa::DType::f16 ? DType::f16 : DType::f32;
@@ -191,6 +189,16 @@ std::string shortfall_text(const std::vector<BufferNeed>& needs) {
   if (out.empty())
     out = "fits every buffer by itself, yet no tiling was found (please report this)";
   return out;
+}
+
+/// Throws the error of a cube kernel none of whose tiles fits: "kernel K: no WHAT tile fits the
+/// scratchpads: the smallest (SMALLEST[, double-buffered]) " and what each buffer lacks
+/// (shortfall_text).
+[[noreturn]] void fail_no_tile_fits(const std::string& kernel, const char* what,
+                                    const std::string& smallest, bool double_buffered,
+                                    const std::vector<BufferNeed>& needs) {
+  fail("kernel {}: no {} tile fits the scratchpads: the smallest ({}{}) {}", kernel, what, smallest,
+       double_buffered ? ", double-buffered" : "", shortfall_text(needs));
 }
 
 struct ConvGeom {
@@ -466,11 +474,11 @@ void ConvSchedule::explain_nothing_fits() const {
                                          {"l0b", copies * kk0 * n0 * es, b.l0b, db},
                                          {"l0c", copies * mr * n0 * acc_bytes, b.l0c, db},
                                          {"ub", copies * footprint(mt, 1, 1), b.ub, db}};
-  fail(
-      "kernel {}: no convolution tile fits the scratchpads: the smallest ({} output channels x {} "
-      "input channel{} x 1 output pixel, {}x{} kernel{}) {}",
-      spec.name, mt, kc, kc > 1 ? "s" : "", g.kh, g.kw, db ? ", double-buffered" : "",
-      shortfall_text(needs));
+  fail_no_tile_fits(spec.name, "convolution",
+                    fmt::format("{} output channels x {} input channel{} x 1 output pixel, {}x{} "
+                                "kernel",
+                                mt, kc, kc > 1 ? "s" : "", g.kh, g.kw),
+                    db, needs);
 }
 
 bool ConvSchedule::derive(Knobs& knobs) const {
@@ -1009,10 +1017,8 @@ void MatmulSchedule::explain_nothing_fits() const {
       {"l0b", copies * round_up(1, k0) * round_up(nt, n0) * es, bb.l0b, db},
       {"l0c", copies * round_up(mt, m0) * round_up(nt, n0) * acc_bytes, bb.l0c, db},
       {"ub", copies * em.footprint_bytes(out_ext(mt, nt)), bb.ub, db}};
-  fail(
-      "kernel {}: no matmul tile fits the scratchpads: the smallest ({} x {} outputs, K chunk of "
-      "1{}) {}",
-      spec.name, mt, nt, db ? ", double-buffered" : "", shortfall_text(needs));
+  fail_no_tile_fits(spec.name, "matmul", fmt::format("{} x {} outputs, K chunk of 1", mt, nt), db,
+                    needs);
 }
 
 npu::KernelProfile MatmulSchedule::profile(const Knobs& knobs) const {
