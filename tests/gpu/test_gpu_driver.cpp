@@ -149,7 +149,9 @@ TEST(GpuDriver, TargetGpuNeedsACudaDevice) {
   std::string why;
   const bool device = gpu_backend::CudaDevice::available_in_child(&why);
   EXPECT_EQ(device, why.empty()) << why;
-  if (!device) EXPECT_EQ(why.rfind("no CUDA device", 0), 0u) << why;
+  if (!device) {
+    EXPECT_EQ(why.rfind("no CUDA device", 0), 0u) << why;
+  }
   driver::ConformArgs ca;
   ca.dirs = {"/usr/share/libonnx-testdata/data/node/test_relu"};
   ca.target = "gpu";
