@@ -1078,6 +1078,105 @@ te::Tensor gather_compute(const Node& node, ComputeContext& ctx) {
   });
 }
 
+// ArgMax / ArgMin (opset 13): the int64 index of the first (select_last_index=1: the last)
+// extreme along `axis`, keepdims as in ONNX. Two reductions over the axis: the extreme m, then
+// the index min_k (x[k] == m ? k : K) (last: max_k (x[k] == m ? k : -1)), k read from a constant
+// int64 iota. Ties are decided on the stored values: on the NPU, floats closer than fp16
+// resolution compare equal (and the first wins) where fp32 may order them.
+te::Tensor arg_compute(const Node& node, ComputeContext& ctx) {
+  const bool is_max = node.op_type == "ArgMax";
+  const Value* xv = node.input(0);
+  const int64_t rank = static_cast<int64_t>(xv->shape.size());
+  int64_t axis = node.attrs.get_int_or("axis", 0, node.name);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank)
+    unsupported(node, fmt::format("axis {} of a rank-{} input", axis, rank));
+  const bool keepdims = node.attrs.get_int_or("keepdims", 1, node.name) != 0;
+  const bool last = node.attrs.get_int_or("select_last_index", 0, node.name) != 0;
+  const int64_t K = xv->shape[axis];
+  te::Tensor x = ctx.input(xv);
+  Tensor iota_values(DType::i64, {K});
+  for (int64_t k = 0; k < K; ++k) iota_values.data<int64_t>()[k] = k;
+  te::Tensor iota = ctx.derived_constant(node.name + ".iota", iota_values);
+  Shape red = xv->shape;
+  red[axis] = 1;
+  auto with_axis = [axis](std::vector<Expr> i, Expr k) {
+    i[axis] = std::move(k);
+    return i;
+  };
+  te::IterVar r = te::reduce_axis(K, "r");
+  te::Tensor m = te::compute(node.name + ".extreme", red, [&](const std::vector<Expr>& i) {
+    Expr v = te::read(x, with_axis(i, L::var_ref(r.var)));
+    return is_max ? te::max_reduce(v, {r}) : te::min_reduce(v, {r});
+  });
+  te::IterVar r2 = te::reduce_axis(K, "r2");
+  te::Tensor index = te::compute(
+      keepdims ? node.name : node.name + ".index", red, [&](const std::vector<Expr>& i) {
+        Expr hit = L::eq(te::read(x, with_axis(i, L::var_ref(r2.var))), te::read(m, i));
+        Expr v = L::select(hit, te::read(iota, {L::var_ref(r2.var)}),
+                           L::float_imm(last ? -1.0 : static_cast<double>(K)));
+        return last ? te::max_reduce(v, {r2}) : te::min_reduce(v, {r2});
+      });
+  if (keepdims) return index;
+  return te::compute(node.name, out0(node)->shape, [&](const std::vector<Expr>& o) {
+    std::vector<Expr> i(o.begin(), o.end());
+    i.insert(i.begin() + axis, L::int_imm(0));
+    return te::read(index, i);
+  });
+}
+
+// Trilu (opset 14): keeps the upper (upper=1: j - i >= k) or lower (j - i <= k) triangle of the
+// last two dims and zeroes the rest; k (default 0) may be a runtime scalar. The diagonal offset
+// j - i comes from a constant int64 [R, C] tensor, so the mask is a comparison of values (the
+// vector unit compares data, not loop indices) and the result a select.
+te::Tensor trilu_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  const size_t rank = xv->shape.size();
+  if (rank < 2) unsupported(node, "input must have rank >= 2");
+  const int64_t R = xv->shape[rank - 2], C = xv->shape[rank - 1];
+  const bool upper = node.attrs.get_int_or("upper", 1, node.name) != 0;
+  te::Tensor x = ctx.input(xv);
+  Operand k;
+  k.is_imm = true;
+  if (node.input(1)) k = operand(node.input(1), ctx);
+  if (!k.is_imm && k.tensor->shape.size() > 1) unsupported(node, "k must be a scalar");
+  Tensor diff_values(DType::i64, {R, C});
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t j = 0; j < C; ++j) diff_values.data<int64_t>()[i * C + j] = j - i;
+  te::Tensor diff = ctx.derived_constant(node.name + ".offset", diff_values);
+  return te::compute(node.name, xv->shape, [&](const std::vector<Expr>& i) {
+    Expr d = te::read(diff, {i[rank - 2], i[rank - 1]});
+    Expr kv = k.is_imm
+                  ? L::float_imm(k.imm)
+                  : te::read(k.tensor, std::vector<Expr>(k.tensor->shape.size(), L::int_imm(0)));
+    Expr keep = upper ? L::le(kv, d) : L::le(d, kv);
+    return L::select(keep, te::read(x, i), L::float_imm(0.0));
+  });
+}
+
+// Mod (opset 13) of integers: r = a - trunc(a / b) * b (C %, vdiv truncates toward zero); with
+// fmod=0 the result takes the divisor's sign: r + b where r != 0 and (r < 0) != (b < 0). Float
+// Mod (fmod=1) is not compiled (no truncation instruction for floats).
+te::Tensor mod_compute(const Node& node, ComputeContext& ctx) {
+  const Value* av = node.input(0);
+  if (dtype_is_float(av->dtype)) unsupported(node, "Mod of floats is not compiled");
+  const bool c_fmod = node.attrs.get_int_or("fmod", 0, node.name) != 0;
+  Operand a = operand(av, ctx);
+  Operand b = operand(node.input(1), ctx);
+  te::Tensor r = te::compute(c_fmod ? node.name : node.name + ".rem", out0(node)->shape,
+                             [&](const std::vector<Expr>& i) {
+                               Expr x = a.at(i), y = b.at(i);
+                               return L::sub(x, L::mul(L::fdiv(x, y), y));
+                             });
+  if (c_fmod) return r;
+  return te::compute(node.name, out0(node)->shape, [&](const std::vector<Expr>& i) {
+    Expr rv = te::read(r, i), y = b.at(i);
+    Expr zero = L::float_imm(0.0);
+    Expr fix = L::logical_and(L::ne(rv, zero), L::ne(L::lt(rv, zero), L::lt(y, zero)));
+    return L::select(fix, L::add(rv, y), rv);
+  });
+}
+
 // Computes of targets with typed values (ComputeContext::typed_values, the NPU): comparisons
 // (bool results), logic on bools, Where and Cast (conversion rules of ONNX Cast; the instruction
 // semantics in docs/isa.md). Greater/GreaterOrEqual are Less/LessOrEqual with swapped operands,
@@ -1114,6 +1213,10 @@ const std::map<std::string, ComputeFn>& typed_computes() {
           n.name, out0(n)->shape, [&](const std::vector<Expr>& i) { return te::read(x, i); }, "",
           dtype_is_float(to) ? DType::f32 : to);
     };
+    m["ArgMax"] = arg_compute;
+    m["ArgMin"] = arg_compute;
+    m["Trilu"] = trilu_compute;
+    m["Mod"] = mod_compute;
     m["Gather"] = gather_compute;
     m["GatherElements"] = gather_compute;
     return m;
@@ -1156,6 +1259,12 @@ bool exact_on_integers(const std::string& op) {
                                             "Concat",
                                             "Tile",
                                             "Gather",
+                                            "ArgMax",
+                                            "ArgMin",
+                                            "Clip",
+                                            "MaxPool",
+                                            "Trilu",
+                                            "Mod",
                                             "GatherElements"};
   return ops.count(op) > 0;
 }
@@ -1207,8 +1316,9 @@ te::Tensor op_compute(const Node& node, ComputeContext& ctx) {
     if (!v || dtype_is_float(v->dtype)) continue;
     if (!ctx.typed_values()) {
       if (!v->constant)
-        unsupported(node, fmt::format("input '{}' has dtype {}; compiled targets take float tensors",
-                                      v->name, dtype_to_string(v->dtype)));
+        unsupported(node,
+                    fmt::format("input '{}' has dtype {}; compiled targets take float tensors",
+                                v->name, dtype_to_string(v->dtype)));
     } else if (!exact_on_integers(node.op_type) && !v->constant) {
       unsupported(node, fmt::format("input '{}' has dtype {}; {} is compiled for float tensors "
                                     "only",

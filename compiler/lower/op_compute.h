@@ -62,7 +62,8 @@ std::vector<std::string> compute_ops();
 
 /// Names of the ops op_compute supports only for a context with typed values
 /// (ComputeContext::typed_values: the NPU): Equal, Less, LessOrEqual, Greater, GreaterOrEqual,
-/// And, Or, Xor, Not, Where, Cast between integer, float and bool dtypes.
+/// And, Or, Xor, Not, Where, Cast between integer, float and bool dtypes, Gather, GatherElements,
+/// ArgMax, ArgMin, Trilu, Mod of integers.
 std::vector<std::string> typed_compute_ops();
 
 }  // namespace tessel::lower

@@ -99,6 +99,15 @@ IntCase gather(const std::string& op, Tensor data, DType index_dtype, const Shap
   return {b.finish({y}), {{"data", std::move(data)}, {"indices", std::move(idx)}}, op};
 }
 
+/// op over `axis` of x [3,40,37] on the quarter grid in [-2, 2].
+IntCase arg(const std::string& op, int64_t axis, int64_t keepdims, int64_t last) {
+  GraphBuilder b;
+  Value* x = b.input("x", kShape);
+  Value* y =
+      b.node(op, {x}, attrs({{"axis", axis}, {"keepdims", keepdims}, {"select_last_index", last}}));
+  return {b.finish({y}), {{"x", quarter_grid(kShape, 233, -2, 2)}}, op};
+}
+
 const std::map<std::string, IntCaseFn>& cases() {
   static const std::map<std::string, IntCaseFn> m = {
       // Wrapping arithmetic: operands near the type's limits so most results overflow.
@@ -273,6 +282,73 @@ const std::map<std::string, IntCaseFn>& cases() {
       {"GatherElements_axis0_float",
        [] {
          return gather("GatherElements", quarter_grid({3, 5}, 228, -64, 64), DType::i32, {4, 5}, 0);
+       }},
+      // ArgMax / ArgMin: int64 indices, ties (the quarter grid in [-2, 2] has 17 values, so each
+      // row of 37 holds repeated extremes) resolved to the first or the last.
+      {"ArgMax_axis2_first_of_ties", [] { return arg("ArgMax", 2, 1, 0); }},
+      {"ArgMax_axis1_last_no_keepdims", [] { return arg("ArgMax", 1, 0, 1); }},
+      {"ArgMin_axis0", [] { return arg("ArgMin", 0, 1, 0); }},
+      {"ArgMin_axis2_last", [] { return arg("ArgMin", -1, 0, 1); }},
+      // Clip and MaxPool of integers (exact: min/max and the -inf padding saturate to the type).
+      {"Clip_i8",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape, DType::i8);
+         Value* y =
+             b.node("Clip", {x, b.constant("lo", Tensor::from_int64s({}, {-20}).cast(DType::i8)),
+                             b.constant("hi", Tensor::from_int64s({}, {90}).cast(DType::i8))});
+         return IntCase{
+             b.finish({y}), {{"x", random_int_tensor(kShape, DType::i8, 231, -128, 127)}}, "Clip"};
+       }},
+      {"MaxPool_u8_padded",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {1, 3, 9, 11}, DType::u8);
+         Value* y = b.node("MaxPool", {x},
+                           attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
+                                  {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                                  {"strides", std::vector<int64_t>{2, 2}}}));
+         return IntCase{b.finish({y}),
+                        {{"x", random_int_tensor({1, 3, 9, 11}, DType::u8, 232, 0, 255)}},
+                        "MaxPool"};
+       }},
+      // Trilu with a runtime k (the kept triangle's offset from the diagonal) and without.
+      {"Trilu_upper_runtime_k_i32",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {2, 5, 7}, DType::i32);
+         Value* k = b.input("k", {}, DType::i64);
+         Value* y = b.node("Trilu", {x, k});
+         return IntCase{b.finish({y}),
+                        {{"x", random_int_tensor({2, 5, 7}, DType::i32, 234, -1000, 1000)},
+                         {"k", Tensor::from_int64s({}, {-2})}},
+                        "Trilu"};
+       }},
+      {"Trilu_lower_float",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {6, 4});
+         Value* y = b.node("Trilu", {x}, attrs({{"upper", int64_t{0}}}));
+         return IntCase{b.finish({y}), {{"x", quarter_grid({6, 4}, 235, -64, 64)}}, "Trilu"};
+       }},
+      // Mod: the divisor's sign (fmod=0) and C % (fmod=1), both operand signs, no zero divisor.
+      {"Mod_i32_sign_of_divisor",
+       [] {
+         IntCase c = binary("Mod", DType::i32, -1000, 1000, 1, 9);
+         Tensor& y = c.inputs.at("y");
+         for (int64_t i = 0; i < y.numel(); ++i)
+           if (y.data<int32_t>()[i] % 2) y.data<int32_t>()[i] = -y.data<int32_t>()[i];
+         return c;
+       }},
+      {"Mod_i64_fmod",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape, DType::i64);
+         Value* y = b.node("Mod", {x, b.constant("c", Tensor::from_int64s({}, {-7}))},
+                           attrs({{"fmod", int64_t{1}}}));
+         return IntCase{b.finish({y}),
+                        {{"x", random_int_tensor(kShape, DType::i64, 236, -100000, 100000)}},
+                        "Mod"};
        }},
       // A chain with integer and bool intermediates: Where(x + y < 0, -x, x * y).
       {"Chain_i32",
