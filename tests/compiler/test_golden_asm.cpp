@@ -1,4 +1,5 @@
-// Golden files of emitted NPU assembly for a small convolution and a small matmul.
+// Golden files of emitted NPU assembly for a small convolution, a small matmul, an integer
+// compare/select/convert chain and a Gather with runtime (negative) indices.
 //
 // The compiler is deterministic: the same graph and config give the same program. A change to
 // tiling, tensorization, sync insertion or code generation shows up here as a diff of readable
@@ -78,6 +79,44 @@ TEST(GoldenAsm, GemmWithBias) {
   std::map<std::string, Tensor> in{{"x", random_tensor({4, 40}, 6)}};
   auto got = run_simulator(mod, hw, in);
   EXPECT_TRUE(all_close(got.begin()->second, ops::run_reference(*g, in).begin()->second, 1e-2));
+}
+
+TEST(GoldenAsm, IntegerLessWhereCast) {
+  // z = Cast<float>(Where(x < y, x, y)) on i32 [2, 20]: vcmp_lt.i32 (bool mask), vsel.i32,
+  // vconv.f16 from i32.
+  GraphBuilder b(true);
+  Value* x = b.input("x", {2, 20}, DType::i32);
+  Value* y = b.input("y", {2, 20}, DType::i32);
+  Value* lt = b.node("Less", {x, y});
+  Value* w = b.node("Where", {lt, x, y});
+  Value* z = b.node("Cast", {w}, attrs({{"to", int64_t{1}}}));
+  auto g = b.finish({z});
+  npu::HwConfig hw = npu::load_hw_config(
+      std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml", {{"cores", "1"}});
+  auto mod = npu_backend::compile_npu(*g, hw);
+  expect_golden(mod, "int_less_where_cast.s");
+  std::map<std::string, Tensor> in{{"x", random_int_tensor({2, 20}, DType::i32, 7, -1000, 1000)},
+                                   {"y", random_int_tensor({2, 20}, DType::i32, 8, -1000, 1000)}};
+  auto got = run_simulator(mod, hw, in);
+  EXPECT_TRUE(all_close(got.begin()->second, ops::run_reference(*g, in).begin()->second, 0, 0));
+}
+
+TEST(GoldenAsm, GatherNegativeIndices) {
+  // Gather(data i32 [5, 6], indices i64 [3], axis 0): the indices normalised (idx < 0 ? idx + 5),
+  // then a one-hot reduction over the 5 rows (vcmp_eq.i64 with the iota, vsel.i32, vadd.i32).
+  GraphBuilder b;
+  Value* d = b.input("data", {5, 6}, DType::i32);
+  Value* i = b.input("indices", {3}, DType::i64);
+  Value* y = b.node("Gather", {d, i}, attrs({{"axis", int64_t{0}}}));
+  auto g = b.finish({y});
+  npu::HwConfig hw = npu::load_hw_config(
+      std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml", {{"cores", "1"}});
+  auto mod = npu_backend::compile_npu(*g, hw);
+  expect_golden(mod, "gather_negative_indices.s");
+  std::map<std::string, Tensor> in{{"data", random_int_tensor({5, 6}, DType::i32, 9, -99, 99)},
+                                   {"indices", Tensor::from_int64s({3}, {-1, 0, -5})}};
+  auto got = run_simulator(mod, hw, in);
+  EXPECT_TRUE(bit_equal(got.begin()->second, ops::run_reference(*g, in).begin()->second));
 }
 
 }  // namespace
