@@ -1028,6 +1028,24 @@ const std::map<std::string, ComputeFn>& computes() {
   return table;
 }
 
+/// The `axis` attribute (default 0) of a node with a rank-`rank` input, negative values counted
+/// from the end; tessel::Unsupported naming the node when out of range.
+int64_t axis_attr(const Node& node, int64_t rank) {
+  int64_t axis = node.attrs.get_int_or("axis", 0, node.name);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank)
+    unsupported(node, fmt::format("axis {} of a rank-{} input", axis, rank));
+  return axis;
+}
+
+/// The constant [0, 1, ..., K-1] of integer `dtype` (NAME.iota): the index an index-producing or
+/// index-consuming compute compares values with (the vector unit compares data, not loop indices).
+te::Tensor iota_constant(const Node& node, ComputeContext& ctx, DType dtype, int64_t K) {
+  Tensor values(dtype, {K});
+  for (int64_t k = 0; k < K; ++k) values.set_from_double(k, static_cast<double>(k));
+  return ctx.derived_constant(node.name + ".iota", values);
+}
+
 // Gather and GatherElements (ONNX opset 13): Gather's out[o.., j.., i..] = data[o.., idx[j..],
 // i..] (axis dims o, index dims j, inner dims i); GatherElements' out[p] = data[p with
 // p[axis] = idx[p]]. A negative index counts from the end (idx + K, K = data.shape[axis]). The NPU
@@ -1042,18 +1060,13 @@ te::Tensor gather_compute(const Node& node, ComputeContext& ctx) {
   const Value* dv = node.input(0);
   const Value* iv = node.input(1);
   const int64_t rank = static_cast<int64_t>(dv->shape.size());
-  int64_t axis = node.attrs.get_int_or("axis", 0, node.name);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank)
-    unsupported(node, fmt::format("axis {} of a rank-{} input", axis, rank));
+  const int64_t axis = axis_attr(node, rank);
   const int64_t K = dv->shape[axis];
   if (iv->dtype != DType::i32 && iv->dtype != DType::i64)
     unsupported(node, fmt::format("indices of dtype {}", dtype_to_string(iv->dtype)));
   te::Tensor data = ctx.input(dv);
   te::Tensor idx = ctx.input(iv);
-  Tensor iota_values(iv->dtype, {K});
-  for (int64_t k = 0; k < K; ++k) iota_values.set_from_double(k, static_cast<double>(k));
-  te::Tensor iota = ctx.derived_constant(node.name + ".iota", iota_values);
+  te::Tensor iota = iota_constant(node, ctx, iv->dtype, K);
   te::Tensor norm = te::compute(node.name + ".index", iv->shape, [&](const std::vector<Expr>& i) {
     Expr x = te::read(idx, i);
     return L::select(L::lt(x, L::float_imm(0.0)), L::add(x, L::float_imm(static_cast<double>(K))),
@@ -1087,17 +1100,12 @@ te::Tensor arg_compute(const Node& node, ComputeContext& ctx) {
   const bool is_max = node.op_type == "ArgMax";
   const Value* xv = node.input(0);
   const int64_t rank = static_cast<int64_t>(xv->shape.size());
-  int64_t axis = node.attrs.get_int_or("axis", 0, node.name);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank)
-    unsupported(node, fmt::format("axis {} of a rank-{} input", axis, rank));
+  const int64_t axis = axis_attr(node, rank);
   const bool keepdims = node.attrs.get_int_or("keepdims", 1, node.name) != 0;
   const bool last = node.attrs.get_int_or("select_last_index", 0, node.name) != 0;
   const int64_t K = xv->shape[axis];
   te::Tensor x = ctx.input(xv);
-  Tensor iota_values(DType::i64, {K});
-  for (int64_t k = 0; k < K; ++k) iota_values.data<int64_t>()[k] = k;
-  te::Tensor iota = ctx.derived_constant(node.name + ".iota", iota_values);
+  te::Tensor iota = iota_constant(node, ctx, DType::i64, K);
   Shape red = xv->shape;
   red[axis] = 1;
   auto with_axis = [axis](std::vector<Expr> i, Expr k) {
