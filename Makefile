@@ -2,7 +2,8 @@
 #   make run    install what is missing, build (Release), run the default experiment on a real model
 #   make test   same set-up, then every test (ctest)
 # and the checks CI adds (docs/testing.md):
-#   make test-sanitize   every test again in an ASan + UBSan build (build-sanitize/)
+#   make test-sanitize   every test again in an ASan + UBSan build (build-sanitize/); with
+#                        SANITIZE_TESTS="test_isa test_simulator ..." only those executables (CI)
 #   make test-fuzz       each libFuzzer target for a fixed number of executions (build-fuzz/)
 #   make fuzz            only build the libFuzzer targets (build-fuzz/bin/fuzz_*)
 BUILD_DIR ?= build
@@ -38,13 +39,19 @@ test: build models
 # fiber annotations (scripts/systemc/build_asan.sh): Debian's libsystemc hides its coroutine stack
 # switches from ASan (docs/testing.md).
 SANITIZE_FLAGS := -O1 -g1 -DNDEBUG
+SANITIZE_TESTS ?=
 test-sanitize: deps models
 	@JOBS=$(JOBS) scripts/systemc/build_asan.sh $(SANITIZE_DIR)/systemc
 	@cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSEL_SANITIZE=ON \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(SANITIZE_FLAGS)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(SANITIZE_FLAGS)" \
 	  -DTESSEL_SYSTEMC_PREFIX=$(abspath $(SANITIZE_DIR))/systemc > /dev/null
-	@cmake --build $(SANITIZE_DIR) -j $(JOBS)
+	@cmake --build $(SANITIZE_DIR) -j $(JOBS) $(if $(SANITIZE_TESTS),--target $(SANITIZE_TESTS))
+ifeq ($(SANITIZE_TESTS),)
 	UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS)
+else
+	@for t in $(SANITIZE_TESTS); do echo "== $$t (ASan + UBSan)"; \
+	  UBSAN_OPTIONS=print_stacktrace=1 TESSEL_CACHE_DIR= $(SANITIZE_DIR)/bin/$$t --gtest_brief=1 || exit 1; done
+endif
 
 fuzz: deps
 	@cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSEL_FUZZ=ON \
