@@ -45,15 +45,14 @@ bool overlaps(const isa::AccessRange& a, const isa::AccessRange& b) {
 
 // ---------------------------------------------------------------------------------------------
 
-bool CoreBarrier::arrive(uint64_t arrival_cycle) {
+void CoreBarrier::arrive(uint64_t arrival_cycle) {
   max_arrival_ = std::max(max_arrival_, arrival_cycle);
-  if (++arrived_ < cores_) return false;
+  if (++arrived_ < cores_) return;
   release_ = max_arrival_;
   arrived_ = 0;
   max_arrival_ = 0;
   ++generation_;
   released_.notify();
-  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -258,11 +257,8 @@ void Core::run_scalar() {
           scalar_state_ = ScalarState::core_barrier;
           barrier_generation_ = core_barrier_.completed();
           scalar_step_ = ScalarStep::core_barrier;
-          if (!core_barrier_.arrive(t_)) {
-            sc_core::next_trigger(core_barrier_.released());
-            return;
-          }
-          t_ = core_barrier_.release_cycle();
+          core_barrier_.arrive(t_);
+          break;  // the core_barrier step: waits, or continues at once when this core came last
         }
         end_barrier();
         if (!advance(pc_ + 1)) return;

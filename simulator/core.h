@@ -39,10 +39,10 @@ class CoreBarrier {
  public:
   explicit CoreBarrier(int cores) : cores_(cores) {}
   /// Called by a scalar unit that reached a core_barrier at `arrival_cycle` (its local time, after
-  /// the local barrier). True when it was the last core to arrive: the barrier is released at
-  /// release_cycle() = max(arrival_cycle over cores) and the others are notified (released()).
-  /// False: the caller waits on released() until completed() passes the value it read before.
-  bool arrive(uint64_t arrival_cycle);
+  /// the local barrier). The last core to arrive releases the barrier: completed() grows by one,
+  /// release_cycle() = max(arrival_cycle over cores), released() is notified. A caller whose
+  /// completed() is still what it read before arriving waits on released().
+  void arrive(uint64_t arrival_cycle);
   int arrived() const { return arrived_; }
   uint64_t completed() const { return generation_; }
   uint64_t release_cycle() const { return release_; }
