@@ -138,7 +138,8 @@ std::string overflow(const char* what, const char* buf, int64_t need, int64_t ca
 /// dma of its box, per stage its vector instructions (one per arithmetic node, over the tile's
 /// rows), the UB -> GM dma of the output tile.
 void add_epilogue(npu::KernelProfile& p, const KernelSpec& spec, const TileEmitter& em,
-                  const NpuTarget& target, const TileBox& box, int64_t rows, double* gm_bytes) {
+                  const NpuTarget& target, const TileBox& box, int64_t rows, double* gm_bytes,
+                  std::vector<double>* gm_parts = nullptr) {
   const auto& hw = *target.hw;
   const auto boxes = em.infer(box);
   for (const auto& t : em.inputs()) {
@@ -149,6 +150,7 @@ void add_epilogue(npu::KernelProfile& p, const KernelSpec& spec, const TileEmitt
                      box_dma(spec.gm.at(t.get()), it->second.extent, true, target.act_dtype)),
           1, 0, true);
     *gm_bytes += p.uses.back().dram_bytes;
+    if (gm_parts) gm_parts->push_back(p.uses.back().dram_bytes);
   }
   const int64_t elems = shape_numel(box.extent);
   isa::VectorArgs v;
@@ -162,6 +164,7 @@ void add_epilogue(npu::KernelProfile& p, const KernelSpec& spec, const TileEmitt
                    box_dma(spec.gm.at(spec.out.get()), box.extent, false, target.act_dtype)),
         1, 0, true);
   *gm_bytes += p.uses.back().dram_bytes;
+  if (gm_parts) gm_parts->push_back(p.uses.back().dram_bytes);
 }
 
 /// For the "no tile fits" errors: one scratchpad, the bytes a tile needs there at least (all its
@@ -273,6 +276,13 @@ class ConvSchedule final : public KernelSchedule {
   TileEmitter em;
   mutable std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> footprints_;
   mutable std::map<std::array<int64_t, 8>, Base> bases_;
+  /// The epilogue's part of a profile per L1 tile (mt, ht, wt): its uses and, in order, what each
+  /// adds to a tile's GM bytes (add_epilogue; replayed in the same order, so the sums are exact).
+  struct Epilogue {
+    std::vector<npu::InstrUse> uses;
+    std::vector<double> gm_bytes;
+  };
+  mutable std::map<std::tuple<int64_t, int64_t, int64_t>, Epilogue> epilogues_;
 };
 
 ConvSchedule::ConvSchedule(const KernelSpec& spec_in, const te::Tensor& conv_in,
@@ -595,10 +605,21 @@ const ConvSchedule::Base& ConvSchedule::base(const ConvChoice& c) const {
   fx.m = static_cast<uint32_t>(c.mt);
   fx.n = static_cast<uint32_t>(c.hr * c.wt);
   p.add(hw, make_instr(Opcode::fix, fx), static_cast<double>(c.row_groups));
-  TileBox box;
-  box.start.assign(4, L::Affine{});
-  box.extent = {1, c.mt, c.ht, c.wt};
-  add_epilogue(p, spec, em, target, box, c.mt, &tile_gm);
+  auto ep = epilogues_.find({c.mt, c.ht, c.wt});
+  if (ep == epilogues_.end()) {
+    TileBox box;
+    box.start.assign(4, L::Affine{});
+    box.extent = {1, c.mt, c.ht, c.wt};
+    npu::KernelProfile e;
+    Epilogue rec;
+    double gm = 0;
+    add_epilogue(e, spec, em, target, box, c.mt, &gm, &rec.gm_bytes);
+    rec.uses = std::move(e.uses);
+    if (epilogues_.size() > 4096) epilogues_.clear();
+    ep = epilogues_.emplace(std::make_tuple(c.mt, c.ht, c.wt), std::move(rec)).first;
+  }
+  p.uses.insert(p.uses.end(), ep->second.uses.begin(), ep->second.uses.end());
+  for (double b : ep->second.gm_bytes) tile_gm += b;
   p.scalar_per_tile = 10;
   p.steps_per_tile = static_cast<double>(n_kc);
   base.tile_gm_bytes = tile_gm;

@@ -330,8 +330,10 @@ void pack_gm_elements(const Tensor& t, DType storage, uint8_t* dst) {
     std::memcpy(dst, c.raw(), static_cast<size_t>(n) * dtype_size(storage));
     return;
   }
+  // fp32 values (the weights) read directly: get_as_double checks every index.
+  const float* f32 = t.dtype() == DType::f32 ? t.data<float>() : nullptr;
   for (int64_t i = 0; i < n; ++i) {
-    const float f = static_cast<float>(t.get_as_double(i));
+    const float f = f32 ? f32[i] : static_cast<float>(t.get_as_double(i));
     if (storage == DType::f16) {
       const uint16_t h = f32_to_f16_bits(f);
       std::memcpy(dst + 2 * i, &h, 2);
