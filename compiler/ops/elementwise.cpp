@@ -5,6 +5,7 @@
 // Semantics follow the ONNX operator docs at opset 17 (https://onnx.ai/onnx/operators/), plus
 // Gelu (opset 20). Broadcasting follows ONNX Broadcasting.md (numpy rules).
 #include <cmath>
+#include <type_traits>
 
 #include "compiler/ops/op_util.h"
 
@@ -296,6 +297,19 @@ Tensor binary_compute(const Tensor& a, const Tensor& b, DType out_dtype, const S
   return out.finish();
 }
 
+/// x op y with two's-complement wrapping for signed integer compute types, as ONNX Runtime's
+/// integer Add/Sub/Mul wrap (in C++ signed overflow is undefined: found by UBSan on
+/// NpuIntOp Mul_i64_wraps); computed in uint64_t and converted back (modular since C++20).
+/// Unsigned and floating-point types compute as they are.
+template <class C, class Op>
+C wrapping(C x, C y, Op op) {
+  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
+    return static_cast<C>(op(static_cast<uint64_t>(x), static_cast<uint64_t>(y)));
+  } else {
+    return op(x, y);
+  }
+}
+
 /// Registers an arithmetic op (same dtype in and out). `make(node, tag)` returns the functor.
 template <class Make>
 void register_arith(const char* name, Make make) {
@@ -337,15 +351,15 @@ C mod_value(C x, C y, bool c_fmod) {
 void register_binary_ops() {
   register_arith("Add", [](const Node&, auto tag) {
     using C = decltype(tag);
-    return [](C x, C y) { return x + y; };
+    return [](C x, C y) { return wrapping(x, y, [](auto u, auto v) { return u + v; }); };
   });
   register_arith("Sub", [](const Node&, auto tag) {
     using C = decltype(tag);
-    return [](C x, C y) { return x - y; };
+    return [](C x, C y) { return wrapping(x, y, [](auto u, auto v) { return u - v; }); };
   });
   register_arith("Mul", [](const Node&, auto tag) {
     using C = decltype(tag);
-    return [](C x, C y) { return x * y; };
+    return [](C x, C y) { return wrapping(x, y, [](auto u, auto v) { return u * v; }); };
   });
   // Div: integers truncate toward zero (C semantics, as ONNX runtimes do); an integer division
   // by zero is an error rather than undefined behaviour.

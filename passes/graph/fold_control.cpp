@@ -231,8 +231,11 @@ bool fold_control(Graph& graph) {
       Node* n = np.get();
       bool done = false;
       if (n->op_type == "If") done = inline_if(graph, n);
-      if (n->op_type == "Loop") done = unroll_loop(graph, n);
-      if (n->op_type == "Scan") done = unroll_scan(graph, n);
+      // else if: inline_if frees n when it succeeds (ASan: heap-use-after-free reading op_type).
+      else if (n->op_type == "Loop")
+        done = unroll_loop(graph, n);
+      else if (n->op_type == "Scan")
+        done = unroll_scan(graph, n);
       if (done) {  // the node list changed: start over (inlined bodies may hold control flow)
         changed = again = true;
         break;

@@ -52,7 +52,8 @@ std::vector<std::string> task_keys(const fs::path& model) {
   graph_passes::PipelineOptions passes;
   passes.available = driver::target_ops(driver::Target::npu);
   const auto graph = driver::load_model(model.string(), {}, passes);
-  const npu_backend::LoweredGraph lowered(*graph, preset("npu_4core"), {});
+  const auto hw = preset("npu_4core");  // LoweredGraph keeps a reference: not a temporary
+  const npu_backend::LoweredGraph lowered(*graph, hw, {});
   std::vector<std::string> keys;
   for (const auto& t : tuner::tasks_of(lowered)) keys.push_back(t.key);
   return keys;
