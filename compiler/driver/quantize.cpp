@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/driver/commands.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/ops/reference.h"
 #include "compiler/support/error.h"
@@ -574,11 +575,7 @@ std::vector<std::map<std::string, Tensor>> random_calibration(
 std::vector<std::map<std::string, Tensor>> load_calibration_dir(const onnx::ModelProto& model,
                                                                 const std::string& dir) {
   if (!fs::is_directory(dir)) fail("--calibration {}: not a directory", dir);
-  std::vector<fs::path> set_dirs;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
-      set_dirs.push_back(e.path());
-  std::sort(set_dirs.begin(), set_dirs.end());
+  std::vector<fs::path> set_dirs = test_data_set_dirs(dir);
   if (set_dirs.empty()) set_dirs.push_back(dir);
   const auto inputs = runtime_inputs(model.graph());
   std::vector<std::map<std::string, Tensor>> sets;
