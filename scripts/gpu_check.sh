@@ -91,7 +91,9 @@ step tests 90 "$BUILD_DIR/bin/test_gpu" --gtest_brief=1 \
 step conform 120 "$TESSEL" conform /usr/share/libonnx-testdata/data/node --target gpu -j "$JOBS" \
   --expected tests/gpu/expected_conform_gpu.txt --report "$OUT/conform.json"
 if [ -d models ] && [ -f models/ch_ppocr_mobile_v2.0_cls_infer.onnx ]; then
-  step golden 60 "$TESSEL" check tests/data/cases/* --target gpu --report "$OUT/golden.json"
+  # The int8 QDQ cases (*_int8*) run on the reference only so far (docs/quantize.md).
+  step golden 60 "$TESSEL" check $(ls -d tests/data/cases/* | grep -v _int8) --target gpu \
+    --report "$OUT/golden.json"
 else
   SUMMARY+=("$(printf '%-12s %-18s' golden 'SKIPPED (no models/: scripts/fetch_models.sh)')")
 fi

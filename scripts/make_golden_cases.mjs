@@ -61,6 +61,16 @@ const CASES = [
   // text image instead (see textStrokesInput) so that the probability map spans [0, 1].
   { name: 'ppocr_det_64x96_strokes', model: 'ch_PP-OCRv4_det_infer.onnx', shape: [1, 3, 64, 96],
     input: 'text_strokes', checks: ['unit_interval'] },
+  // int8 QDQ models written by `tessel quantize` (committed under tests/data/models; the command
+  // that wrote each is in `quantized` and tests/quantize checks that it still writes the same bytes).
+  { name: 'ppocr_cls_int8_b1', model: 'ch_ppocr_mobile_v2.0_cls_infer_int8.onnx',
+    modelDir: 'tests/data/models', shape: [1, 3, 48, 192], checks: ['softmax_last_axis'],
+    quantized: 'tessel quantize models/ch_ppocr_mobile_v2.0_cls_infer.onnx --random 2 --per-channel ' +
+               '--input-shape x=1,3,48,192 -o tests/data/models/ch_ppocr_mobile_v2.0_cls_infer_int8.onnx' },
+  { name: 'hello_deepa_int8', model: 'hello_deepa_int8.onnx', modelDir: 'tests/data/models',
+    shape: [1, 25, 96], checks: ['unit_interval'],
+    quantized: 'tessel quantize models/hello_deepa.onnx --random 2 --per-channel ' +
+               '-o tests/data/models/hello_deepa_int8.onnx' },
 ];
 
 // fp32 softmax of up to a few thousand terms: the row sum is 1 up to accumulated rounding,
@@ -333,8 +343,9 @@ async function main() {
   const summary = [];
 
   for (const c of cases) {
-    const modelPath = path.join(repoRoot, 'models', c.model);
-    if (!fs.existsSync(modelPath)) fail(`case ${c.name}: model ${modelPath} is missing; run scripts/fetch_models.sh`);
+    const modelPath = path.join(repoRoot, c.modelDir ?? 'models', c.model);
+    if (!fs.existsSync(modelPath)) fail(`case ${c.name}: model ${modelPath} is missing; ` +
+                                        (c.quantized ? `write it with ${c.quantized}` : 'run scripts/fetch_models.sh'));
     const modelSha = sha256(modelPath);
 
     const probe = await ort.InferenceSession.create(modelPath, { graphOptimizationLevel: 'disabled' });
@@ -352,7 +363,7 @@ async function main() {
     const dataDir = path.join(dir, 'test_data_set_0');
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dataDir, { recursive: true });
-    const linkTarget = path.relative(dir, path.join(repoRoot, 'models', c.model));
+    const linkTarget = path.relative(dir, modelPath);
     fs.symlinkSync(linkTarget, path.join(dir, 'model.onnx'));
 
     const files = [];
@@ -413,8 +424,8 @@ function caseReadme(c, modelSha, linkTarget, files) {
   const notes = files.flatMap((f) => f.notes.map((n) => `- ${f.file}: ${n}`));
   return `# Golden case \`${c.name}\`
 
-- Model: \`models/${c.model}\`, SHA-256 \`${modelSha}\`.
-  \`model.onnx\` is a symlink to \`${linkTarget}\`; fetch the model with \`scripts/fetch_models.sh\`.
+- Model: \`${c.modelDir ?? 'models'}/${c.model}\`, SHA-256 \`${modelSha}\`.
+  \`model.onnx\` is a symlink to \`${linkTarget}\`; ${c.quantized ? `written by \`${c.quantized}\`` : 'fetch the model with \`scripts/fetch_models.sh\`'}.
 - Input: \`${files[0].name}\`, float32 ${c.shape.join('x')}, mulberry32 seed ${SEED}, ${inputDescription(c)}
 - Expected outputs: ONNX Runtime ${ORT_VERSION} (npm \`onnxruntime-node@${ORT_VERSION}\`), CPU execution
   provider, graph optimizations disabled, 1 intra-op and 1 inter-op thread; two runs bit-identical.

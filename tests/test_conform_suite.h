@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <iostream>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,6 +19,26 @@
 #include "compiler/driver/conform.h"
 
 namespace tessel::testing {
+
+/// Where Debian's libonnx-testdata installs the ONNX backend-test suites.
+inline const std::string kOnnxDataDir = "/usr/share/libonnx-testdata/data";
+
+/// The installed suites every target's conformance test runs, in this order.
+inline const std::vector<std::string> kOnnxSuites = {"node", "pytorch-converted",
+                                                     "pytorch-operator", "simple"};
+
+/// Passing cases per suite on the compiled float targets that share the CPU backend's kernel
+/// planning (cpu, and gpu-emu, whose target is a conformance at least the cpu's): raised with an
+/// improvement (and both expected files); lowering one needs the case and its reason beside it.
+inline const std::map<std::string, int> kCompiledTargetPinnedPasses = {
+    {"node", 393}, {"pytorch-converted", 50}, {"pytorch-operator", 25}, {"simple", 5}};
+
+/// `name` with every character outside [A-Za-z0-9] replaced by '_' (a GoogleTest parameter name).
+inline std::string gtest_param_name(std::string name) {
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
 
 /// Checks `results` (a run of the cases under `dir`, suite `suite`) against `expected` (read
 /// from the file named `expected_name` in messages) and `pinned` passes; prints one summary line

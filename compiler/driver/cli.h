@@ -16,13 +16,14 @@ struct Command {
   std::function<int()> run;
 };
 
-Command add_run_command(CLI::App& app);      // tessel run EXPERIMENT.yaml
-Command add_check_command(CLI::App& app);    // tessel check CASE_DIR...
-Command add_compile_command(CLI::App& app);  // tessel compile MODEL
-Command add_conform_command(CLI::App& app);  // tessel conform DIR... (conform.h)
-Command add_zoo_command(CLI::App& app);      // tessel zoo NAME -o FILE.onnx (zoo.h)
-Command add_sim_command(CLI::App& app);      // tessel sim MODEL --hw FILE (cli_sim.cpp)
-Command add_tune_command(CLI::App& app);     // tessel tune MODEL --hw FILE (cli_tune.cpp)
+Command add_run_command(CLI::App& app);       // tessel run EXPERIMENT.yaml
+Command add_check_command(CLI::App& app);     // tessel check CASE_DIR...
+Command add_compile_command(CLI::App& app);   // tessel compile MODEL
+Command add_conform_command(CLI::App& app);   // tessel conform DIR... (conform.h)
+Command add_zoo_command(CLI::App& app);       // tessel zoo NAME -o FILE.onnx (zoo.h)
+Command add_sim_command(CLI::App& app);       // tessel sim MODEL --hw FILE (cli_sim.cpp)
+Command add_tune_command(CLI::App& app);      // tessel tune MODEL --hw FILE (cli_tune.cpp)
+Command add_quantize_command(CLI::App& app);  // tessel quantize MODEL -o FILE (cli_quantize.cpp)
 
 struct GraphPassArgs;
 struct ModelHwArgs;

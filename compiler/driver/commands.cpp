@@ -38,6 +38,15 @@ namespace tessel::driver {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+std::vector<std::filesystem::path> test_data_set_dirs(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> sets;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
 std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& specs) {
   std::map<std::string, Shape> shapes;
   for (const auto& s : specs) {
@@ -766,11 +775,7 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
         if (!fs::is_directory(dir)) fail("{}: not a directory", dir_s);
         const fs::path model = dir / "model.onnx";
         if (!fs::exists(model)) fail("{}: no model.onnx in the case directory", dir_s);
-        std::vector<fs::path> sets;
-        for (const auto& e : fs::directory_iterator(dir))
-          if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
-            sets.push_back(e.path());
-        std::sort(sets.begin(), sets.end());
+        const std::vector<fs::path> sets = test_data_set_dirs(dir);
         if (sets.empty()) fail("{}: no test_data_set_N directory", dir_s);
         const auto names = onnx_input_names(model.string());
         out << fmt::format("case {} ({} on {})\n", dir_s, target_name(target),

@@ -3,6 +3,7 @@
 // `out`, diagnostics to `err`.
 #pragma once
 
+#include <filesystem>
 #include <iosfwd>
 #include <map>
 #include <string>
@@ -132,6 +133,10 @@ int cmd_tune(const TuneArgs& args, std::ostream& out, std::ostream& err);
 /// Fails (tessel::Error naming `option`) unless the directory of output file `path` exists and
 /// `path` is not a directory; "" passes. Checked before any work.
 void check_output_path(const std::string& path, const char* option);
+
+/// The `test_data_set_N` subdirectories of a case directory `dir` (ONNX backend-test layout),
+/// sorted by name; empty when there is none.
+std::vector<std::filesystem::path> test_data_set_dirs(const std::filesystem::path& dir);
 
 /// Parses repeated `--input-shape NAME=D0,D1,...` options.
 std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& specs);

@@ -37,9 +37,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "tessel 0.1.0");
   std::vector<Command> commands = {
-      add_run_command(app),     add_check_command(app), add_compile_command(app),
-      add_conform_command(app), add_zoo_command(app),   add_sim_command(app),
-      add_tune_command(app),
+      add_run_command(app),     add_check_command(app),    add_compile_command(app),
+      add_conform_command(app), add_zoo_command(app),      add_sim_command(app),
+      add_tune_command(app),    add_quantize_command(app),
   };
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

@@ -33,9 +33,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kSrc = TESSEL_SOURCE_DIR;
-const std::string kDataDir = "/usr/share/libonnx-testdata/data";
-const std::vector<std::string> kSuites = {"node", "pytorch-converted", "pytorch-operator",
-                                          "simple"};
 
 /// Passing cases per (target, suite). An improvement raises its number together with the expected
 /// file; lowering one is a regression and needs the case and its reason in a comment beside it.
@@ -60,7 +57,7 @@ void PrintTo(const SuiteRun& p, std::ostream* os) { *os << p.target << " " << p.
 
 std::vector<SuiteRun> all_runs() {
   std::vector<SuiteRun> runs;
-  for (const auto& s : kSuites) {
+  for (const auto& s : kOnnxSuites) {
     runs.push_back({"ref", "expected_ref.txt", s});
     runs.push_back({"npu", "expected_npu_4core.txt", s});
   }
@@ -71,7 +68,7 @@ class OnnxSuite : public ::testing::TestWithParam<SuiteRun> {};
 
 TEST_P(OnnxSuite, EveryCaseHasItsExpectedStatus) {
   const SuiteRun& p = GetParam();
-  const std::string dir = kDataDir + "/" + p.suite;
+  const std::string dir = kOnnxDataDir + "/" + p.suite;
   ASSERT_TRUE(fs::is_directory(dir)) << dir << " is missing (install the libonnx-testdata package)";
   const auto expected = driver::load_conform_expected(kSrc + "/tests/conformance/" + p.expected);
   const auto cases = driver::find_conform_cases({dir});
@@ -94,10 +91,7 @@ TEST_P(OnnxSuite, EveryCaseHasItsExpectedStatus) {
 }
 
 std::string run_name(const ::testing::TestParamInfo<SuiteRun>& info) {
-  std::string n = info.param.target + "_" + info.param.suite;
-  for (char& ch : n)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n;
+  return gtest_param_name(info.param.target + "_" + info.param.suite);
 }
 
 INSTANTIATE_TEST_SUITE_P(Conformance, OnnxSuite, ::testing::ValuesIn(all_runs()), run_name);

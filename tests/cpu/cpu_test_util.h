@@ -66,19 +66,26 @@ struct ScopedEnv {
   }
 };
 
+/// Checks that `got` (a compiled target's outputs of `graph` on `inputs`) has every output of the
+/// reference interpreter, each within |got - ref| <= rel * max|ref| + 1e-6.
+inline void expect_outputs_match_reference(const Graph& graph,
+                                           const std::map<std::string, Tensor>& inputs,
+                                           const std::map<std::string, Tensor>& got, double rel) {
+  for (const auto& [name, ref] : ops::run_reference(graph, inputs)) {
+    EXPECT_TRUE(got.count(name)) << name;
+    if (!got.count(name)) continue;
+    EXPECT_TRUE(all_close(got.at(name), ref, rel * max_abs(ref) + 1e-6)) << name;
+  }
+}
+
 /// Compiles `graph` for the CPU (JIT), runs it and checks every output against the reference
-/// interpreter: |cpu - ref| <= rel * max|ref| + 1e-6. Returns the JIT result.
+/// interpreter (expect_outputs_match_reference). Returns the JIT result.
 inline cpu_backend::CpuJit::Result check_cpu(const Graph& graph,
                                              const std::map<std::string, Tensor>& inputs,
                                              double rel, cpu_backend::CpuCompileOptions opts = {}) {
   cpu_backend::CpuJit jit(cpu_backend::compile_cpu(graph, opts));
   auto got = jit.run(inputs, true);
-  auto want = ops::run_reference(graph, inputs);
-  for (const auto& [name, ref] : want) {
-    EXPECT_TRUE(got.outputs.count(name)) << name;
-    if (!got.outputs.count(name)) continue;
-    EXPECT_TRUE(all_close(got.outputs.at(name), ref, rel * max_abs(ref) + 1e-6)) << name;
-  }
+  expect_outputs_match_reference(graph, inputs, got.outputs, rel);
   return got;
 }
 

@@ -8,11 +8,11 @@
 // Tolerance: the ONNX backend-test default (rtol 1e-3, atol 1e-7; driver::conform_tolerance), as
 // for the fp32 reference: the CPU computes in fp32 too and differs only in summation order.
 // Every case runs in its own child process (one JIT compile each, ~10-50 ms). The pass count of
-// every suite is pinned (kPinnedPasses; tests/conformance/test_conformance_suites.cpp says why).
+// every suite is pinned (kCompiledTargetPinnedPasses in tests/test_conform_suite.h;
+// tests/conformance/test_conformance_suites.cpp says why).
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <map>
 
 #include "compiler/driver/conform.h"
 #include "tests/test_conform_suite.h"
@@ -23,18 +23,12 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kSrc = TESSEL_SOURCE_DIR;
-const std::string kDataDir = "/usr/share/libonnx-testdata/data";
-
-/// Passing cases per suite: raised with an improvement (and the expected file); lowering one needs
-/// the case and its reason in a comment beside it.
-const std::map<std::string, int> kPinnedPasses = {
-    {"node", 393}, {"pytorch-converted", 50}, {"pytorch-operator", 25}, {"simple", 5}};
 
 class CpuOnnxSuite : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CpuOnnxSuite, EveryCaseHasItsExpectedStatus) {
   const std::string suite = GetParam();
-  const std::string dir = kDataDir + "/" + suite;
+  const std::string dir = kOnnxDataDir + "/" + suite;
   ASSERT_TRUE(fs::is_directory(dir)) << dir << " is missing (install the libonnx-testdata package)";
   const auto expected = driver::load_conform_expected(kSrc + "/tests/cpu/expected_conform_cpu.txt");
   const auto cases = driver::find_conform_cases({dir});
@@ -47,17 +41,12 @@ TEST_P(CpuOnnxSuite, EveryCaseHasItsExpectedStatus) {
   const auto results = driver::run_conform_cases(cases, o, 2);
 
   expect_suite_as_recorded("cpu", suite, dir, "expected_conform_cpu.txt", expected, results,
-                           kPinnedPasses.at(suite));
+                           kCompiledTargetPinnedPasses.at(suite));
 }
 
-INSTANTIATE_TEST_SUITE_P(Conformance, CpuOnnxSuite,
-                         ::testing::Values("node", "pytorch-converted", "pytorch-operator",
-                                           "simple"),
+INSTANTIATE_TEST_SUITE_P(Conformance, CpuOnnxSuite, ::testing::ValuesIn(kOnnxSuites),
                          [](const ::testing::TestParamInfo<std::string>& i) {
-                           std::string n = i.param;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
+                           return gtest_param_name(i.param);
                          });
 
 }  // namespace

@@ -65,12 +65,7 @@ inline gpu_backend::GpuExecutable::Result check_gpu(const Graph& graph,
     for (const auto& k : prog.kernels) kinds->push_back(prog.plan.kernels[k.info_index].kind);
   gpu_backend::GpuExecutable exe(std::move(prog), gpu_backend::GpuDevice::emulator);
   auto got = exe.run(inputs, true);
-  auto want = ops::run_reference(graph, inputs);
-  for (const auto& [name, ref] : want) {
-    EXPECT_TRUE(got.outputs.count(name)) << name;
-    if (!got.outputs.count(name)) continue;
-    EXPECT_TRUE(all_close(got.outputs.at(name), ref, rel * max_abs(ref) + 1e-6)) << name;
-  }
+  expect_outputs_match_reference(graph, inputs, got.outputs, rel);
   return got;
 }
 

@@ -5,8 +5,8 @@
 //   tessel conform
 //   /usr/share/libonnx-testdata/data/{node,pytorch-converted,pytorch-operator,simple}
 //       --target gpu-emu -j2 --write-expected tests/gpu/expected_conform_gpu.txt
-// and the pass count of every suite is pinned (kPinnedPasses; tests/test_conform_suite.h). The
-// pins equal the cpu target's (tests/cpu/test_cpu_conformance.cpp): the target is a GPU
+// and the pass count of every suite is pinned: the cpu target's pins
+// (kCompiledTargetPinnedPasses, tests/test_conform_suite.h): the target is a GPU
 // conformance at least the cpu's. Tolerance: driver::conform_gpu_tolerance (the ONNX default
 // for fp32 runs; the NPU's fp16 bound for runs that used the tensor cores).
 // Every case runs in its own child process; that process also writes the case's PTX (all the
@@ -34,18 +34,12 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kSrc = TESSEL_SOURCE_DIR;
-const std::string kDataDir = "/usr/share/libonnx-testdata/data";
-
-/// Passing cases per suite: raised with an improvement (and the expected file); lowering one needs
-/// the case and its reason in a comment beside it.
-const std::map<std::string, int> kPinnedPasses = {
-    {"node", 393}, {"pytorch-converted", 50}, {"pytorch-operator", 25}, {"simple", 5}};
 
 class GpuOnnxSuite : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuOnnxSuite, EveryCaseHasItsExpectedStatusAndPtxAssembles) {
   const std::string suite = GetParam();
-  const std::string dir = kDataDir + "/" + suite;
+  const std::string dir = kOnnxDataDir + "/" + suite;
   ASSERT_TRUE(fs::is_directory(dir)) << dir << " is missing (install the libonnx-testdata package)";
   const auto expected = driver::load_conform_expected(kSrc + "/tests/gpu/expected_conform_gpu.txt");
   const auto cases = driver::find_conform_cases({dir});
@@ -74,8 +68,9 @@ TEST_P(GpuOnnxSuite, EveryCaseHasItsExpectedStatusAndPtxAssembles) {
     std::ofstream(ptx_dir / (go.entry_prefix + ".ptx")) << ptx;
   };
   const auto results = driver::run_conform_cases(cases, o, 2);
-  const int passed = expect_suite_as_recorded("gpu-emu", suite, dir, "expected_conform_gpu.txt",
-                                              expected, results, kPinnedPasses.at(suite));
+  const int passed =
+      expect_suite_as_recorded("gpu-emu", suite, dir, "expected_conform_gpu.txt", expected, results,
+                               kCompiledTargetPinnedPasses.at(suite));
 
   // One module of every case's PTX (one header, then every case's entries).
   std::string merged;
@@ -96,14 +91,9 @@ TEST_P(GpuOnnxSuite, EveryCaseHasItsExpectedStatusAndPtxAssembles) {
     std::cout << "[gpu] " << why << ": the " << suite << " cases' PTX is not assembled\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Conformance, GpuOnnxSuite,
-                         ::testing::Values("node", "pytorch-converted", "pytorch-operator",
-                                           "simple"),
+INSTANTIATE_TEST_SUITE_P(Conformance, GpuOnnxSuite, ::testing::ValuesIn(kOnnxSuites),
                          [](const ::testing::TestParamInfo<std::string>& i) {
-                           std::string n = i.param;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
+                           return gtest_param_name(i.param);
                          });
 
 }  // namespace
