@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "compiler/support/error.h"
@@ -62,13 +63,15 @@ class TechReader {
     keys(doc, "", {"name", "source", "ops", "register", "scalar", "sram", "dram", "leakage"});
     t.name = text_value(doc, "", "name", root);
     t.source = text_value(doc, "", "source", root);
-    if (YAML::Node ops = map(doc, "", "ops", root)) {
+    if (const std::optional<YAML::Node> ops_ = map(doc, "", "ops", root)) {
+      const YAML::Node& ops = *ops_;
       std::vector<std::string> types(std::begin(kTechTypeNames), std::end(kTechTypeNames));
       keys(ops, "ops", types);
       for (int i = 0; i < kNumTechTypes; ++i) {
         const std::string path = std::string("ops.") + kTechTypeNames[i];
-        YAML::Node op = map(ops, "ops", kTechTypeNames[i], ops.Mark());
-        if (!op) continue;
+        const std::optional<YAML::Node> op_ = map(ops, "ops", kTechTypeNames[i], ops.Mark());
+        if (!op_) continue;
+        const YAML::Node& op = *op_;
         keys(op, path, {"add_pj", "mult_pj", "add_area_um2", "mult_area_um2"});
         OpCost& c = t.ops[i];
         c.add_pj = number(op, path, "add_pj");
@@ -77,16 +80,19 @@ class TechReader {
         c.mult_area_um2 = number(op, path, "mult_area_um2");
       }
     }
-    if (YAML::Node r = map(doc, "", "register", root)) {
+    if (const std::optional<YAML::Node> r_ = map(doc, "", "register", root)) {
+      const YAML::Node& r = *r_;
       keys(r, "register", {"pj_per_bit", "area_um2_per_bit"});
       t.register_pj_per_bit = number(r, "register", "pj_per_bit");
       t.register_area_um2_per_bit = number(r, "register", "area_um2_per_bit");
     }
-    if (YAML::Node s = map(doc, "", "scalar", root)) {
+    if (const std::optional<YAML::Node> s_ = map(doc, "", "scalar", root)) {
+      const YAML::Node& s = *s_;
       keys(s, "scalar", {"instruction_pj"});
       t.scalar_instruction_pj = number(s, "scalar", "instruction_pj");
     }
-    if (const YAML::Node s = map(doc, "", "sram", root)) {
+    if (const std::optional<YAML::Node> s_ = map(doc, "", "sram", root)) {
+      const YAML::Node& s = *s_;
       keys(
           s, "sram",
           {"access_bits", "energy_points", "cell_area_um2", "array_efficiency", "extra_port_area"});
@@ -112,12 +118,14 @@ class TechReader {
       }
       t.sram_extra_port_area = number(s, "sram", "extra_port_area");
     }
-    if (YAML::Node d = map(doc, "", "dram", root)) {
+    if (const std::optional<YAML::Node> d_ = map(doc, "", "dram", root)) {
+      const YAML::Node& d = *d_;
       keys(d, "dram", {"pj_per_bit", "interface_area_mm2_per_gb_per_s"});
       t.dram_pj_per_bit = number(d, "dram", "pj_per_bit");
       t.dram_interface_area_mm2_per_gb_per_s = number(d, "dram", "interface_area_mm2_per_gb_per_s");
     }
-    if (YAML::Node l = map(doc, "", "leakage", root)) {
+    if (const std::optional<YAML::Node> l_ = map(doc, "", "leakage", root)) {
+      const YAML::Node& l = *l_;
       keys(l, "leakage", {"logic_mw_per_mm2", "sram_mw_per_mm2"});
       t.leakage_logic_mw_per_mm2 = number(l, "leakage", "logic_mw_per_mm2");
       t.leakage_sram_mw_per_mm2 = number(l, "leakage", "sram_mw_per_mm2");
@@ -173,15 +181,15 @@ class TechReader {
     return n;
   }
 
-  /// The section `key` of `parent`, or a null node (problem reported) when absent or not a map.
-  YAML::Node map(const YAML::Node& parent, const std::string& path, const std::string& key,
-                 const YAML::Mark& parent_mark) {
+  /// The section `key` of `parent`, or nothing (problem reported) when absent or not a map.
+  std::optional<YAML::Node> map(const YAML::Node& parent, const std::string& path,
+                                const std::string& key, const YAML::Mark& parent_mark) {
     YAML::Node n = child(parent, path, key, parent_mark, "a map");
-    if (!n) return YAML::Node();
+    if (!n) return std::nullopt;
     if (!n.IsMap()) {
       add(n.Mark(), fmt::format("{}: {}: expected a map, got {}", ys::where(source_, n.Mark()),
                                 join(path, key), ys::describe_node(n)));
-      return YAML::Node();
+      return std::nullopt;
     }
     return n;
   }

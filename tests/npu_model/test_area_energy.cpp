@@ -446,6 +446,19 @@ TEST(TechTable, BadTablesNameFileLineAndKey) {
               parse_tech_table(text, "t.yaml");
             }).find("sram.energy_points[1]: capacity_bytes and access_pj must be > 0"),
             std::string::npos);
+  // A table with only a name: one problem per missing section, none about the sections' keys.
+  EXPECT_EQ(error_of([&] { parse_tech_table("name: t\n", "t.yaml"); }),
+            "t.yaml:1:1: missing required key 'source'; expected a non-empty string\n"
+            "t.yaml:1:1: missing required key 'ops'; expected a map\n"
+            "t.yaml:1:1: missing required key 'register'; expected a map\n"
+            "t.yaml:1:1: missing required key 'scalar'; expected a map\n"
+            "t.yaml:1:1: missing required key 'sram'; expected a map\n"
+            "t.yaml:1:1: missing required key 'dram'; expected a map\n"
+            "t.yaml:1:1: missing required key 'leakage'; expected a map");
+  // A section that is not a map.
+  text = replaced(good, "scalar: {instruction_pj: 50}", "scalar: 50");
+  EXPECT_EQ(error_of([&] { parse_tech_table(text, "t.yaml"); }),
+            "t.yaml:13:9: scalar: expected a map, got '50'");
   // YAML syntax error and an unreadable file.
   EXPECT_NE(error_of([&] { parse_tech_table("ops: [", "t.yaml"); }).find("t.yaml:"),
             std::string::npos);
