@@ -25,6 +25,8 @@
 
 #include "compiler/support/error.h"
 #include "compiler/support/suggest.h"
+#include "npu_model/area_energy.h"
+#include "npu_model/yaml_support.h"
 
 namespace tessel::npu {
 namespace {
@@ -49,7 +51,7 @@ struct Field {
   Kind kind = Kind::section;
   int64_t min_int = 0, max_int = 0, multiple_of = 1;  // integer: [min_int, max_int], multiple_of
   bool power_of_two = false;                          // integer: must also be a power of two
-  bool optional = false;        // integer: may be absent; then default_int is used
+  bool optional = false;        // integer: may be absent (default_int); string: may be absent ("")
   int64_t default_int = 0;      // integer: the value of an absent optional key
   std::string default_meaning;  // what the default means, for messages ("byte-granular")
   double max_number = 0;        // number: (0, max_number]
@@ -131,6 +133,15 @@ const Field& schema() {
     clock.set_number = [](HwConfig& h, double v) { h.clock_ghz = v; };
     clock.get_number = [](const HwConfig& h) { return h.clock_ghz; };
 
+    // The area/energy model's technology table: optional, absent = the built-in 45 nm table.
+    Field tech;
+    tech.name = "tech";
+    tech.kind = Kind::string;
+    tech.optional = true;
+    tech.default_meaning = "the built-in hw_configs/tech/45nm.yaml";
+    tech.set_string = [](HwConfig& h, const std::string& v) { h.tech = v; };
+    tech.get_string = [](const HwConfig& h) { return h.tech; };
+
     return section(
         "",
         {name, clock, TESSEL_INT("cores", cores, 1, 1024, 1),
@@ -166,7 +177,8 @@ const Field& schema() {
                            TESSEL_INT("capacity_bytes", dram.capacity_bytes, 1, kInt64Max, 1),
                            optional_power_of_two(
                                TESSEL_INT("burst_bytes", dram.burst_bytes, 1, kMaxBurstBytes, 1), 1,
-                               "byte-granular DRAM, no burst rounding")})})});
+                               "byte-granular DRAM, no burst rounding")})}),
+         tech});
   }();
   return root;
 }
@@ -191,7 +203,9 @@ std::string expected(const Field& f) {
     case Kind::section:
       return fmt::format("a map with keys {}", child_names(f));
     case Kind::string:
-      return "a non-empty string";
+      return f.optional
+                 ? fmt::format("a non-empty string (optional: when absent, {})", f.default_meaning)
+                 : "a non-empty string";
     case Kind::dtype:
       return "one of fp16, fp32";
     case Kind::number:
@@ -434,6 +448,7 @@ class Loader {
       visit_section(schema(), doc, "", root_mark);
     }
     if (errors_.empty()) check_minimum_tiles();
+    if (errors_.empty()) check_tech_table();
     if (!errors_.empty()) throw Error(report());
     hw_.source_file = source_;
     derive();
@@ -574,7 +589,11 @@ class Loader {
                 YAML::Mark::null_mark(), &ov->second.ov};
         visit_leaf(child, v);
       } else if (it == present.end() && child.optional) {
-        child.set_int(hw_, child.default_int);  // documented default (docs/hw_config.md)
+        // documented defaults (docs/hw_config.md)
+        if (child.kind == Kind::string)
+          child.set_string(hw_, "");
+        else
+          child.set_int(hw_, child.default_int);
       } else if (it == present.end()) {
         add(key_mark, fmt::format("{}: {}missing required key '{}'; expected {}",
                                   mark_text(source_, key_mark), path.empty() ? "" : path + ": ",
@@ -798,6 +817,30 @@ class Loader {
     }
   }
 
+  /// `tech` names a technology table that loads (npu_model/area_energy.h). A relative path is
+  /// taken relative to the config file's directory when the value is written in a file, to the
+  /// working directory when it comes from --hw-set (or the source is not a file); it is stored
+  /// absolute, so that hw_config_to_yaml's output selects the same table from anywhere.
+  void check_tech_table() {
+    if (hw_.tech.empty()) return;
+    const Value& v = valid_.at("tech");
+    std::filesystem::path path(hw_.tech);
+    if (path.is_relative() && v.override_ == nullptr) {
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(source_, ec))
+        path = std::filesystem::path(source_).parent_path() / path;
+    }
+    path = std::filesystem::absolute(path).lexically_normal();
+    try {
+      cached_tech_table(path.string());
+    } catch (const Error& e) {
+      error(v, fmt::format("cannot use the technology table '{}' ({}): {}", hw_.tech, path.string(),
+                           e.what()));
+      return;
+    }
+    hw_.tech = path.string();
+  }
+
   void derive() {
     DerivedConfig& d = hw_.derived;
     const CubeConfig& cube = hw_.core.cube;
@@ -825,6 +868,8 @@ class Loader {
 void emit_section(YAML::Emitter& out, const Field& f, const HwConfig& hw) {
   out << YAML::BeginMap;
   for (const Field& c : f.children) {
+    // An absent optional string (tech) stays absent, so the text reads back to the same config.
+    if (c.kind == Kind::string && c.optional && c.get_string(hw).empty()) continue;
     out << YAML::Key << c.name << YAML::Value;
     switch (c.kind) {
       case Kind::section:
@@ -935,5 +980,19 @@ void finalize_hw_config(HwConfig& hw) {
   hw = parse_hw_config(hw_config_to_yaml(hw), "<HwConfig built in code>");
   hw.source_file = source;
 }
+
+namespace yaml_support {
+
+YAML::Node load_document(const std::string& text, const std::string& source, YAML::Mark& second) {
+  return load_first_document(text, source, second);
+}
+std::string where(const std::string& source, const YAML::Mark& mark) {
+  return mark_text(source, mark);
+}
+std::string describe_node(const YAML::Node& node) { return describe(node); }
+bool is_quoted(const YAML::Node& node) { return is_quoted_string(node); }
+bool is_number_text(const std::string& text) { return std::regex_match(text, number_syntax()); }
+
+}  // namespace yaml_support
 
 }  // namespace tessel::npu

@@ -101,6 +101,11 @@ struct HwConfig {
   int cores = 0;
   CoreConfig core;
   DramConfig dram;
+  /// The technology table of the area and energy model (npu_model/area_energy.h): the `tech`
+  /// key, optional. Empty when absent: the built-in hw_configs/tech/45nm.yaml. A relative path in
+  /// a file is relative to that file's directory, in --hw-set tech=PATH to the working
+  /// directory; the loader checks the table and stores the path made absolute.
+  std::string tech;
   DerivedConfig derived;
   bool operator==(const HwConfig&) const = default;
 };

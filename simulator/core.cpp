@@ -550,6 +550,7 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
     stats_.bytes_read[sc] += traffic.read[sc];
     stats_.bytes_written[sc] += traffic.written[sc];
   }
+  npu::count_ops(hw_, p, e.instr, traffic, stats_.ops);
   record(p, e.instr.op, e.pc, e.instr.op_index, s, occupancy, completion);
   const uint64_t max_cycles = run_.options->max_cycles;
   if (max_cycles && completion > max_cycles)

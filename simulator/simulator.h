@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "isa/isa.h"
+#include "npu_model/area_energy.h"
 #include "npu_model/hw_config.h"
 
 namespace tessel::sim {
@@ -44,6 +45,9 @@ struct CoreStats {
   std::array<PipeStats, isa::kNumPipes> pipes{};       // indexed by isa::Pipe
   std::array<uint64_t, isa::kNumScopes> bytes_read{};  // by isa::Scope
   std::array<uint64_t, isa::kNumScopes> bytes_written{};
+  /// Cube MACs, vector element operations by class and dtype, bytes each pipe delivered: what the
+  /// area and energy model prices (npu::count_ops per executed data instruction).
+  npu::OpCounts ops;
   uint64_t finish_cycle = 0;  // when this core's last instruction completed
 };
 

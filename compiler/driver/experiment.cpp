@@ -258,7 +258,7 @@ class Parser {
         const std::string v = str(s, key("report"));
         if (std::find(kReportSections.begin(), kReportSections.end(), v) == kReportSections.end())
           error(s, key("report"),
-                fmt::format("'{}' is not a report section{} (summary, pipes, memory, ops, check)",
+                fmt::format("'{}' is not a report section{} (summary, pipes, memory, energy, ops, check)",
                             v, did_you_mean(v, kReportSections)));
         run.report.push_back(v);
       }

@@ -8,7 +8,7 @@
 //   hw: ../hw_configs/npu_4core.yaml
 //   target: npu
 //   check: reference
-//   report: [summary, pipes, memory, ops, check]
+//   report: [summary, pipes, memory, energy, ops, check]
 //   graph_passes: all             # all (default) | none | {disable: [cse, fuse_kernels]}
 //   schedule: {double_buffer: true, multicore: true,   # NPU schedule switches (default: both on)
 //              ops: {conv1: {mt: 64, kc: 32}},        # knobs per op (others: the default)
@@ -43,8 +43,8 @@ struct InputSpec {
 };
 
 /// Sections a run may report.
-inline const std::vector<std::string> kReportSections = {"summary", "pipes", "memory", "ops",
-                                                         "check"};
+inline const std::vector<std::string> kReportSections = {"summary", "pipes", "memory",
+                                                         "energy",  "ops",   "check"};
 
 struct RunSpec {
   std::string name;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "npu_model/area_energy.h"
 #include "npu_model/roofline.h"
 
 #include <unistd.h>
@@ -166,6 +167,21 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
   j["compile_seconds"] = run.compile_seconds;
   j["schedule_seconds"] = run.schedule_seconds;
   j["simulate_seconds"] = s.host_seconds;
+  const npu::AreaEnergy ae = npu::area_energy(hw, s);
+  j["area_mm2"] = ae.area_mm2;
+  j["energy_uj"] = ae.energy_uj;
+  j["edp_uj_s"] = ae.edp_uj_s;
+  j["average_power_w"] = ae.average_power_w;
+  json components = json::array();
+  for (const auto& c : ae.components)
+    components.push_back({{"name", c.name},
+                          {"area_mm2", c.area_mm2},
+                          {"dynamic_uj", c.dynamic_uj},
+                          {"leakage_uj", c.leakage_uj},
+                          {"energy_uj", c.energy_uj()}});
+  j["area_energy"] = {{"tech", ae.tech_name},        {"tech_file", ae.tech_file},
+                      {"seconds", ae.seconds},       {"dynamic_uj", ae.dynamic_uj},
+                      {"leakage_uj", ae.leakage_uj}, {"components", components}};
   return j;
 }
 
@@ -201,6 +217,15 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
         with_commas(static_cast<uint64_t>(roof)),
         s.total_cycles ? 100.0 * roof / static_cast<double>(s.total_cycles) : 0.0);
   }
+  const bool energy = has("summary") || has("energy");
+  const npu::AreaEnergy ae = energy ? npu::area_energy(hw, s) : npu::AreaEnergy{};
+  if (has("summary")) {
+    out += fmt::format(
+        "  energy     {:.1f} uJ ({:.1f} dynamic + {:.1f} leakage), {:.3f} W average; area {:.1f} "
+        "mm2; EDP {:.4g} uJ*s (tech {})\n",
+        ae.energy_uj, ae.dynamic_uj, ae.leakage_uj, ae.average_power_w, ae.area_mm2, ae.edp_uj_s,
+        ae.tech_name);
+  }
   if (has("pipes")) {
     Table t({"pipe", "busy cycles", "utilisation", "instructions"});
     for (isa::Pipe p : kPipes) {
@@ -228,6 +253,17 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
       t.add({isa::scope_name(static_cast<isa::Scope>(sc)), with_commas(r), with_commas(w)});
     }
     out += "\n" + t.str();
+  }
+  if (has("energy")) {
+    Table t({"component", "area mm2", "dynamic uJ", "leakage uJ", "energy uJ", "share"});
+    for (const auto& c : ae.components)
+      t.add(
+          {c.name, fmt::format("{:.3f}", c.area_mm2), fmt::format("{:.3f}", c.dynamic_uj),
+           fmt::format("{:.3f}", c.leakage_uj), fmt::format("{:.3f}", c.energy_uj()),
+           fmt::format("{:.1f}%", ae.energy_uj > 0 ? 100.0 * c.energy_uj() / ae.energy_uj : 0.0)});
+    t.add({"total", fmt::format("{:.3f}", ae.area_mm2), fmt::format("{:.3f}", ae.dynamic_uj),
+           fmt::format("{:.3f}", ae.leakage_uj), fmt::format("{:.3f}", ae.energy_uj), "100.0%"});
+    out += fmt::format("\n  area and energy (tech {}: {})\n", ae.tech_name, ae.tech_file) + t.str();
   }
   if (has("ops")) {
     std::vector<const npu_backend::KernelInfo*> ks;

@@ -29,10 +29,13 @@ class Table {
 std::string with_commas(uint64_t v);
 
 /// JSON of an NPU run: total_cycles, time_us, instructions, per_pipe_busy_cycles,
-/// per_pipe_utilization, bytes per scope, dram_bytes, per-op rows, compile/simulate seconds.
+/// per_pipe_utilization, bytes per scope, dram_bytes, per-op rows, compile/simulate seconds, and
+/// the area and energy model's figures (npu::area_energy): area_mm2, energy_uj, edp_uj_s,
+/// average_power_w and area_energy {tech, tech_file, seconds, dynamic_uj, leakage_uj,
+/// components: [{name, area_mm2, dynamic_uj, leakage_uj, energy_uj}]}.
 nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw);
 
-/// The requested sections ("summary", "pipes", "memory", "ops") of an NPU run as text.
+/// The requested sections ("summary", "pipes", "memory", "energy", "ops") of an NPU run as text.
 std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
                          const std::vector<std::string>& sections);
 

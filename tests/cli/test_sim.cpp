@@ -112,6 +112,53 @@ TEST(SimCli, HwSetCoresChangesTheCoreCount) {
   EXPECT_GT(one["total_cycles"].get<uint64_t>(), four["total_cycles"].get<uint64_t>());
 }
 
+// The area and energy model's report fields (npu_model/area_energy.h, docs/area_energy.md): the
+// totals are the sums of the breakdown, EDP = energy x run time, the config's `tech` key picks
+// the table, and fewer cores have less area.
+TEST(SimCli, ReportsAreaEnergyAndEdp) {
+  const json s = sim_report("", "energy");
+  ASSERT_TRUE(s.contains("area_energy"));
+  const json& ae = s["area_energy"];
+  EXPECT_EQ(ae["tech"], "45nm");
+  EXPECT_EQ(ae["tech_file"], "<built-in hw_configs/tech/45nm.yaml>");
+  ASSERT_EQ(ae["components"].size(), 13u);
+  double area = 0, dynamic = 0, leakage = 0;
+  for (const json& c : ae["components"]) {
+    area += c["area_mm2"].get<double>();
+    dynamic += c["dynamic_uj"].get<double>();
+    leakage += c["leakage_uj"].get<double>();
+    EXPECT_NEAR(c["energy_uj"].get<double>(),
+                c["dynamic_uj"].get<double>() + c["leakage_uj"].get<double>(), 1e-9)
+        << c["name"];
+  }
+  const double energy = s["energy_uj"];
+  EXPECT_NEAR(s["area_mm2"].get<double>(), area, 1e-9);
+  EXPECT_NEAR(energy, dynamic + leakage, 1e-9);
+  EXPECT_GT(dynamic, 0);
+  EXPECT_GT(leakage, 0);
+  // npu_4core runs at 1 GHz: T = total_cycles x 1e-9 s.
+  const double seconds = s["total_cycles"].get<double>() * 1e-9;
+  EXPECT_NEAR(ae["seconds"].get<double>(), seconds, 1e-15);
+  EXPECT_NEAR(s["edp_uj_s"].get<double>(), energy * seconds, 1e-12 * energy * seconds);
+  EXPECT_NEAR(s["average_power_w"].get<double>(), energy * 1e-6 / seconds, 1e-9);
+  // Another table through --hw-set tech=PATH: its name, a different energy for the same cycles.
+  const std::string round = kSrc + "/tests/npu_model/data/tech_round.yaml";
+  const json r = sim_report("--hw-set tech='" + round + "'", "round");
+  EXPECT_EQ(r["area_energy"]["tech"], "round");
+  EXPECT_EQ(r["area_energy"]["tech_file"], round);
+  EXPECT_EQ(r["total_cycles"], s["total_cycles"]);
+  EXPECT_NE(r["energy_uj"], s["energy_uj"]);
+  // One core: a quarter of every per-core component's area, the DRAM interface unchanged.
+  const json one = sim_report("--hw-set cores=1", "energy_one");
+  for (size_t i = 0; i < 13; ++i) {
+    const json& c1 = one["area_energy"]["components"][i];
+    const json& c4 = ae["components"][i];
+    const double factor = c1["name"] == "dram" ? 1.0 : 0.25;
+    EXPECT_NEAR(c1["area_mm2"].get<double>(), factor * c4["area_mm2"].get<double>(), 1e-9)
+        << c1["name"];
+  }
+}
+
 TEST(SimCli, ScheduleOptionsReachTheProgram) {
   const json both = sim_report("", "both");
   const json single = sim_report("--single-core", "single");
@@ -172,6 +219,10 @@ TEST(SimCli, BadInputIsAClearErrorAndWritesNothing) {
   expect_error("no/such/model.onnx --hw " + kHw, "no/such/model.onnx: cannot open model file");
   expect_error("'" + kCls + "' --hw no/such/hw.yaml --input-shape x=1,3,48,192", "no/such/hw.yaml");
   expect_error("zoo:resnet51 --hw " + kHw, "unknown model 'resnet51'");
+  // A technology table that does not exist: the key, the path, no fallback to the default.
+  expect_error(m + "--input-shape x=1,3,48,192 --hw-set tech=no/such/tech.yaml",
+               "--hw-set tech=no/such/tech.yaml: cannot use the technology table "
+               "'no/such/tech.yaml'");
   expect_error("'" + kCls + "' --input-shape x=1,3,48,192", "--hw");
   // The report would overwrite the trace: refused before anything runs.
   const std::string same = (temp_dir() / "never.json").string();

@@ -234,13 +234,15 @@ TEST(HwConfigPresets, EveryPresetRoundTripsThroughYaml) {
 
 TEST(HwConfigPresets, KeysListIsTheSchemaAndDocsDescribeEveryKey) {
   const std::vector<std::string> keys = hw_config_keys();
-  // 3 top-level + scalar 2 + cube 6 + vector 2 + buffers 5 + dma 4x2 + sync 1 + dram 4 = 31
-  // (dram: bytes_per_cycle, latency_cycles, capacity_bytes and the optional burst_bytes).
-  ASSERT_EQ(keys.size(), 31u);
+  // 3 top-level + scalar 2 + cube 6 + vector 2 + buffers 5 + dma 4x2 + sync 1 + dram 4 + tech
+  // = 32 (dram: bytes_per_cycle, latency_cycles, capacity_bytes and the optional burst_bytes;
+  // tech: the optional technology table of the area/energy model, last).
+  ASSERT_EQ(keys.size(), 32u);
   EXPECT_EQ(keys.front(), "name");
   EXPECT_EQ(keys[3], "core.scalar.cycles_per_instruction");
   EXPECT_EQ(keys[29], "memory.dram.capacity_bytes");
-  EXPECT_EQ(keys.back(), "memory.dram.burst_bytes");
+  EXPECT_EQ(keys[30], "memory.dram.burst_bytes");
+  EXPECT_EQ(keys.back(), "tech");
   const std::string docs = read_text(kSourceDir + "/docs/hw_config.md");
   for (const std::string& key : keys) {
     EXPECT_NE(docs.find("`" + key + "`"), std::string::npos)
@@ -382,7 +384,8 @@ TEST(HwConfigErrors, StrayCommaIsASyntaxErrorNotAHang) {
 TEST(HwConfigErrors, TopLevelMustBeAMap) {
   EXPECT_HAS(
       error_of("- 1\n- 2\n"),
-      "<test>:1:1: expected a map with keys name, clock_ghz, cores, core, memory, got a list");
+      "<test>:1:1: expected a map with keys name, clock_ghz, cores, core, memory, tech, got a "
+      "list");
 }
 
 // ---------------------------------------------------------------------------------------------
