@@ -23,6 +23,7 @@ Command add_conform_command(CLI::App& app);  // tessel conform DIR... (conform.h
 Command add_zoo_command(CLI::App& app);      // tessel zoo NAME -o FILE.onnx (zoo.h)
 Command add_sim_command(CLI::App& app);      // tessel sim MODEL --hw FILE (cli_sim.cpp)
 Command add_tune_command(CLI::App& app);     // tessel tune MODEL --hw FILE (cli_tune.cpp)
+Command add_dse_command(CLI::App& app);      // tessel dse EXPERIMENT --out DIR (cli_dse.cpp)
 
 struct GraphPassArgs;
 struct ModelHwArgs;
