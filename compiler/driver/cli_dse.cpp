@@ -543,19 +543,31 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
                   fmt::format("{:.1f}%", 100 * *b->efficiency)});
     }
     out << best.str();
+    // Objectives no ok row has (area and energy until a model fills them): said once.
+    std::vector<std::string> empty;
+    for (const auto& o : d.objectives)
+      if (std::none_of(rows.begin(), rows.end(),
+                       [&](const dse::Row& r) { return dse::objective_value(r, o).has_value(); }))
+        empty.push_back(o);
     for (const auto& f : fronts) {
-      if (f.candidates == 0) {
-        out << fmt::format("  front {} {},{}: no point has both values{}\n", f.workload, f.x, f.y,
-                           f.x == "area" || f.y == "area" || f.x == "energy" || f.y == "energy" ||
-                                   f.x == "edp" || f.y == "edp"
-                               ? " (area and energy are empty: no area/energy model yet)"
-                               : "");
-        continue;
-      }
+      if (f.candidates == 0) continue;
       std::string pts;
       for (size_t k : f.rows) pts += (pts.empty() ? "" : " ") + std::to_string(rows[k].point);
       out << fmt::format("  front {} {},{}: {} of {} points: {}\n", f.workload, f.x, f.y,
                          f.rows.size(), f.candidates, pts);
+    }
+    if (!empty.empty()) {
+      std::string list;
+      for (const auto& o : empty) list += (list.empty() ? "" : ", ") + o;
+      out << fmt::format(
+          "  objective{} {}: no value on any ok point{}, so no front or plot with {}\n",
+          empty.size() == 1 ? "" : "s", list,
+          std::any_of(
+              empty.begin(), empty.end(),
+              [](const std::string& o) { return o == "area" || o == "energy" || o == "edp"; })
+              ? " (this build has no area/energy model: the columns stay empty)"
+              : "",
+          empty.size() == 1 ? "it" : "them");
     }
     out << fmt::format("  wrote {}, {}, {}\n", db_path.string(), (dir / "results.csv").string(),
                        (dir / "pareto.csv").string());
