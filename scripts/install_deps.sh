@@ -19,7 +19,10 @@ PACKAGES=(
   libfmt-dev              # formatting
   nlohmann-json3-dev      # JSON reports and traces
   libxgboost-dev          # the tuner's learned cost model (compiler/tuner/learned.cpp, XGBoost C API)
-  gnuplot-nox             # scripts/plot_tuning.py: the tuning curves (docs/tuning_curves.png)
+  gnuplot-nox             # tuning curves (scripts/plot_tuning.py) and tessel dse's Pareto plots
+  libmuparser-dev         # tessel dse: sweep `where:` constraints (compiler/dse/where.cpp)
+  libsqlite3-dev          # tessel dse: DIR/results.sqlite (compiler/dse/store.cpp)
+  libpagmo-dev            # tessel dse: Pareto fronts, hypervolume (compiler/dse/pareto.cpp)
   nodejs npm              # fetching the real models from the npm registry (npm pack)
   clang-14 libclang-rt-14-dev  # make fuzz / test-fuzz: libFuzzer targets with ASan + UBSan
   curl                    # make test-sanitize: SystemC's source from Debian's archive (scripts/systemc)

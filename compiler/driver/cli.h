@@ -24,6 +24,7 @@ Command add_zoo_command(CLI::App& app);       // tessel zoo NAME -o FILE.onnx (z
 Command add_sim_command(CLI::App& app);       // tessel sim MODEL --hw FILE (cli_sim.cpp)
 Command add_tune_command(CLI::App& app);      // tessel tune MODEL --hw FILE (cli_tune.cpp)
 Command add_quantize_command(CLI::App& app);  // tessel quantize MODEL -o FILE (cli_quantize.cpp)
+Command add_dse_command(CLI::App& app);       // tessel dse EXPERIMENT --out DIR (cli_dse.cpp)
 
 struct GraphPassArgs;
 struct ModelHwArgs;

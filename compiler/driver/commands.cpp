@@ -11,6 +11,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -426,6 +427,9 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     check_output_path(args.trace_path, "--trace");
     pipeline_options(args.passes, err);  // validates the pass names first
     const Experiment ex = load_experiment(args.experiment);
+    if (ex.dse)
+      fail("{} has a sweep: (a design-space exploration): run it with tessel dse {} --out DIR",
+           ex.source, args.experiment);
     return run_experiment(ex, args, out, err, "run");
   } catch (const Error& e) {
     err << "error: " << e.what() << "\n";
@@ -435,43 +439,37 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
 
 namespace {
 
-/// SIGINT during a multi-run experiment (RunInterrupt): the first one lets the run in progress
-/// finish and then stops the experiment; the handler resets itself, so a second SIGINT ends the
-/// process at once (the report, rewritten after every run, still holds the runs that finished).
+/// SIGINT during a long command (RunInterrupt): the first one lets the work in progress finish
+/// and then stops; the handler resets itself, so a second SIGINT ends the process at once.
 volatile std::sig_atomic_t g_interrupted = 0;
+const char* g_interrupt_message = "";
 
 extern "C" void on_sigint(int) {
   g_interrupted = 1;
-  static const char msg[] =
-      "\ntessel: interrupted: finishing the run in progress, then writing what finished (press "
-      "Ctrl-C again to stop at once)\n";
-  const ssize_t ignored = ::write(2, msg, sizeof msg - 1);
+  const ssize_t ignored = ::write(2, g_interrupt_message, std::strlen(g_interrupt_message));
   (void)ignored;
 }
 
-/// Installs on_sigint (one-shot: SA_RESETHAND) for its lifetime, restoring the previous action.
-class RunInterrupt {
- public:
-  explicit RunInterrupt(bool enable) : enabled_(enable) {
-    if (!enabled_) return;
-    g_interrupted = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, &sa, &previous_);
-  }
-  ~RunInterrupt() {
-    if (enabled_) sigaction(SIGINT, &previous_, nullptr);
-  }
-  bool requested() const { return enabled_ && g_interrupted != 0; }
-  RunInterrupt(const RunInterrupt&) = delete;
-  RunInterrupt& operator=(const RunInterrupt&) = delete;
+}  // namespace
 
- private:
-  bool enabled_;
-  struct sigaction previous_ {};
-};
+RunInterrupt::RunInterrupt(bool enable, const char* message) : enabled_(enable) {
+  if (!enabled_) return;
+  g_interrupted = 0;
+  g_interrupt_message = message;
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &sa, &previous_);
+}
+
+RunInterrupt::~RunInterrupt() {
+  if (enabled_) sigaction(SIGINT, &previous_, nullptr);
+}
+
+bool RunInterrupt::requested() const { return enabled_ && g_interrupted != 0; }
+
+namespace {
 
 /// How an experiment's messages say to bind an unbound model input: its `inputs` key.
 std::string experiment_bind_hint(const std::string& name, const std::string& dims) {
@@ -482,6 +480,17 @@ std::string experiment_bind_hint(const std::string& name, const std::string& dim
 }
 
 }  // namespace
+
+npu_backend::NpuCompileOptions run_compile_options(const RunSpec& r, const std::string& source) {
+  npu_backend::NpuCompileOptions c;
+  c.double_buffer = r.double_buffer;
+  c.multicore = r.multicore;
+  c.op_knobs = r.op_knobs;
+  for (const auto& [task, knobs] : r.task_knobs)
+    c.task_knobs[task] = {knobs, npu_backend::KnobSource::schedule,
+                          fmt::format("{}: schedule.tasks.{}", source, task)};
+  return c;
+}
 
 int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out, std::ostream& err,
                    const std::string& command) {
@@ -574,7 +583,10 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
     }
     // A multi-run experiment stopped by SIGINT keeps the runs that finished: the report is
     // rewritten after every run ("complete": false until the last one).
-    RunInterrupt interrupt(ex.runs.size() > 1);
+    RunInterrupt interrupt(
+        ex.runs.size() > 1,
+        "\ntessel: interrupted: finishing the run in progress, then writing what "
+        "finished (press Ctrl-C again to stop at once)\n");
     json report = {{"tool", "tessel"},      {"command", command}, {"experiment", ex.source},
                    {"name", ex.name},       {"complete", false},  {"runs_planned", ex.runs.size()},
                    {"runs", json::array()}, {"pass", true}};
@@ -587,13 +599,8 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
       const npu::HwConfig& hw = p.hw;
       RunOptions opts;
       opts.timing_only = r.timing_only;
-      opts.compile.double_buffer = r.double_buffer;
-      opts.compile.multicore = r.multicore;
+      opts.compile = run_compile_options(r, ex.source);
       opts.cpu_threads = r.cpu_threads;
-      opts.compile.op_knobs = r.op_knobs;
-      for (const auto& [task, knobs] : r.task_knobs)
-        opts.compile.task_knobs[task] = {knobs, npu_backend::KnobSource::schedule,
-                                         fmt::format("{}: schedule.tasks.{}", ex.source, task)};
       opts.schedule.tuning_log = args.tuning_log;
       if (r.tune) {
         if (r.tune->budget == 0) {

@@ -3,12 +3,15 @@
 // `out`, diagnostics to `err`.
 #pragma once
 
+#include <signal.h>
+
 #include <filesystem>
 #include <iosfwd>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "compiler/backend/npu/compile.h"
 #include "compiler/ir/tensor.h"
 #include "npu_model/hw_config.h"
 #include "passes/graph/pass_manager.h"
@@ -44,6 +47,24 @@ struct RunSpec;
 /// `tessel sim`. `command` is the report's "command" field. Returns 0/1/2 as cmd_run.
 int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out, std::ostream& err,
                    const std::string& command);
+
+/// The NPU compile options a run's schedule keys ask for: double_buffer, multicore, knobs per op
+/// and per task (their source named "SOURCE: schedule.tasks.KEY").
+npu_backend::NpuCompileOptions run_compile_options(const RunSpec& run, const std::string& source);
+
+/// `tessel dse EXPERIMENT.yaml --out DIR [--jobs N] [--resume]` (cli_dse.cpp, docs/dse.md): runs
+/// every design point of the experiment's sweep on every workload, each in a forked worker
+/// process, committing a row per point and workload to DIR/results.sqlite as it finishes, then
+/// writes DIR/results.csv, DIR/pareto.csv and the plots. `--explain DIR POINT` prints what bounds
+/// a stored point instead.
+struct DseArgs {
+  std::string experiment;
+  std::string out;  // --out DIR
+  int jobs = 1;
+  bool resume = false;
+  std::vector<std::string> explain;  // --explain DIR POINT
+};
+int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err);
 
 /// `tessel sim MODEL.onnx|zoo:NAME --hw FILE [--input-shape NAME=DIMS]... [--timing-only]
 /// [--hw-set KEY=VALUE]... [--no-double-buffer] [--single-core] [--report FILE.json]
@@ -129,6 +150,23 @@ struct TuneArgs : ModelHwArgs {
   GraphPassArgs passes;
 };
 int cmd_tune(const TuneArgs& args, std::ostream& out, std::ostream& err);
+
+/// SIGINT for a long command: while one lives, the first SIGINT prints `message` on stderr and
+/// sets requested() (the command finishes the work in progress and stops); the handler is
+/// one-shot (SA_RESETHAND), so a second SIGINT ends the process at once. The previous action is
+/// restored on destruction. Not enabled: does nothing.
+class RunInterrupt {
+ public:
+  RunInterrupt(bool enable, const char* message);
+  ~RunInterrupt();
+  bool requested() const;
+  RunInterrupt(const RunInterrupt&) = delete;
+  RunInterrupt& operator=(const RunInterrupt&) = delete;
+
+ private:
+  bool enabled_;
+  struct sigaction previous_ {};
+};
 
 /// Fails (tessel::Error naming `option`) unless the directory of output file `path` exists and
 /// `path` is not a directory; "" passes. Checked before any work.

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,7 +13,9 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/driver/hw_json.h"
 #include "compiler/driver/zoo.h"
+#include "compiler/dse/where.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/support/error.h"
 #include "compiler/support/suggest.h"
@@ -161,7 +164,9 @@ class Parser {
   }
 
   /// Applies the run-level keys of `n` onto `run`.
-  void run_keys(const YAML::Node& n, const std::string& where, RunSpec& run, bool top) const {
+  /// Applies the run-level keys of `n` onto `run`; `only` (when given) replaces the keys allowed.
+  void run_keys(const YAML::Node& n, const std::string& where, RunSpec& run, bool top,
+                const std::set<std::string>* only = nullptr) const {
     std::set<std::string> allowed = {"name",     "model", "inputs",      "hw",     "hw_set",
                                      "target",   "check", "timing_only", "report", "graph_passes",
                                      "schedule", "tune",  "threads"};
@@ -169,7 +174,7 @@ class Parser {
       allowed.insert("description");
       allowed.insert("runs");
     }
-    check_keys(n, where, allowed);
+    check_keys(n, where, only ? *only : allowed);
     auto key = [&](const char* k) { return where.empty() ? std::string(k) : where + "." + k; };
     if (n["name"]) run.name = str(n["name"], key("name"));
     if (n["model"]) {
@@ -206,16 +211,7 @@ class Parser {
       for (const auto& kv : hs) {
         const std::string hw_key = key_name(kv.first, key("hw_set"));
         const std::string k = key("hw_set") + "." + hw_key;
-        // Overrides are parsed as YAML values and validated like the config file; a quoted scalar
-        // stays quoted (a string: rejected for numeric keys, as in the file).
-        std::string value = str(kv.second, k);
-        if (kv.second.IsScalar() && kv.second.Tag() == "!") {
-          std::string quoted = "\"";
-          for (char c : value)
-            quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
-          value = quoted + "\"";
-        }
-        run.hw_set.push_back({hw_key, value});
+        run.hw_set.push_back({hw_key, override_text(kv.second, k)});
       }
     }
     if (n["target"]) {
@@ -262,6 +258,243 @@ class Parser {
                             v, did_you_mean(v, kReportSections)));
         run.report.push_back(v);
       }
+    }
+  }
+
+  /// A config override's value text. Overrides are parsed as YAML values and validated like the
+  /// config file; a quoted scalar stays quoted (a string: rejected for numeric keys, as in the
+  /// file).
+  std::string override_text(const YAML::Node& n, const std::string& key) const {
+    std::string value = str(n, key);
+    if (n.IsScalar() && n.Tag() == "!") {
+      std::string quoted = "\"";
+      for (char c : value)
+        quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+      value = quoted + "\"";
+    }
+    return value;
+  }
+
+  std::string where_of(const YAML::Node& n, const std::string& key) const {
+    const auto m = n.Mark();
+    return m.line >= 0 ? fmt::format("{}:{}:{}: {}", file_, m.line + 1, m.column + 1, key)
+                       : fmt::format("{}: {}", file_, key);
+  }
+
+  /// A design-space sweep (DseSpec): sweep, workloads, objectives, and the run keys that apply to
+  /// every workload (name, description, schedule, graph_passes, tune).
+  Experiment parse_dse(const YAML::Node& root) const {
+    static const std::set<std::string> not_in_sweep = {"model",  "inputs", "hw",    "hw_set",
+                                                       "runs",   "target", "check", "timing_only",
+                                                       "report", "threads"};
+    for (const auto& kv : root) {
+      const std::string k = key_name(kv.first, "");
+      if (not_in_sweep.count(k))
+        error(kv.first, k,
+              k == "hw" || k == "hw_set"
+                  ? "does not apply to a sweep: its points override sweep.base (fixed values go "
+                    "in sweep.grid with one value)"
+              : k == "model" || k == "inputs" || k == "runs"
+                  ? "does not apply to a sweep: give the models under workloads: [{model: ..., "
+                    "inputs: {...}}]"
+                  : "does not apply to a sweep (tessel dse compiles for the NPU and simulates "
+                    "timing-only, without a check or a report section list)");
+    }
+    static const std::set<std::string> top = {"name", "description", "sweep",    "workloads",
+                                              "tune", "objectives",  "schedule", "graph_passes"};
+    Experiment ex;
+    ex.source = file_;
+    RunSpec base;
+    run_keys(root, "", base, true, &top);
+    ex.name = base.name.empty() ? fs::path(file_).stem().string() : base.name;
+    if (root["description"]) ex.description = str(root["description"], "description");
+    if (base.tune && !base.tune->log_path.empty())
+      error(root["tune"]["log"], "tune.log",
+            "does not apply to a sweep (every point tunes for its own config; give a budget)");
+    if (base.tune && base.tune->budget == 0)
+      error(root["tune"], "tune", "a sweep tunes with a budget > 0 (budget 0 applies a log)");
+    DseSpec d;
+    sweep(root["sweep"], d);
+    base.hw = d.sweep.base;
+    base.target = Target::npu;
+    base.check = false;
+    base.timing_only = true;
+    // workloads
+    const YAML::Node wl = root["workloads"];
+    if (!wl) error(root, "workloads", "missing 'workloads' (the models every point runs)");
+    if (!wl.IsSequence() || wl.size() == 0)
+      error(wl, "workloads", "expected a non-empty list such as [{model: zoo:resnet50}]");
+    static const std::set<std::string> wl_keys = {"name", "model", "inputs"};
+    std::map<std::string, size_t> names;
+    for (size_t i = 0; i < wl.size(); ++i) {
+      const std::string where = fmt::format("workloads[{}]", i);
+      RunSpec r = base;
+      r.name.clear();
+      r.model.clear();
+      run_keys(wl[i], where, r, false, &wl_keys);
+      if (r.model.empty()) error(wl[i], where, "missing 'model' (an ONNX file or zoo:NAME)");
+      if (r.name.empty())
+        r.name = r.model.rfind("zoo:", 0) == 0 ? r.model : fs::path(r.model).stem().string();
+      const auto [it, fresh] = names.emplace(r.name, i);
+      if (!fresh)
+        error(wl[i], where,
+              fmt::format("workload name '{}' is already the name of workloads[{}]; give one of "
+                          "them a 'name:' (results are keyed by it)",
+                          r.name, it->second));
+      ex.runs.push_back(r);
+    }
+    if (root["objectives"]) {
+      const YAML::Node o = root["objectives"];
+      if (!o.IsSequence() || o.size() == 0)
+        error(o, "objectives", "expected a list such as [cycles, area, energy]");
+      d.objectives.clear();
+      for (const auto& e : o) {
+        const std::string v = str(e, "objectives");
+        if (std::find(kDseObjectives.begin(), kDseObjectives.end(), v) == kDseObjectives.end())
+          error(e, "objectives",
+                fmt::format("'{}' is not an objective{} (cycles, area, energy, edp, dram_bytes)", v,
+                            did_you_mean(v, kDseObjectives)));
+        if (std::find(d.objectives.begin(), d.objectives.end(), v) != d.objectives.end())
+          error(e, "objectives", fmt::format("'{}' given twice", v));
+        d.objectives.push_back(v);
+      }
+    }
+    ex.dse = std::move(d);
+    return ex;
+  }
+
+  /// sweep: {base, grid, random, where} into d.sweep (every key checked against the schema, the
+  /// constraints compiled against the base config).
+  void sweep(const YAML::Node& sw, DseSpec& d) const {
+    check_keys(sw, "sweep", {"base", "grid", "random", "where"});
+    dse::SweepSpec& spec = d.sweep;
+    if (!sw["base"]) error(sw, "sweep", "missing 'base' (the hardware config the points override)");
+    spec.base = path(sw["base"], "sweep.base", true);
+    npu::HwConfig base_hw;
+    try {
+      base_hw = npu::load_hw_config(spec.base);
+    } catch (const Error& e) {
+      error(sw["base"], "sweep.base", e.what());
+    }
+    const std::vector<std::string> schema = npu::hw_config_keys();
+    std::set<std::string> swept;
+    auto check_key = [&](const YAML::Node& k, const std::string& where) {
+      const std::string name = key_name(k, where);
+      if (std::find(schema.begin(), schema.end(), name) == schema.end())
+        error(k, where + "." + name,
+              fmt::format("not a hardware config key{} (docs/hw_config.md lists them)",
+                          did_you_mean(name, schema)));
+      if (!swept.insert(name).second)
+        error(k, where + "." + name, "swept twice (a key is either in grid or in random.ranges)");
+      return name;
+    };
+    if (sw["grid"]) {
+      const YAML::Node g = sw["grid"];
+      if (!g.IsMap()) error(g, "sweep.grid", "expected a mapping KEY: [value, ...]");
+      for (const auto& kv : g) {
+        const std::string key = check_key(kv.first, "sweep.grid");
+        const std::string k = "sweep.grid." + key;
+        if (!kv.second.IsSequence() || kv.second.size() == 0)
+          error(kv.second, k, "expected a non-empty list of values, e.g. [8, 16, 32]");
+        dse::GridAxis axis;
+        axis.key = key;
+        for (const auto& v : kv.second) {
+          if (!v.IsScalar()) error(v, k, "expected a list of plain values");
+          axis.values.push_back(override_text(v, k));
+        }
+        spec.grid.push_back(axis);
+      }
+    }
+    if (sw["random"]) {
+      const YAML::Node r = sw["random"];
+      check_keys(r, "sweep.random", {"samples", "seed", "method", "ranges"});
+      if (!r["samples"]) error(r, "sweep.random", "missing 'samples' (how many random points)");
+      spec.samples = integer(r["samples"], "sweep.random.samples");
+      if (spec.samples < 1 || spec.samples > 1000000)
+        error(r["samples"], "sweep.random.samples", "expected 1 .. 1000000");
+      if (r["seed"]) {
+        const int64_t seed = integer(r["seed"], "sweep.random.seed");
+        if (seed < 0) error(r["seed"], "sweep.random.seed", "expected a non-negative integer");
+        spec.seed = static_cast<uint64_t>(seed);
+      }
+      if (r["method"]) {
+        const std::string m = str(r["method"], "sweep.random.method");
+        if (m != "uniform" && m != "lhs")
+          error(r["method"], "sweep.random.method",
+                fmt::format("'{}' is not one of uniform, lhs (Latin hypercube)", m));
+        spec.sampling = m == "lhs" ? dse::Sampling::lhs : dse::Sampling::uniform;
+      }
+      const YAML::Node ranges = r["ranges"];
+      if (!ranges || !ranges.IsMap() || ranges.size() == 0)
+        error(ranges ? ranges : r, "sweep.random.ranges",
+              "expected a mapping KEY: [low, high] or [low, high, lin|log|pow2]");
+      for (const auto& kv : ranges) {
+        const std::string key = check_key(kv.first, "sweep.random.ranges");
+        const std::string k = "sweep.random.ranges." + key;
+        const YAML::Node v = kv.second;
+        if (!v.IsSequence() || v.size() < 2 || v.size() > 3)
+          error(v, k, "expected [low, high] or [low, high, lin|log|pow2]");
+        dse::RangeAxis a;
+        a.key = key;
+        a.low = num(v[0], k);
+        a.high = num(v[1], k);
+        auto is_int = [](const YAML::Node& n) {
+          int64_t i = 0;
+          return YAML::convert<int64_t>::decode(n, i);
+        };
+        a.integer = is_int(v[0]) && is_int(v[1]);
+        if (v.size() == 3) {
+          const std::string sc = str(v[2], k);
+          if (sc == "lin")
+            a.scale = dse::Scale::lin;
+          else if (sc == "log")
+            a.scale = dse::Scale::log;
+          else if (sc == "pow2")
+            a.scale = dse::Scale::pow2;
+          else
+            error(v[2], k, fmt::format("'{}' is not one of lin, log, pow2", sc));
+        }
+        if (!(a.low < a.high))
+          error(v, k, fmt::format("low ({}) must be below high ({})", a.low, a.high));
+        if (a.scale != dse::Scale::lin && !(a.low > 0))
+          error(v, k,
+                fmt::format("a {} range needs low > 0, got {}", dse::scale_name(a.scale), a.low));
+        if (a.scale == dse::Scale::pow2) {
+          auto pow2 = [](double x) {
+            return x >= 1 && x <= 0x1.0p62 && std::floor(x) == x &&
+                   (static_cast<uint64_t>(x) & (static_cast<uint64_t>(x) - 1)) == 0;
+          };
+          if (!a.integer || !pow2(a.low) || !pow2(a.high))
+            error(v, k,
+                  fmt::format("a pow2 range needs powers of two as bounds, got [{}, {}]", a.low,
+                              a.high));
+        }
+        spec.ranges.push_back(a);
+      }
+    }
+    if (dse::point_count(spec) > 1000000)
+      error(sw, "sweep",
+            fmt::format("spans {} points, more than the 1,000,000 a sweep enumerates; sample the "
+                        "space with random: instead",
+                        dse::point_count(spec)));
+    if (sw["where"]) {
+      const YAML::Node w = sw["where"];
+      std::vector<YAML::Node> items;
+      if (w.IsScalar()) {
+        items.push_back(w);
+      } else if (w.IsSequence()) {
+        for (const auto& e : w) items.push_back(e);
+      } else {
+        error(w, "sweep.where", "expected a list of expressions over config keys");
+      }
+      for (size_t i = 0; i < items.size(); ++i) {
+        const std::string k = w.IsScalar() ? "sweep.where" : fmt::format("sweep.where[{}]", i);
+        spec.where.push_back(str(items[i], k));
+        d.where_context.push_back(where_of(items[i], k));
+      }
+      // Compiled once here so a syntax error or an unknown key is an error of the file.
+      dse::Constraints(spec.where, d.where_context,
+                       dse::numeric_keys(hw_report_json(base_hw)["config"].dump()));
     }
   }
 
@@ -395,6 +628,7 @@ class Parser {
       fail("{}:{}:{}: YAML syntax error: {}", file_, e.mark.line + 1, e.mark.column + 1, e.msg);
     }
     if (!root.IsMap()) fail("{}: expected a YAML mapping at the top level", file_);
+    if (root["sweep"]) return parse_dse(root);
     Experiment ex;
     ex.source = file_;
     RunSpec base;

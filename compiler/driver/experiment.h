@@ -16,6 +16,17 @@
 //   tune: {budget: 2000, strategy: evolutionary, oracle: learned, seed: 0, log: run.jsonl}
 //   runs:                         # optional: each entry overrides the keys above
 //     - {name: batch4, inputs: {x: {shape: [4, 3, 48, 192]}}}
+//
+// A design-space sweep (`tessel dse`, docs/dse.md) replaces model/inputs/hw/runs with:
+//   sweep:
+//     base: ../hw_configs/npu_4core.yaml
+//     grid:   {core.cube.m: [8, 16, 32], core.buffers_bytes.ub: [131072, 262144]}
+//     random: {samples: 200, seed: 1, method: lhs,            # method: uniform (default) | lhs
+//              ranges: {memory.dram.bytes_per_cycle: [32, 512, log]}}   # lin | log | pow2
+//     where:  ["core.buffers_bytes.l0c >= 4 * core.cube.m * core.cube.n * 4"]
+//   workloads: [{model: zoo:resnet50}, {model: ../models/x.onnx, inputs: {x: {shape: [...]}}}]
+//   tune: {budget: 64}            # per point and workload; absent: the default schedules
+//   objectives: [cycles, energy, area]
 #pragma once
 
 #include <map>
@@ -24,6 +35,7 @@
 #include <vector>
 
 #include "compiler/driver/runner.h"
+#include "compiler/dse/sweep.h"
 #include "compiler/tuner/tuner.h"
 #include "npu_model/hw_config.h"
 
@@ -68,11 +80,28 @@ struct RunSpec {
   int cpu_threads = 0;  // threads: N (target cpu): 0 = TESSEL_CPU_THREADS or the online cores
 };
 
+/// Objectives a sweep's Pareto fronts may minimise: total_cycles, area_mm2, energy_uj, edp
+/// (energy x delay) and DRAM bytes moved.
+inline const std::vector<std::string> kDseObjectives = {"cycles", "area", "energy", "edp",
+                                                        "dram_bytes"};
+
+/// The design-space exploration part of an experiment (`tessel dse`, docs/dse.md): the sweep and
+/// the objectives; the workloads are the experiment's runs (each on sweep.base, timing-only).
+struct DseSpec {
+  dse::SweepSpec sweep;
+  /// "FILE:LINE:COL: sweep.where[i]" per constraint, for messages.
+  std::vector<std::string> where_context;
+  std::vector<std::string> objectives = {"cycles", "area", "energy"};
+};
+
 struct Experiment {
   std::string name;
   std::string description;
   std::string source;  // the file
   std::vector<RunSpec> runs;
+  /// Present when the file has a `sweep:` (then `runs` are its `workloads:`; `tessel run`
+  /// refuses it and `tessel dse` needs it).
+  std::optional<DseSpec> dse;
 };
 
 /// Parses and validates an experiment file. Relative paths are resolved against the file's

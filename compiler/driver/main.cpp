@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   std::vector<Command> commands = {
       add_run_command(app),     add_check_command(app),    add_compile_command(app),
       add_conform_command(app), add_zoo_command(app),      add_sim_command(app),
-      add_tune_command(app),    add_quantize_command(app),
+      add_tune_command(app),    add_quantize_command(app), add_dse_command(app),
   };
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

@@ -1,0 +1,609 @@
+// `tessel dse EXPERIMENT.yaml --out DIR [--jobs N] [--resume]`: hardware design-space exploration
+// (docs/dse.md). The experiment's sweep (compiler/dse/sweep.h) spans design points, each a list of
+// --hw-set overrides of sweep.base; every point runs every workload the way `tessel sim
+// --timing-only --hw-set K=V ...` runs a model (the same import, graph passes, compile_for_npu
+// with the measured default or the experiment's tune:, run_model), so a point's cycles are the
+// cycles that command prints.
+//
+// Points are validated in this process (a config that does not validate is recorded as invalid,
+// `where:` constraints drop points before they run); each (point, workload) then runs in a forked
+// worker process (SystemC keeps its kernel in process globals, so workers are processes, never
+// threads), which sends its result back on a pipe; only this process writes the database, one
+// transaction per row, so a kill at any moment loses at most the rows in flight and --resume
+// skips every stored row. A worker that throws records an error row; one killed by a signal
+// records an error row too unless this sweep was interrupted (then the row is left to --resume).
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "compiler/driver/cli.h"
+#include "compiler/driver/commands.h"
+#include "compiler/driver/experiment.h"
+#include "compiler/driver/hw_json.h"
+#include "compiler/driver/report.h"
+#include "compiler/dse/report.h"
+#include "compiler/dse/store.h"
+#include "compiler/dse/where.h"
+#include "compiler/support/error.h"
+#include "compiler/tuner/log.h"
+
+namespace tessel::driver {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+/// A workload, imported once in this process (the workers see it through fork).
+struct Workload {
+  const RunSpec* run = nullptr;
+  std::unique_ptr<Graph> graph;
+  std::map<std::string, Tensor> inputs;
+};
+
+/// Imports a workload as `tessel sim` imports its model: the given input shapes (others: the
+/// model's own static ones, uniform values, seed 0) and the default graph passes with the run's
+/// graph_passes settings.
+Workload prepare_workload(const RunSpec& r, size_t index, const Experiment& ex, std::ostream& err) {
+  Workload w;
+  w.run = &r;
+  const std::string where = fmt::format("{}: workloads[{}] ({})", ex.source, index, r.name);
+  std::map<std::string, Shape> shapes;
+  std::map<std::string, std::vector<double>> values;
+  for (const auto& [name, spec] : r.inputs) {
+    if (spec.has_value) {
+      values[name] = spec.value;
+      if (!spec.shape.empty()) shapes[name] = spec.shape;
+      continue;
+    }
+    Tensor t = make_input(spec, fmt::format("{}: inputs.{}", where, name));
+    shapes[name] = t.shape();
+    w.inputs[name] = std::move(t);
+  }
+  graph_passes::PipelineOptions passes = pipeline_options(GraphPassArgs{}, err);
+  passes.enabled = r.graph_passes;
+  passes.disabled.insert(r.disabled_passes.begin(), r.disabled_passes.end());
+  passes.available = target_ops(Target::npu);
+  const auto hint = [index](const std::string& name, const std::string& dims) {
+    return fmt::format(
+        "the experiment key workloads[{}].inputs.{}, e.g. inputs: {{{}: {{shape: "
+        "[{}]}}}}",
+        index, name, name, dims);
+  };
+  try {
+    w.graph = load_model(r.model, shapes, passes, values, hint);
+  } catch (const Error& e) {
+    fail("{}: {}", where, e.what());
+  }
+  for (const Value* v : w.graph->inputs)
+    if (!w.inputs.count(v->name) && !values.count(v->name)) {
+      InputSpec in;  // uniform in [-1, 1), seed 0, as tessel sim
+      in.shape = v->shape;
+      w.inputs[v->name] = make_input(in, fmt::format("{}: input {}", where, v->name));
+    }
+  return w;
+}
+
+/// What a worker sends back: the row's result fields as JSON.
+json evaluate(const Workload& w, const npu::HwConfig& hw, const std::string& source) {
+  const auto t0 = std::chrono::steady_clock::now();
+  json res;
+  try {
+    RunOptions opts;
+    opts.timing_only = true;
+    opts.compile = run_compile_options(*w.run, source);
+    if (w.run->tune) opts.schedule.tune = *w.run->tune;
+    opts.compiled = std::make_shared<CompiledNpu>(
+        compile_for_npu(*w.graph, hw, opts.compile, opts.schedule, "model " + w.run->model));
+    const RunOutput out = run_model(*w.graph, Target::npu, &hw, w.inputs, opts);
+    const json j = npu_run_json(*out.npu, hw);
+    // What bounds the point: each op's roofline bound unit, weighted by its simulated cycles.
+    std::map<std::string, double> shares;
+    double op_cycles = 0;
+    std::vector<const json*> ops;
+    for (const auto& o : j["ops"])
+      if (o.contains("bound")) {
+        shares[o["bound"].get<std::string>()] += o["cycles"].get<double>();
+        op_cycles += o["cycles"].get<double>();
+        ops.push_back(&o);
+      }
+    std::string bound;
+    double best = -1;
+    json sj = json::object();
+    for (auto& [unit, c] : shares) {
+      if (c > best) best = c, bound = unit;
+      sj[unit] = op_cycles > 0 ? c / op_cycles : 0.0;
+    }
+    std::stable_sort(ops.begin(), ops.end(), [](const json* a, const json* b) {
+      return (*a)["cycles"].get<uint64_t>() > (*b)["cycles"].get<uint64_t>();
+    });
+    json top = json::array();
+    for (size_t i = 0; i < ops.size() && i < 8; ++i) {
+      const json& o = *ops[i];
+      top.push_back({{"name", o["name"]},
+                     {"op_type", o["op_type"]},
+                     {"cycles", o["cycles"]},
+                     {"share", op_cycles > 0 ? o["cycles"].get<double>() / op_cycles : 0.0},
+                     {"bound", o["bound"]},
+                     {"efficiency", o["efficiency"]}});
+    }
+    res = {{"status", "ok"},
+           {"total_cycles", j["total_cycles"]},
+           {"efficiency", j["efficiency"]},
+           {"dram_bytes", j["dram_bytes"]["total"]},
+           {"bound", bound},
+           {"bound_shares", sj.dump()},
+           {"detail",
+            json{{"per_pipe_utilization", j["per_pipe_utilization"]}, {"top_ops", top}}.dump()}};
+  } catch (const Error& e) {
+    res = {{"status", "error"}, {"reason", e.what()}};
+  } catch (const std::bad_alloc&) {
+    res = {{"status", "error"}, {"reason", "out of host memory"}};
+  } catch (const std::exception& e) {
+    res = {{"status", "error"},
+           {"reason", fmt::format("internal error (a tessel bug): {}", e.what())}};
+  }
+  res["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+/// A design point as this process plans it.
+struct Planned {
+  dse::Point point;
+  std::optional<npu::HwConfig> hw;  // absent: the config does not validate
+  std::string invalid;              // why not
+  std::string config, sha256;       // the resolved config (hw_report_json's "config") and hash
+  bool excluded = false;            // a where: constraint does not hold
+};
+
+/// A running worker.
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  size_t unit = 0;
+  std::string data;
+};
+
+void write_all(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    const ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    off += static_cast<size_t>(n);
+  }
+}
+
+std::string duration_text(double s) {
+  if (s < 90) return fmt::format("{:.0f} s", s);
+  if (s < 5400) return fmt::format("{:.0f} min", s / 60);
+  return fmt::format("{:.1f} h", s / 3600);
+}
+
+/// The canonical JSON of everything that decides a sweep's rows (a --resume must match it).
+json canonical_experiment(const Experiment& ex, const npu::HwConfig& base_hw) {
+  const DseSpec& d = *ex.dse;
+  json grid = json::array(), ranges = json::array(), workloads = json::array();
+  for (const auto& g : d.sweep.grid) grid.push_back({{"key", g.key}, {"values", g.values}});
+  for (const auto& r : d.sweep.ranges)
+    ranges.push_back({{"key", r.key},
+                      {"low", r.low},
+                      {"high", r.high},
+                      {"scale", dse::scale_name(r.scale)},
+                      {"integer", r.integer}});
+  for (const auto& r : ex.runs) {
+    json in = json::object();
+    for (const auto& [n, s] : r.inputs)
+      in[n] = {{"shape", s.shape}, {"value", s.value}, {"fill", s.fill}, {"file", s.file}};
+    json tune = nullptr;
+    if (r.tune)
+      tune = {{"budget", r.tune->budget},
+              {"strategy", tuner::strategy_name(r.tune->strategy)},
+              {"oracle", tuner::oracle_name(r.tune->oracle)},
+              {"seed", r.tune->seed},
+              {"seconds", r.tune->seconds}};
+    workloads.push_back(
+        {{"name", r.name},
+         {"model", r.model},
+         {"inputs", in},
+         {"graph_passes", {{"enabled", r.graph_passes}, {"disabled", r.disabled_passes}}},
+         {"schedule",
+          {{"double_buffer", r.double_buffer},
+           {"multicore", r.multicore},
+           {"ops", r.op_knobs},
+           {"tasks", r.task_knobs}}},
+         {"tune", tune}});
+  }
+  return {{"base", {{"file", d.sweep.base}, {"sha256", hw_report_json(base_hw)["sha256"]}}},
+          {"grid", grid},
+          {"ranges", ranges},
+          {"samples", d.sweep.samples},
+          {"seed", d.sweep.seed},
+          {"sampling", dse::sampling_name(d.sweep.sampling)},
+          {"where", d.sweep.where},
+          {"workloads", workloads}};
+}
+
+int explain(const DseArgs& args, std::ostream& out) {
+  const std::string dir = args.explain[0], point_s = args.explain[1];
+  int64_t point = -1;
+  try {
+    size_t end = 0;
+    point = std::stoll(point_s, &end);
+    if (end != point_s.size() || point < 0) point = -1;
+  } catch (const std::exception&) {
+  }
+  if (point < 0)
+    fail("--explain {} {}: POINT must be a point number (results.csv's column point)", dir,
+         point_s);
+  const dse::ResultStore store =
+      dse::ResultStore::open((fs::path(dir) / "results.sqlite").string());
+  std::vector<dse::Row> rows;
+  for (auto& r : store.rows())
+    if (r.point == point) rows.push_back(std::move(r));
+  if (rows.empty())
+    fail("--explain: {} has no point {} (not in the sweep, dropped by where:, or not run yet)", dir,
+         point);
+  out << fmt::format("point {}", point);
+  for (size_t k = 0; k < store.keys().size(); ++k)
+    out << fmt::format("{} {}={}", k ? "," : ":", store.keys()[k], rows[0].values[k]);
+  out << "\n";
+  for (const auto& r : rows) {
+    out << fmt::format("\nworkload {}: {}", r.workload, r.status);
+    if (r.status != "ok") {
+      out << fmt::format(" ({})\n", r.reason);
+      continue;
+    }
+    out << fmt::format(", {} cycles, efficiency {:.1f}% (roofline / simulated), bound by {}\n",
+                       with_commas(static_cast<uint64_t>(*r.total_cycles)), 100 * *r.efficiency,
+                       r.bound);
+    const json shares = json::parse(r.bound_shares), detail = json::parse(r.detail);
+    std::vector<std::pair<double, std::string>> sorted;
+    for (const auto& [u, v] : shares.items()) sorted.emplace_back(v.get<double>(), u);
+    std::sort(sorted.rbegin(), sorted.rend());
+    Table units({"bound unit", "share of op cycles", "pipe utilisation"});
+    for (const auto& [v, u] : sorted) {
+      const json& util = detail["per_pipe_utilization"];
+      units.add({u, fmt::format("{:.1f}%", 100 * v),
+                 util.contains(u) ? fmt::format("{:.1f}%", 100 * util[u].get<double>()) : "-"});
+    }
+    out << units.str();
+    Table ops({"op", "type", "cycles", "share", "bound", "efficiency"});
+    for (const auto& o : detail["top_ops"])
+      ops.add({o["name"].get<std::string>(), o["op_type"].get<std::string>(),
+               with_commas(o["cycles"].get<uint64_t>()),
+               fmt::format("{:.1f}%", 100 * o["share"].get<double>()),
+               o["bound"].get<std::string>(),
+               fmt::format("{:.1f}%", 100 * o["efficiency"].get<double>())});
+    out << "\n  the ops with the most cycles:\n" << ops.str();
+  }
+  return 0;
+}
+
+}  // namespace
+
+int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
+  try {
+    if (!args.explain.empty()) {
+      if (!args.experiment.empty() || !args.out.empty() || args.resume || args.jobs != 1)
+        fail("--explain DIR POINT reads a finished sweep: drop {}", !args.experiment.empty()
+                                                                        ? "the experiment file"
+                                                                    : !args.out.empty() ? "--out"
+                                                                    : args.resume       ? "--resume"
+                                                                                        : "--jobs");
+      return explain(args, out);
+    }
+    if (args.experiment.empty())
+      fail("give the experiment file: tessel dse EXPERIMENT.yaml --out DIR");
+    if (args.out.empty())
+      fail("--out DIR is required (where results.sqlite, the CSVs and plots go)");
+    if (args.jobs < 1 || args.jobs > 256)
+      fail("--jobs {}: expected 1..256 worker processes", args.jobs);
+    const fs::path dir(args.out);
+    const fs::path db_path = dir / "results.sqlite";
+    if (args.resume && !fs::is_directory(dir))
+      fail("--resume: {} does not exist (no sweep to continue; run without --resume to start one)",
+           args.out);
+    if (!args.resume && fs::exists(db_path))
+      fail(
+          "{} exists already (a sweep ran there): continue it with --resume, or give another --out",
+          db_path.string());
+    if (fs::exists(dir) && !fs::is_directory(dir)) fail("--out {}: not a directory", args.out);
+
+    const Experiment ex = load_experiment(args.experiment);
+    if (!ex.dse)
+      fail("{}: no sweep: key (tessel dse explores hardware configs; tessel run runs this file)",
+           ex.source);
+    const DseSpec& d = *ex.dse;
+    const std::vector<std::string> keys = dse::swept_keys(d.sweep);
+    // Everything the sweep needs is checked before any point runs: the workloads import, the
+    // base config validates (experiment.cpp), the store opens.
+    std::vector<Workload> workloads;
+    for (size_t i = 0; i < ex.runs.size(); ++i)
+      workloads.push_back(prepare_workload(ex.runs[i], i, ex, err));
+    const npu::HwConfig base_hw = npu::load_hw_config(d.sweep.base);
+    const dse::Constraints where(d.sweep.where, d.where_context,
+                                 dse::numeric_keys(hw_report_json(base_hw)["config"].dump()));
+    const std::string canon = canonical_experiment(ex, base_hw).dump();
+    if (!args.resume) fs::create_directories(dir);
+    dse::ResultStore store = args.resume ? dse::ResultStore::resume(db_path.string(), keys, canon)
+                                         : dse::ResultStore::create(db_path.string(), keys, canon,
+                                                                    tuner::tessel_version());
+    const auto done = store.done();
+
+    // Plan: every point's config, validated; the where: constraints.
+    std::vector<Planned> planned;
+    size_t excluded = 0, invalid = 0;
+    for (auto& p : dse::enumerate_points(d.sweep)) {
+      Planned pl;
+      pl.point = std::move(p);
+      std::vector<npu::HwOverride> ov;
+      for (size_t k = 0; k < keys.size(); ++k) ov.push_back({keys[k], pl.point.values[k]});
+      try {
+        pl.hw = npu::load_hw_config(d.sweep.base, ov);
+      } catch (const Error& e) {
+        pl.invalid = e.what();
+        ++invalid;
+      }
+      if (pl.hw) {
+        const json hj = hw_report_json(*pl.hw);
+        pl.config = hj["config"].dump();
+        pl.sha256 = hj["sha256"];
+        if (where.violated(dse::numeric_keys(pl.config)) >= 0) {
+          pl.excluded = true;
+          ++excluded;
+        }
+      }
+      planned.push_back(std::move(pl));
+    }
+    // The units still to run, in order; invalid points are recorded here without a worker.
+    struct Unit {
+      size_t planned, workload;
+    };
+    std::vector<Unit> units;
+    size_t already = 0;
+    auto row_of = [&](const Planned& pl, size_t w) {
+      dse::Row r;
+      r.point = pl.point.index;
+      r.workload = ex.runs[w].name;
+      r.workload_index = static_cast<int64_t>(w);
+      r.values = pl.point.values;
+      r.config = pl.config;
+      r.config_sha256 = pl.sha256;
+      r.tessel_version = tuner::tessel_version();
+      return r;
+    };
+    for (size_t i = 0; i < planned.size(); ++i) {
+      if (planned[i].excluded) continue;
+      for (size_t w = 0; w < workloads.size(); ++w) {
+        if (done.count({planned[i].point.index, static_cast<int64_t>(w)})) {
+          ++already;
+          continue;
+        }
+        if (!planned[i].hw) {
+          dse::Row r = row_of(planned[i], w);
+          r.status = "invalid";
+          r.reason = planned[i].invalid;
+          store.insert(r);
+          continue;
+        }
+        units.push_back({i, w});
+      }
+    }
+    const size_t total_rows = (planned.size() - excluded) * workloads.size();
+    out << fmt::format(
+        "sweep {}: {} points x {} workload{} ({} dropped by where:, {} invalid configs), {} "
+        "job{}\n",
+        ex.name, planned.size(), workloads.size(), workloads.size() == 1 ? "" : "s", excluded,
+        invalid, args.jobs, args.jobs == 1 ? "" : "s");
+    if (args.resume) out << fmt::format("  resumed: {} rows already stored\n", already);
+
+    // Run the units on forked workers; only this process writes the store.
+    RunInterrupt interrupt(true,
+                           "\ntessel dse: interrupted: finishing the points in progress, then "
+                           "writing what finished (press Ctrl-C again to stop at once; --resume "
+                           "continues)\n");
+    const bool progress = &err == &std::cerr && ::isatty(2);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<Child> running;
+    size_t next = 0, finished = 0, lost = 0;
+    auto show_progress = [&] {
+      if (!progress) return;
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double rate = s > 0 ? finished / s : 0;
+      const std::string eta =
+          rate > 0 ? duration_text(static_cast<double>(units.size() - finished) / rate) : "?";
+      err << fmt::format("\rdse: {}/{} point runs, {:.2f}/s, ETA {}   ", finished, units.size(),
+                         rate, eta)
+          << std::flush;
+    };
+    out.flush();
+    std::cout.flush();
+    while (next < units.size() || !running.empty()) {
+      while (!interrupt.requested() && running.size() < static_cast<size_t>(args.jobs) &&
+             next < units.size()) {
+        const Unit u = units[next];
+        int fds[2];
+        if (::pipe(fds) != 0) fail("tessel dse: cannot create a pipe: {}", std::strerror(errno));
+        const pid_t pid = ::fork();
+        if (pid < 0) fail("tessel dse: cannot fork a worker: {}", std::strerror(errno));
+        if (pid == 0) {
+          // The worker: finish the point even on Ctrl-C (the parent decides), report, exit
+          // without running this process's atexit handlers or flushing its buffers.
+          ::signal(SIGINT, SIG_IGN);
+          ::close(fds[0]);
+          for (const Child& c : running) ::close(c.fd);
+          const json res = evaluate(workloads[u.workload], *planned[u.planned].hw, ex.source);
+          write_all(fds[1], res.dump());
+          ::_exit(0);
+        }
+        ::close(fds[1]);
+        running.push_back({pid, fds[0], next, ""});
+        ++next;
+      }
+      if (running.empty()) break;
+      std::vector<pollfd> pfds;
+      for (const Child& c : running) pfds.push_back({c.fd, POLLIN, 0});
+      if (::poll(pfds.data(), pfds.size(), 500) < 0 && errno != EINTR)
+        fail("tessel dse: poll: {}", std::strerror(errno));
+      for (size_t i = running.size(); i-- > 0;) {
+        if (!(pfds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        Child& c = running[i];
+        char buf[65536];
+        const ssize_t n = ::read(c.fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n > 0) {
+          c.data.append(buf, static_cast<size_t>(n));
+          continue;
+        }
+        // EOF: the worker is done (or died).
+        ::close(c.fd);
+        int status = 0;
+        while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        const Unit u = units[c.unit];
+        dse::Row r = row_of(planned[u.planned], u.workload);
+        json res;
+        try {
+          res = json::parse(c.data);
+        } catch (const json::exception&) {
+        }
+        if (res.is_object()) {
+          r.status = res["status"];
+          r.reason = res.value("reason", "");
+          if (r.status == "ok") {
+            r.total_cycles = res["total_cycles"].get<int64_t>();
+            r.efficiency = res["efficiency"].get<double>();
+            r.dram_bytes = res["dram_bytes"].get<int64_t>();
+            r.bound = res["bound"];
+            r.bound_shares = res["bound_shares"];
+            r.detail = res["detail"];
+          }
+          r.seconds = res["seconds"];
+        } else if (WIFSIGNALED(status) && interrupt.requested()) {
+          r.status.clear();  // killed by the interrupt: left to --resume
+        } else {
+          r.status = "error";
+          r.reason = WIFSIGNALED(status)
+                         ? fmt::format("the worker died of signal {} ({})", WTERMSIG(status),
+                                       strsignal(WTERMSIG(status)))
+                         : fmt::format("the worker exited with status {} without a result",
+                                       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        }
+        if (!r.status.empty()) {
+          store.insert(r);
+          ++finished;
+        } else {
+          ++lost;
+        }
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+        show_progress();
+      }
+    }
+    if (progress) err << "\r" << std::string(70, ' ') << "\r" << std::flush;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    // Outputs, from the store alone (a resumed sweep writes what an uninterrupted one does).
+    const std::vector<dse::Row> rows = store.rows();
+    write_file_atomically((dir / "results.csv").string(), dse::results_csv(keys, rows));
+    const auto fronts = dse::pareto_fronts(rows, d.objectives);
+    write_file_atomically((dir / "pareto.csv").string(), dse::pareto_csv(keys, rows, fronts));
+    const dse::Plots plots = dse::write_plots(dir.string(), rows, fronts);
+
+    size_t ok = 0, bad = 0, errors = 0;
+    for (const auto& r : rows) (r.status == "ok" ? ok : r.status == "invalid" ? bad : errors)++;
+    out << fmt::format("  ran {} point runs in {:.1f} s ({:.2f}/s, {:.0f}/hour on {} job{})\n",
+                       finished, seconds, seconds > 0 ? finished / seconds : 0.0,
+                       seconds > 0 ? 3600 * finished / seconds : 0.0, args.jobs,
+                       args.jobs == 1 ? "" : "s");
+    out << fmt::format("  stored {} of {} rows: {} ok, {} invalid, {} error\n", rows.size(),
+                       total_rows, ok, bad, errors);
+    // The fastest ok point per workload.
+    Table best({"workload", "fastest point", "total cycles", "bound", "efficiency"});
+    for (size_t w = 0; w < ex.runs.size(); ++w) {
+      const dse::Row* b = nullptr;
+      for (const auto& r : rows)
+        if (r.workload_index == static_cast<int64_t>(w) && r.status == "ok" &&
+            (!b || *r.total_cycles < *b->total_cycles))
+          b = &r;
+      if (b)
+        best.add({ex.runs[w].name, std::to_string(b->point),
+                  with_commas(static_cast<uint64_t>(*b->total_cycles)), b->bound,
+                  fmt::format("{:.1f}%", 100 * *b->efficiency)});
+    }
+    out << best.str();
+    // Objectives no ok row has (area and energy until a model fills them): said once.
+    std::vector<std::string> empty;
+    for (const auto& o : d.objectives)
+      if (std::none_of(rows.begin(), rows.end(),
+                       [&](const dse::Row& r) { return dse::objective_value(r, o).has_value(); }))
+        empty.push_back(o);
+    for (const auto& f : fronts) {
+      if (f.candidates == 0) continue;
+      std::string pts;
+      for (size_t k : f.rows) pts += (pts.empty() ? "" : " ") + std::to_string(rows[k].point);
+      out << fmt::format("  front {} {},{}: {} of {} points: {}\n", f.workload, f.x, f.y,
+                         f.rows.size(), f.candidates, pts);
+    }
+    if (!empty.empty()) {
+      std::string list;
+      for (const auto& o : empty) list += (list.empty() ? "" : ", ") + o;
+      out << fmt::format(
+          "  objective{} {}: no value on any ok point{}, so no front or plot with {}\n",
+          empty.size() == 1 ? "" : "s", list,
+          std::any_of(
+              empty.begin(), empty.end(),
+              [](const std::string& o) { return o == "area" || o == "energy" || o == "edp"; })
+              ? " (this build has no area/energy model: the columns stay empty)"
+              : "",
+          empty.size() == 1 ? "it" : "them");
+    }
+    out << fmt::format("  wrote {}, {}, {}\n", db_path.string(), (dir / "results.csv").string(),
+                       (dir / "pareto.csv").string());
+    for (const auto& p : plots.png) out << fmt::format("  plot {}\n", p);
+    for (const auto& n : plots.notes) out << fmt::format("  note: {}\n", n);
+    if (interrupt.requested() || lost > 0) {
+      err << fmt::format(
+          "error: interrupted (SIGINT) with {} of {} point runs not finished; continue with "
+          "tessel dse {} --out {} --resume\n",
+          units.size() - finished, units.size(), args.experiment, args.out);
+      return 130;
+    }
+    return 0;
+  } catch (const Error& e) {
+    err << "error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+Command add_dse_command(CLI::App& app) {
+  auto args = std::make_shared<DseArgs>();
+  auto* cmd = app.add_subcommand(
+      "dse", "hardware design-space exploration: sweep config keys over workloads (docs/dse.md)");
+  cmd->footer(
+      "Writes DIR/results.sqlite (a row per point and workload, committed as it finishes), "
+      "DIR/results.csv, DIR/pareto.csv and PNG plots. Exit code: 0 done, 2 an error in the "
+      "experiment or the command line, 130 interrupted (--resume continues).");
+  cmd->add_option("experiment", args->experiment, "experiment YAML file with a sweep: key");
+  cmd->add_option("--out", args->out, "output directory (created)");
+  cmd->add_option("--jobs", args->jobs, "worker processes running points in parallel")
+      ->default_val(1);
+  cmd->add_flag("--resume", args->resume, "continue the sweep stored in --out DIR");
+  cmd->add_option("--explain", args->explain,
+                  "DIR POINT: what bounds a stored point (cycle shares per unit, top ops)")
+      ->expected(2);
+  return {cmd, [args] { return cmd_dse(*args, std::cout, std::cerr); }};
+}
+
+}  // namespace tessel::driver
