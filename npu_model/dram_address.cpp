@@ -34,9 +34,10 @@ DramAddressMap::DramAddressMap(const DramBankedConfig& cfg) {
     for (int i = 0; i < 6; ++i)
       if (name == kFieldNames[i]) f = i;
     if (f < 0)
-      fail("unknown field '{}'; expected fields among row, rank, bank, bank_group, column, "
-           "channel (optionally NAME:BITS), most significant first",
-           name);
+      fail(
+          "unknown field '{}'; expected fields among row, rank, bank, bank_group, column, "
+          "channel (optionally NAME:BITS), most significant first",
+          name);
     int bits = -1;
     if (colon != std::string::npos) {
       const std::string b = word.substr(colon + 1);
@@ -59,9 +60,10 @@ DramAddressMap::DramAddressMap(const DramBankedConfig& cfg) {
   }
   for (int f = 0; f < 6; ++f) {
     if (!named[f] && total[f] > 0)
-      fail("field '{}' is missing: the geometry gives it {} bits (it may be left out only when it "
-           "has a single value)",
-           kFieldNames[f], total[f]);
+      fail(
+          "field '{}' is missing: the geometry gives it {} bits (it may be left out only when it "
+          "has a single value)",
+          kFieldNames[f], total[f]);
     if (rest_pieces[f] > 1)
       fail("field '{}' is given {} times without :BITS; all but one of its pieces need a width",
            kFieldNames[f], rest_pieces[f]);

@@ -29,9 +29,10 @@ Dram::Dram(sc_core::sc_module_name name, RunState& run)
   if (run.hw->dram.model == npu::DramModel::banked) {
     banked_ = std::make_unique<BankedDram>(*run.hw);
     if (static_cast<int64_t>(burst_bytes_) != npu::dram_burst_bytes(run.hw->dram.banked))
-      fail("hardware config: memory.dram.burst_bytes is {} but the banked model moves {}-byte "
-           "bursts",
-           burst_bytes_, npu::dram_burst_bytes(run.hw->dram.banked));
+      fail(
+          "hardware config: memory.dram.burst_bytes is {} but the banked model moves {}-byte "
+          "bursts",
+          burst_bytes_, npu::dram_burst_bytes(run.hw->dram.banked));
   }
   const std::string& path = run.options->dram_trace_path;
   if (!path.empty()) {
@@ -42,13 +43,12 @@ Dram::Dram(sc_core::sc_module_name name, RunState& run)
     const npu::HwConfig& hw = *run.hw;
     trace_ << "# tessel DRAM request trace v1 (docs/memory.md): CYCLE CORE CHANNEL ADDRESS BYTES "
               "R|W\n";
-    trace_ << fmt::format(
-        "# hw {} | model {} | clock_ghz {} | burst_bytes {} | channels {}{}\n", hw.name,
-        banked_ ? "banked" : "simple", hw.clock_ghz, burst_bytes_,
-        banked_ ? hw.dram.banked.channels : 1,
-        banked_ ? fmt::format(" | dram {} | tCK_ps {}", hw.dram.banked.name,
-                              hw.dram.banked.timing.tCK_ps)
-                : "");
+    trace_ << fmt::format("# hw {} | model {} | clock_ghz {} | burst_bytes {} | channels {}{}\n",
+                          hw.name, banked_ ? "banked" : "simple", hw.clock_ghz, burst_bytes_,
+                          banked_ ? hw.dram.banked.channels : 1,
+                          banked_ ? fmt::format(" | dram {} | tCK_ps {}", hw.dram.banked.name,
+                                                hw.dram.banked.timing.tCK_ps)
+                                  : "");
   }
   socket.register_b_transport(this, &Dram::b_transport);
 }
@@ -89,8 +89,8 @@ void Dram::record(uint64_t issue, bool read, int core, const std::vector<uint64_
   for (size_t i = 0; i < results.size(); ++i) {
     const DramRequestResult& r = results[i];
     if (trace_.is_open())
-      trace_ << issue << ' ' << core << ' ' << r.channel << " 0x" << std::hex
-             << bursts[i] << std::dec << ' ' << burst_bytes_ << (read ? " R\n" : " W\n");
+      trace_ << issue << ' ' << core << ' ' << r.channel << " 0x" << std::hex << bursts[i]
+             << std::dec << ' ' << burst_bytes_ << (read ? " R\n" : " W\n");
     if (!run_.tracing) continue;
     DramTransfer* t = nullptr;
     for (DramTransfer& x : per_channel)

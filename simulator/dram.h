@@ -99,7 +99,7 @@ class Dram : public sc_core::sc_module {
   uint64_t latency_cycles_;
   uint64_t burst_bytes_;  // memory.dram.burst_bytes
   uint64_t next_free_cycle_ = 0;
-  DramChannelStats simple_stats_;      // the simple model's one channel
+  DramChannelStats simple_stats_;       // the simple model's one channel
   std::unique_ptr<BankedDram> banked_;  // memory.dram.model: banked
   std::vector<GmRun> runs_;             // scratch: one transfer's runs
   std::vector<uint64_t> bursts_;        // scratch: its burst addresses

@@ -14,8 +14,7 @@ constexpr int64_t kNever = -(int64_t{1} << 40);
 
 }  // namespace
 
-BankedDram::BankedDram(const npu::HwConfig& hw)
-    : cfg_(hw.dram.banked), map_(hw.dram.banked) {
+BankedDram::BankedDram(const npu::HwConfig& hw) : cfg_(hw.dram.banked), map_(hw.dram.banked) {
   const npu::DramTimingConfig& t = cfg_.timing;
   if (hw.dram.model != npu::DramModel::banked || cfg_.channels < 1 || cfg_.transfers_per_ck < 1 ||
       t.tCK_ps < 1 || hw.clock_ghz <= 0)

@@ -83,10 +83,10 @@ class BankedDram {
     std::vector<int64_t> bg_act;  // per bank group: latest ACT
     int64_t faw[4];               // the last four ACTs (ring)
     int faw_pos = 0;
-    int64_t next_refresh = 0;   // when the next all-bank refresh is due
-    int64_t refresh_end;        // no ACT before this
-    int64_t last_cmd;           // latest command placed (a refresh goes after it)
-    int64_t last_write_end;     // latest write data end (tWTR)
+    int64_t next_refresh = 0;  // when the next all-bank refresh is due
+    int64_t refresh_end;       // no ACT before this
+    int64_t last_cmd;          // latest command placed (a refresh goes after it)
+    int64_t last_write_end;    // latest write data end (tWTR)
   };
   struct Channel {
     std::vector<Bank> banks;  // [rank][bank_group][bank]
@@ -111,7 +111,7 @@ class BankedDram {
 
   npu::DramBankedConfig cfg_;
   npu::DramAddressMap map_;
-  int64_t t_burst_ = 0;           // data clocks per burst
+  int64_t t_burst_ = 0;  // data clocks per burst
   uint64_t burst_bytes_ = 0;
   uint64_t npu_fs_ = 0, tck_fs_ = 0;  // clock periods, femtoseconds
   std::vector<Channel> channels_;

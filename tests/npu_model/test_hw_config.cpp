@@ -234,13 +234,16 @@ TEST(HwConfigPresets, EveryPresetRoundTripsThroughYaml) {
 
 TEST(HwConfigPresets, KeysListIsTheSchemaAndDocsDescribeEveryKey) {
   const std::vector<std::string> keys = hw_config_keys();
-  // 3 top-level + scalar 2 + cube 6 + vector 2 + buffers 5 + dma 4x2 + sync 1 + dram 4 = 31
-  // (dram: bytes_per_cycle, latency_cycles, capacity_bytes and the optional burst_bytes).
-  ASSERT_EQ(keys.size(), 31u);
+  // 3 top-level + scalar 2 + cube 6 + vector 2 + buffers 5 + dma 4x2 + sync 1 + dram 5 + banked
+  // 14 + banked.timing_ck 15 = 61 (dram: bytes_per_cycle, latency_cycles, capacity_bytes and the
+  // optional burst_bytes and model; banked: the banked model's section, docs/memory.md).
+  ASSERT_EQ(keys.size(), 61u);
   EXPECT_EQ(keys.front(), "name");
   EXPECT_EQ(keys[3], "core.scalar.cycles_per_instruction");
   EXPECT_EQ(keys[29], "memory.dram.capacity_bytes");
-  EXPECT_EQ(keys.back(), "memory.dram.burst_bytes");
+  EXPECT_EQ(keys[30], "memory.dram.burst_bytes");
+  EXPECT_EQ(keys[31], "memory.dram.model");
+  EXPECT_EQ(keys.back(), "memory.dram.banked.timing_ck.tRFC");
   const std::string docs = read_text(kSourceDir + "/docs/hw_config.md");
   for (const std::string& key : keys) {
     EXPECT_NE(docs.find("`" + key + "`"), std::string::npos)
