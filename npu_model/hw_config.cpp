@@ -26,6 +26,7 @@
 #include "compiler/support/error.h"
 #include "compiler/support/suggest.h"
 #include "npu_model/area_energy.h"
+#include "npu_model/dram_address.h"
 #include "npu_model/yaml_support.h"
 
 namespace tessel::npu {
@@ -56,6 +57,13 @@ struct Field {
   std::string default_meaning;  // what the default means, for messages ("byte-granular")
   double max_number = 0;        // number: (0, max_number]
   std::vector<Field> children;  // section
+  std::vector<std::string> choices;  // string: the allowed values (empty: any non-empty text)
+  std::string default_string;        // string with choices, optional: the value when absent
+  /// Optional section: present in the config only when this returns true for the fields visited
+  /// before it (e.g. memory.dram.banked when memory.dram.model is banked); its value may also be a
+  /// file name (a YAML file holding the section's map, relative to the including file).
+  bool (*present)(const HwConfig&) = nullptr;
+  const char* present_condition = "";  // what `present` tests, for messages
   void (*set_int)(HwConfig&, int64_t) = nullptr;
   int64_t (*get_int)(const HwConfig&) = nullptr;
   void (*set_number)(HwConfig&, double) = nullptr;
@@ -102,6 +110,23 @@ Field optional_power_of_two(Field f, int64_t default_value, std::string meaning)
   f.default_meaning = std::move(meaning);
   return f;
 }
+
+/// An optional string leaf with a fixed set of values; absent means choices.front().
+Field choice(std::string name, std::vector<std::string> choices,
+             void (*set)(HwConfig&, const std::string&), std::string (*get)(const HwConfig&)) {
+  Field f;
+  f.name = std::move(name);
+  f.kind = Kind::string;
+  f.optional = true;
+  f.default_string = choices.front();
+  f.choices = std::move(choices);
+  f.set_string = set;
+  f.get_string = get;
+  return f;
+}
+
+/// The banked DRAM model's section (memory.dram.banked; DramBankedConfig, docs/memory.md).
+Field banked_dram_section();
 
 #define TESSEL_DTYPE(NAME, MEMBER)                                 \
   [] {                                                             \
@@ -170,17 +195,88 @@ const Field& schema() {
                   section("dma", {TESSEL_DMA("mte1", mte1), TESSEL_DMA("mte2", mte2),
                                   TESSEL_DMA("mte3", mte3), TESSEL_DMA("fix", fix)}),
                   section("sync", {TESSEL_INT("event_ids", core.sync_event_ids, 1, 64, 1)})}),
-         section("memory",
-                 {section("dram",
-                          {TESSEL_INT("bytes_per_cycle", dram.bytes_per_cycle, 1, kIntMax, 1),
-                           TESSEL_INT("latency_cycles", dram.latency_cycles, 0, kIntMax, 1),
-                           TESSEL_INT("capacity_bytes", dram.capacity_bytes, 1, kInt64Max, 1),
-                           optional_power_of_two(
-                               TESSEL_INT("burst_bytes", dram.burst_bytes, 1, kMaxBurstBytes, 1), 1,
-                               "byte-granular DRAM, no burst rounding")})}),
+         section(
+             "memory",
+             {section("dram", {TESSEL_INT("bytes_per_cycle", dram.bytes_per_cycle, 1, kIntMax, 1),
+                               TESSEL_INT("latency_cycles", dram.latency_cycles, 0, kIntMax, 1),
+                               TESSEL_INT("capacity_bytes", dram.capacity_bytes, 1, kInt64Max, 1),
+                               optional_power_of_two(TESSEL_INT("burst_bytes", dram.burst_bytes, 1,
+                                                                kMaxBurstBytes, 1),
+                                                     1, "byte-granular DRAM, no burst rounding"),
+                               choice(
+                                   "model", {"simple", "banked"},
+                                   [](HwConfig& h, const std::string& v) {
+                                     h.dram.model =
+                                         v == "banked" ? DramModel::banked : DramModel::simple;
+                                   },
+                                   [](const HwConfig& h) -> std::string {
+                                     return h.dram.model == DramModel::banked ? "banked" : "simple";
+                                   }),
+                               banked_dram_section()})}),
          tech});
   }();
   return root;
+}
+
+Field banked_dram_section() {
+  Field name;
+  name.name = "name";
+  name.kind = Kind::string;
+  name.set_string = [](HwConfig& h, const std::string& v) { h.dram.banked.name = v; };
+  name.get_string = [](const HwConfig& h) { return h.dram.banked.name; };
+  auto pow2 = [](Field f) {
+    f.power_of_two = true;
+    return f;
+  };
+#define TESSEL_BANKED(NAME, MEMBER, MIN, MAX) TESSEL_INT(NAME, dram.banked.MEMBER, MIN, MAX, 1)
+#define TESSEL_TCK(NAME, MIN) TESSEL_INT(#NAME, dram.banked.timing.NAME, MIN, kIntMax, 1)
+  Field f = section(
+      "banked",
+      {name, pow2(TESSEL_BANKED("channels", channels, 1, 1024)),
+       pow2(TESSEL_BANKED("ranks", ranks, 1, 16)),
+       pow2(TESSEL_BANKED("bank_groups", bank_groups, 1, 64)),
+       pow2(TESSEL_BANKED("banks_per_group", banks_per_group, 1, 64)),
+       pow2(TESSEL_BANKED("rows", rows, 1, int64_t{1} << 24)),
+       pow2(TESSEL_BANKED("row_bytes", row_bytes, 1, 1 << 16)),
+       pow2(TESSEL_BANKED("bus_width_bits", bus_width_bits, 8, 1024)),
+       pow2(TESSEL_BANKED("burst_length", burst_length, 1, 64)),
+       pow2(TESSEL_BANKED("transfers_per_ck", transfers_per_ck, 1, 64)),
+       TESSEL_BANKED("queue_depth", queue_depth, 1, 1024),
+       [] {
+         Field m;
+         m.name = "address_mapping";
+         m.kind = Kind::string;
+         m.set_string = [](HwConfig& h, const std::string& v) {
+           h.dram.banked.address_mapping = v;
+         };
+         m.get_string = [](const HwConfig& h) { return h.dram.banked.address_mapping; };
+         return m;
+       }(),
+       [] {
+         Field p = choice(
+             "page_policy", {"open_page", "closed_page"},
+             [](HwConfig& h, const std::string& v) {
+               h.dram.banked.page_policy =
+                   v == "closed_page" ? PagePolicy::closed_page : PagePolicy::open_page;
+             },
+             [](const HwConfig& h) -> std::string {
+               return h.dram.banked.page_policy == PagePolicy::closed_page ? "closed_page"
+                                                                           : "open_page";
+             });
+         p.optional = false;  // a policy is a design choice: the preset states it
+         return p;
+       }(),
+       TESSEL_INT("tCK_ps", dram.banked.timing.tCK_ps, 1, 1000000, 1),
+       section("timing_ck", {TESSEL_TCK(tRCD, 1), TESSEL_TCK(tRP, 1), TESSEL_TCK(tCL, 1),
+                             TESSEL_TCK(tCWL, 1), TESSEL_TCK(tRAS, 1), TESSEL_TCK(tRRD_S, 1),
+                             TESSEL_TCK(tRRD_L, 1), TESSEL_TCK(tFAW, 1), TESSEL_TCK(tCCD_S, 1),
+                             TESSEL_TCK(tCCD_L, 1), TESSEL_TCK(tRTP, 1), TESSEL_TCK(tWR, 1),
+                             TESSEL_TCK(tWTR, 1), TESSEL_TCK(tREFI, 1), TESSEL_TCK(tRFC, 1)})});
+#undef TESSEL_BANKED
+#undef TESSEL_TCK
+  f.present = [](const HwConfig& h) { return h.dram.model == DramModel::banked; };
+  f.present_condition = "memory.dram.model is banked";
+  return f;
 }
 
 #undef TESSEL_INT
@@ -202,10 +298,16 @@ std::string expected(const Field& f) {
   switch (f.kind) {
     case Kind::section:
       return fmt::format("a map with keys {}", child_names(f));
-    case Kind::string:
-      return f.optional
-                 ? fmt::format("a non-empty string (optional: when absent, {})", f.default_meaning)
-                 : "a non-empty string";
+    case Kind::string: {
+      if (f.choices.empty())
+        return f.optional ? fmt::format("a non-empty string (optional: when absent, {})",
+                                        f.default_meaning)
+                          : "a non-empty string";
+      std::string out = "one of ";
+      for (size_t i = 0; i < f.choices.size(); ++i) out += (i ? ", " : "") + f.choices[i];
+      if (f.optional) out += fmt::format(" (optional: when absent, {})", f.default_string);
+      return out;
+    }
     case Kind::dtype:
       return "one of fp16, fp32";
     case Kind::number:
@@ -449,6 +551,7 @@ class Loader {
     }
     if (errors_.empty()) check_minimum_tiles();
     if (errors_.empty()) check_tech_table();
+    if (errors_.empty() && hw_.dram.model == DramModel::banked) check_banked_dram();
     if (!errors_.empty()) throw Error(report());
     hw_.source_file = source_;
     derive();
@@ -589,11 +692,14 @@ class Loader {
                 YAML::Mark::null_mark(), &ov->second.ov};
         visit_leaf(child, v);
       } else if (it == present.end() && child.optional) {
-        // documented defaults (docs/hw_config.md)
+        // documented default (docs/hw_config.md)
         if (child.kind == Kind::string)
-          child.set_string(hw_, "");
+          child.set_string(hw_, child.default_string);
         else
           child.set_int(hw_, child.default_int);
+      } else if (child.present != nullptr) {
+        visit_optional_section(child, it == present.end() ? nullptr : &it->second.value,
+                               it == present.end() ? key_mark : it->second.key.Mark(), full);
       } else if (it == present.end()) {
         add(key_mark, fmt::format("{}: {}missing required key '{}'; expected {}",
                                   mark_text(source_, key_mark), path.empty() ? "" : path + ": ",
@@ -609,6 +715,72 @@ class Loader {
     }
   }
 
+  /// An optional section (Field::present): required when its condition holds, an error when it
+  /// does not; a scalar value names a YAML file (relative to the including file) holding the map.
+  void visit_optional_section(const Field& f, const YAML::Node* node, const YAML::Mark& mark,
+                              const std::string& full) {
+    const bool wanted = f.present(hw_);
+    if (node == nullptr) {
+      if (wanted) {
+        add(mark, fmt::format("{}: missing required key '{}' ({}); expected {} or the name of a "
+                              "YAML file holding it",
+                              mark_text(source_, mark), full, f.present_condition, expected(f)));
+      }
+      // Overrides of keys inside an absent section would otherwise be ignored.
+      for (const auto& [key, ov] : overrides_)
+        if (key.rfind(full + ".", 0) == 0)
+          add(YAML::Mark::null_mark(),
+              fmt::format("{}: --hw-set {}={}: '{}' does not apply: the config has no {} section "
+                          "(it needs {})",
+                          source_, ov.ov.key, ov.ov.value, key, full, f.present_condition));
+      return;
+    }
+    if (!wanted) {
+      add(mark, fmt::format("{}: {}: given, but it applies only when {}; remove it or set that",
+                            mark_text(source_, mark), full, f.present_condition));
+      return;
+    }
+    if (!node->IsScalar()) {
+      visit_section(f, *node, full, mark);
+      return;
+    }
+    // The section lives in its own file: load it and visit it with that file as the source.
+    namespace fs = std::filesystem;
+    const std::string name = node->Scalar();
+    const fs::path base = fs::path(source_).parent_path();
+    const fs::path path = fs::path(name).is_absolute() ? fs::path(name) : base / name;
+    const std::string where = mark_text(source_, node->Mark());
+    std::error_code ec;
+    if (name.empty() || !fs::is_regular_file(path, ec)) {
+      add(node->Mark(),
+          fmt::format("{}: {}: cannot read '{}' ({}); expected {} or the name of a "
+                      "YAML file holding it, relative to this file",
+                      where, full, path.string(),
+                      fs::exists(path, ec) ? "not a regular file" : "no such file", expected(f)));
+      return;
+    }
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::string included = path.lexically_normal().string();
+    YAML::Node doc;
+    try {
+      YAML::Mark second;
+      doc = load_first_document(text.str(), included, second);
+    } catch (const YAML::Exception& e) {
+      add(node->Mark(), fmt::format("{} (included by {}): YAML syntax error: {}",
+                                    mark_text(included, e.mark), where, e.msg));
+      return;
+    } catch (const Error& e) {
+      add(node->Mark(), fmt::format("{} (included by {})", e.what(), where));
+      return;
+    }
+    const std::string saved = source_;
+    source_ = included;
+    visit_section(f, doc, full, YAML::Mark());
+    source_ = saved;
+  }
+
   void visit_leaf(const Field& f, const Value& v) {
     if (!v.node.IsScalar()) {
       error(v, fmt::format("expected {}, got {}", expected(f), describe(v.node)));
@@ -621,6 +793,12 @@ class Loader {
       case Kind::string:
         if (text.empty()) {
           error(v, fmt::format("expected {}, got an empty string", expected(f)));
+          return;
+        }
+        if (!f.choices.empty() &&
+            std::find(f.choices.begin(), f.choices.end(), text) == f.choices.end()) {
+          error(v, fmt::format("expected {}, got {}{}", expected(f), describe(v.node),
+                               did_you_mean(text, f.choices)));
           return;
         }
         // Reports, traces and hw_config_to_yaml write the name as text; yaml-cpp's emitter
@@ -841,6 +1019,65 @@ class Loader {
     hw_.tech = path.string();
   }
 
+  /// Cross-key checks of the banked DRAM model (memory.dram.banked): the burst it moves is the
+  /// compiler's burst, the timings are ordered as JEDEC states them (a row stays open at least
+  /// until it can be read: tRAS >= tRCD; same-group spacing at least the different-group one),
+  /// the address mapping covers the geometry and the geometry holds the capacity.
+  void check_banked_dram() {
+    const DramBankedConfig& b = hw_.dram.banked;
+    const DramTimingConfig& t = b.timing;
+    const std::string k = "memory.dram.banked.";
+    const int64_t burst = dram_burst_bytes(b);
+    if (burst != hw_.dram.burst_bytes)
+      error(valid_.at("memory.dram.burst_bytes"),
+            fmt::format("{} bytes, but the banked model's burst is bus_width_bits / 8 x "
+                        "burst_length = {} / 8 x {} = {} bytes; expected {} (the compiler rounds "
+                        "GM accesses to the bursts the DRAM moves){}",
+                        hw_.dram.burst_bytes, b.bus_width_bits, b.burst_length, burst, burst,
+                        override_note({"memory.dram.burst_bytes"})));
+    if (b.burst_length < b.transfers_per_ck)
+      error(valid_.at(k + "burst_length"),
+            fmt::format("BL{} is shorter than one tCK of data (transfers_per_ck = {}); expected "
+                        "burst_length >= transfers_per_ck",
+                        b.burst_length, b.transfers_per_ck));
+    if (b.row_bytes < burst)
+      error(valid_.at(k + "row_bytes"),
+            fmt::format("{} bytes is less than one {}-byte burst; expected >= {}", b.row_bytes,
+                        burst, burst));
+    struct Order {
+      const char *small, *large;
+      int a, c;
+      const char* why;
+    };
+    const Order orders[] = {
+        {"tRCD", "tRAS", t.tRCD, t.tRAS, "a row must stay open until it can be read"},
+        {"tRRD_S", "tRRD_L", t.tRRD_S, t.tRRD_L, "same-bank-group spacing is the longer one"},
+        {"tCCD_S", "tCCD_L", t.tCCD_S, t.tCCD_L, "same-bank-group spacing is the longer one"},
+        {"tRRD_L", "tFAW", t.tRRD_L, t.tFAW, "the four-activate window spans several ACTs"},
+        {"tRFC", "tREFI", t.tRFC, t.tREFI, "a refresh must end before the next one is due"}};
+    for (const Order& o : orders)
+      if (o.c < o.a || (o.c == o.a && std::string(o.large) == "tREFI"))
+        error(valid_.at(k + "timing_ck." + o.large),
+              fmt::format("{} = {} nCK is {} {} = {} nCK ({}); expected {} {} {}", o.large, o.c,
+                          o.c < o.a ? "less than" : "equal to", o.small, o.a, o.why, o.large,
+                          std::string(o.large) == "tREFI" ? ">" : ">=", o.small));
+    if (!errors_.empty()) return;
+    try {
+      DramAddressMap map(b);
+    } catch (const Error& e) {
+      error(valid_.at(k + "address_mapping"), e.what());
+      return;
+    }
+    const int64_t geometry = dram_geometry_bytes(b);
+    if (hw_.dram.capacity_bytes > geometry)
+      error(valid_.at("memory.dram.capacity_bytes"),
+            fmt::format("{} bytes, more than the banked geometry addresses (channels x ranks x "
+                        "bank_groups x banks_per_group x rows x row_bytes = {} x {} x {} x {} x {} "
+                        "x {} = {} bytes); expected <= {}",
+                        hw_.dram.capacity_bytes, b.channels, b.ranks, b.bank_groups,
+                        b.banks_per_group, b.rows, b.row_bytes, geometry, geometry));
+  }
+
   void derive() {
     DerivedConfig& d = hw_.derived;
     const CubeConfig& cube = hw_.core.cube;
@@ -870,6 +1107,7 @@ void emit_section(YAML::Emitter& out, const Field& f, const HwConfig& hw) {
   for (const Field& c : f.children) {
     // An absent optional string (tech) stays absent, so the text reads back to the same config.
     if (c.kind == Kind::string && c.optional && c.get_string(hw).empty()) continue;
+    if (c.present != nullptr && !c.present(hw)) continue;  // an absent optional section
     out << YAML::Key << c.name << YAML::Value;
     switch (c.kind) {
       case Kind::section:

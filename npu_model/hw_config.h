@@ -65,6 +65,58 @@ struct CoreConfig {
   bool operator==(const CoreConfig&) const = default;
 };
 
+/// Which DRAM timing model the simulator uses (memory.dram.model).
+enum class DramModel { simple, banked };
+/// Row-buffer policy of the banked model: keep the row open after an access (open-page) or
+/// precharge it right after (closed-page, auto-precharge).
+enum class PagePolicy { open_page, closed_page };
+
+/// DRAM device timings of the banked model, in DRAM clock cycles (nCK, tCK = tCK_ps), as a JEDEC
+/// standard or datasheet states them for one speed bin (hw_configs/dram/*.yaml cite theirs).
+/// docs/memory.md describes every constraint and how nCK converts to NPU cycles.
+struct DramTimingConfig {
+  int tCK_ps = 0;   // DRAM command clock period, picoseconds
+  int tRCD = 0;     // ACT -> RD/WR, same bank
+  int tRP = 0;      // PRE -> ACT, same bank
+  int tCL = 0;      // RD -> first data beat (read latency, RL)
+  int tCWL = 0;     // WR -> first write data beat (write latency, WL)
+  int tRAS = 0;     // ACT -> PRE, same bank
+  int tRRD_S = 0;   // ACT -> ACT, different bank groups, same rank
+  int tRRD_L = 0;   // ACT -> ACT, same bank group
+  int tFAW = 0;     // window holding at most four ACTs per rank
+  int tCCD_S = 0;   // RD -> RD (WR -> WR), different bank groups
+  int tCCD_L = 0;   // RD -> RD (WR -> WR), same bank group
+  int tRTP = 0;     // RD -> PRE, same bank
+  int tWR = 0;      // last write data beat -> PRE, same bank (write recovery)
+  int tWTR = 0;     // last write data beat -> RD, same rank
+  int tREFI = 0;    // average interval between all-bank refreshes of a rank
+  int tRFC = 0;     // all-bank refresh -> next ACT of that rank
+  bool operator==(const DramTimingConfig&) const = default;
+};
+
+/// The banked DRAM model (memory.dram.banked): geometry, address mapping, policy and timings.
+/// Request size = one burst = bus_width_bits / 8 * burst_length bytes (must equal
+/// memory.dram.burst_bytes). Simulated in simulator/dram_banked.h.
+struct DramBankedConfig {
+  std::string name;             // e.g. "LPDDR5-6400 x16, 8 channels"
+  int channels = 0;             // independent channels (power of two)
+  int ranks = 0;                // ranks per channel (power of two)
+  int bank_groups = 0;          // bank groups per rank (power of two; 1 = no bank groups)
+  int banks_per_group = 0;      // banks per bank group (power of two)
+  int64_t rows = 0;             // rows per bank (power of two)
+  int row_bytes = 0;            // row (page) size per channel, bytes (power of two)
+  int bus_width_bits = 0;       // data bus width of one channel (DQ pins)
+  int burst_length = 0;         // beats per column access (BL)
+  int transfers_per_ck = 0;     // data beats per tCK (DDR: 2; LPDDR5 WCK:CK 4:1 DDR: 8)
+  int queue_depth = 0;          // FR-FCFS window: pending requests per channel considered
+  /// Address bit fields from the most to the least significant bit above the burst offset, e.g.
+  /// "row rank bank bank_group column channel"; a field may be split ("column:2" takes 2 bits).
+  std::string address_mapping;
+  PagePolicy page_policy = PagePolicy::open_page;
+  DramTimingConfig timing;
+  bool operator==(const DramBankedConfig&) const = default;
+};
+
 /// Off-chip memory shared by all cores (one arbitrated channel).
 struct DramConfig {
   int bytes_per_cycle = 0;  // peak bandwidth shared by all cores, bytes per cycle
@@ -74,6 +126,10 @@ struct DramConfig {
   /// e.g. 32 for an LPDDR5 x16 channel with BL16 or an HBM2 pseudo-channel). 1 = byte-granular.
   /// Optional in YAML (default 1). Timing: docs/isa.md, "DRAM" bullet.
   int burst_bytes = 1;
+  /// simple: one channel of bytes_per_cycle arbitrated by next-free-time (docs/isa.md, "DRAM");
+  /// banked: `banked` below (optional in YAML, default simple).
+  DramModel model = DramModel::simple;
+  DramBankedConfig banked;  // set only when model == banked
   bool operator==(const DramConfig&) const = default;
 };
 

@@ -3,6 +3,8 @@
 #include "npu_model/timing.h"
 
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <bit>
 #include <numeric>
 
@@ -100,20 +102,27 @@ uint64_t dma_gm_bytes(const isa::DmaArgs& dma) {
   return 0;
 }
 
-uint64_t dma_gm_burst_bytes(const HwConfig& hw, const isa::DmaArgs& d) {
+namespace {
+
+/// The GM access of a dma as maximal contiguous runs (see dma_gm_burst_bytes): runs of
+/// `run_bytes` bytes at base + sum_k idx[k] * step[k] over idx in [0, count) for k < outer.
+/// empty: nothing is accessed.
+struct GmRunShape {
+  bool empty = false;
+  int64_t base = 0, run_bytes = 0;
+  int outer = 0;
+  std::array<int64_t, isa::kMaxDmaDims> count{}, step{};
+};
+
+GmRunShape gm_run_shape(const isa::DmaArgs& d) {
+  GmRunShape r;
   const bool load = d.src.scope == Scope::gm;
-  if (!load && d.dst.scope != Scope::gm) return 0;
-  check_ndims(d);
-  const int64_t burst = hw.dram.burst_bytes;
-  if (burst < 1 || burst > 4096 || (burst & (burst - 1)) != 0)
-    fail("hardware config: memory.dram.burst_bytes is {}, expected a power of two in [1, 4096]",
-         burst);
-  const int shift = std::countr_zero(static_cast<uint64_t>(burst));  // B = 2^shift
   const int64_t es = isa::dtype_bytes(d.dtype);
   const auto& stride = load ? d.src_stride : d.dst_stride;
   // The accessed index ranges, dimensions with a single index folded into the base address.
   int64_t base = (load ? d.src : d.dst).offset;  // GM byte address of the first accessed element
-  std::array<int64_t, isa::kMaxDmaDims> count{}, step{};  // per kept dim: indices, stride in bytes
+  auto& count = r.count;
+  auto& step = r.step;  // per kept dim: indices, stride in bytes
   int n = 0;
   for (int k = 0; k < d.ndims; ++k) {
     int64_t b = 0, e = d.extent[k];
@@ -121,7 +130,10 @@ uint64_t dma_gm_burst_bytes(const HwConfig& hw, const isa::DmaArgs& d) {
       b = std::min<int64_t>(d.valid_begin[k], e);
       e = std::min<int64_t>(d.valid_end[k], e);
     }
-    if (e <= b) return 0;  // nothing accessed
+    if (e <= b) {
+      r.empty = true;  // nothing accessed
+      return r;
+    }
     base += b * stride[k] * es;
     if (e - b == 1) continue;
     count[n] = e - b;
@@ -136,7 +148,46 @@ uint64_t dma_gm_burst_bytes(const HwConfig& hw, const isa::DmaArgs& d) {
     outer = n - 1;
     while (outer > 0 && step[outer - 1] == run_elems * es) run_elems *= count[--outer];
   }
-  const int64_t L = run_elems * es;
+  r.base = base;
+  r.run_bytes = run_elems * es;
+  r.outer = outer;
+  return r;
+}
+
+}  // namespace
+
+void for_each_gm_run(const isa::DmaArgs& d,
+                     const std::function<void(uint64_t address, uint64_t bytes)>& fn) {
+  if (d.src.scope != Scope::gm && d.dst.scope != Scope::gm) return;
+  check_ndims(d);
+  const GmRunShape r = gm_run_shape(d);
+  if (r.empty) return;
+  std::array<int64_t, isa::kMaxDmaDims> idx{};
+  while (true) {
+    int64_t a = r.base;
+    for (int k = 0; k < r.outer; ++k) a += idx[k] * r.step[k];
+    fn(static_cast<uint64_t>(a), static_cast<uint64_t>(r.run_bytes));
+    int k = r.outer - 1;  // odometer over dims [0, outer)
+    while (k >= 0 && ++idx[k] == r.count[k]) idx[k--] = 0;
+    if (k < 0) break;
+  }
+}
+
+uint64_t dma_gm_burst_bytes(const HwConfig& hw, const isa::DmaArgs& d) {
+  const bool load = d.src.scope == Scope::gm;
+  if (!load && d.dst.scope != Scope::gm) return 0;
+  check_ndims(d);
+  const int64_t burst = hw.dram.burst_bytes;
+  if (burst < 1 || burst > 4096 || (burst & (burst - 1)) != 0)
+    fail("hardware config: memory.dram.burst_bytes is {}, expected a power of two in [1, 4096]",
+         burst);
+  const int shift = std::countr_zero(static_cast<uint64_t>(burst));  // B = 2^shift
+  const GmRunShape shape = gm_run_shape(d);
+  if (shape.empty) return 0;
+  const int64_t base = shape.base, L = shape.run_bytes;
+  const int outer = shape.outer;
+  const auto& count = shape.count;
+  const auto& step = shape.step;
   // Blocks touched by a run at address a (arithmetic shift = floor division by B).
   auto blocks = [&](int64_t a) { return ((a + L - 1) >> shift) - (a >> shift) + 1; };
   if (outer == 0) return static_cast<uint64_t>(blocks(base)) << shift;

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 
 #include "isa/isa.h"
 #include "npu_model/hw_config.h"
@@ -51,6 +52,13 @@ uint64_t dma_gm_bytes(const isa::DmaArgs& dma);
 /// Throws tessel::Error if hw.dram.burst_bytes is not a power of two in [1, 4096] (a config that
 /// was not validated), tessel::InternalError if ndims is out of range.
 uint64_t dma_gm_burst_bytes(const HwConfig& hw, const isa::DmaArgs& resolved);
+
+/// Calls fn(address, bytes) for every maximal contiguous GM run of a dma (the runs
+/// dma_gm_burst_bytes rounds to bursts), in the descriptor's order (outer dimensions slowest).
+/// Nothing when neither operand is in GM or nothing is accessed. `resolved` as for
+/// dma_gm_burst_bytes. Used by the banked DRAM model and --dram-trace (one call per run).
+void for_each_gm_run(const isa::DmaArgs& resolved,
+                     const std::function<void(uint64_t address, uint64_t bytes)>& fn);
 
 /// Cycles the shared DRAM channel is busy serving `gm_bytes`: ceil(gm_bytes / dram.bytes_per_cycle)
 /// (docs/isa.md, Timing). The simulator passes the burst-rounded bytes (dma_gm_burst_bytes). DRAM

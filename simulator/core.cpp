@@ -518,6 +518,7 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
       ext_.instr = &e.instr;
       ext_.memory = &memory_;
       ext_.functional = functional_;
+      ext_.core = id_;
       trans_.set_extension(&ext_);
       sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
       struct ClearExt {  // keep the payload from owning (and deleting) our member extension

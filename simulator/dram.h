@@ -1,16 +1,28 @@
-// The off-chip memory (GM) as a TLM-2.0 target: one channel shared by every core's MTE2/MTE3,
-// arbitrated by next-free-time (docs/isa.md, Timing: "DRAM").
+// The off-chip memory (GM) as a TLM-2.0 target shared by every core's MTE2/MTE3, with one of two
+// timing models (memory.dram.model):
+//  - simple (default): one channel arbitrated by next-free-time (docs/isa.md, Timing: "DRAM");
+//  - banked: channels, ranks, banks and rows with JEDEC timing and FR-FCFS (dram_banked.h).
 //
 // Protocol: one blocking transaction (b_transport) per dma instruction, issued by the engine at
 // the instruction's start cycle s with delay = 0. The generic payload carries the command
 // (read = GM -> core, write = core -> GM), the lowest GM address touched and data_length = G, the
 // GM bytes of the transfer (npu::dma_gm_bytes). The strided descriptor itself travels in a
-// DmaExtension. The target serves the transfer from dram_start = max(s, next_free) for
-// ceil(G_burst / dram.bytes_per_cycle) cycles, where G_burst is G rounded to the aligned
-// dram.burst_bytes blocks the access touches (npu::dma_gm_burst_bytes; = G when burst_bytes is 1),
-// performs the functional copy (isa::execute) when asked, and returns in `delay` the time from s
-// until the channel finishes the transfer (dram_done - s); the extension also returns dram_done
-// and the DRAM latency that comes on top of the completion.
+// DmaExtension. The target serves the transfer and returns in `delay` the time from s until the
+// DRAM finishes it (dram_done - s); the extension also returns dram_done and the DRAM latency
+// that comes on top of the completion (memory.dram.latency_cycles). It performs the functional
+// copy (isa::execute) when asked.
+//  - simple: served from dram_start = max(s, next_free) for ceil(G_burst / dram.bytes_per_cycle)
+//    cycles, where G_burst is G rounded to the aligned dram.burst_bytes blocks the access touches
+//    (npu::dma_gm_burst_bytes; = G when burst_bytes is 1).
+//  - banked: the same blocks become one burst request each, all arriving at s; dram_done is when
+//    the last one's data has moved (BankedDram::serve).
+// Anything that sits in front of the DRAM (an L2) can call serve_runs() with the GM byte runs it
+// misses on: that is the whole timing interface.
+//
+// --dram-trace (SimOptions::dram_trace_path): every request as one text line (docs/memory.md):
+//   CYCLE CORE CHANNEL ADDRESS BYTES R|W
+// banked: one line per burst; simple: one line per contiguous run, its address rounded down and
+// its size up to whole bursts. The BYTES of all lines add up to SimResult::dram_burst_bytes.
 #pragma once
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
@@ -18,9 +30,14 @@
 #include <tlm>
 
 #include <cstdint>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "isa/semantics.h"
 #include "npu_model/hw_config.h"
+#include "simulator/dram_banked.h"
 
 namespace tessel::sim {
 
@@ -31,6 +48,7 @@ struct DmaExtension : tlm::tlm_extension<DmaExtension> {
   const isa::Instruction* instr = nullptr;  // resolved dma instruction
   isa::CoreMemory* memory = nullptr;        // the core's scratchpads (GM base is the Dram's)
   bool functional = false;                  // perform the copy (false: timing only)
+  int core = -1;                            // the issuing core (for --dram-trace)
   // Returned by the target:
   uint64_t dram_done_cycle = 0;      // when the channel finished this transfer
   uint64_t dram_latency_cycles = 0;  // added to the instruction's completion
@@ -41,23 +59,53 @@ struct DmaExtension : tlm::tlm_extension<DmaExtension> {
   }
 };
 
+/// One contiguous GM byte range of a transfer.
+struct GmRun {
+  uint64_t address = 0, bytes = 0;
+};
+
 /// GM target module: owns no storage (the Simulator's GM image is used in place).
 class Dram : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<Dram> socket;
 
+  /// Throws tessel::Error on an invalid memory.dram config or an unwritable --dram-trace file.
   Dram(sc_core::sc_module_name name, RunState& run);
+  ~Dram() override;  // removes an uncommitted --dram-trace temporary file
 
-  /// Cycle at which the channel becomes free (for tests and stats).
+  /// Cycle at which the simple model's channel becomes free (for tests and stats).
   uint64_t next_free_cycle() const { return next_free_cycle_; }
+
+  /// The timing of one transfer: the GM byte runs of a read or write by `core` arriving at NPU
+  /// cycle `issue`, rounded to whole bursts; returns the NPU cycle when the DRAM has moved the
+  /// last byte and adds the burst bytes to `*burst_bytes`. Writes the --dram-trace lines.
+  uint64_t serve_runs(uint64_t issue, bool read, int core, const std::vector<GmRun>& runs,
+                      uint64_t* burst_bytes);
+
+  /// Per-channel counters so far (SimResult::dram_channels).
+  std::vector<DramChannelStats> channel_stats() const;
+
+  /// After a successful run: finishes the --dram-trace file (rename over the requested path).
+  /// Throws tessel::Error if it cannot be written.
+  void commit_trace();
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  void record(uint64_t issue, bool read, int core, const std::vector<uint64_t>& bursts,
+              const std::vector<DramRequestResult>& results);
 
   RunState& run_;
   uint64_t bytes_per_cycle_;
   uint64_t latency_cycles_;
+  uint64_t burst_bytes_;  // memory.dram.burst_bytes
   uint64_t next_free_cycle_ = 0;
+  DramChannelStats simple_stats_;       // the simple model's one channel
+  std::unique_ptr<BankedDram> banked_;  // memory.dram.model: banked
+  std::vector<GmRun> runs_;             // scratch: one transfer's runs
+  std::vector<uint64_t> bursts_;        // scratch: its burst addresses
+  std::vector<DramRequestResult> results_;
+  std::string trace_path_, trace_tmp_;
+  std::ofstream trace_;
 };
 
 }  // namespace tessel::sim

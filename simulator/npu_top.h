@@ -38,6 +38,7 @@ class NpuTop : public sc_core::sc_module {
   void end_processes();
 
   const std::vector<std::unique_ptr<Core>>& cores() const { return cores_; }
+  Dram& dram() { return *dram_; }
 
  private:
   RunState& run_;

@@ -31,10 +31,13 @@ struct TraceEvent {
 };
 
 /// One DRAM channel transfer (recorded when tracing): the channel busy from start to done moving
-/// `burst_bytes` (npu::dma_gm_burst_bytes).
+/// `burst_bytes` (npu::dma_gm_burst_bytes). The banked model records one per channel a transfer
+/// used (start/done: its first and last data beat there) with the row-buffer outcomes.
 struct DramTransfer {
   uint64_t start_cycle = 0, done_cycle = 0, burst_bytes = 0;
   bool read = true;  // GM -> core
+  uint32_t channel = 0;
+  uint32_t row_hits = 0, row_misses = 0, bank_conflicts = 0;
 };
 
 /// Everything one run's modules share. Times are core cycles (1 SystemC time unit = 1 cycle).

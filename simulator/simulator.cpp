@@ -141,12 +141,16 @@ SimResult Simulator::run() {
         run.result.cores[c].finish_cycle = f;
         run.result.total_cycles = std::max(run.result.total_cycles, f);
       }
+      run.result.dram_model =
+          hw_.dram.model == npu::DramModel::banked ? "banked" : "simple";
+      run.result.dram_channels = top->dram().channel_stats();
     }
     // Delete the processes newest first, so the context's teardown is linear in their number
     // (NpuTop::end_processes); a deadlock's processes too (they wait on events of the modules
     // deleted below). A stopped run (an error: sc_stop) skips this: SystemC allows no kill after
     // sc_stop, and its teardown pays the quadratic list walk, once.
     if (!run.error) top->end_processes();
+    if (!run.error && !deadlock) top->dram().commit_trace();  // else its destructor removes it
     top.reset();  // modules before their context
   }
   if (run.error) std::rethrow_exception(run.error);

@@ -21,6 +21,9 @@ namespace tessel::sim {
 struct SimOptions {
   bool functional = true;   // false: timing-only (data is not computed)
   std::string trace_path;   // when set, write a Chrome/Perfetto trace JSON there
+  /// When set, write every DRAM request there (docs/memory.md, "--dram-trace"): one line per
+  /// request, written whole or not at all.
+  std::string dram_trace_path;
   uint64_t max_cycles = 0;  // 0: unlimited; otherwise stop with tessel::Error when exceeded
   /// Timing-only runs whose caller never reads or writes GM contents (e.g. the compiler's
   /// measured tile selection): load() checks the buffers but builds no GM image, so a short
@@ -51,6 +54,21 @@ struct CoreStats {
   uint64_t finish_cycle = 0;  // when this core's last instruction completed
 };
 
+/// Counters of one DRAM channel over a run. Bytes are burst bytes (reads + writes add up to
+/// SimResult::dram_burst_bytes over the channels). The simple model has one channel; it counts
+/// transfers as requests and no row-buffer events. The banked model (simulator/dram_banked.h)
+/// counts bursts: a row hit finds its row open, a row miss finds the bank precharged (ACT), a
+/// bank conflict finds another row open (PRE + ACT); refresh_stall_cycles sums over requests the
+/// NPU cycles a refresh delayed them.
+struct DramChannelStats {
+  uint64_t read_bytes = 0, write_bytes = 0;
+  uint64_t requests = 0;
+  uint64_t row_hits = 0, row_misses = 0, bank_conflicts = 0;
+  uint64_t activates = 0, precharges = 0, refreshes = 0;
+  uint64_t refresh_stall_cycles = 0;
+  uint64_t busy_cycles = 0;  // NPU cycles the channel's data bus moved data
+};
+
 /// The statistics of one run. Cycles are core cycles from 0. Bytes per scope (CoreStats) count
 /// what each instruction reads/writes (npu::scope_traffic, see npu_model/timing.h); DRAM bytes are
 /// the GM bytes of every dma (npu::dma_gm_bytes): read = GM -> core, write = core -> GM.
@@ -64,6 +82,8 @@ struct SimResult {
   /// of memory.dram.burst_bytes it touches (npu::dma_gm_burst_bytes), reads and writes together.
   /// Equals dram_read_bytes + dram_write_bytes when burst_bytes is 1.
   uint64_t dram_burst_bytes = 0;
+  std::string dram_model = "simple";              // memory.dram.model
+  std::vector<DramChannelStats> dram_channels;    // per channel
   std::vector<CoreStats> cores;
   std::vector<uint64_t> op_cycles;  // per op_index: cycles from its first start to last completion
                                     // of its pipe instructions (0 if it has none); sized

@@ -30,6 +30,25 @@ constexpr isa::Pipe kPipes[] = {isa::Pipe::scalar, isa::Pipe::mte2, isa::Pipe::m
                                 isa::Pipe::cube,   isa::Pipe::fix,  isa::Pipe::vector,
                                 isa::Pipe::mte3};
 
+/// Sums of DRAM channel counters (the report's "all" row and JSON totals).
+struct DramTotals {
+  uint64_t read_bytes = 0, write_bytes = 0, requests = 0, row_hits = 0, row_misses = 0,
+           bank_conflicts = 0, refreshes = 0, refresh_stall_cycles = 0, busy_cycles = 0,
+           channels = 0;
+  void add(const sim::DramChannelStats& c) {
+    read_bytes += c.read_bytes;
+    write_bytes += c.write_bytes;
+    requests += c.requests;
+    row_hits += c.row_hits;
+    row_misses += c.row_misses;
+    bank_conflicts += c.bank_conflicts;
+    refreshes += c.refreshes;
+    refresh_stall_cycles += c.refresh_stall_cycles;
+    busy_cycles += c.busy_cycles;
+    ++channels;
+  }
+};
+
 }  // namespace
 
 std::string with_commas(uint64_t v) {
@@ -63,6 +82,41 @@ std::string Table::str(const std::string& indent) const {
   out += rule + "\n";
   for (const auto& r : rows_) out += line(r, false);
   return out;
+}
+
+nlohmann::json dram_json(const sim::SimResult& s, const npu::HwConfig& hw) {
+  using nlohmann::json;
+  json channels = json::array();
+  DramTotals t;
+  for (const sim::DramChannelStats& c : s.dram_channels) {
+    const double bpc = s.total_cycles ? static_cast<double>(c.read_bytes + c.write_bytes) /
+                                            static_cast<double>(s.total_cycles)
+                                      : 0.0;
+    channels.push_back({{"read_bytes", c.read_bytes},
+                        {"write_bytes", c.write_bytes},
+                        {"requests", c.requests},
+                        {"row_hits", c.row_hits},
+                        {"row_misses", c.row_misses},
+                        {"bank_conflicts", c.bank_conflicts},
+                        {"activates", c.activates},
+                        {"precharges", c.precharges},
+                        {"refreshes", c.refreshes},
+                        {"refresh_stall_cycles", c.refresh_stall_cycles},
+                        {"busy_cycles", c.busy_cycles},
+                        {"bytes_per_cycle", bpc},
+                        {"gb_per_s", bpc * hw.clock_ghz}});
+    t.add(c);
+  }
+  json j = {{"model", s.dram_model},
+            {"requests", t.requests},
+            {"row_hits", t.row_hits},
+            {"row_misses", t.row_misses},
+            {"bank_conflicts", t.bank_conflicts},
+            {"refreshes", t.refreshes},
+            {"refresh_stall_cycles", t.refresh_stall_cycles},
+            {"channels", channels}};
+  if (hw.dram.model == npu::DramModel::banked) j["device"] = hw.dram.banked.name;
+  return j;
 }
 
 nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
@@ -109,6 +163,7 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
                      // the bytes of the whole DRAM bursts those accesses occupied
                      // (memory.dram.burst_bytes; equal to total when it is 1)
                      {"burst", s.dram_burst_bytes}};
+  j["dram"] = dram_json(s, hw);
   // Compiled kernels, counted as the summary line counts them (a fusion group is one kernel).
   j["kernels"] = std::count_if(run.module.kernels.begin(), run.module.kernels.end(),
                                [](const auto& k) { return k.op_index >= 0; });
@@ -252,6 +307,30 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
       }
       t.add({isa::scope_name(static_cast<isa::Scope>(sc)), with_commas(r), with_commas(w)});
     }
+    out += "\n" + t.str();
+  }
+  if (has("memory") && s.dram_model == "banked") {
+    // The banked DRAM's channels: bytes, bandwidth over the run, row-buffer outcomes, refresh.
+    Table t({"dram channel", "bytes read", "bytes written", "GB/s", "busy", "row hits",
+             "row misses", "bank conflicts", "refresh stall cycles"});
+    DramTotals sum;
+    auto row = [&](const std::string& name, const DramTotals& c) {
+      const double cycles = static_cast<double>(std::max<uint64_t>(s.total_cycles, 1));
+      t.add({name, with_commas(c.read_bytes), with_commas(c.write_bytes),
+             fmt::format("{:.1f}",
+                         static_cast<double>(c.read_bytes + c.write_bytes) / cycles * hw.clock_ghz),
+             fmt::format("{:.1f}%", 100.0 * static_cast<double>(c.busy_cycles) /
+                                        (cycles * static_cast<double>(c.channels))),
+             with_commas(c.row_hits), with_commas(c.row_misses), with_commas(c.bank_conflicts),
+             with_commas(c.refresh_stall_cycles)});
+    };
+    for (size_t i = 0; i < s.dram_channels.size(); ++i) {
+      DramTotals one;
+      one.add(s.dram_channels[i]);
+      row(std::to_string(i), one);
+      sum.add(s.dram_channels[i]);
+    }
+    row("all", sum);
     out += "\n" + t.str();
   }
   if (has("energy")) {

@@ -35,6 +35,11 @@ std::string with_commas(uint64_t v);
 /// components: [{name, area_mm2, dynamic_uj, leakage_uj, energy_uj}]}.
 nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw);
 
+/// The DRAM section of a report: model, totals and per channel bytes, requests, row hits, row
+/// misses, bank conflicts, activates, precharges, refreshes, refresh stall cycles, busy cycles and
+/// bandwidth over the run (bytes_per_cycle, gb_per_s); `device` names the banked preset.
+nlohmann::json dram_json(const sim::SimResult& s, const npu::HwConfig& hw);
+
 /// The requested sections ("summary", "pipes", "memory", "energy", "ops") of an NPU run as text.
 std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
                          const std::vector<std::string>& sections);
