@@ -77,6 +77,27 @@ struct DramConfig {
   bool operator==(const DramConfig&) const = default;
 };
 
+/// L2 write policy: write_back keeps written lines dirty in L2 (DRAM sees them when evicted);
+/// write_through forwards every write to DRAM (and updates a resident line).
+enum class L2WritePolicy : uint8_t { write_back, write_through };
+
+/// Optional shared L2 between the cores' DMA engines and DRAM (Ascend's L2, a TPU's CMEM): a
+/// set-associative, LRU, hardware-managed cache of GM lines that every GM dma passes through.
+/// `memory.l2` in YAML; absent (capacity_bytes == 0) means no L2: the DMA engines reach DRAM
+/// directly. Timing: docs/isa.md, Timing, "L2". Keys: docs/hw_config.md.
+struct L2Config {
+  int64_t capacity_bytes = 0;  // total data capacity, bytes; 0 = no L2
+  int line_bytes = 128;        // line (allocation and fill) size, power of two
+  int ways = 16;               // associativity; sets = capacity / (line_bytes * ways)
+  int banks = 16;              // lines interleave over banks by line index (line % banks)
+  int bytes_per_cycle = 64;    // per bank: the bank streams this many bytes per cycle
+  int latency_cycles = 40;     // added to the completion of every request (hit or miss)
+  L2WritePolicy write_policy = L2WritePolicy::write_back;
+  bool enabled() const { return capacity_bytes > 0; }
+  int64_t sets() const { return enabled() ? capacity_bytes / (int64_t{line_bytes} * ways) : 0; }
+  bool operator==(const L2Config&) const = default;
+};
+
 /// Values computed from the loaded fields (the "derive" step).
 struct DerivedConfig {
   int64_t cube_macs_per_cycle = 0;          // m * k * n per core
@@ -101,6 +122,7 @@ struct HwConfig {
   int cores = 0;
   CoreConfig core;
   DramConfig dram;
+  L2Config l2;  // optional (memory.l2); l2.enabled() false when the config has none
   DerivedConfig derived;
   bool operator==(const HwConfig&) const = default;
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <numeric>
 
 #include "compiler/support/error.h"
@@ -100,20 +101,27 @@ uint64_t dma_gm_bytes(const isa::DmaArgs& dma) {
   return 0;
 }
 
-uint64_t dma_gm_burst_bytes(const HwConfig& hw, const isa::DmaArgs& d) {
-  const bool load = d.src.scope == Scope::gm;
-  if (!load && d.dst.scope != Scope::gm) return 0;
+namespace {
+
+/// The GM access of a dma as maximal contiguous runs of L bytes: the first at `base`, the others
+/// at base + sum_k idx[k] * step[k] over the odometer idx of dims [0, outer) (count[k] indices
+/// each). empty: nothing is accessed (a load whose valid window is empty).
+struct GmRunShape {
+  bool empty = false;
+  int64_t base = 0, L = 0;
+  int outer = 0;
+  std::array<int64_t, isa::kMaxDmaDims> count{}, step{};
+};
+
+GmRunShape gm_run_shape(const isa::DmaArgs& d, bool load) {
   check_ndims(d);
-  const int64_t burst = hw.dram.burst_bytes;
-  if (burst < 1 || burst > 4096 || (burst & (burst - 1)) != 0)
-    fail("hardware config: memory.dram.burst_bytes is {}, expected a power of two in [1, 4096]",
-         burst);
-  const int shift = std::countr_zero(static_cast<uint64_t>(burst));  // B = 2^shift
+  GmRunShape r;
   const int64_t es = isa::dtype_bytes(d.dtype);
   const auto& stride = load ? d.src_stride : d.dst_stride;
   // The accessed index ranges, dimensions with a single index folded into the base address.
-  int64_t base = (load ? d.src : d.dst).offset;  // GM byte address of the first accessed element
-  std::array<int64_t, isa::kMaxDmaDims> count{}, step{};  // per kept dim: indices, stride in bytes
+  r.base = (load ? d.src : d.dst).offset;  // GM byte address of the first accessed element
+  auto& count = r.count;
+  auto& step = r.step;  // per kept dim: indices, stride in bytes
   int n = 0;
   for (int k = 0; k < d.ndims; ++k) {
     int64_t b = 0, e = d.extent[k];
@@ -121,8 +129,11 @@ uint64_t dma_gm_burst_bytes(const HwConfig& hw, const isa::DmaArgs& d) {
       b = std::min<int64_t>(d.valid_begin[k], e);
       e = std::min<int64_t>(d.valid_end[k], e);
     }
-    if (e <= b) return 0;  // nothing accessed
-    base += b * stride[k] * es;
+    if (e <= b) {
+      r.empty = true;  // nothing accessed
+      return r;
+    }
+    r.base += b * stride[k] * es;
     if (e - b == 1) continue;
     count[n] = e - b;
     step[n] = stride[k] * es;
@@ -136,7 +147,44 @@ uint64_t dma_gm_burst_bytes(const HwConfig& hw, const isa::DmaArgs& d) {
     outer = n - 1;
     while (outer > 0 && step[outer - 1] == run_elems * es) run_elems *= count[--outer];
   }
-  const int64_t L = run_elems * es;
+  r.outer = outer;
+  r.L = run_elems * es;
+  return r;
+}
+
+}  // namespace
+
+void dma_gm_runs(const isa::DmaArgs& d, const std::function<void(int64_t, int64_t)>& fn) {
+  const bool load = d.src.scope == Scope::gm;
+  if (!load && d.dst.scope != Scope::gm) return;
+  const GmRunShape r = gm_run_shape(d, load);
+  if (r.empty) return;
+  std::array<int64_t, isa::kMaxDmaDims> idx{};
+  while (true) {
+    int64_t a = r.base;
+    for (int k = 0; k < r.outer; ++k) a += idx[k] * r.step[k];
+    fn(a, r.L);
+    int k = r.outer - 1;  // odometer over dims [0, outer)
+    while (k >= 0 && ++idx[k] == r.count[k]) idx[k--] = 0;
+    if (k < 0) break;
+  }
+}
+
+uint64_t dma_gm_burst_bytes(const HwConfig& hw, const isa::DmaArgs& d) {
+  const bool load = d.src.scope == Scope::gm;
+  if (!load && d.dst.scope != Scope::gm) return 0;
+  check_ndims(d);
+  const int64_t burst = hw.dram.burst_bytes;
+  if (burst < 1 || burst > 4096 || (burst & (burst - 1)) != 0)
+    fail("hardware config: memory.dram.burst_bytes is {}, expected a power of two in [1, 4096]",
+         burst);
+  const int shift = std::countr_zero(static_cast<uint64_t>(burst));  // B = 2^shift
+  const GmRunShape r = gm_run_shape(d, load);
+  if (r.empty) return 0;
+  const int64_t base = r.base, L = r.L;
+  const int outer = r.outer;
+  const auto& count = r.count;
+  const auto& step = r.step;
   // Blocks touched by a run at address a (arithmetic shift = floor division by B).
   auto blocks = [&](int64_t a) { return ((a + L - 1) >> shift) - (a >> shift) + 1; };
   if (outer == 0) return static_cast<uint64_t>(blocks(base)) << shift;
