@@ -21,7 +21,7 @@ void RunState::fail_with(std::exception_ptr e) {
 
 NpuTop::NpuTop(sc_core::sc_module_name name, RunState& run) : sc_core::sc_module(name), run_(run) {
   const int n = static_cast<int>(run.code->size());
-  barrier_ = std::make_unique<CoreBarrier>(n);
+  barrier_ = std::make_unique<CoreBarrier>(n, &run.multicast);
   dram_ = std::make_unique<Dram>("dram", run);
   if (run.hw->l2.enabled()) {  // cores -> L2 -> DRAM; without an L2 the cores reach DRAM directly
     l2_ = std::make_unique<L2>("l2", run);
