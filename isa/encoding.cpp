@@ -512,7 +512,7 @@ void read_compact(Reader& r, Instruction& in) {
   });
 }
 
-void read_full(Reader& r, Instruction& in) {
+void read_full(Reader& r, Instruction& in, uint8_t version) {
   const std::size_t at = r.pos();
   const uint8_t k = r.u8("the operand class");
   if (k >= kNumArgsClasses)
@@ -520,8 +520,9 @@ void read_full(Reader& r, Instruction& in) {
   oc::with_class(static_cast<ArgsClass>(k), [&](auto t) {
     using A = typename decltype(t)::type;
     A a{};
-    oc::for_each_field<A>(
-        [&](const auto& d) { read_value<kind_of<decltype(d)>>(r, d, d.get(a), false); });
+    oc::for_each_field<A>([&](const auto& d) {
+      if (d.since <= version) read_value<kind_of<decltype(d)>>(r, d, d.get(a), false);
+    });
     in.args = a;
   });
 }
@@ -597,9 +598,9 @@ Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name
     }
   }
   const uint8_t version = header.u8("the format version");
-  if (version != kEncodingVersion) {
-    header.corrupt(4, "unsupported format version {} (this build reads version {})", version,
-                   kEncodingVersion);
+  if (version != kEncodingVersion && version != kOldestReadableVersion) {
+    header.corrupt(4, "unsupported format version {} (this build reads versions {} and {})",
+                   version, kOldestReadableVersion, kEncodingVersion);
   }
   if (bytes.size() < 9) {
     header.corrupt(bytes.size(),
@@ -661,7 +662,7 @@ Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name
       }
       prev_op = in.op_index;
       if (b & kFullFormFlag)
-        read_full(r, in);
+        read_full(r, in, version);
       else
         read_compact(r, in);
     }

@@ -87,7 +87,9 @@
   X(vor,          vector,  data,         vector,       (dst, src0, src1),   (bits_only))         \
   X(vxor,         vector,  data,         vector,       (dst, src0, src1),   (bits_only))         \
   X(vnot,         vector,  data,         vector,       (dst, src0),         (bits_only))         \
-  X(vconv,        vector,  data,         vector,       (dst, src0, src_dtype), (converts))
+  X(vconv,        vector,  data,         vector,       (dst, src0, src_dtype), (converts))   \
+  /* ---- data movement: multicast (one GM read delivered to a set of cores) ---- */         \
+  X(dma_mc,       dma,     data,         mte2,         (dst, src, cores),   ())
 
 // The element types of data operands: X(enumerator, name, bytes, class). The enumerator's value is
 // the binary dtype code; the compact binary form stores it in kDTypeFlagBits bits (isa/encoding.cpp).
@@ -117,5 +119,5 @@
   X(pad_left) X(oh) X(ow) X(c0)                                                                 \
   X(a) X(b) X(m1) X(k1) X(n1) X(acc)                                                            \
   X(dst_dtype) X(m) X(n) X(dst_row_stride) X(relu)                                              \
-  X(src0) X(src1) X(src2) X(count) X(repeat) X(scalar) X(src_dtype)
+  X(src0) X(src1) X(src2) X(count) X(repeat) X(scalar) X(src_dtype) X(cores)
 // clang-format on

@@ -134,6 +134,11 @@ struct DmaArgs {
   std::array<uint32_t, kMaxDmaDims> valid_begin{};
   std::array<uint32_t, kMaxDmaDims> valid_end{};
   float pad_value = 0.0f;
+  /// dma_mc only (dma leaves it 0): the size n of the core set the load is delivered to, the
+  /// aligned group [c - c % n, c - c % n + n) of the issuing core c. Every member executes the same
+  /// dma_mc (same GM source, descriptor and destination offset); the set reads GM once
+  /// (docs/isa.md, dma_mc).
+  uint32_t cores = 0;
   bool operator==(const DmaArgs&) const = default;
 };
 

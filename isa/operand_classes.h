@@ -151,6 +151,7 @@ struct FieldDesc {
   uint8_t group = 0;        // compact form: 0 always written, g > 0 optional group g
   bool nonzero_ = false;    // verifier: a zero value is a "zero extent"
   bool selectable = false;  // used only by instructions whose record lists it
+  uint8_t since = 0;        // binary forms: first encoding version that has the field
 
   constexpr const value_type& get(const A& a) const {
     if constexpr (kWhole)
@@ -234,6 +235,13 @@ struct FieldDesc {
     d.value_what_ = w;
     return d;
   }
+  /// The field exists in images of encoding version >= v only (decode of an older image leaves
+  /// it at its default).
+  constexpr FieldDesc since_version(uint8_t v) const {
+    FieldDesc d = *this;
+    d.since = v;
+    return d;
+  }
   constexpr FieldDesc shown_as(const char* p) const {
     FieldDesc d = *this;
     d.placeholder_ = p;
@@ -307,7 +315,12 @@ struct ClassDesc<DmaArgs> {
                           .optional("a pad value")
                           .named_in_errors("a pad value")
                           .in_group(1),
-                      composite<kind::DmaNdims, DmaArgs>(Field::ndims).custom());
+                      composite<kind::DmaNdims, DmaArgs>(Field::ndims).custom(),
+                      // Last, and only in images of version >= 4 (the full form of version 3 has
+                      // no such field: decode leaves it 0).
+                      field<kind::U32>(Field::cores, &DmaArgs::cores)
+                          .operand("the multicast core-set size")
+                          .since_version(4));
 };
 
 template <>

@@ -70,13 +70,18 @@ Row instruction_row(const InstrInfo& r) {
     std::string what = d.placeholder();
     if constexpr (oc::kIsMemory<K>) {
       if constexpr (requires { Desc::scope_pairs; }) {
+        // A dma-class instruction fixed on MTE2 (dma_mc) takes the pairs that read GM only.
+        const bool gm_only = r.pipe_rule == PipeRule::fixed && r.pipe == Pipe::mte2;
         if (d.access == oc::Access::write) {
           std::string pairs;
           for (const auto& [s, t] : Desc::scope_pairs)
-            append(pairs, fmt::format("{}→{}", scope_name(s), scope_name(t)));
+            if (!gm_only || s == Scope::gm)
+              append(pairs, fmt::format("{}→{}", scope_name(s), scope_name(t)));
           what += " (" + pairs + ")";
         } else {
-          what += " (" + oc::scope_list(d.allowed, ", ") + ")";
+          what += " (" +
+                  (gm_only ? std::string(scope_name(Scope::gm)) : oc::scope_list(d.allowed, ", ")) +
+                  ")";
         }
       } else {
         what += " (" + oc::scope_list(d.allowed, ", ") + ")";

@@ -298,6 +298,19 @@ class Verifier {
       return false;
     }
     bool ok = true;
+    if (instr_->op == Opcode::dma_mc) {  // a multicast load: GM -> L1/UB of a set of cores
+      if (a.src.scope != Scope::gm) {
+        problem("dma_mc reads GM (a multicast load gm->l1 or gm->ub), not {}",
+                scope_name(a.src.scope));
+        ok = false;
+      }
+      if (a.cores < 1 || static_cast<int64_t>(a.cores) > hw_.cores) {
+        problem("dma_mc core set of {} cores (expected 1..cores = {})", a.cores, hw_.cores);
+        ok = false;
+      }
+    } else if (a.cores != 0) {
+      problem("cores = {} on a dma (a core set is for dma_mc only)", a.cores);
+    }
     for (int d = 0; d < a.ndims; ++d) {
       if (a.extent[d] == 0) {
         problem("zero extent in dimension {}", d);

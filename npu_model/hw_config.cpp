@@ -44,7 +44,7 @@ constexpr int64_t kMaxBurstBytes = 4096;
 // Sanity bound on the clock: catches a value written in MHz (e.g. 1000) instead of GHz.
 constexpr double kMaxClockGhz = 100.0;
 
-enum class Kind { section, integer, number, string, dtype };
+enum class Kind { section, integer, number, string, dtype, choice };
 
 /// One node of the schema: a section (map of children) or a leaf with its range and accessors.
 struct Field {
@@ -52,12 +52,17 @@ struct Field {
   Kind kind = Kind::section;
   int64_t min_int = 0, max_int = 0, multiple_of = 1;  // integer: [min_int, max_int], multiple_of
   bool power_of_two = false;                          // integer: must also be a power of two
-  bool optional = false;        // integer: may be absent (default_int); string: may be absent ("")
-  int64_t default_int = 0;      // integer: the value of an absent optional key
-  std::string default_meaning;  // what the default means, for messages ("byte-granular")
-  double max_number = 0;        // number: (0, max_number]
-  std::vector<Field> children;  // section
-  std::vector<std::string> choices;  // string: the allowed values (empty: any non-empty text)
+  // integer / string / choice: may be absent (default_int, default_string, default index 0);
+  // section: may be absent; then every leaf takes its default (unless --hw-set sets a key under
+  // it: then it is visited as an empty map, so its required keys must come from overrides)
+  bool optional = false;
+  bool (*written_when)(const HwConfig&) = nullptr;  // optional section: written back when true
+  int64_t default_int = 0;                          // integer: the value of an absent optional key
+  std::string default_meaning;       // what the default means, for messages ("byte-granular")
+  double max_number = 0;             // number: (0, max_number]
+  std::vector<Field> children;       // section
+  std::vector<std::string> choices;  // string: the allowed values (empty: any non-empty text);
+                                     // choice: the names, the value being the index
   std::string default_string;        // string with choices, optional: the value when absent
   /// Optional section: present in the config only when this returns true for the fields visited
   /// before it (e.g. memory.dram.banked when memory.dram.model is banked); its value may also be a
@@ -127,6 +132,34 @@ Field choice(std::string name, std::vector<std::string> choices,
 
 /// The banked DRAM model's section (memory.dram.banked; DramBankedConfig, docs/memory.md).
 Field banked_dram_section();
+
+/// An optional leaf: absent means `default_value` (documented as `meaning`).
+Field optional_leaf(Field f, int64_t default_value, std::string meaning) {
+  f.optional = true;
+  f.default_int = default_value;
+  f.default_meaning = std::move(meaning);
+  return f;
+}
+
+/// A leaf whose value is one of `names` (stored as its index), optional with default index 0.
+Field index_choice(std::string name, std::vector<std::string> names,
+                   void (*set)(HwConfig&, int64_t), int64_t (*get)(const HwConfig&),
+                   std::string meaning) {
+  Field f;
+  f.name = std::move(name);
+  f.kind = Kind::choice;
+  f.choices = std::move(names);
+  f.set_int = set;
+  f.get_int = get;
+  return optional_leaf(std::move(f), 0, std::move(meaning));
+}
+
+/// An optional section, written back only when `present` says the config has it.
+Field optional_section(Field f, bool (*present)(const HwConfig&)) {
+  f.optional = true;
+  f.written_when = present;
+  return f;
+}
 
 #define TESSEL_DTYPE(NAME, MEMBER)                                 \
   [] {                                                             \
@@ -212,7 +245,32 @@ const Field& schema() {
                                    [](const HwConfig& h) -> std::string {
                                      return h.dram.model == DramModel::banked ? "banked" : "simple";
                                    }),
-                               banked_dram_section()})}),
+                               banked_dram_section()}),
+              optional_section(
+                  section(
+                      "l2",
+                      {TESSEL_INT("capacity_bytes", l2.capacity_bytes, 1, kInt64Max, 1),
+                       optional_power_of_two(
+                           TESSEL_INT("line_bytes", l2.line_bytes, 32, kMaxBurstBytes, 1), 128,
+                           "128-byte lines"),
+                       optional_leaf(
+                           TESSEL_INT("ways", l2.ways, 1, 1024, 1), 16, "16-way set-associative"),
+                       optional_leaf(TESSEL_INT("banks", l2.banks, 1, 1024, 1), 16, "16 banks"),
+                       optional_leaf(
+                           TESSEL_INT("bytes_per_cycle", l2.bytes_per_cycle, 1, kIntMax, 1), 64,
+                           "64 bytes per cycle per bank"),
+                       optional_leaf(TESSEL_INT("latency_cycles", l2.latency_cycles, 0, kIntMax, 1),
+                                     40, "40 cycles"),
+                       index_choice(
+                           "write_policy", {"write_back", "write_through"},
+                           [](HwConfig& h, int64_t v) {
+                             h.l2.write_policy = static_cast<L2WritePolicy>(v);
+                           },
+                           [](const HwConfig& h) {
+                             return static_cast<int64_t>(h.l2.write_policy);
+                           },
+                           "write_back")}),
+                  [](const HwConfig& h) { return h.l2.enabled(); })}),
          tech});
   }();
   return root;
@@ -310,6 +368,11 @@ std::string expected(const Field& f) {
     }
     case Kind::dtype:
       return "one of fp16, fp32";
+    case Kind::choice: {
+      std::string out = "one of ";
+      for (size_t i = 0; i < f.choices.size(); ++i) out += (i ? ", " : "") + f.choices[i];
+      return out + fmt::format(" (optional: when absent, {})", f.default_meaning);
+    }
     case Kind::number:
       return fmt::format("a number > 0 and <= {}", f.max_number);
     case Kind::integer: {
@@ -323,6 +386,8 @@ std::string expected(const Field& f) {
                             ? fmt::format("an integer >= {}", f.min_int)
                             : fmt::format("an integer in [{}, {}]", f.min_int, f.max_int);
       if (f.multiple_of > 1) out += fmt::format(" and a multiple of {}", f.multiple_of);
+      if (f.optional)
+        out += fmt::format(" (optional: when absent, {} = {})", f.default_int, f.default_meaning);
       return out;
     }
   }
@@ -552,6 +617,7 @@ class Loader {
     if (errors_.empty()) check_minimum_tiles();
     if (errors_.empty()) check_tech_table();
     if (errors_.empty() && hw_.dram.model == DramModel::banked) check_banked_dram();
+    if (errors_.empty()) check_l2();
     if (!errors_.empty()) throw Error(report());
     hw_.source_file = source_;
     derive();
@@ -691,6 +757,11 @@ class Loader {
                 fmt::format("{}: --hw-set {}={}", source_, ov->second.ov.key, ov->second.ov.value),
                 YAML::Mark::null_mark(), &ov->second.ov};
         visit_leaf(child, v);
+      } else if (it == present.end() && child.kind == Kind::section && child.optional) {
+        if (has_override_under(full))
+          visit_section(child, YAML::Node(YAML::NodeType::Map), full, key_mark);
+        else
+          set_defaults(child);  // an absent optional section: every leaf's documented default
       } else if (it == present.end() && child.optional) {
         // documented default (docs/hw_config.md)
         if (child.kind == Kind::string)
@@ -781,6 +852,21 @@ class Loader {
     source_ = saved;
   }
 
+  bool has_override_under(const std::string& path) const {
+    for (const auto& [key, ov] : overrides_)
+      if (key.rfind(path + ".", 0) == 0) return true;
+    return false;
+  }
+
+  void set_defaults(const Field& f) {
+    for (const Field& c : f.children) {
+      if (c.kind == Kind::section)
+        set_defaults(c);
+      else if (c.set_int)
+        c.set_int(hw_, c.optional ? c.default_int : 0);
+    }
+  }
+
   void visit_leaf(const Field& f, const Value& v) {
     if (!v.node.IsScalar()) {
       error(v, fmt::format("expected {}, got {}", expected(f), describe(v.node)));
@@ -821,6 +907,16 @@ class Loader {
           return;
         }
         break;
+      case Kind::choice: {
+        const auto at = std::find(f.choices.begin(), f.choices.end(), text);
+        if (at == f.choices.end() || is_quoted_string(v.node)) {
+          error(v, fmt::format("expected {}, got {}{}", expected(f), describe(v.node),
+                               did_you_mean(text, f.choices)));
+          return;
+        }
+        f.set_int(hw_, at - f.choices.begin());
+        break;
+      }
       case Kind::integer: {
         std::optional<int64_t> value = read_integer(f, v);
         if (!value) return;
@@ -1078,6 +1174,20 @@ class Loader {
                         b.banks_per_group, b.rows, b.row_bytes, geometry, geometry));
   }
 
+  /// memory.l2: the capacity must be a whole number of sets (line_bytes x ways bytes each).
+  void check_l2() {
+    const L2Config& l2 = hw_.l2;
+    if (!l2.enabled()) return;
+    const int64_t set_bytes = int64_t{l2.line_bytes} * l2.ways;
+    if (l2.capacity_bytes % set_bytes != 0) {
+      error(valid_.at("memory.l2.capacity_bytes"),
+            fmt::format("{} bytes is not a whole number of sets of line_bytes x ways = {} x {} = "
+                        "{} bytes; expected a multiple of {}{}",
+                        l2.capacity_bytes, l2.line_bytes, l2.ways, set_bytes, set_bytes,
+                        override_note({"memory.l2.capacity_bytes"})));
+    }
+  }
+
   void derive() {
     DerivedConfig& d = hw_.derived;
     const CubeConfig& cube = hw_.core.cube;
@@ -1108,6 +1218,8 @@ void emit_section(YAML::Emitter& out, const Field& f, const HwConfig& hw) {
     // An absent optional string (tech) stays absent, so the text reads back to the same config.
     if (c.kind == Kind::string && c.optional && c.get_string(hw).empty()) continue;
     if (c.present != nullptr && !c.present(hw)) continue;  // an absent optional section
+    if (c.written_when && !c.written_when(hw))
+      continue;  // an optional section the config does not have
     out << YAML::Key << c.name << YAML::Value;
     switch (c.kind) {
       case Kind::section:
@@ -1129,6 +1241,9 @@ void emit_section(YAML::Emitter& out, const Field& f, const HwConfig& hw) {
         break;
       case Kind::dtype:
         out << (c.get_dtype(hw) == isa::DType::f16 ? "fp16" : "fp32");
+        break;
+      case Kind::choice:
+        out << c.choices.at(static_cast<size_t>(c.get_int(hw)));
         break;
     }
   }

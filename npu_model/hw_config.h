@@ -2,27 +2,28 @@
 //
 // Loading runs parse -> validate -> derive. Every key is required unless docs/hw_config.md says
 // otherwise; unknown keys are errors; every error names the file, line and dotted key and what was
-// expected. Units are part of the key names (_bytes, _cycles, _bytes_per_cycle, _ghz). Nothing about
-// the hardware is compiled into tessel: the compiler, the analytical model and the simulator all read
-// this struct.
+// expected. Units are part of the key names (_bytes, _cycles, _bytes_per_cycle, _ghz). Nothing
+// about the hardware is compiled into tessel: the compiler, the analytical model and the simulator
+// all read this struct.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <utility>
 
-#include "isa/isa.h"
 #include <vector>
+#include "isa/isa.h"
 
 namespace tessel::npu {
 
-/// Cube (matrix) unit: one m x k x n fractal multiply-accumulate per cycle once the pipeline is full.
-/// L0A holds A fractals (m x k), L0B holds B fractals (k x n), L0C accumulates C fractals (m x n).
+/// Cube (matrix) unit: one m x k x n fractal multiply-accumulate per cycle once the pipeline is
+/// full. L0A holds A fractals (m x k), L0B holds B fractals (k x n), L0C accumulates C fractals (m
+/// x n).
 struct CubeConfig {
-  int m = 0, k = 0, n = 0;               // fractal dimensions, elements
-  isa::DType input_dtype = isa::DType::f16; // dtype of L0A/L0B operands
-  isa::DType acc_dtype = isa::DType::f32; // dtype of L0C accumulators
-  int pipeline_latency_cycles = 0;       // cycles from issue of the last fractal to the result
+  int m = 0, k = 0, n = 0;                   // fractal dimensions, elements
+  isa::DType input_dtype = isa::DType::f16;  // dtype of L0A/L0B operands
+  isa::DType acc_dtype = isa::DType::f32;    // dtype of L0C accumulators
+  int pipeline_latency_cycles = 0;           // cycles from issue of the last fractal to the result
   bool operator==(const CubeConfig&) const = default;
 };
 
@@ -75,22 +76,22 @@ enum class PagePolicy { open_page, closed_page };
 /// standard or datasheet states them for one speed bin (hw_configs/dram/*.yaml cite theirs).
 /// docs/memory.md describes every constraint and how nCK converts to NPU cycles.
 struct DramTimingConfig {
-  int tCK_ps = 0;   // DRAM command clock period, picoseconds
-  int tRCD = 0;     // ACT -> RD/WR, same bank
-  int tRP = 0;      // PRE -> ACT, same bank
-  int tCL = 0;      // RD -> first data beat (read latency, RL)
-  int tCWL = 0;     // WR -> first write data beat (write latency, WL)
-  int tRAS = 0;     // ACT -> PRE, same bank
-  int tRRD_S = 0;   // ACT -> ACT, different bank groups, same rank
-  int tRRD_L = 0;   // ACT -> ACT, same bank group
-  int tFAW = 0;     // window holding at most four ACTs per rank
-  int tCCD_S = 0;   // RD -> RD (WR -> WR), different bank groups
-  int tCCD_L = 0;   // RD -> RD (WR -> WR), same bank group
-  int tRTP = 0;     // RD -> PRE, same bank
-  int tWR = 0;      // last write data beat -> PRE, same bank (write recovery)
-  int tWTR = 0;     // last write data beat -> RD, same rank
-  int tREFI = 0;    // average interval between all-bank refreshes of a rank
-  int tRFC = 0;     // all-bank refresh -> next ACT of that rank
+  int tCK_ps = 0;  // DRAM command clock period, picoseconds
+  int tRCD = 0;    // ACT -> RD/WR, same bank
+  int tRP = 0;     // PRE -> ACT, same bank
+  int tCL = 0;     // RD -> first data beat (read latency, RL)
+  int tCWL = 0;    // WR -> first write data beat (write latency, WL)
+  int tRAS = 0;    // ACT -> PRE, same bank
+  int tRRD_S = 0;  // ACT -> ACT, different bank groups, same rank
+  int tRRD_L = 0;  // ACT -> ACT, same bank group
+  int tFAW = 0;    // window holding at most four ACTs per rank
+  int tCCD_S = 0;  // RD -> RD (WR -> WR), different bank groups
+  int tCCD_L = 0;  // RD -> RD (WR -> WR), same bank group
+  int tRTP = 0;    // RD -> PRE, same bank
+  int tWR = 0;     // last write data beat -> PRE, same bank (write recovery)
+  int tWTR = 0;    // last write data beat -> RD, same rank
+  int tREFI = 0;   // average interval between all-bank refreshes of a rank
+  int tRFC = 0;    // all-bank refresh -> next ACT of that rank
   bool operator==(const DramTimingConfig&) const = default;
 };
 
@@ -98,17 +99,17 @@ struct DramTimingConfig {
 /// Request size = one burst = bus_width_bits / 8 * burst_length bytes (must equal
 /// memory.dram.burst_bytes). Simulated in simulator/dram_banked.h.
 struct DramBankedConfig {
-  std::string name;             // e.g. "LPDDR5-6400 x16, 8 channels"
-  int channels = 0;             // independent channels (power of two)
-  int ranks = 0;                // ranks per channel (power of two)
-  int bank_groups = 0;          // bank groups per rank (power of two; 1 = no bank groups)
-  int banks_per_group = 0;      // banks per bank group (power of two)
-  int64_t rows = 0;             // rows per bank (power of two)
-  int row_bytes = 0;            // row (page) size per channel, bytes (power of two)
-  int bus_width_bits = 0;       // data bus width of one channel (DQ pins)
-  int burst_length = 0;         // beats per column access (BL)
-  int transfers_per_ck = 0;     // data beats per tCK (DDR: 2; LPDDR5 WCK:CK 4:1 DDR: 8)
-  int queue_depth = 0;          // FR-FCFS window: pending requests per channel considered
+  std::string name;          // e.g. "LPDDR5-6400 x16, 8 channels"
+  int channels = 0;          // independent channels (power of two)
+  int ranks = 0;             // ranks per channel (power of two)
+  int bank_groups = 0;       // bank groups per rank (power of two; 1 = no bank groups)
+  int banks_per_group = 0;   // banks per bank group (power of two)
+  int64_t rows = 0;          // rows per bank (power of two)
+  int row_bytes = 0;         // row (page) size per channel, bytes (power of two)
+  int bus_width_bits = 0;    // data bus width of one channel (DQ pins)
+  int burst_length = 0;      // beats per column access (BL)
+  int transfers_per_ck = 0;  // data beats per tCK (DDR: 2; LPDDR5 WCK:CK 4:1 DDR: 8)
+  int queue_depth = 0;       // FR-FCFS window: pending requests per channel considered
   /// Address bit fields from the most to the least significant bit above the burst offset, e.g.
   /// "row rank bank bank_group column channel"; a field may be split ("column:2" takes 2 bits).
   std::string address_mapping;
@@ -133,19 +134,40 @@ struct DramConfig {
   bool operator==(const DramConfig&) const = default;
 };
 
+/// L2 write policy: write_back keeps written lines dirty in L2 (DRAM sees them when evicted);
+/// write_through forwards every write to DRAM (and updates a resident line).
+enum class L2WritePolicy : uint8_t { write_back, write_through };
+
+/// Optional shared L2 between the cores' DMA engines and DRAM (Ascend's L2, a TPU's CMEM): a
+/// set-associative, LRU, hardware-managed cache of GM lines that every GM dma passes through.
+/// `memory.l2` in YAML; absent (capacity_bytes == 0) means no L2: the DMA engines reach DRAM
+/// directly. Timing: docs/isa.md, Timing, "L2". Keys: docs/hw_config.md.
+struct L2Config {
+  int64_t capacity_bytes = 0;  // total data capacity, bytes; 0 = no L2
+  int line_bytes = 128;        // line (allocation and fill) size, power of two
+  int ways = 16;               // associativity; sets = capacity / (line_bytes * ways)
+  int banks = 16;              // lines interleave over banks by line index (line % banks)
+  int bytes_per_cycle = 64;    // per bank: the bank streams this many bytes per cycle
+  int latency_cycles = 40;     // added to the completion of every request (hit or miss)
+  L2WritePolicy write_policy = L2WritePolicy::write_back;
+  bool enabled() const { return capacity_bytes > 0; }
+  int64_t sets() const { return enabled() ? capacity_bytes / (int64_t{line_bytes} * ways) : 0; }
+  bool operator==(const L2Config&) const = default;
+};
+
 /// Values computed from the loaded fields (the "derive" step).
 struct DerivedConfig {
-  int64_t cube_macs_per_cycle = 0;          // m * k * n per core
-  double peak_tflops = 0;                   // 2 * macs * cores * clock
-  int vector_fp16_elems_per_cycle = 0;      // width_bytes / 2
-  int vector_fp32_elems_per_cycle = 0;      // width_bytes / 4
-  double dram_gb_per_s = 0;                 // bytes_per_cycle * clock_ghz
+  int64_t cube_macs_per_cycle = 0;      // m * k * n per core
+  double peak_tflops = 0;               // 2 * macs * cores * clock
+  int vector_fp16_elems_per_cycle = 0;  // width_bytes / 2
+  int vector_fp32_elems_per_cycle = 0;  // width_bytes / 4
+  double dram_gb_per_s = 0;             // bytes_per_cycle * clock_ghz
   // Added with the loader (additive):
-  int64_t a_fractal_bytes = 0;              // m * k * dtype_bytes(input_dtype): one L0A fractal
-  int64_t b_fractal_bytes = 0;              // k * n * dtype_bytes(input_dtype): one L0B fractal
-  int64_t c_fractal_bytes = 0;              // m * n * dtype_bytes(acc_dtype): one L0C fractal
-  int64_t chip_flops_per_cycle = 0;         // 2 * cube_macs_per_cycle * cores
-  double ridge_flops_per_dram_byte = 0;     // roofline ridge: chip_flops_per_cycle / dram bytes/cycle
+  int64_t a_fractal_bytes = 0;           // m * k * dtype_bytes(input_dtype): one L0A fractal
+  int64_t b_fractal_bytes = 0;           // k * n * dtype_bytes(input_dtype): one L0B fractal
+  int64_t c_fractal_bytes = 0;           // m * n * dtype_bytes(acc_dtype): one L0C fractal
+  int64_t chip_flops_per_cycle = 0;      // 2 * cube_macs_per_cycle * cores
+  double ridge_flops_per_dram_byte = 0;  // roofline ridge: chip_flops_per_cycle / dram bytes/cycle
   bool operator==(const DerivedConfig&) const = default;
 };
 
@@ -162,6 +184,7 @@ struct HwConfig {
   /// a file is relative to that file's directory, in --hw-set tech=PATH to the working
   /// directory; the loader checks the table and stores the path made absolute.
   std::string tech;
+  L2Config l2;  // optional (memory.l2); l2.enabled() false when the config has none
   DerivedConfig derived;
   bool operator==(const HwConfig&) const = default;
 };
@@ -174,8 +197,8 @@ struct HwOverride {
 
 /// Loads, validates and derives a config from a YAML file, applying `overrides` to the parsed tree
 /// before validation (so an override is checked exactly like the file).
-/// Throws tessel::Error naming the file, line and key on: unreadable file, YAML syntax error, unknown
-/// or missing key, wrong type, value out of range, an override whose key does not exist.
+/// Throws tessel::Error naming the file, line and key on: unreadable file, YAML syntax error,
+/// unknown or missing key, wrong type, value out of range, an override whose key does not exist.
 HwConfig load_hw_config(const std::string& path, const std::vector<HwOverride>& overrides = {});
 
 /// Same as load_hw_config but from YAML text; `source_name` is used in error messages.

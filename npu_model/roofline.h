@@ -24,14 +24,20 @@ struct OpWork {
 /// Lower-bound cycles per unit and overall, for all cores of `hw` working on the op.
 struct Roofline {
   double cube = 0, vector = 0, mte1 = 0, mte2 = 0, fix = 0, mte3 = 0, dram = 0;
+  double l2 = 0;       // 0 without memory.l2
   double cycles = 0;   // max of the above (at least 1)
-  std::string bound;   // the unit that sets `cycles`: "cube", "vector", "mte1", "mte2", "fix", "mte3", "dram"
+  std::string bound;   // the unit that sets `cycles`: "cube", "vector", "mte1", "mte2", "fix",
+                       // "mte3", "l2", "dram"
 };
 
 /// cube = fractals / cores; vector = vector_bytes / (width_bytes * cores); mte1 = mte1_bytes /
 /// (mte1.bytes_per_cycle * cores); mte2 = gm_read_bytes / (mte2.bytes_per_cycle * cores); fix =
 /// fix_bytes / (fix.bytes_per_cycle * cores); mte3 = gm_write_bytes / (mte3.bytes_per_cycle *
 /// cores); dram = (gm_read_bytes + gm_write_bytes) / dram.bytes_per_cycle (one shared channel).
+/// With an L2 (memory.l2, capacity C): l2 = (gm_read_bytes + gm_write_bytes) / (l2.banks *
+/// l2.bytes_per_cycle), and dram = (max(0, gm_read_bytes - C) + max(0, gm_write_bytes - C)) /
+/// dram.bytes_per_cycle: at most C of the reads can be resident when the op starts and at most C
+/// of the writes can stay in L2 when it ends (each byte counted once, as above).
 /// Latencies are not included: the bound is what throughput alone allows.
 Roofline roofline(const HwConfig& hw, const OpWork& work);
 

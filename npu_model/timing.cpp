@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
 #include <bit>
+#include <functional>
 #include <numeric>
 
 #include "compiler/support/error.h"

@@ -52,6 +52,7 @@ void CoreBarrier::arrive(uint64_t arrival_cycle) {
   arrived_ = 0;
   max_arrival_ = 0;
   ++generation_;
+  if (multicast_) multicast_->clear();
   released_.notify();
 }
 
@@ -499,7 +500,20 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
     occupancy = cost.occupancy_cycles;
     latency = cost.latency_cycles;
     const auto* dma = std::get_if<isa::DmaArgs>(&e.instr.args);
-    if (dma && (dma->src.scope == Scope::gm || dma->dst.scope == Scope::gm)) {
+    MulticastTable::Read received;
+    const bool multicast = e.instr.op == Opcode::dma_mc;
+    if (multicast) {
+      ++run_.result.multicast.requests;
+    }
+    if (multicast && run_.multicast.take(id_, *dma, &received)) {
+      // Another member of the core set made this read: its data arrives without a memory access.
+      ++run_.result.multicast.received;
+      run_.result.multicast.saved_bytes += npu::dma_gm_bytes(*dma);
+      if (functional_) isa::execute(hw_, e.instr, memory_);
+      occupancy = std::max(occupancy, received.dram_done_cycle > s ? received.dram_done_cycle - s
+                                                                   : uint64_t{0});
+      latency += received.latency_cycles;
+    } else if (dma && (dma->src.scope == Scope::gm || dma->dst.scope == Scope::gm)) {
       // GM access: one TLM-2.0 transaction to the shared DRAM target (arbitration + copy).
       const bool load = dma->src.scope == Scope::gm;
       uint64_t gm_address = 0;
@@ -531,6 +545,8 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
         internal_fail("Dram returned {}", trans_.get_response_string());
       occupancy = std::max(occupancy, ext_.dram_done_cycle - s);
       latency += ext_.dram_latency_cycles;
+      if (multicast)
+        run_.multicast.add(id_, *dma, {ext_.dram_done_cycle, ext_.dram_latency_cycles});
     } else if (functional_) {
       isa::execute(hw_, e.instr, memory_);
     }

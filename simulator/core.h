@@ -37,7 +37,9 @@ namespace tessel::sim {
 /// Synchronises the scalar units of all cores at core_barrier (the n-th of each core match).
 class CoreBarrier {
  public:
-  explicit CoreBarrier(int cores) : cores_(cores) {}
+  /// `multicast`: the run's pending dma_mc reads, dropped at every release (may be null).
+  explicit CoreBarrier(int cores, MulticastTable* multicast = nullptr)
+      : cores_(cores), multicast_(multicast) {}
   /// Called by a scalar unit that reached a core_barrier at `arrival_cycle` (its local time, after
   /// the local barrier). The last core to arrive releases the barrier: completed() grows by one,
   /// release_cycle() = max(arrival_cycle over cores), released() is notified. A caller whose
@@ -50,6 +52,7 @@ class CoreBarrier {
 
  private:
   int cores_;
+  MulticastTable* multicast_;
   int arrived_ = 0;
   uint64_t max_arrival_ = 0, release_ = 0, generation_ = 0;
   sc_core::sc_event released_;

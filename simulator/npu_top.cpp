@@ -21,18 +21,31 @@ void RunState::fail_with(std::exception_ptr e) {
 
 NpuTop::NpuTop(sc_core::sc_module_name name, RunState& run) : sc_core::sc_module(name), run_(run) {
   const int n = static_cast<int>(run.code->size());
-  barrier_ = std::make_unique<CoreBarrier>(n);
+  barrier_ = std::make_unique<CoreBarrier>(n, &run.multicast);
   dram_ = std::make_unique<Dram>("dram", run);
+  if (run.hw->l2.enabled()) {  // cores -> L2 -> DRAM; without an L2 the cores reach DRAM directly
+    l2_ = std::make_unique<L2>("l2", run);
+    l2_->dram_socket.bind(dram_->socket);
+  }
   for (int c = 0; c < n; ++c) {
     const std::string core_name = fmt::format("core{}", c);
     cores_.push_back(std::make_unique<Core>(core_name.c_str(), c, run, *barrier_));
-    cores_.back()->mte2_socket.bind(dram_->socket);
-    cores_.back()->mte3_socket.bind(dram_->socket);
+    if (l2_) {
+      cores_.back()->mte2_socket.bind(l2_->socket);
+      cores_.back()->mte3_socket.bind(l2_->socket);
+    } else {
+      cores_.back()->mte2_socket.bind(dram_->socket);
+      cores_.back()->mte3_socket.bind(dram_->socket);
+    }
   }
 }
 
 NpuTop::~NpuTop() {
   while (!cores_.empty()) cores_.pop_back();
+}
+
+void NpuTop::finish_memory() {
+  if (l2_) l2_->finish();
 }
 
 bool NpuTop::finished() const {

@@ -1,5 +1,6 @@
 // The NPU top-level SystemC module: N cores (simulator/core.h) whose MTE2/MTE3 initiator sockets
-// are bound to one shared DRAM target (simulator/dram.h), plus the cross-core barrier.
+// are bound to one shared DRAM target (simulator/dram.h), or to the shared L2 (simulator/l2.h)
+// in front of it when the config has memory.l2, plus the cross-core barrier.
 #pragma once
 
 #include <systemc>
@@ -10,6 +11,7 @@
 
 #include "simulator/core.h"
 #include "simulator/dram.h"
+#include "simulator/l2.h"
 #include "simulator/run_state.h"
 
 namespace tessel::sim {
@@ -21,6 +23,9 @@ class NpuTop : public sc_core::sc_module {
   /// Deletes the cores newest first: SystemC's port and export registries search a removed
   /// socket from their newest entry (oldest first is quadratic in the core count).
   ~NpuTop() override;
+
+  /// Records the memory system's end-of-run statistics (L2 lines left dirty).
+  void finish_memory();
 
   /// True when every core finished (no unit holds work).
   bool finished() const;
@@ -44,6 +49,7 @@ class NpuTop : public sc_core::sc_module {
   RunState& run_;
   std::unique_ptr<CoreBarrier> barrier_;
   std::unique_ptr<Dram> dram_;
+  std::unique_ptr<L2> l2_;  // memory.l2; null without one
   std::vector<std::unique_ptr<Core>> cores_;
 };
 

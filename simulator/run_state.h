@@ -8,6 +8,7 @@
 
 #include "isa/isa.h"
 #include "npu_model/hw_config.h"
+#include "simulator/multicast.h"
 #include "simulator/simulator.h"
 
 namespace tessel::sim {
@@ -54,6 +55,7 @@ struct RunState {
   std::vector<TraceEvent> trace;             // filled only when options->trace_path is set
   std::vector<DramTransfer> dram_transfers;  // likewise
   bool tracing = false;
+  MulticastTable multicast;  // dma_mc reads pending for their core sets
 
   std::exception_ptr error;  // first exception raised inside a SystemC process
 

@@ -136,6 +136,7 @@ SimResult Simulator::run() {
       deadlock_message = top->deadlock_report(sc_core::sc_time_stamp().value());
     }
     if (!run.error && !deadlock) {
+      top->finish_memory();
       for (size_t c = 0; c < top->cores().size(); ++c) {
         const uint64_t f = top->cores()[c]->finish_cycle();
         run.result.cores[c].finish_cycle = f;

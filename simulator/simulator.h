@@ -19,8 +19,8 @@
 namespace tessel::sim {
 
 struct SimOptions {
-  bool functional = true;   // false: timing-only (data is not computed)
-  std::string trace_path;   // when set, write a Chrome/Perfetto trace JSON there
+  bool functional = true;  // false: timing-only (data is not computed)
+  std::string trace_path;  // when set, write a Chrome/Perfetto trace JSON there
   /// When set, write every DRAM request there (docs/memory.md, "--dram-trace"): one line per
   /// request, written whole or not at all.
   std::string dram_trace_path;
@@ -69,9 +69,35 @@ struct DramChannelStats {
   uint64_t busy_cycles = 0;  // NPU cycles the channel's data bus moved data
 };
 
+/// Shared-L2 statistics of one run (memory.l2; all zero when the config has no L2). A line is
+/// counted once per request that touches it. Bytes: read/write = the GM bytes of the dma requests
+/// (npu::dma_gm_bytes), fill = whole lines DRAM delivered into L2 on misses, writeback = dirty
+/// lines L2 wrote to DRAM on eviction (write_back) or the forwarded writes (write_through).
+struct L2Stats {
+  uint64_t requests = 0;      // dma transactions L2 served
+  uint64_t hit_requests = 0;  // ... every line of which was resident
+  uint64_t read_hit_lines = 0, read_miss_lines = 0;
+  uint64_t write_hit_lines = 0, write_miss_lines = 0;
+  uint64_t read_bytes = 0, write_bytes = 0;
+  uint64_t fill_bytes = 0, writeback_bytes = 0;
+  uint64_t dirty_bytes_at_end = 0;  // dirty lines still in L2 when the run ended (not flushed)
+  bool operator==(const L2Stats&) const = default;
+};
+
+/// Multicast statistics (dma_mc, docs/isa.md): a member's request either reads GM (a "leader",
+/// its data delivered to every core of its set) or receives a read another member made.
+struct MulticastStats {
+  uint64_t requests = 0;     // dma_mc instructions executed, all cores
+  uint64_t received = 0;     // ... served by another member's read (no memory access)
+  uint64_t saved_bytes = 0;  // GM bytes of the received ones (reads not made)
+  bool operator==(const MulticastStats&) const = default;
+};
+
 /// The statistics of one run. Cycles are core cycles from 0. Bytes per scope (CoreStats) count
 /// what each instruction reads/writes (npu::scope_traffic, see npu_model/timing.h); DRAM bytes are
-/// the GM bytes of every dma (npu::dma_gm_bytes): read = GM -> core, write = core -> GM.
+/// the GM bytes of every dma (npu::dma_gm_bytes): read = GM -> core, write = core -> GM. With an
+/// L2 (memory.l2) they are what DRAM itself moved: L2's line fills (read) and its write-backs or
+/// forwarded writes (write); the dma requests' own bytes are in `l2`.
 /// total_cycles = max over cores of finish_cycle.
 struct SimResult {
   uint64_t total_cycles = 0;
@@ -82,8 +108,10 @@ struct SimResult {
   /// of memory.dram.burst_bytes it touches (npu::dma_gm_burst_bytes), reads and writes together.
   /// Equals dram_read_bytes + dram_write_bytes when burst_bytes is 1.
   uint64_t dram_burst_bytes = 0;
-  std::string dram_model = "simple";              // memory.dram.model
-  std::vector<DramChannelStats> dram_channels;    // per channel
+  std::string dram_model = "simple";            // memory.dram.model
+  std::vector<DramChannelStats> dram_channels;  // per channel
+  L2Stats l2;                                   // zero without memory.l2
+  MulticastStats multicast;                     // zero without dma_mc
   std::vector<CoreStats> cores;
   std::vector<uint64_t> op_cycles;  // per op_index: cycles from its first start to last completion
                                     // of its pipe instructions (0 if it has none); sized

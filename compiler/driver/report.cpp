@@ -164,6 +164,24 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
                      // (memory.dram.burst_bytes; equal to total when it is 1)
                      {"burst", s.dram_burst_bytes}};
   j["dram"] = dram_json(s, hw);
+  if (hw.l2.enabled()) {  // memory.l2: dram_bytes above are then what DRAM itself moved
+    const sim::L2Stats& l = s.l2;
+    j["l2"] = {{"requests", l.requests},
+               {"hit_requests", l.hit_requests},
+               {"read_hit_lines", l.read_hit_lines},
+               {"read_miss_lines", l.read_miss_lines},
+               {"write_hit_lines", l.write_hit_lines},
+               {"write_miss_lines", l.write_miss_lines},
+               {"read_bytes", l.read_bytes},
+               {"write_bytes", l.write_bytes},
+               {"fill_bytes", l.fill_bytes},
+               {"writeback_bytes", l.writeback_bytes},
+               {"dirty_bytes_at_end", l.dirty_bytes_at_end}};
+  }
+  if (s.multicast.requests > 0)
+    j["multicast"] = {{"requests", s.multicast.requests},
+                      {"received", s.multicast.received},
+                      {"saved_bytes", s.multicast.saved_bytes}};
   // Compiled kernels, counted as the summary line counts them (a fusion group is one kernel).
   j["kernels"] = std::count_if(run.module.kernels.begin(), run.module.kernels.end(),
                                [](const auto& k) { return k.op_index >= 0; });
@@ -213,6 +231,7 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
       o["roofline_per_unit"] = {{"cube", r.cube}, {"vector", r.vector}, {"mte1", r.mte1},
                                 {"mte2", r.mte2}, {"fix", r.fix},       {"mte3", r.mte3},
                                 {"dram", r.dram}};
+      if (hw.l2.enabled()) o["roofline_per_unit"]["l2"] = r.l2;
     }
     ops.push_back(o);
   }
@@ -263,6 +282,27 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
         fmt::format("  DRAM       {} bytes read, {} bytes written ({} bytes in {}-byte bursts)\n",
                     with_commas(s.dram_read_bytes), with_commas(s.dram_write_bytes),
                     with_commas(s.dram_burst_bytes), hw.dram.burst_bytes);
+    if (hw.l2.enabled()) {
+      const sim::L2Stats& l = s.l2;
+      const uint64_t lines = l.read_hit_lines + l.read_miss_lines;
+      out += fmt::format(
+          "  L2         {} MiB: {} requests ({} all hits), read lines {} hit / {} miss ({:.1f}% "
+          "hits), write lines {} hit / {} miss; {} bytes filled, {} written back, {} dirty at "
+          "end\n",
+          static_cast<double>(hw.l2.capacity_bytes) / (1 << 20), with_commas(l.requests),
+          with_commas(l.hit_requests), with_commas(l.read_hit_lines),
+          with_commas(l.read_miss_lines),
+          lines ? 100.0 * static_cast<double>(l.read_hit_lines) / static_cast<double>(lines) : 0.0,
+          with_commas(l.write_hit_lines), with_commas(l.write_miss_lines),
+          with_commas(l.fill_bytes), with_commas(l.writeback_bytes),
+          with_commas(l.dirty_bytes_at_end));
+    }
+    if (s.multicast.requests > 0)
+      out += fmt::format(
+          "  multicast  {} dma_mc requests, {} received from another core's read ({} GM bytes "
+          "not re-read)\n",
+          with_commas(s.multicast.requests), with_commas(s.multicast.received),
+          with_commas(s.multicast.saved_bytes));
     double roof = 0;
     for (const auto& k : run.module.kernels)
       if (k.op_index >= 0) roof += npu::roofline(hw, k.work).cycles;

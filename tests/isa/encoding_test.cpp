@@ -71,7 +71,7 @@ TEST(Encoding, GoldenBytes) {
   p.cores[0].push_back(make(Opcode::jmp, sargs(0, 0, 0, 0, 0), 0));
   const std::vector<uint8_t> expected = {
       'T',  'S',  'N',  'P',   // magic
-      0x03,                    // version
+      0x04,                    // version
       0x01,                    // core count (uvarint)
       0x01, 't',               // name: length, bytes
       0x00,                    // gm_bytes
@@ -83,7 +83,7 @@ TEST(Encoding, GoldenBytes) {
       0x48,                    // jmp = opcode 8 | 0x40 (op_index delta follows)
       0x02,                    // delta +1 (zigzag 2): op_index -1 -> 0
       0x00,                    // target 0 (uvarint)
-      0xf4, 0x2f, 0x94, 0x8e,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0x8e942ff4), LE
+      0x34, 0x85, 0x59, 0xeb,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0xeb598534), LE
   };
   EXPECT_EQ(encode(p), expected);
 }
@@ -95,6 +95,44 @@ std::size_t encoded_size(const Instruction& in) {
   b.cores.resize(1);
   a.cores[0].push_back(in);
   return encode(a).size() - encode(b).size();
+}
+
+// CRC-32 (IEEE, reflected 0xEDB88320), as the image trailer uses it.
+uint32_t crc32_of(const std::vector<uint8_t>& b, std::size_t n) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (std::size_t i = 0; i < n; ++i) {
+    c ^= b[i];
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+  }
+  return c ^ 0xFFFFFFFFu;
+}
+
+TEST(Encoding, Version3ImagesStillDecode) {
+  // Version 4 added dma_mc and dma's `cores` field (the last field of the dma class, so the last
+  // byte of a full-form dma). A version-3 image is the same bytes without it: take a one-dma
+  // image whose dma needs the full form (register 40), drop that byte, write version 3 and the
+  // CRC of the result; it decodes to the same program (cores = 0).
+  Program p;
+  p.name = "t";
+  p.gm_bytes = 1 << 16;
+  p.cores.resize(1);
+  DmaArgs d;
+  d.dst = mem(Scope::ub, 40, 0), d.src = mem(Scope::gm, 1, 64);
+  d.extent[0] = 16, d.dst_stride[0] = d.src_stride[0] = 1, d.valid_end[0] = 16;
+  p.cores[0].push_back(make(Opcode::dma, d));
+  std::vector<uint8_t> b = encode(p);
+  ASSERT_EQ(b[4], 4);
+  ASSERT_EQ(b[b.size() - 5], 0x00);  // cores = 0 (uvarint), just before the CRC
+  b.erase(b.end() - 5);
+  b[4] = 3;
+  const uint32_t crc = crc32_of(b, b.size() - 4);
+  for (int i = 0; i < 4; ++i) b[b.size() - 4 + i] = static_cast<uint8_t>(crc >> (8 * i));
+  EXPECT_EQ(program_difference(decode(b, "v3.bin"), p), "");
+  // The same bytes read as version 4 lack the field: a truncated image.
+  b[4] = 4;
+  const uint32_t crc4 = crc32_of(b, b.size() - 4);
+  for (int i = 0; i < 4; ++i) b[b.size() - 4 + i] = static_cast<uint8_t>(crc4 >> (8 * i));
+  EXPECT_THROW(decode(b, "v4.bin"), Error);
 }
 
 TEST(Encoding, CommonInstructionsAreSmall) {

@@ -227,6 +227,10 @@ inline Program every_opcode_program() {
     d2.valid_begin = {0, 0, 0, 0};
     d2.valid_end = {4, 4, 0, 0};
     c1.push_back(make(Opcode::dma, d2, 1));
+    DmaArgs m = d2;  // a multicast load to the 2-core set
+    m.dst = mem(Scope::l1, 5, 1024);
+    m.cores = 2;
+    c1.push_back(make(Opcode::dma_mc, m, 1));
   }
   p.cores.push_back(c1);
   return p;

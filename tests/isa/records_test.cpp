@@ -38,8 +38,9 @@ TEST(Records, IndexedByOpcodeWithUniqueMnemonics) {
   EXPECT_EQ(static_cast<int>(Opcode::vrmin), 40);
   EXPECT_EQ(static_cast<int>(Opcode::vcmp_eq), 41);  // encoding version 3
   EXPECT_EQ(static_cast<int>(Opcode::vconv), 50);
-  EXPECT_EQ(kNumOpcodes, 51);
-  EXPECT_FALSE(is_valid_opcode(static_cast<Opcode>(51)));
+  EXPECT_EQ(static_cast<int>(Opcode::dma_mc), 51);  // encoding version 4
+  EXPECT_EQ(kNumOpcodes, 52);
+  EXPECT_FALSE(is_valid_opcode(static_cast<Opcode>(52)));
 }
 
 TEST(Records, KindsHaveTheirOperandClassAndPipe) {
@@ -189,6 +190,7 @@ Instruction small_data_instruction(Opcode op) {
       DmaArgs d;
       d.dst = mem(Scope::ub, 0, 0), d.src = mem(Scope::gm, 0, 0);
       d.extent[0] = 16, d.dst_stride[0] = d.src_stride[0] = 1, d.valid_end[0] = 16;
+      if (op == Opcode::dma_mc) d.cores = 1;
       return make(op, d);
     }
     case ArgsClass::load2d: {
@@ -264,7 +266,7 @@ TEST(Records, EveryDataInstructionHasSemanticsAndTiming) {
       EXPECT_EQ(f16_bits_to_f32(h), 2.0f);
     }
   }
-  EXPECT_EQ(data_ops, 38);
+  EXPECT_EQ(data_ops, 39);
 }
 
 }  // namespace

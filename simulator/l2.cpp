@@ -1,0 +1,210 @@
+// Shared L2: set-associative LRU lookup, bank timing, DRAM fills/write-backs, the functional copy.
+#include "simulator/l2.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "compiler/support/error.h"
+#include "npu_model/timing.h"
+#include "simulator/run_state.h"
+
+namespace tessel::sim {
+
+L2::L2(sc_core::sc_module_name name, RunState& run)
+    : sc_core::sc_module(name),
+      socket("socket"),
+      dram_socket("dram_socket"),
+      run_(run),
+      cfg_(run.hw->l2) {
+  const int64_t line = cfg_.line_bytes;
+  if (!cfg_.enabled() || line < 1 || (line & (line - 1)) != 0 || cfg_.ways < 1 || cfg_.banks < 1 ||
+      cfg_.bytes_per_cycle < 1 || cfg_.latency_cycles < 0 ||
+      cfg_.capacity_bytes % (line * cfg_.ways) != 0)
+    fail(
+        "hardware config: memory.l2 is inconsistent (capacity_bytes {}, line_bytes {}, ways {}, "
+        "banks {}, bytes_per_cycle {}, latency_cycles {}); expected the checks of "
+        "docs/hw_config.md",
+        cfg_.capacity_bytes, cfg_.line_bytes, cfg_.ways, cfg_.banks, cfg_.bytes_per_cycle,
+        cfg_.latency_cycles);
+  line_shift_ = std::countr_zero(static_cast<uint64_t>(line));
+  sets_ = static_cast<uint64_t>(cfg_.sets());
+  ways_.assign(sets_ * static_cast<uint64_t>(cfg_.ways), Way{});
+  bank_free_cycle_.assign(static_cast<size_t>(cfg_.banks), 0);
+  bank_bytes_.assign(static_cast<size_t>(cfg_.banks), 0);
+  socket.register_b_transport(this, &L2::b_transport);
+  // The DRAM sees L2's own transfers as byte-typed, 1-D dmas of whole lines.
+  isa::DmaArgs a;
+  a.dtype = isa::DType::u8;
+  a.ndims = 1;
+  a.src_stride[0] = a.dst_stride[0] = 1;
+  dram_instr_.op = isa::Opcode::dma;
+  dram_instr_.args = a;
+}
+
+bool L2::access(uint64_t line, bool allocate, Way** way) {
+  Way* set = &ways_[(line % sets_) * static_cast<uint64_t>(cfg_.ways)];
+  Way* lru = set;  // empty ways have last_use 0, so they are taken first
+  for (int w = 0; w < cfg_.ways; ++w) {
+    if (set[w].line == line) {
+      set[w].last_use = ++clock_;
+      *way = &set[w];
+      return true;
+    }
+    if (set[w].last_use < lru->last_use) lru = &set[w];
+  }
+  *way = nullptr;
+  if (!allocate) return false;
+  if (lru->line != UINT64_MAX && lru->dirty) victims_.push_back({lru->line, nullptr});
+  lru->line = line;
+  lru->dirty = false;
+  lru->last_use = ++clock_;
+  *way = lru;
+  return false;
+}
+
+uint64_t L2::dram_access(bool read, uint64_t address, uint64_t bytes, uint64_t issue) {
+  auto& a = std::get<isa::DmaArgs>(dram_instr_.args);
+  a.src = isa::MemRef{read ? isa::Scope::gm : isa::Scope::ub, 0,
+                      read ? static_cast<int64_t>(address) : 0};
+  a.dst = isa::MemRef{read ? isa::Scope::l1 : isa::Scope::gm, 0,
+                      read ? 0 : static_cast<int64_t>(address)};
+  a.extent[0] = static_cast<uint32_t>(bytes);
+  a.valid_begin[0] = 0;
+  a.valid_end[0] = static_cast<uint32_t>(bytes);
+  dram_trans_.set_command(read ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
+  dram_trans_.set_address(address);
+  dram_trans_.set_data_ptr(nullptr);
+  dram_trans_.set_data_length(static_cast<unsigned int>(bytes));
+  dram_trans_.set_streaming_width(static_cast<unsigned int>(bytes));
+  dram_trans_.set_byte_enable_ptr(nullptr);
+  dram_trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  dram_ext_ = DmaExtension{};
+  dram_ext_.instr = &dram_instr_;
+  dram_ext_.functional = false;  // L2 performs the request's copy itself
+  dram_trans_.set_extension(&dram_ext_);
+  struct ClearExt {
+    tlm::tlm_generic_payload& t;
+    DmaExtension* x;
+    ~ClearExt() { t.clear_extension(x); }
+  } clear{dram_trans_, &dram_ext_};
+  sc_core::sc_time d = sc_core::sc_time::from_value(issue - sc_core::sc_time_stamp().value());
+  dram_socket->b_transport(dram_trans_, d);
+  if (dram_trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
+    internal_fail("L2: Dram returned {}", dram_trans_.get_response_string());
+  return dram_ext_.dram_done_cycle;
+}
+
+uint64_t L2::dram_lines(bool read, const std::vector<std::pair<uint64_t, Way*>>& lines,
+                        uint64_t issue) {
+  uint64_t done = issue;
+  for (size_t i = 0; i < lines.size();) {
+    size_t j = i + 1;
+    while (j < lines.size() && lines[j].first == lines[j - 1].first + 1) ++j;
+    const uint64_t run_done = dram_access(read, lines[i].first << line_shift_,
+                                          static_cast<uint64_t>(j - i) << line_shift_, issue);
+    for (size_t k = i; k < j; ++k)
+      if (lines[k].second) lines[k].second->ready_cycle = run_done;
+    done = std::max(done, run_done);
+    i = j;
+  }
+  return done;
+}
+
+void L2::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  DmaExtension* ext = trans.get_extension<DmaExtension>();
+  if (!ext || !ext->instr) internal_fail("L2: transaction without a DmaExtension");
+  const auto* dma = std::get_if<isa::DmaArgs>(&ext->instr->args);
+  if (!dma) internal_fail("L2: transaction for a non-dma instruction");
+  const uint64_t issue = sc_core::sc_time_stamp().value() + delay.value();
+  const bool read = trans.is_read();
+  const bool through = !read && cfg_.write_policy == npu::L2WritePolicy::write_through;
+  L2Stats& st = run_.result.l2;
+  ++st.requests;
+  (read ? st.read_bytes : st.write_bytes) += trans.get_data_length();
+
+  // Look every line of the request up once (consecutive runs may share a line).
+  misses_.clear();
+  victims_.clear();
+  std::fill(bank_bytes_.begin(), bank_bytes_.end(), 0);
+  uint64_t last_line = UINT64_MAX, hits = 0, lines = 0, ready = issue;
+  const uint64_t line_bytes = uint64_t{1} << line_shift_;
+  npu::for_each_gm_run(*dma, [&](uint64_t a, uint64_t length) {
+    const uint64_t e = a + length;
+    for (uint64_t line = a >> line_shift_; line <= (e - 1) >> line_shift_; ++line) {
+      const uint64_t lo = std::max(a, line << line_shift_);
+      const uint64_t hi = std::min(e, (line << line_shift_) + line_bytes);
+      bank_bytes_[line % bank_bytes_.size()] += hi - lo;
+      if (line == last_line) continue;
+      last_line = line;
+      ++lines;
+      Way* way = nullptr;
+      const bool hit = access(line, !through, &way);
+      hits += hit;
+      if (hit) ready = std::max(ready, way->ready_cycle);  // a fill still in flight
+      if (read) {
+        ++(hit ? st.read_hit_lines : st.read_miss_lines);
+        if (!hit) misses_.push_back({line, way});
+      } else {
+        ++(hit ? st.write_hit_lines : st.write_miss_lines);
+        if (way && !through) {
+          way->dirty = true;
+          if (!hit) way->ready_cycle = issue;
+        }
+      }
+    }
+  });
+  if (hits == lines) ++st.hit_requests;
+
+  // Banks: each streams its share of the request.
+  uint64_t done = ready;  // hits on lines whose fill is in flight wait for it
+  for (size_t b = 0; b < bank_bytes_.size(); ++b) {
+    if (bank_bytes_[b] == 0) continue;
+    const uint64_t start = std::max(issue, bank_free_cycle_[b]);
+    const uint64_t bpc = static_cast<uint64_t>(cfg_.bytes_per_cycle);
+    bank_free_cycle_[b] = start + (bank_bytes_[b] + bpc - 1) / bpc;
+    done = std::max(done, bank_free_cycle_[b]);
+  }
+  // DRAM: fills (sorted, one transfer per run of consecutive lines), then write-backs.
+  bool waited_on_dram = false;
+  if (!misses_.empty()) {
+    std::sort(misses_.begin(), misses_.end());
+    st.fill_bytes += misses_.size() << line_shift_;
+    done = std::max(done, dram_lines(true, misses_, issue));
+    waited_on_dram = true;
+  }
+  if (!victims_.empty()) {
+    std::sort(victims_.begin(), victims_.end());
+    st.writeback_bytes += victims_.size() << line_shift_;
+    dram_lines(false, victims_, issue);  // posted: the request does not wait for them
+  }
+  const bool functional = ext->functional;
+  if (functional) {
+    isa::CoreMemory mem = *ext->memory;
+    mem.base[int(isa::Scope::gm)] = run_.gm;
+    mem.size[int(isa::Scope::gm)] = run_.gm_bytes;
+    isa::execute(*run_.hw, *ext->instr, mem);
+  }
+  if (through) {  // the write itself goes on to DRAM (bursts rounded there)
+    st.writeback_bytes += trans.get_data_length();
+    ext->functional = false;
+    sc_core::sc_time d = sc_core::sc_time::from_value(issue - sc_core::sc_time_stamp().value());
+    dram_socket->b_transport(trans, d);
+    ext->functional = functional;
+    done = std::max(done, ext->dram_done_cycle);
+    waited_on_dram = true;
+  }
+  ext->dram_done_cycle = done;
+  ext->dram_latency_cycles =
+      static_cast<uint64_t>(cfg_.latency_cycles) +
+      (waited_on_dram ? static_cast<uint64_t>(run_.hw->dram.latency_cycles) : 0);
+  delay = sc_core::sc_time::from_value(done - sc_core::sc_time_stamp().value());
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void L2::finish() {
+  uint64_t dirty = 0;
+  for (const Way& w : ways_) dirty += w.line != UINT64_MAX && w.dirty;
+  run_.result.l2.dirty_bytes_at_end = dirty << line_shift_;
+}
+
+}  // namespace tessel::sim

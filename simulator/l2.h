@@ -1,0 +1,88 @@
+// The shared L2 (memory.l2) as a TLM-2.0 module between the cores' MTE2/MTE3 sockets and the DRAM
+// target (simulator/dram.h). Present only when the config has an L2; without one the cores bind
+// to the DRAM directly and nothing here runs.
+//
+// Organisation: capacity_bytes of line_bytes lines, `ways`-way set-associative, set = line % sets,
+// LRU replacement, lines interleaved over `banks` banks by line index (bank = line % banks). Every
+// GM dma is one request (one b_transport, as with the DRAM alone); its GM access is split into
+// lines (npu::for_each_gm_run), each line looked up once per request.
+//  - read: a resident line is a hit; a missing one is allocated (the LRU way of its set; a dirty
+//    victim is written back) and filled from DRAM. The missing lines of one request go to DRAM as
+//    one read per maximal run of consecutive lines (line_bytes each), issued at the request's
+//    start; write-backs follow them on the channel.
+//  - write, write_back: the line is allocated without a fill (per-byte valid masks, as GPU L2s
+//    keep them) and marked dirty; DRAM sees it only when it is evicted.
+//  - write, write_through: the write goes on to DRAM as it came (the DRAM model rounds it to its
+//    bursts); a resident line is updated (a hit), a missing one is not allocated (a miss).
+// Timing (docs/isa.md, Timing, "L2"): the request's bytes on bank b keep that bank busy
+// ceil(bytes_b / bytes_per_cycle) cycles from max(start, bank b free); the request is served when
+// every bank and every DRAM transfer it waits on (its fills; a write_through write) is done;
+// latency_cycles is added to its completion, plus the DRAM latency when it waited on DRAM (a read
+// with a miss, a write_through write). Dirty lines left at the end are counted, not flushed.
+#pragma once
+
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "npu_model/hw_config.h"
+#include "simulator/dram.h"
+
+namespace tessel::sim {
+
+struct RunState;
+
+/// Shared L2 target/initiator module. Throws tessel::Error (through the request) if the config's
+/// L2 is inconsistent (it was not validated).
+class L2 : public sc_core::sc_module {
+ public:
+  tlm_utils::multi_passthrough_target_socket<L2> socket;  // bound by every core's MTE2/MTE3
+  tlm_utils::simple_initiator_socket<L2> dram_socket;     // to Dram::socket
+
+  L2(sc_core::sc_module_name name, RunState& run);
+
+  /// Writes the end-of-run statistics (dirty lines left) into run.result.l2.
+  void finish();
+
+ private:
+  struct Way {
+    uint64_t line = UINT64_MAX;  // GM line index held (UINT64_MAX: empty)
+    uint64_t last_use = 0;       // LRU stamp
+    uint64_t ready_cycle = 0;    // when its data is there (a fill in flight: the fill's end)
+    bool dirty = false;
+  };
+
+  void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  /// Looks `line` up; on a miss with `allocate`, takes its set's LRU way (a dirty victim's line
+  /// index is appended to victims_). Returns whether it hit; *way is the way (nullptr: not held).
+  bool access(uint64_t line, bool allocate, Way** way);
+  /// One DRAM transaction of `bytes` at GM `address` (read: a fill, else a write), issued at
+  /// cycle `issue`; returns the cycle the channel finishes it.
+  uint64_t dram_access(bool read, uint64_t address, uint64_t bytes, uint64_t issue);
+  /// DRAM transactions for the sorted line list, one per run of consecutive lines; returns the
+  /// last done cycle (issue when empty). For fills, sets each line's way's ready_cycle to the end
+  /// of its run's transfer.
+  uint64_t dram_lines(bool read, const std::vector<std::pair<uint64_t, Way*>>& lines,
+                      uint64_t issue);
+
+  RunState& run_;
+  npu::L2Config cfg_;
+  int line_shift_ = 0;
+  uint64_t sets_ = 0;
+  std::vector<Way> ways_;  // sets_ x cfg_.ways
+  std::vector<uint64_t> bank_free_cycle_;
+  std::vector<uint64_t> bank_bytes_;                         // per request, scratch
+  std::vector<std::pair<uint64_t, Way*>> misses_, victims_;  // (line, its way; victims: null)
+  uint64_t clock_ = 0;                                       // LRU counter
+  // The sub-transaction to DRAM (one at a time: b_transport is blocking).
+  tlm::tlm_generic_payload dram_trans_;
+  DmaExtension dram_ext_;
+  isa::Instruction dram_instr_;
+};
+
+}  // namespace tessel::sim
