@@ -450,6 +450,17 @@ TEST(TechTable, BadTablesNameFileLineAndKey) {
   // YAML syntax error and an unreadable file.
   EXPECT_NE(error_of([&] { parse_tech_table("ops: [", "t.yaml"); }).find("t.yaml:"),
             std::string::npos);
+  // A file over 1 MiB (a valid table padded with comment lines) is refused before parsing.
+  const std::string big = testing::TempDir() + "/tessel_big_tech.yaml";
+  {
+    std::ofstream out(big);
+    out << good;
+    for (int i = 0; i < (1 << 20) / 64 + 1; ++i) out << "# " << std::string(61, 'x') << "\n";
+  }
+  EXPECT_NE(error_of([&] {
+              load_tech_table(big);
+            }).find(": cannot read technology table: larger than 1048576 bytes"),
+            std::string::npos);
   EXPECT_NE(error_of([&] {
               load_tech_table("/nonexistent/x.yaml");
             }).find("/nonexistent/x.yaml: cannot read technology table: no such file"),
