@@ -139,7 +139,9 @@ struct OpCounts {
 void count_ops(const HwConfig& hw, isa::Pipe pipe, const isa::Instruction& instr,
                const ScopeTraffic& traffic, OpCounts& counts);
 
-/// Everything the model reads from a run, summed over cores.
+/// Everything the model reads from a run, summed over cores. activity_of() fills it from a
+/// simulation; a caller without one (e.g. an analytical screening of design points) may fill it
+/// from its own estimates and call estimate_area_energy().
 struct Activity {
   uint64_t cycles = 0;               // total_cycles of the run
   uint64_t scalar_instructions = 0;  // instructions fetched (SimResult::instructions)
