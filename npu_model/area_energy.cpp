@@ -287,6 +287,7 @@ constexpr const char* kDefaultTechText =
 #include "npu_model/tech_default.inc"
     ;
 
+constexpr size_t kMaxTechTableBytes = 1 << 20;
 constexpr double kUm2PerMm2 = 1e6;
 constexpr double kPjPerUj = 1e6;
 
@@ -331,9 +332,18 @@ TechTable load_tech_table(const std::string& path) {
         path);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("{}: cannot read technology table: {}", path, std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_tech_table(text.str(), path);
+  // A table is a few kB; reading stops after the cap, so that a path such as /proc/kcore is an
+  // error rather than an endless read.
+  std::string text(kMaxTechTableBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) fail("{}: cannot read technology table: {}", path, std::strerror(errno));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxTechTableBytes)
+    fail(
+        "{}: cannot read technology table: larger than {} bytes (expected a YAML file such as "
+        "hw_configs/tech/45nm.yaml, a few kB)",
+        path, kMaxTechTableBytes);
+  return parse_tech_table(text, path);
 }
 
 const TechTable& default_tech_table() {

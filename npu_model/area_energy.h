@@ -84,7 +84,8 @@ struct TechTable {
 /// non-finite number, array_efficiency outside (0, 1], access_bits not a positive multiple of 8,
 /// fewer than two SRAM points or two with the same capacity. All problems are reported at once.
 TechTable parse_tech_table(const std::string& yaml_text, const std::string& source_name);
-/// Same, from a file; throws tessel::Error naming the path when it cannot be read.
+/// Same, from a file; throws tessel::Error naming the path when it cannot be read or is larger
+/// than 1 MiB.
 TechTable load_tech_table(const std::string& path);
 /// The table a config without a `tech` key uses: hw_configs/tech/45nm.yaml, compiled into tessel
 /// (its source_file reads "<built-in hw_configs/tech/45nm.yaml>").
@@ -138,7 +139,9 @@ struct OpCounts {
 void count_ops(const HwConfig& hw, isa::Pipe pipe, const isa::Instruction& instr,
                const ScopeTraffic& traffic, OpCounts& counts);
 
-/// Everything the model reads from a run, summed over cores.
+/// Everything the model reads from a run, summed over cores. activity_of() fills it from a
+/// simulation; a caller without one (e.g. an analytical screening of design points) may fill it
+/// from its own estimates and call estimate_area_energy().
 struct Activity {
   uint64_t cycles = 0;               // total_cycles of the run
   uint64_t scalar_instructions = 0;  // instructions fetched (SimResult::instructions)

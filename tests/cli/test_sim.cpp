@@ -194,6 +194,11 @@ TEST(SimCli, FunctionalRunIsChecked) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_CONTAINS(r.out, "PASS");
   EXPECT_CONTAINS(r.out, "npu-4core (2 cores");
+  // The summary's energy line and the energy section (docs/area_energy.md, "Output").
+  EXPECT_CONTAINS(r.out, " dynamic + ");
+  EXPECT_CONTAINS(r.out, " W average; area ");
+  EXPECT_CONTAINS(r.out, "area and energy (tech 45nm: <built-in hw_configs/tech/45nm.yaml>)");
+  EXPECT_CONTAINS(r.out, "component  area mm2  dynamic uJ  leakage uJ  energy uJ  share");
 }
 
 /// Runs `tessel sim ARGS --report R`, expects exit 2, the message, and no report file.

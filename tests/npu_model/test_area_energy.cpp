@@ -13,6 +13,7 @@
 #include "npu_model/area_energy.h"
 #include "npu_model/hw_config.h"
 #include "simulator/simulator.h"
+#include "tests/npu_model/npu_model_test_util.h"
 
 namespace tessel::npu {
 namespace {
@@ -21,21 +22,8 @@ const std::string kSourceDir = TESSEL_SOURCE_DIR;
 const std::string kRoundTable = kSourceDir + "/tests/npu_model/data/tech_round.yaml";
 const std::string kTech45 = kSourceDir + "/hw_configs/tech/45nm.yaml";
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-/// `text` with the first `from` replaced by `to` (which must exist).
-std::string replaced(const std::string& text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << "test bug: '" << from << "' not in the text";
-  if (at == std::string::npos) return text;
-  return text.substr(0, at) + to + text.substr(at + from.size());
-}
+using testutil::read_text;
+using testutil::replaced;
 
 /// The message of the tessel::Error `f` throws ("" and a test failure when it throws none).
 template <class F>
@@ -461,6 +449,17 @@ TEST(TechTable, BadTablesNameFileLineAndKey) {
             "t.yaml:13:9: scalar: expected a map, got '50'");
   // YAML syntax error and an unreadable file.
   EXPECT_NE(error_of([&] { parse_tech_table("ops: [", "t.yaml"); }).find("t.yaml:"),
+            std::string::npos);
+  // A file over 1 MiB (a valid table padded with comment lines) is refused before parsing.
+  const std::string big = testing::TempDir() + "/tessel_big_tech.yaml";
+  {
+    std::ofstream out(big);
+    out << good;
+    for (int i = 0; i < (1 << 20) / 64 + 1; ++i) out << "# " << std::string(61, 'x') << "\n";
+  }
+  EXPECT_NE(error_of([&] {
+              load_tech_table(big);
+            }).find(": cannot read technology table: larger than 1048576 bytes"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
               load_tech_table("/nonexistent/x.yaml");

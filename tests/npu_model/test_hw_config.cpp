@@ -14,6 +14,7 @@
 
 #include "compiler/support/error.h"
 #include "npu_model/hw_config.h"
+#include "tests/npu_model/npu_model_test_util.h"
 
 namespace tessel::npu {
 namespace {
@@ -22,13 +23,8 @@ const std::string kSourceDir = TESSEL_SOURCE_DIR;
 
 std::string preset_path(const std::string& file) { return kSourceDir + "/hw_configs/" + file; }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testutil::read_text;
+using testutil::replaced;
 
 // A valid config, one key per line so that tests can point at exact lines and columns.
 const std::string kValid = R"(name: test-npu
@@ -67,16 +63,6 @@ memory:
     latency_cycles: 200
     capacity_bytes: 8589934592
 )";
-
-/// `text` with the first occurrence of `from` replaced by `to` (which must exist).
-std::string replaced(const std::string& text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << "test bug: '" << from << "' not in the text";
-  if (at == std::string::npos) return text;
-  std::string out = text;
-  out.replace(at, from.size(), to);
-  return out;
-}
 
 /// "<test>:LINE:COL" of `token` on the first line of `text` that contains `line_text`.
 std::string loc(const std::string& text, const std::string& line_text, const std::string& token) {
