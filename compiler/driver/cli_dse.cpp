@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -31,7 +32,9 @@
 #include "compiler/driver/experiment.h"
 #include "compiler/driver/hw_json.h"
 #include "compiler/driver/report.h"
+#include "compiler/dse/pareto.h"
 #include "compiler/dse/report.h"
+#include "compiler/dse/search.h"
 #include "compiler/dse/store.h"
 #include "compiler/dse/where.h"
 #include "compiler/support/error.h"
@@ -190,6 +193,216 @@ std::string duration_text(double s) {
   return fmt::format("{:.1f} h", s / 3600);
 }
 
+/// One sweep's points running on forked workers; only this process writes the store. Rows
+/// already stored (a resume) are kept and not rerun.
+class Sweep {
+ public:
+  Sweep(const Experiment& ex, const std::vector<std::string>& keys,
+        const std::vector<Workload>& workloads, dse::ResultStore& store,
+        const dse::Constraints& where, int jobs, const RunInterrupt& interrupt, std::ostream& err)
+      : ex_(ex),
+        keys_(keys),
+        workloads_(workloads),
+        store_(store),
+        where_(where),
+        jobs_(jobs),
+        interrupt_(interrupt),
+        err_(err),
+        progress_(&err == &std::cerr && ::isatty(2)),
+        t0_(std::chrono::steady_clock::now()) {
+    for (auto& r : store_.rows()) {
+      ++stored_;
+      by_point_[r.point].push_back(std::move(r));
+    }
+  }
+
+  /// `p` with its config validated and the where: constraints evaluated.
+  Planned plan(dse::Point p) const {
+    Planned pl;
+    pl.point = std::move(p);
+    std::vector<npu::HwOverride> ov;
+    for (size_t k = 0; k < keys_.size(); ++k) ov.push_back({keys_[k], pl.point.values[k]});
+    try {
+      pl.hw = npu::load_hw_config(ex_.dse->sweep.base, ov);
+    } catch (const Error& e) {
+      pl.invalid = e.what();
+    }
+    if (pl.hw) {
+      const json hj = hw_report_json(*pl.hw);
+      pl.config = hj["config"].dump();
+      pl.sha256 = hj["sha256"];
+      pl.excluded = where_.violated(dse::numeric_keys(pl.config)) >= 0;
+    }
+    return pl;
+  }
+
+  /// Runs every workload of every planned point that is not stored yet (not excluded ones):
+  /// invalid configs are recorded here, the rest on the workers, each row committed as it
+  /// finishes. `expected` is the number of rows the progress line counts towards. Stops
+  /// launching on SIGINT (interrupted()).
+  void run(const std::vector<Planned>& points, size_t expected) {
+    struct Unit {
+      size_t point, workload;
+    };
+    std::vector<Unit> units;
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (points[i].excluded) continue;
+      for (size_t w = 0; w < workloads_.size(); ++w) {
+        if (has(points[i].point.index, w)) continue;
+        if (!points[i].hw) {
+          dse::Row r = row_of(points[i], w);
+          r.status = "invalid";
+          r.reason = points[i].invalid;
+          commit(std::move(r));
+          continue;
+        }
+        units.push_back({i, w});
+      }
+    }
+    expected_ = std::max(expected_, expected);
+    std::vector<Child> running;
+    size_t next = 0;
+    while (next < units.size() || !running.empty()) {
+      while (!interrupt_.requested() && running.size() < static_cast<size_t>(jobs_) &&
+             next < units.size()) {
+        const Unit u = units[next];
+        int fds[2];
+        if (::pipe(fds) != 0) fail("tessel dse: cannot create a pipe: {}", std::strerror(errno));
+        std::cout.flush();
+        const pid_t pid = ::fork();
+        if (pid < 0) fail("tessel dse: cannot fork a worker: {}", std::strerror(errno));
+        if (pid == 0) {
+          // The worker: finish the point even on Ctrl-C (the parent decides), report, exit
+          // without running this process's atexit handlers or flushing its buffers.
+          ::signal(SIGINT, SIG_IGN);
+          ::close(fds[0]);
+          for (const Child& c : running) ::close(c.fd);
+          const json res = evaluate(workloads_[u.workload], *points[u.point].hw, ex_.source);
+          write_all(fds[1], res.dump());
+          ::_exit(0);
+        }
+        ::close(fds[1]);
+        running.push_back({pid, fds[0], next, ""});
+        ++next;
+      }
+      if (running.empty()) break;
+      std::vector<pollfd> pfds;
+      for (const Child& c : running) pfds.push_back({c.fd, POLLIN, 0});
+      if (::poll(pfds.data(), pfds.size(), 500) < 0 && errno != EINTR)
+        fail("tessel dse: poll: {}", std::strerror(errno));
+      for (size_t i = running.size(); i-- > 0;) {
+        if (!(pfds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        Child& c = running[i];
+        char buf[65536];
+        const ssize_t n = ::read(c.fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n > 0) {
+          c.data.append(buf, static_cast<size_t>(n));
+          continue;
+        }
+        // EOF: the worker is done (or died).
+        ::close(c.fd);
+        int status = 0;
+        while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        const Unit u = units[c.unit];
+        dse::Row r = row_of(points[u.point], u.workload);
+        json res;
+        try {
+          res = json::parse(c.data);
+        } catch (const json::exception&) {
+        }
+        if (res.is_object()) {
+          r.status = res["status"];
+          r.reason = res.value("reason", "");
+          if (r.status == "ok") {
+            r.total_cycles = res["total_cycles"].get<int64_t>();
+            r.efficiency = res["efficiency"].get<double>();
+            r.dram_bytes = res["dram_bytes"].get<int64_t>();
+            r.bound = res["bound"];
+            r.bound_shares = res["bound_shares"];
+            r.detail = res["detail"];
+          }
+          r.seconds = res["seconds"];
+        } else {
+          r.status = "error";
+          r.reason = WIFSIGNALED(status)
+                         ? fmt::format("the worker died of signal {} ({})", WTERMSIG(status),
+                                       strsignal(WTERMSIG(status)))
+                         : fmt::format("the worker exited with status {} without a result",
+                                       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        }
+        commit(std::move(r));
+        ++finished_;
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+        show_progress();
+      }
+    }
+    if (progress_) err_ << "\r" << std::string(70, ' ') << "\r" << std::flush;
+  }
+
+  /// The stored rows of point `index` (empty when none).
+  const std::vector<dse::Row>& rows_of(int64_t index) const {
+    static const std::vector<dse::Row> none;
+    const auto it = by_point_.find(index);
+    return it == by_point_.end() ? none : it->second;
+  }
+  bool interrupted() const { return interrupt_.requested(); }
+  size_t stored() const { return stored_; }
+  size_t finished() const { return finished_; }
+  size_t rows_seen() const {
+    size_t n = 0;
+    for (const auto& [p, rows] : by_point_) n += rows.size();
+    return n;
+  }
+  size_t workloads() const { return workloads_.size(); }
+
+ private:
+  bool has(int64_t point, size_t w) const {
+    for (const auto& r : rows_of(point))
+      if (r.workload_index == static_cast<int64_t>(w)) return true;
+    return false;
+  }
+  dse::Row row_of(const Planned& pl, size_t w) const {
+    dse::Row r;
+    r.point = pl.point.index;
+    r.workload = ex_.runs[w].name;
+    r.workload_index = static_cast<int64_t>(w);
+    r.values = pl.point.values;
+    r.config = pl.config;
+    r.config_sha256 = pl.sha256;
+    r.tessel_version = tuner::tessel_version();
+    return r;
+  }
+  void commit(dse::Row r) {
+    store_.insert(r);
+    by_point_[r.point].push_back(std::move(r));
+  }
+  void show_progress() {
+    if (!progress_) return;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    const double rate = s > 0 ? finished_ / s : 0;
+    const size_t left = expected_ > finished_ ? expected_ - finished_ : 0;
+    const std::string eta = rate > 0 ? duration_text(static_cast<double>(left) / rate) : "?";
+    err_ << fmt::format("\rdse: {}/{} point runs, {:.2f}/s, ETA {}   ", finished_, expected_, rate,
+                        eta)
+         << std::flush;
+  }
+
+  const Experiment& ex_;
+  const std::vector<std::string>& keys_;
+  const std::vector<Workload>& workloads_;
+  dse::ResultStore& store_;
+  const dse::Constraints& where_;
+  int jobs_;
+  const RunInterrupt& interrupt_;
+  std::ostream& err_;
+  bool progress_;
+  std::chrono::steady_clock::time_point t0_;
+  std::map<int64_t, std::vector<dse::Row>> by_point_;
+  size_t stored_ = 0, finished_ = 0, expected_ = 0;
+};
+
 /// The canonical JSON of everything that decides a sweep's rows (a --resume must match it).
 json canonical_experiment(const Experiment& ex, const npu::HwConfig& base_hw) {
   const DseSpec& d = *ex.dse;
@@ -231,7 +444,78 @@ json canonical_experiment(const Experiment& ex, const npu::HwConfig& base_hw) {
           {"seed", d.sweep.seed},
           {"sampling", dse::sampling_name(d.sweep.sampling)},
           {"where", d.sweep.where},
+          {"search", d.sweep.search ? json{{"algorithm", "nsga2"},
+                                           {"population", d.sweep.search->population},
+                                           {"generations", d.sweep.search->generations},
+                                           {"seed", d.sweep.search->seed}}
+                                    : json(nullptr)},
           {"workloads", workloads}};
+}
+
+/// Thrown out of a search's batch on SIGINT (the search stops; what finished is stored).
+struct SearchInterrupted {};
+
+/// Runs the sweep's NSGA-II search (compiler/dse/search.h) on `sweep`: each generation's new
+/// points run as one batch on the workers. A point's fitness is, per objective, the geometric
+/// mean over the workloads; a point that is invalid, dropped by where:, failed, or lacks an
+/// objective's value gets 1e300 in every objective. Points are numbered in the order the search
+/// first asks for them, so a resumed search (which replays the same batches, taking stored rows)
+/// numbers them the same. Returns the summary lines.
+std::string search(Sweep& sweep, const DseSpec& d) {
+  const dse::SweepSpec& spec = d.sweep;
+  std::map<std::vector<std::string>, int64_t> index;
+  std::vector<Planned> plans;  // by point number
+  size_t evaluations = 0;
+  const dse::BatchFitness fitness = [&](const std::vector<std::vector<double>>& xs) {
+    if (sweep.interrupted()) throw SearchInterrupted{};
+    std::vector<Planned> batch;
+    std::vector<int64_t> ids;
+    for (const auto& x : xs) {
+      const auto values = dse::decode(spec, x);
+      auto [it, fresh] = index.emplace(values, static_cast<int64_t>(index.size()));
+      if (fresh) {
+        plans.push_back(sweep.plan({it->second, values}));
+        for (const auto& r : sweep.rows_of(it->second))
+          if (r.values != values)
+            fail(
+                "--resume: stored point {} has other values than the search now asks for (the "
+                "search diverged from the stored run); start a new --out",
+                it->second);
+        batch.push_back(plans.back());
+      }
+      ids.push_back(it->second);
+    }
+    evaluations += xs.size();
+    sweep.run(batch, spec.search->population * (spec.search->generations + 1) * sweep.workloads());
+    if (sweep.interrupted()) throw SearchInterrupted{};
+    std::vector<std::vector<double>> out;
+    for (int64_t id : ids) {
+      std::vector<double> f(d.objectives.size(), 0.0);
+      const auto& rows = sweep.rows_of(id);
+      bool ok = !plans[static_cast<size_t>(id)].excluded && rows.size() == sweep.workloads();
+      for (size_t o = 0; o < d.objectives.size() && ok; ++o) {
+        double log_sum = 0;
+        for (const auto& r : rows) {
+          const auto v = dse::objective_value(r, d.objectives[o]);
+          if (!v || !(*v > 0)) {
+            ok = false;
+            break;
+          }
+          log_sum += std::log(*v);
+        }
+        f[o] = std::exp(log_sum / static_cast<double>(rows.size()));
+      }
+      if (!ok) std::fill(f.begin(), f.end(), 1e300);
+      out.push_back(f);
+    }
+    return out;
+  };
+  try {
+    dse::nsga2(spec, d.objectives.size(), fitness);
+  } catch (const SearchInterrupted&) {
+  }
+  return fmt::format("  search: {} evaluations asked for {} distinct points\n", evaluations,
+                     index.size());
 }
 
 int explain(const DseArgs& args, std::ostream& out) {
@@ -339,181 +623,46 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
     dse::ResultStore store = args.resume ? dse::ResultStore::resume(db_path.string(), keys, canon)
                                          : dse::ResultStore::create(db_path.string(), keys, canon,
                                                                     tuner::tessel_version());
-    const auto done = store.done();
-
-    // Plan: every point's config, validated; the where: constraints.
-    std::vector<Planned> planned;
-    size_t excluded = 0, invalid = 0;
-    for (auto& p : dse::enumerate_points(d.sweep)) {
-      Planned pl;
-      pl.point = std::move(p);
-      std::vector<npu::HwOverride> ov;
-      for (size_t k = 0; k < keys.size(); ++k) ov.push_back({keys[k], pl.point.values[k]});
-      try {
-        pl.hw = npu::load_hw_config(d.sweep.base, ov);
-      } catch (const Error& e) {
-        pl.invalid = e.what();
-        ++invalid;
-      }
-      if (pl.hw) {
-        const json hj = hw_report_json(*pl.hw);
-        pl.config = hj["config"].dump();
-        pl.sha256 = hj["sha256"];
-        if (where.violated(dse::numeric_keys(pl.config)) >= 0) {
-          pl.excluded = true;
-          ++excluded;
-        }
-      }
-      planned.push_back(std::move(pl));
-    }
-    // The units still to run, in order; invalid points are recorded here without a worker.
-    struct Unit {
-      size_t planned, workload;
-    };
-    std::vector<Unit> units;
-    size_t already = 0;
-    auto row_of = [&](const Planned& pl, size_t w) {
-      dse::Row r;
-      r.point = pl.point.index;
-      r.workload = ex.runs[w].name;
-      r.workload_index = static_cast<int64_t>(w);
-      r.values = pl.point.values;
-      r.config = pl.config;
-      r.config_sha256 = pl.sha256;
-      r.tessel_version = tuner::tessel_version();
-      return r;
-    };
-    for (size_t i = 0; i < planned.size(); ++i) {
-      if (planned[i].excluded) continue;
-      for (size_t w = 0; w < workloads.size(); ++w) {
-        if (done.count({planned[i].point.index, static_cast<int64_t>(w)})) {
-          ++already;
-          continue;
-        }
-        if (!planned[i].hw) {
-          dse::Row r = row_of(planned[i], w);
-          r.status = "invalid";
-          r.reason = planned[i].invalid;
-          store.insert(r);
-          continue;
-        }
-        units.push_back({i, w});
-      }
-    }
-    const size_t total_rows = (planned.size() - excluded) * workloads.size();
-    out << fmt::format(
-        "sweep {}: {} points x {} workload{} ({} dropped by where:, {} invalid configs), {} "
-        "job{}\n",
-        ex.name, planned.size(), workloads.size(), workloads.size() == 1 ? "" : "s", excluded,
-        invalid, args.jobs, args.jobs == 1 ? "" : "s");
-    if (args.resume) out << fmt::format("  resumed: {} rows already stored\n", already);
-
-    // Run the units on forked workers; only this process writes the store.
     RunInterrupt interrupt(true,
                            "\ntessel dse: interrupted: finishing the points in progress, then "
                            "writing what finished (press Ctrl-C again to stop at once; --resume "
                            "continues)\n");
-    const bool progress = &err == &std::cerr && ::isatty(2);
+    Sweep sweep(ex, keys, workloads, store, where, args.jobs, interrupt, err);
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<Child> running;
-    size_t next = 0, finished = 0, lost = 0;
-    auto show_progress = [&] {
-      if (!progress) return;
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double rate = s > 0 ? finished / s : 0;
-      const std::string eta =
-          rate > 0 ? duration_text(static_cast<double>(units.size() - finished) / rate) : "?";
-      err << fmt::format("\rdse: {}/{} point runs, {:.2f}/s, ETA {}   ", finished, units.size(),
-                         rate, eta)
-          << std::flush;
-    };
-    out.flush();
-    std::cout.flush();
-    while (next < units.size() || !running.empty()) {
-      while (!interrupt.requested() && running.size() < static_cast<size_t>(args.jobs) &&
-             next < units.size()) {
-        const Unit u = units[next];
-        int fds[2];
-        if (::pipe(fds) != 0) fail("tessel dse: cannot create a pipe: {}", std::strerror(errno));
-        const pid_t pid = ::fork();
-        if (pid < 0) fail("tessel dse: cannot fork a worker: {}", std::strerror(errno));
-        if (pid == 0) {
-          // The worker: finish the point even on Ctrl-C (the parent decides), report, exit
-          // without running this process's atexit handlers or flushing its buffers.
-          ::signal(SIGINT, SIG_IGN);
-          ::close(fds[0]);
-          for (const Child& c : running) ::close(c.fd);
-          const json res = evaluate(workloads[u.workload], *planned[u.planned].hw, ex.source);
-          write_all(fds[1], res.dump());
-          ::_exit(0);
-        }
-        ::close(fds[1]);
-        running.push_back({pid, fds[0], next, ""});
-        ++next;
+    size_t total_rows = 0;
+    std::string search_text;
+    if (!d.sweep.search) {
+      std::vector<Planned> planned;
+      for (auto& p : dse::enumerate_points(d.sweep)) planned.push_back(sweep.plan(std::move(p)));
+      size_t excluded = 0, invalid = 0;
+      for (const auto& pl : planned) {
+        excluded += pl.excluded;
+        invalid += !pl.hw;
       }
-      if (running.empty()) break;
-      std::vector<pollfd> pfds;
-      for (const Child& c : running) pfds.push_back({c.fd, POLLIN, 0});
-      if (::poll(pfds.data(), pfds.size(), 500) < 0 && errno != EINTR)
-        fail("tessel dse: poll: {}", std::strerror(errno));
-      for (size_t i = running.size(); i-- > 0;) {
-        if (!(pfds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        Child& c = running[i];
-        char buf[65536];
-        const ssize_t n = ::read(c.fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n > 0) {
-          c.data.append(buf, static_cast<size_t>(n));
-          continue;
-        }
-        // EOF: the worker is done (or died).
-        ::close(c.fd);
-        int status = 0;
-        while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        const Unit u = units[c.unit];
-        dse::Row r = row_of(planned[u.planned], u.workload);
-        json res;
-        try {
-          res = json::parse(c.data);
-        } catch (const json::exception&) {
-        }
-        if (res.is_object()) {
-          r.status = res["status"];
-          r.reason = res.value("reason", "");
-          if (r.status == "ok") {
-            r.total_cycles = res["total_cycles"].get<int64_t>();
-            r.efficiency = res["efficiency"].get<double>();
-            r.dram_bytes = res["dram_bytes"].get<int64_t>();
-            r.bound = res["bound"];
-            r.bound_shares = res["bound_shares"];
-            r.detail = res["detail"];
-          }
-          r.seconds = res["seconds"];
-        } else if (WIFSIGNALED(status) && interrupt.requested()) {
-          r.status.clear();  // killed by the interrupt: left to --resume
-        } else {
-          r.status = "error";
-          r.reason = WIFSIGNALED(status)
-                         ? fmt::format("the worker died of signal {} ({})", WTERMSIG(status),
-                                       strsignal(WTERMSIG(status)))
-                         : fmt::format("the worker exited with status {} without a result",
-                                       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        }
-        if (!r.status.empty()) {
-          store.insert(r);
-          ++finished;
-        } else {
-          ++lost;
-        }
-        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
-        show_progress();
-      }
+      total_rows = (planned.size() - excluded) * workloads.size();
+      out << fmt::format(
+          "sweep {}: {} points x {} workload{} ({} dropped by where:, {} invalid configs), {} "
+          "job{}\n",
+          ex.name, planned.size(), workloads.size(), workloads.size() == 1 ? "" : "s", excluded,
+          invalid, args.jobs, args.jobs == 1 ? "" : "s");
+      if (args.resume) out << fmt::format("  resumed: {} rows already stored\n", sweep.stored());
+      out.flush();
+      sweep.run(planned, total_rows - std::min(total_rows, sweep.stored()));
+    } else {
+      const dse::SearchSpec& sp = *d.sweep.search;
+      out << fmt::format(
+          "sweep {}: NSGA-II over {} keys, population {} x {} generations (up to {} points) x {} "
+          "workload{}, {} job{}\n",
+          ex.name, keys.size(), sp.population, sp.generations, sp.population * (sp.generations + 1),
+          workloads.size(), workloads.size() == 1 ? "" : "s", args.jobs, args.jobs == 1 ? "" : "s");
+      if (args.resume) out << fmt::format("  resumed: {} rows already stored\n", sweep.stored());
+      out.flush();
+      search_text = search(sweep, d);
+      total_rows = sweep.rows_seen();
     }
-    if (progress) err << "\r" << std::string(70, ' ') << "\r" << std::flush;
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
+    const size_t finished = sweep.finished();
     // Outputs, from the store alone (a resumed sweep writes what an uninterrupted one does).
     const std::vector<dse::Row> rows = store.rows();
     write_file_atomically((dir / "results.csv").string(), dse::results_csv(keys, rows));
@@ -553,8 +702,30 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
       if (f.candidates == 0) continue;
       std::string pts;
       for (size_t k : f.rows) pts += (pts.empty() ? "" : " ") + std::to_string(rows[k].point);
-      out << fmt::format("  front {} {},{}: {} of {} points: {}\n", f.workload, f.x, f.y,
-                         f.rows.size(), f.candidates, pts);
+      // Hypervolume of the front (both objectives minimised) up to the reference point.
+      std::vector<std::vector<double>> fp;
+      std::vector<double> ref(2, 0.0);
+      for (size_t k = 0; k < rows.size(); ++k) {
+        if (rows[k].workload != f.workload) continue;
+        const auto x = dse::objective_value(rows[k], f.x), y = dse::objective_value(rows[k], f.y);
+        if (x && y) ref = {std::max(ref[0], 1.1 * *x), std::max(ref[1], 1.1 * *y)};
+      }
+      if (d.reference.count(f.x)) ref[0] = d.reference.at(f.x);
+      if (d.reference.count(f.y)) ref[1] = d.reference.at(f.y);
+      for (size_t k : f.rows)
+        fp.push_back({*dse::objective_value(rows[k], f.x), *dse::objective_value(rows[k], f.y)});
+      std::string hv;
+      try {
+        hv = fmt::format("hypervolume {:.6g} up to ({:g}, {:g})", dse::hypervolume(fp, ref), ref[0],
+                         ref[1]);
+      } catch (const Error& e) {
+        hv = fmt::format(
+            "no hypervolume: the reference ({:g}, {:g}) is not worse than every "
+            "front point",
+            ref[0], ref[1]);
+      }
+      out << fmt::format("  front {} {},{}: {} of {} points, {}: {}\n", f.workload, f.x, f.y,
+                         f.rows.size(), f.candidates, hv, pts);
     }
     if (!empty.empty()) {
       std::string list;
@@ -573,11 +744,12 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
                        (dir / "pareto.csv").string());
     for (const auto& p : plots.png) out << fmt::format("  plot {}\n", p);
     for (const auto& n : plots.notes) out << fmt::format("  note: {}\n", n);
-    if (interrupt.requested() || lost > 0) {
+    if (!search_text.empty()) out << search_text;
+    if (interrupt.requested()) {
       err << fmt::format(
-          "error: interrupted (SIGINT) with {} of {} point runs not finished; continue with "
-          "tessel dse {} --out {} --resume\n",
-          units.size() - finished, units.size(), args.experiment, args.out);
+          "error: interrupted (SIGINT) with {} of {} rows stored; continue with tessel dse {} "
+          "--out {} --resume\n",
+          rows.size(), total_rows, args.experiment, args.out);
       return 130;
     }
     return 0;

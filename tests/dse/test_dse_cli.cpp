@@ -204,6 +204,29 @@ TEST(DseCli, KilledOrInterruptedSweepResumesToTheSameResults) {
   }
 }
 
+TEST(DseCli, KilledSearchResumesToTheSameResults) {
+  // NSGA-II over 3 x 3 grid values and a bandwidth range: 8 points per generation, 3 generations.
+  const fs::path d = temp_dir("dse_search");
+  const fs::path exp = d / "e.yaml";
+  write(exp, experiment("  grid: {core.cube.m: [8, 16, 32], cores: [1, 2, 4]}\n"
+                        "  random: {ranges: {memory.dram.bytes_per_cycle: [16, 512, log]}}\n"
+                        "  search: {population: 8, generations: 3, seed: 1}\n"));
+  const auto full =
+      run_tessel("dse " + exp.string() + " --out " + (d / "full").string(), "dse_search");
+  ASSERT_EQ(full.code, 0) << full.err;
+  EXPECT_CONTAINS(full.out, "search: 32 evaluations asked for");
+  const std::string want = slurp_file(d / "full" / "results.csv");
+  const size_t rows = csv_rows(d / "full" / "results.csv").size() - 1;
+  ASSERT_GT(rows, 12u);
+  const auto [stored, status] = interrupt_sweep(exp, d / "killed", SIGKILL, 10);
+  ASSERT_LT(stored, rows) << "the search finished before it was killed";
+  const auto res =
+      run_tessel("dse " + exp.string() + " --out " + (d / "killed").string() + " --resume --jobs 2",
+                 "dse_search");
+  ASSERT_EQ(res.code, 0) << res.err;
+  EXPECT_EQ(slurp_file(d / "killed" / "results.csv"), want);
+}
+
 TEST(DseCli, ResumeAndCommandLineMistakesAreClearErrors) {
   const fs::path d = temp_dir("dse_errors");
   write(d / "e.yaml", experiment("  grid: {core.cube.m: [8]}\n"));
