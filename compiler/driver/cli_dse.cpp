@@ -140,14 +140,18 @@ json evaluate(const Workload& w, const npu::HwConfig& hw, const std::string& sou
                      {"bound", o["bound"]},
                      {"efficiency", o["efficiency"]}});
     }
+    json detail = {{"per_pipe_utilization", j["per_pipe_utilization"]}, {"top_ops", top}};
+    if (j.contains("area_energy")) detail["area_energy"] = j["area_energy"];
     res = {{"status", "ok"},
            {"total_cycles", j["total_cycles"]},
            {"efficiency", j["efficiency"]},
            {"dram_bytes", j["dram_bytes"]["total"]},
            {"bound", bound},
            {"bound_shares", sj.dump()},
-           {"detail",
-            json{{"per_pipe_utilization", j["per_pipe_utilization"]}, {"top_ops", top}}.dump()}};
+           {"detail", detail.dump()}};
+    // Area, energy and EDP (npu_model/area_energy.h), when the report has them.
+    for (const char* k : {"area_mm2", "energy_uj", "edp_uj_s"})
+      if (j.contains(k)) res[k] = j[k];
   } catch (const Error& e) {
     res = {{"status", "error"}, {"reason", e.what()}};
   } catch (const std::bad_alloc&) {
@@ -322,6 +326,9 @@ class Sweep {
             r.bound = res["bound"];
             r.bound_shares = res["bound_shares"];
             r.detail = res["detail"];
+            if (res.contains("area_mm2")) r.area_mm2 = res["area_mm2"].get<double>();
+            if (res.contains("energy_uj")) r.energy_uj = res["energy_uj"].get<double>();
+            if (res.contains("edp_uj_s")) r.edp = res["edp_uj_s"].get<double>();
           }
           r.seconds = res["seconds"];
         } else {
@@ -570,6 +577,17 @@ int explain(const DseArgs& args, std::ostream& out) {
                o["bound"].get<std::string>(),
                fmt::format("{:.1f}%", 100 * o["efficiency"].get<double>())});
     out << "\n  the ops with the most cycles:\n" << ops.str();
+    if (detail.contains("area_energy")) {
+      const json& ae = detail["area_energy"];
+      out << fmt::format("\n  area {:.3f} mm2, energy {:.3f} uJ, EDP {:.4g} uJ*s (tech {}):\n",
+                         r.area_mm2.value_or(0), r.energy_uj.value_or(0), r.edp.value_or(0),
+                         ae.value("tech", std::string("?")));
+      Table comp({"component", "area mm2", "energy uJ"});
+      for (const auto& c : ae["components"])
+        comp.add({c["name"].get<std::string>(), fmt::format("{:.3f}", c["area_mm2"].get<double>()),
+                  fmt::format("{:.3f}", c["energy_uj"].get<double>())});
+      out << comp.str();
+    }
   }
   return 0;
 }

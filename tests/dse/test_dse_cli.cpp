@@ -88,6 +88,29 @@ TEST(DseCli, PointCyclesEqualTesselSimBitForBit) {
   EXPECT_GE(distinct.size(), 2u);
 }
 
+TEST(DseCli, TunedPointCyclesEqualTesselTune) {
+  // tune: {budget: 8} in the sweep runs the tuner per point as `tessel tune --budget 8` does
+  // (same defaults: evolutionary, learned oracle, seed 0), so the tuned cycles agree.
+  const fs::path d = temp_dir("dse_tune");
+  write(d / "e.yaml",
+        experiment("  grid: {memory.dram.bytes_per_cycle: [48]}\n") + "tune: {budget: 8}\n");
+  const auto r =
+      run_tessel("dse " + (d / "e.yaml").string() + " --out " + (d / "o").string(), "dse_tune");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const auto rows = csv_rows(d / "o" / "results.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(rows[1][column(rows[0], "status")], "ok");
+  const auto t = run_tessel(
+      "tune models/hello_deepa.onnx --hw hw_configs/npu_4core.yaml --hw-set "
+      "memory.dram.bytes_per_cycle=48 --budget 8 --report " +
+          (d / "t.json").string(),
+      "dse_tune");
+  ASSERT_EQ(t.code, 0) << t.err;
+  const auto j = nlohmann::json::parse(slurp_file(d / "t.json"));
+  EXPECT_EQ(rows[1][column(rows[0], "total_cycles")],
+            std::to_string(j["runs"][0]["total_cycles"].get<uint64_t>()));
+}
+
 TEST(DseCli, InvalidAndFailingPointsAreRecordedAndTheSweepGoesOn) {
   const fs::path d = temp_dir("dse_bad");
   // m = 0 does not validate; 4 KiB of DRAM does not hold the model's 161,216 bytes of GM.
