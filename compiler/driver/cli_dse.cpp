@@ -13,6 +13,10 @@
 // skips every stored row. A worker that throws records an error row; one killed by a signal
 // records an error row too unless this sweep was interrupted (then the row is left to --resume).
 #include <fmt/format.h>
+// The C API only (OpenMPI's deprecated C++ bindings need another library).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,10 +26,12 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <tuple>
 
 #include "compiler/driver/cli.h"
 #include "compiler/driver/commands.h"
@@ -197,13 +203,72 @@ std::string duration_text(double s) {
   return fmt::format("{:.1f} h", s / 3600);
 }
 
+/// MPI (Debian's OpenMPI) when tessel dse runs under mpirun with more than one rank: rank 0 plans,
+/// hands (point, workload) units to the other ranks and is the only one writing the store; each
+/// other rank evaluates one unit at a time in its own process and sends the result back.
+class Mpi {
+ public:
+  enum Tag { unit = 1, result = 2, stop = 3 };
+  /// True when mpirun (or another PMI launcher) started this process with more than one rank.
+  static bool launched() {
+    const char* n = std::getenv("OMPI_COMM_WORLD_SIZE");
+    if (!n) n = std::getenv("PMI_SIZE");
+    return n && std::atoi(n) > 1;
+  }
+  Mpi() {
+    MPI_Init(nullptr, nullptr);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  }
+  ~Mpi() { MPI_Finalize(); }
+  Mpi(const Mpi&) = delete;
+  Mpi& operator=(const Mpi&) = delete;
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  void send(int to, Tag tag, const std::string& text) const {
+    MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD);
+  }
+  /// Whether a message with `tag` is waiting (any source).
+  bool waiting(Tag tag) const {
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    return flag != 0;
+  }
+  /// The next message with one of `tags` (blocking): {source, tag, text}.
+  std::tuple<int, int, std::string> receive(std::initializer_list<Tag> tags) const {
+    MPI_Status st;
+    while (true) {
+      for (Tag t : tags) {
+        int flag = 0;
+        MPI_Iprobe(MPI_ANY_SOURCE, t, MPI_COMM_WORLD, &flag, &st);
+        if (!flag) continue;
+        int n = 0;
+        MPI_Get_count(&st, MPI_CHAR, &n);
+        std::string text(static_cast<size_t>(n), '\0');
+        MPI_Recv(text.data(), n, MPI_CHAR, st.MPI_SOURCE, t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        return {st.MPI_SOURCE, t, text};
+      }
+      ::usleep(1000);
+    }
+  }
+  /// Ends every rank at once with `code` (an error on one rank; the others wait on messages).
+  [[noreturn]] void abort(int code) const {
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);
+  }
+
+ private:
+  int rank_ = 0, size_ = 1;
+};
+
 /// One sweep's points running on forked workers; only this process writes the store. Rows
 /// already stored (a resume) are kept and not rerun.
 class Sweep {
  public:
   Sweep(const Experiment& ex, const std::vector<std::string>& keys,
         const std::vector<Workload>& workloads, dse::ResultStore& store,
-        const dse::Constraints& where, int jobs, const RunInterrupt& interrupt, std::ostream& err)
+        const dse::Constraints& where, int jobs, const RunInterrupt& interrupt, std::ostream& err,
+        const Mpi* mpi)
       : ex_(ex),
         keys_(keys),
         workloads_(workloads),
@@ -213,7 +278,8 @@ class Sweep {
         interrupt_(interrupt),
         err_(err),
         progress_(&err == &std::cerr && ::isatty(2)),
-        t0_(std::chrono::steady_clock::now()) {
+        t0_(std::chrono::steady_clock::now()),
+        mpi_(mpi) {
     for (auto& r : store_.rows()) {
       ++stored_;
       by_point_[r.point].push_back(std::move(r));
@@ -264,6 +330,62 @@ class Sweep {
       }
     }
     expected_ = std::max(expected_, expected);
+    // A finished unit: its row from the worker's result (or why there is none), committed.
+    auto finish = [&](const Unit& u, const json& res, const std::string& failure) {
+      dse::Row r = row_of(points[u.point], u.workload);
+      if (res.is_object()) {
+        r.status = res["status"];
+        r.reason = res.value("reason", "");
+        if (r.status == "ok") {
+          r.total_cycles = res["total_cycles"].get<int64_t>();
+          r.efficiency = res["efficiency"].get<double>();
+          r.dram_bytes = res["dram_bytes"].get<int64_t>();
+          r.bound = res["bound"];
+          r.bound_shares = res["bound_shares"];
+          r.detail = res["detail"];
+          if (res.contains("area_mm2")) r.area_mm2 = res["area_mm2"].get<double>();
+          if (res.contains("energy_uj")) r.energy_uj = res["energy_uj"].get<double>();
+          if (res.contains("edp_uj_s")) r.edp = res["edp_uj_s"].get<double>();
+        }
+        r.seconds = res["seconds"];
+      } else {
+        r.status = "error";
+        r.reason = failure;
+      }
+      commit(std::move(r));
+      ++finished_;
+      show_progress();
+    };
+    if (mpi_) {
+      // Ranks 1..size-1 each take one unit at a time.
+      std::vector<int> idle;
+      for (int rk = mpi_->size() - 1; rk >= 1; --rk) idle.push_back(rk);
+      std::map<int, size_t> busy;  // rank -> unit
+      size_t next = 0;
+      while (next < units.size() || !busy.empty()) {
+        while (!interrupt_.requested() && !idle.empty() && next < units.size()) {
+          const Unit& u = units[next];
+          const int rk = idle.back();
+          idle.pop_back();
+          mpi_->send(
+              rk, Mpi::unit,
+              json{{"workload", u.workload}, {"values", points[u.point].point.values}}.dump());
+          busy[rk] = next++;
+        }
+        if (busy.empty()) break;
+        const auto [from, tag, text] = mpi_->receive({Mpi::result});
+        json res;
+        try {
+          res = json::parse(text);
+        } catch (const json::exception&) {
+        }
+        finish(units[busy.at(from)], res, "rank " + std::to_string(from) + " sent no result");
+        busy.erase(from);
+        idle.push_back(from);
+      }
+      if (progress_) err_ << "\r" << std::string(70, ' ') << "\r" << std::flush;
+      return;
+    }
     std::vector<Child> running;
     size_t next = 0;
     while (next < units.size() || !running.empty()) {
@@ -309,40 +431,18 @@ class Sweep {
         int status = 0;
         while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
         }
-        const Unit u = units[c.unit];
-        dse::Row r = row_of(points[u.point], u.workload);
         json res;
         try {
           res = json::parse(c.data);
         } catch (const json::exception&) {
         }
-        if (res.is_object()) {
-          r.status = res["status"];
-          r.reason = res.value("reason", "");
-          if (r.status == "ok") {
-            r.total_cycles = res["total_cycles"].get<int64_t>();
-            r.efficiency = res["efficiency"].get<double>();
-            r.dram_bytes = res["dram_bytes"].get<int64_t>();
-            r.bound = res["bound"];
-            r.bound_shares = res["bound_shares"];
-            r.detail = res["detail"];
-            if (res.contains("area_mm2")) r.area_mm2 = res["area_mm2"].get<double>();
-            if (res.contains("energy_uj")) r.energy_uj = res["energy_uj"].get<double>();
-            if (res.contains("edp_uj_s")) r.edp = res["edp_uj_s"].get<double>();
-          }
-          r.seconds = res["seconds"];
-        } else {
-          r.status = "error";
-          r.reason = WIFSIGNALED(status)
-                         ? fmt::format("the worker died of signal {} ({})", WTERMSIG(status),
-                                       strsignal(WTERMSIG(status)))
-                         : fmt::format("the worker exited with status {} without a result",
-                                       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        }
-        commit(std::move(r));
-        ++finished_;
+        finish(units[c.unit], res,
+               WIFSIGNALED(status)
+                   ? fmt::format("the worker died of signal {} ({})", WTERMSIG(status),
+                                 strsignal(WTERMSIG(status)))
+                   : fmt::format("the worker exited with status {} without a result",
+                                 WIFEXITED(status) ? WEXITSTATUS(status) : -1));
         running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
-        show_progress();
       }
     }
     if (progress_) err_ << "\r" << std::string(70, ' ') << "\r" << std::flush;
@@ -408,6 +508,7 @@ class Sweep {
   std::chrono::steady_clock::time_point t0_;
   std::map<int64_t, std::vector<dse::Row>> by_point_;
   size_t stored_ = 0, finished_ = 0, expected_ = 0;
+  const Mpi* mpi_;
 };
 
 /// The canonical JSON of everything that decides a sweep's rows (a --resume must match it).
@@ -595,6 +696,25 @@ int explain(const DseArgs& args, std::ostream& out) {
 }  // namespace
 
 int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
+  std::unique_ptr<Mpi> mpi;
+  try {
+    if (Mpi::launched()) {
+      if (!args.explain.empty()) fail("--explain reads a finished sweep: run it without mpirun");
+      mpi = std::make_unique<Mpi>();
+    }
+  } catch (const Error& e) {
+    err << "error: " << e.what() << "\n";
+    return 2;
+  }
+  const bool worker = mpi && mpi->rank() > 0;
+  // Rank 0 tells the other ranks to stop when it returns, whatever the path.
+  struct StopWorkers {
+    const Mpi* mpi;
+    ~StopWorkers() {
+      if (mpi && mpi->rank() == 0)
+        for (int rk = 1; rk < mpi->size(); ++rk) mpi->send(rk, Mpi::stop, "");
+    }
+  } stop_workers{mpi.get()};
   try {
     if (!args.explain.empty()) {
       if (!args.experiment.empty() || !args.out.empty() || args.resume || args.jobs != 1)
@@ -611,16 +731,24 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
       fail("--out DIR is required (where results.sqlite, the CSVs and plots go)");
     if (args.jobs < 1 || args.jobs > 256)
       fail("--jobs {}: expected 1..256 worker processes", args.jobs);
+    if (mpi && args.jobs != 1)
+      fail(
+          "--jobs {} does not apply under mpirun: each rank but rank 0 runs one point at a time "
+          "(start more ranks with mpirun -np N)",
+          args.jobs);
     const fs::path dir(args.out);
     const fs::path db_path = dir / "results.sqlite";
-    if (args.resume && !fs::is_directory(dir))
+    if (worker) {
+      // The directory is rank 0's (it may create it while this rank starts).
+    } else if (args.resume && !fs::is_directory(dir))
       fail("--resume: {} does not exist (no sweep to continue; run without --resume to start one)",
            args.out);
     if (!args.resume && fs::exists(db_path))
       fail(
           "{} exists already (a sweep ran there): continue it with --resume, or give another --out",
           db_path.string());
-    if (fs::exists(dir) && !fs::is_directory(dir)) fail("--out {}: not a directory", args.out);
+    if (!worker && fs::exists(dir) && !fs::is_directory(dir))
+      fail("--out {}: not a directory", args.out);
 
     const Experiment ex = load_experiment(args.experiment);
     if (!ex.dse)
@@ -636,6 +764,20 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
     const npu::HwConfig base_hw = npu::load_hw_config(d.sweep.base);
     const dse::Constraints where(d.sweep.where, d.where_context,
                                  dse::numeric_keys(hw_report_json(base_hw)["config"].dump()));
+    if (worker) {
+      // Evaluate the units rank 0 sends until it says stop (rank 0 validated every config).
+      while (true) {
+        const auto [from, tag, text] = mpi->receive({Mpi::unit, Mpi::stop});
+        if (tag == Mpi::stop) return 0;
+        const json u = json::parse(text);
+        std::vector<npu::HwOverride> ov;
+        for (size_t k = 0; k < keys.size(); ++k)
+          ov.push_back({keys[k], u["values"][k].get<std::string>()});
+        const npu::HwConfig hw = npu::load_hw_config(d.sweep.base, ov);
+        mpi->send(0, Mpi::result,
+                  evaluate(workloads[u["workload"].get<size_t>()], hw, ex.source).dump());
+      }
+    }
     const std::string canon = canonical_experiment(ex, base_hw).dump();
     if (!args.resume) fs::create_directories(dir);
     dse::ResultStore store = args.resume ? dse::ResultStore::resume(db_path.string(), keys, canon)
@@ -645,7 +787,10 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
                            "\ntessel dse: interrupted: finishing the points in progress, then "
                            "writing what finished (press Ctrl-C again to stop at once; --resume "
                            "continues)\n");
-    Sweep sweep(ex, keys, workloads, store, where, args.jobs, interrupt, err);
+    Sweep sweep(ex, keys, workloads, store, where, args.jobs, interrupt, err, mpi.get());
+    const std::string workers_text =
+        mpi ? fmt::format("{} MPI ranks ({} running points)", mpi->size(), mpi->size() - 1)
+            : fmt::format("{} job{}", args.jobs, args.jobs == 1 ? "" : "s");
     const auto t0 = std::chrono::steady_clock::now();
     size_t total_rows = 0;
     std::string search_text;
@@ -659,10 +804,9 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
       }
       total_rows = (planned.size() - excluded) * workloads.size();
       out << fmt::format(
-          "sweep {}: {} points x {} workload{} ({} dropped by where:, {} invalid configs), {} "
-          "job{}\n",
+          "sweep {}: {} points x {} workload{} ({} dropped by where:, {} invalid configs), {}\n",
           ex.name, planned.size(), workloads.size(), workloads.size() == 1 ? "" : "s", excluded,
-          invalid, args.jobs, args.jobs == 1 ? "" : "s");
+          invalid, workers_text);
       if (args.resume) out << fmt::format("  resumed: {} rows already stored\n", sweep.stored());
       out.flush();
       sweep.run(planned, total_rows - std::min(total_rows, sweep.stored()));
@@ -690,10 +834,9 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
 
     size_t ok = 0, bad = 0, errors = 0;
     for (const auto& r : rows) (r.status == "ok" ? ok : r.status == "invalid" ? bad : errors)++;
-    out << fmt::format("  ran {} point runs in {:.1f} s ({:.2f}/s, {:.0f}/hour on {} job{})\n",
-                       finished, seconds, seconds > 0 ? finished / seconds : 0.0,
-                       seconds > 0 ? 3600 * finished / seconds : 0.0, args.jobs,
-                       args.jobs == 1 ? "" : "s");
+    out << fmt::format("  ran {} point runs in {:.1f} s ({:.2f}/s, {:.0f}/hour on {})\n", finished,
+                       seconds, seconds > 0 ? finished / seconds : 0.0,
+                       seconds > 0 ? 3600 * finished / seconds : 0.0, workers_text);
     out << fmt::format("  stored {} of {} rows: {} ok, {} invalid, {} error\n", rows.size(),
                        total_rows, ok, bad, errors);
     // The fastest ok point per workload.
@@ -772,7 +915,9 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
     }
     return 0;
   } catch (const Error& e) {
-    err << "error: " << e.what() << "\n";
+    err << (worker ? fmt::format("error (MPI rank {}): ", mpi->rank()) : "error: ") << e.what()
+        << "\n";
+    if (worker) mpi->abort(2);  // rank 0 waits on this rank's results
     return 2;
   }
 }

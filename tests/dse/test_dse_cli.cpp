@@ -250,6 +250,44 @@ TEST(DseCli, KilledSearchResumesToTheSameResults) {
   EXPECT_EQ(slurp_file(d / "killed" / "results.csv"), want);
 }
 
+/// Runs `mpirun -np N tessel ARGS` from the repository root (as root too: CI runs as root, where
+/// OpenMPI needs its two OMPI_ALLOW_RUN_AS_ROOT variables); returns the exit code and output.
+CliResult run_mpi(int ranks, const std::string& args, const fs::path& dir) {
+  const fs::path out = dir / "mpi_out.txt";
+  const std::string cmd = "cd '" + kSrc +
+                          "' && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                          "OMPI_MCA_rmaps_base_oversubscribe=1 mpirun -np " +
+                          std::to_string(ranks) + " '" + TESSEL_BINARY + "' " + args + " > '" +
+                          out.string() + "' 2>&1";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp_file(out);
+  return r;
+}
+
+TEST(DseCli, MpiRanksGiveTheSameResultsAsLocalWorkers) {
+  const fs::path d = temp_dir("dse_mpi");
+  const fs::path exp = d / "e.yaml";
+  write(exp, experiment("  grid: {core.cube.m: [8, 32], memory.dram.bytes_per_cycle: [32, 281]}\n"
+                        "  random: {samples: 2, seed: 3, ranges: {core.buffers_bytes.ub: [65536, "
+                        "262144, pow2]}}\n"));
+  const auto local = run_tessel(
+      "dse " + exp.string() + " --out " + (d / "local").string() + " --jobs 2", "dse_mpi");
+  ASSERT_EQ(local.code, 0) << local.err;
+  // 3 ranks: rank 0 writes the database, ranks 1 and 2 run the points.
+  const auto mpi = run_mpi(3, "dse " + exp.string() + " --out " + (d / "mpi").string(), d);
+  ASSERT_EQ(mpi.code, 0) << mpi.out;
+  EXPECT_CONTAINS(mpi.out, "3 MPI ranks (2 running points)");
+  EXPECT_CONTAINS(mpi.out, "stored 8 of 8 rows: 8 ok");
+  EXPECT_EQ(slurp_file(d / "mpi" / "results.csv"), slurp_file(d / "local" / "results.csv"));
+  // --jobs does not apply under mpirun: one error, every rank ended.
+  const auto bad =
+      run_mpi(2, "dse " + exp.string() + " --out " + (d / "bad").string() + " --jobs 2", d);
+  EXPECT_NE(bad.code, 0);
+  EXPECT_CONTAINS(bad.out, "--jobs 2 does not apply under mpirun");
+}
+
 TEST(DseCli, ResumeAndCommandLineMistakesAreClearErrors) {
   const fs::path d = temp_dir("dse_errors");
   write(d / "e.yaml", experiment("  grid: {core.cube.m: [8]}\n"));
