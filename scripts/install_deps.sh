@@ -23,6 +23,7 @@ PACKAGES=(
   libmuparser-dev         # tessel dse: sweep `where:` constraints (compiler/dse/where.cpp)
   libsqlite3-dev          # tessel dse: DIR/results.sqlite (compiler/dse/store.cpp)
   libpagmo-dev            # tessel dse: Pareto fronts, hypervolume (compiler/dse/pareto.cpp)
+  libopenmpi-dev openmpi-bin  # tessel dse under mpirun (compiler/driver/cli_dse.cpp)
   nodejs npm              # fetching the real models from the npm registry (npm pack)
   clang-14 libclang-rt-14-dev  # make fuzz / test-fuzz: libFuzzer targets with ASan + UBSan
   curl                    # make test-sanitize: SystemC's source from Debian's archive (scripts/systemc)

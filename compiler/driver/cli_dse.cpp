@@ -13,6 +13,10 @@
 // skips every stored row. A worker that throws records an error row; one killed by a signal
 // records an error row too unless this sweep was interrupted (then the row is left to --resume).
 #include <fmt/format.h>
+// The C API only (OpenMPI's deprecated C++ bindings need another library).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,18 +24,23 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <tuple>
 
 #include "compiler/driver/cli.h"
 #include "compiler/driver/commands.h"
 #include "compiler/driver/experiment.h"
 #include "compiler/driver/hw_json.h"
 #include "compiler/driver/report.h"
+#include "compiler/dse/pareto.h"
 #include "compiler/dse/report.h"
+#include "compiler/dse/search.h"
 #include "compiler/dse/store.h"
 #include "compiler/dse/where.h"
 #include "compiler/support/error.h"
@@ -137,14 +146,18 @@ json evaluate(const Workload& w, const npu::HwConfig& hw, const std::string& sou
                      {"bound", o["bound"]},
                      {"efficiency", o["efficiency"]}});
     }
+    json detail = {{"per_pipe_utilization", j["per_pipe_utilization"]}, {"top_ops", top}};
+    if (j.contains("area_energy")) detail["area_energy"] = j["area_energy"];
     res = {{"status", "ok"},
            {"total_cycles", j["total_cycles"]},
            {"efficiency", j["efficiency"]},
            {"dram_bytes", j["dram_bytes"]["total"]},
            {"bound", bound},
            {"bound_shares", sj.dump()},
-           {"detail",
-            json{{"per_pipe_utilization", j["per_pipe_utilization"]}, {"top_ops", top}}.dump()}};
+           {"detail", detail.dump()}};
+    // Area, energy and EDP (npu_model/area_energy.h), when the report has them.
+    for (const char* k : {"area_mm2", "energy_uj", "edp_uj_s"})
+      if (j.contains(k)) res[k] = j[k];
   } catch (const Error& e) {
     res = {{"status", "error"}, {"reason", e.what()}};
   } catch (const std::bad_alloc&) {
@@ -190,6 +203,314 @@ std::string duration_text(double s) {
   return fmt::format("{:.1f} h", s / 3600);
 }
 
+/// MPI (Debian's OpenMPI) when tessel dse runs under mpirun with more than one rank: rank 0 plans,
+/// hands (point, workload) units to the other ranks and is the only one writing the store; each
+/// other rank evaluates one unit at a time in its own process and sends the result back.
+class Mpi {
+ public:
+  enum Tag { unit = 1, result = 2, stop = 3 };
+  /// True when mpirun (or another PMI launcher) started this process with more than one rank.
+  static bool launched() {
+    const char* n = std::getenv("OMPI_COMM_WORLD_SIZE");
+    if (!n) n = std::getenv("PMI_SIZE");
+    return n && std::atoi(n) > 1;
+  }
+  Mpi() {
+    MPI_Init(nullptr, nullptr);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  }
+  ~Mpi() { MPI_Finalize(); }
+  Mpi(const Mpi&) = delete;
+  Mpi& operator=(const Mpi&) = delete;
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  void send(int to, Tag tag, const std::string& text) const {
+    MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD);
+  }
+  /// Whether a message with `tag` is waiting (any source).
+  bool waiting(Tag tag) const {
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    return flag != 0;
+  }
+  /// The next message with one of `tags` (blocking): {source, tag, text}.
+  std::tuple<int, int, std::string> receive(std::initializer_list<Tag> tags) const {
+    MPI_Status st;
+    while (true) {
+      for (Tag t : tags) {
+        int flag = 0;
+        MPI_Iprobe(MPI_ANY_SOURCE, t, MPI_COMM_WORLD, &flag, &st);
+        if (!flag) continue;
+        int n = 0;
+        MPI_Get_count(&st, MPI_CHAR, &n);
+        std::string text(static_cast<size_t>(n), '\0');
+        MPI_Recv(text.data(), n, MPI_CHAR, st.MPI_SOURCE, t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        return {st.MPI_SOURCE, t, text};
+      }
+      ::usleep(1000);
+    }
+  }
+  /// Ends every rank at once with `code` (an error on one rank; the others wait on messages).
+  [[noreturn]] void abort(int code) const {
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);
+  }
+
+ private:
+  int rank_ = 0, size_ = 1;
+};
+
+/// One sweep's points running on forked workers; only this process writes the store. Rows
+/// already stored (a resume) are kept and not rerun.
+class Sweep {
+ public:
+  Sweep(const Experiment& ex, const std::vector<std::string>& keys,
+        const std::vector<Workload>& workloads, dse::ResultStore& store,
+        const dse::Constraints& where, int jobs, const RunInterrupt& interrupt, std::ostream& err,
+        const Mpi* mpi)
+      : ex_(ex),
+        keys_(keys),
+        workloads_(workloads),
+        store_(store),
+        where_(where),
+        jobs_(jobs),
+        interrupt_(interrupt),
+        err_(err),
+        progress_(&err == &std::cerr && ::isatty(2)),
+        t0_(std::chrono::steady_clock::now()),
+        mpi_(mpi) {
+    for (auto& r : store_.rows()) {
+      ++stored_;
+      by_point_[r.point].push_back(std::move(r));
+    }
+  }
+
+  /// `p` with its config validated and the where: constraints evaluated.
+  Planned plan(dse::Point p) const {
+    Planned pl;
+    pl.point = std::move(p);
+    std::vector<npu::HwOverride> ov;
+    for (size_t k = 0; k < keys_.size(); ++k) ov.push_back({keys_[k], pl.point.values[k]});
+    try {
+      pl.hw = npu::load_hw_config(ex_.dse->sweep.base, ov);
+    } catch (const Error& e) {
+      pl.invalid = e.what();
+    }
+    if (pl.hw) {
+      const json hj = hw_report_json(*pl.hw);
+      pl.config = hj["config"].dump();
+      pl.sha256 = hj["sha256"];
+      pl.excluded = where_.violated(dse::numeric_keys(pl.config)) >= 0;
+    }
+    return pl;
+  }
+
+  /// Runs every workload of every planned point that is not stored yet (not excluded ones):
+  /// invalid configs are recorded here, the rest on the workers, each row committed as it
+  /// finishes. `expected` is the number of rows the progress line counts towards. Stops
+  /// launching on SIGINT (interrupted()).
+  void run(const std::vector<Planned>& points, size_t expected) {
+    struct Unit {
+      size_t point, workload;
+    };
+    std::vector<Unit> units;
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (points[i].excluded) continue;
+      for (size_t w = 0; w < workloads_.size(); ++w) {
+        if (has(points[i].point.index, w)) continue;
+        if (!points[i].hw) {
+          dse::Row r = row_of(points[i], w);
+          r.status = "invalid";
+          r.reason = points[i].invalid;
+          commit(std::move(r));
+          continue;
+        }
+        units.push_back({i, w});
+      }
+    }
+    expected_ = std::max(expected_, expected);
+    // A finished unit: its row from the worker's result (or why there is none), committed.
+    auto finish = [&](const Unit& u, const json& res, const std::string& failure) {
+      dse::Row r = row_of(points[u.point], u.workload);
+      if (res.is_object()) {
+        r.status = res["status"];
+        r.reason = res.value("reason", "");
+        if (r.status == "ok") {
+          r.total_cycles = res["total_cycles"].get<int64_t>();
+          r.efficiency = res["efficiency"].get<double>();
+          r.dram_bytes = res["dram_bytes"].get<int64_t>();
+          r.bound = res["bound"];
+          r.bound_shares = res["bound_shares"];
+          r.detail = res["detail"];
+          if (res.contains("area_mm2")) r.area_mm2 = res["area_mm2"].get<double>();
+          if (res.contains("energy_uj")) r.energy_uj = res["energy_uj"].get<double>();
+          if (res.contains("edp_uj_s")) r.edp = res["edp_uj_s"].get<double>();
+        }
+        r.seconds = res["seconds"];
+      } else {
+        r.status = "error";
+        r.reason = failure;
+      }
+      commit(std::move(r));
+      ++finished_;
+      show_progress();
+    };
+    if (mpi_) {
+      // Ranks 1..size-1 each take one unit at a time.
+      std::vector<int> idle;
+      for (int rk = mpi_->size() - 1; rk >= 1; --rk) idle.push_back(rk);
+      std::map<int, size_t> busy;  // rank -> unit
+      size_t next = 0;
+      while (next < units.size() || !busy.empty()) {
+        while (!interrupt_.requested() && !idle.empty() && next < units.size()) {
+          const Unit& u = units[next];
+          const int rk = idle.back();
+          idle.pop_back();
+          mpi_->send(
+              rk, Mpi::unit,
+              json{{"workload", u.workload}, {"values", points[u.point].point.values}}.dump());
+          busy[rk] = next++;
+        }
+        if (busy.empty()) break;
+        const auto [from, tag, text] = mpi_->receive({Mpi::result});
+        json res;
+        try {
+          res = json::parse(text);
+        } catch (const json::exception&) {
+        }
+        finish(units[busy.at(from)], res, "rank " + std::to_string(from) + " sent no result");
+        busy.erase(from);
+        idle.push_back(from);
+      }
+      if (progress_) err_ << "\r" << std::string(70, ' ') << "\r" << std::flush;
+      return;
+    }
+    std::vector<Child> running;
+    size_t next = 0;
+    while (next < units.size() || !running.empty()) {
+      while (!interrupt_.requested() && running.size() < static_cast<size_t>(jobs_) &&
+             next < units.size()) {
+        const Unit u = units[next];
+        int fds[2];
+        if (::pipe(fds) != 0) fail("tessel dse: cannot create a pipe: {}", std::strerror(errno));
+        std::cout.flush();
+        const pid_t pid = ::fork();
+        if (pid < 0) fail("tessel dse: cannot fork a worker: {}", std::strerror(errno));
+        if (pid == 0) {
+          // The worker: finish the point even on Ctrl-C (the parent decides), report, exit
+          // without running this process's atexit handlers or flushing its buffers.
+          ::signal(SIGINT, SIG_IGN);
+          ::close(fds[0]);
+          for (const Child& c : running) ::close(c.fd);
+          const json res = evaluate(workloads_[u.workload], *points[u.point].hw, ex_.source);
+          write_all(fds[1], res.dump());
+          ::_exit(0);
+        }
+        ::close(fds[1]);
+        running.push_back({pid, fds[0], next, ""});
+        ++next;
+      }
+      if (running.empty()) break;
+      std::vector<pollfd> pfds;
+      for (const Child& c : running) pfds.push_back({c.fd, POLLIN, 0});
+      if (::poll(pfds.data(), pfds.size(), 500) < 0 && errno != EINTR)
+        fail("tessel dse: poll: {}", std::strerror(errno));
+      for (size_t i = running.size(); i-- > 0;) {
+        if (!(pfds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        Child& c = running[i];
+        char buf[65536];
+        const ssize_t n = ::read(c.fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n > 0) {
+          c.data.append(buf, static_cast<size_t>(n));
+          continue;
+        }
+        // EOF: the worker is done (or died).
+        ::close(c.fd);
+        int status = 0;
+        while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        json res;
+        try {
+          res = json::parse(c.data);
+        } catch (const json::exception&) {
+        }
+        finish(units[c.unit], res,
+               WIFSIGNALED(status)
+                   ? fmt::format("the worker died of signal {} ({})", WTERMSIG(status),
+                                 strsignal(WTERMSIG(status)))
+                   : fmt::format("the worker exited with status {} without a result",
+                                 WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+    }
+    if (progress_) err_ << "\r" << std::string(70, ' ') << "\r" << std::flush;
+  }
+
+  /// The stored rows of point `index` (empty when none).
+  const std::vector<dse::Row>& rows_of(int64_t index) const {
+    static const std::vector<dse::Row> none;
+    const auto it = by_point_.find(index);
+    return it == by_point_.end() ? none : it->second;
+  }
+  bool interrupted() const { return interrupt_.requested(); }
+  size_t stored() const { return stored_; }
+  size_t finished() const { return finished_; }
+  size_t rows_seen() const {
+    size_t n = 0;
+    for (const auto& [p, rows] : by_point_) n += rows.size();
+    return n;
+  }
+  size_t workloads() const { return workloads_.size(); }
+
+ private:
+  bool has(int64_t point, size_t w) const {
+    for (const auto& r : rows_of(point))
+      if (r.workload_index == static_cast<int64_t>(w)) return true;
+    return false;
+  }
+  dse::Row row_of(const Planned& pl, size_t w) const {
+    dse::Row r;
+    r.point = pl.point.index;
+    r.workload = ex_.runs[w].name;
+    r.workload_index = static_cast<int64_t>(w);
+    r.values = pl.point.values;
+    r.config = pl.config;
+    r.config_sha256 = pl.sha256;
+    r.tessel_version = tuner::tessel_version();
+    return r;
+  }
+  void commit(dse::Row r) {
+    store_.insert(r);
+    by_point_[r.point].push_back(std::move(r));
+  }
+  void show_progress() {
+    if (!progress_) return;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    const double rate = s > 0 ? finished_ / s : 0;
+    const size_t left = expected_ > finished_ ? expected_ - finished_ : 0;
+    const std::string eta = rate > 0 ? duration_text(static_cast<double>(left) / rate) : "?";
+    err_ << fmt::format("\rdse: {}/{} point runs, {:.2f}/s, ETA {}   ", finished_, expected_, rate,
+                        eta)
+         << std::flush;
+  }
+
+  const Experiment& ex_;
+  const std::vector<std::string>& keys_;
+  const std::vector<Workload>& workloads_;
+  dse::ResultStore& store_;
+  const dse::Constraints& where_;
+  int jobs_;
+  const RunInterrupt& interrupt_;
+  std::ostream& err_;
+  bool progress_;
+  std::chrono::steady_clock::time_point t0_;
+  std::map<int64_t, std::vector<dse::Row>> by_point_;
+  size_t stored_ = 0, finished_ = 0, expected_ = 0;
+  const Mpi* mpi_;
+};
+
 /// The canonical JSON of everything that decides a sweep's rows (a --resume must match it).
 json canonical_experiment(const Experiment& ex, const npu::HwConfig& base_hw) {
   const DseSpec& d = *ex.dse;
@@ -231,7 +552,78 @@ json canonical_experiment(const Experiment& ex, const npu::HwConfig& base_hw) {
           {"seed", d.sweep.seed},
           {"sampling", dse::sampling_name(d.sweep.sampling)},
           {"where", d.sweep.where},
+          {"search", d.sweep.search ? json{{"algorithm", "nsga2"},
+                                           {"population", d.sweep.search->population},
+                                           {"generations", d.sweep.search->generations},
+                                           {"seed", d.sweep.search->seed}}
+                                    : json(nullptr)},
           {"workloads", workloads}};
+}
+
+/// Thrown out of a search's batch on SIGINT (the search stops; what finished is stored).
+struct SearchInterrupted {};
+
+/// Runs the sweep's NSGA-II search (compiler/dse/search.h) on `sweep`: each generation's new
+/// points run as one batch on the workers. A point's fitness is, per objective, the geometric
+/// mean over the workloads; a point that is invalid, dropped by where:, failed, or lacks an
+/// objective's value gets 1e300 in every objective. Points are numbered in the order the search
+/// first asks for them, so a resumed search (which replays the same batches, taking stored rows)
+/// numbers them the same. Returns the summary lines.
+std::string search(Sweep& sweep, const DseSpec& d) {
+  const dse::SweepSpec& spec = d.sweep;
+  std::map<std::vector<std::string>, int64_t> index;
+  std::vector<Planned> plans;  // by point number
+  size_t evaluations = 0;
+  const dse::BatchFitness fitness = [&](const std::vector<std::vector<double>>& xs) {
+    if (sweep.interrupted()) throw SearchInterrupted{};
+    std::vector<Planned> batch;
+    std::vector<int64_t> ids;
+    for (const auto& x : xs) {
+      const auto values = dse::decode(spec, x);
+      auto [it, fresh] = index.emplace(values, static_cast<int64_t>(index.size()));
+      if (fresh) {
+        plans.push_back(sweep.plan({it->second, values}));
+        for (const auto& r : sweep.rows_of(it->second))
+          if (r.values != values)
+            fail(
+                "--resume: stored point {} has other values than the search now asks for (the "
+                "search diverged from the stored run); start a new --out",
+                it->second);
+        batch.push_back(plans.back());
+      }
+      ids.push_back(it->second);
+    }
+    evaluations += xs.size();
+    sweep.run(batch, spec.search->population * (spec.search->generations + 1) * sweep.workloads());
+    if (sweep.interrupted()) throw SearchInterrupted{};
+    std::vector<std::vector<double>> out;
+    for (int64_t id : ids) {
+      std::vector<double> f(d.objectives.size(), 0.0);
+      const auto& rows = sweep.rows_of(id);
+      bool ok = !plans[static_cast<size_t>(id)].excluded && rows.size() == sweep.workloads();
+      for (size_t o = 0; o < d.objectives.size() && ok; ++o) {
+        double log_sum = 0;
+        for (const auto& r : rows) {
+          const auto v = dse::objective_value(r, d.objectives[o]);
+          if (!v || !(*v > 0)) {
+            ok = false;
+            break;
+          }
+          log_sum += std::log(*v);
+        }
+        f[o] = std::exp(log_sum / static_cast<double>(rows.size()));
+      }
+      if (!ok) std::fill(f.begin(), f.end(), 1e300);
+      out.push_back(f);
+    }
+    return out;
+  };
+  try {
+    dse::nsga2(spec, d.objectives.size(), fitness);
+  } catch (const SearchInterrupted&) {
+  }
+  return fmt::format("  search: {} evaluations asked for {} distinct points\n", evaluations,
+                     index.size());
 }
 
 int explain(const DseArgs& args, std::ostream& out) {
@@ -286,6 +678,17 @@ int explain(const DseArgs& args, std::ostream& out) {
                o["bound"].get<std::string>(),
                fmt::format("{:.1f}%", 100 * o["efficiency"].get<double>())});
     out << "\n  the ops with the most cycles:\n" << ops.str();
+    if (detail.contains("area_energy")) {
+      const json& ae = detail["area_energy"];
+      out << fmt::format("\n  area {:.3f} mm2, energy {:.3f} uJ, EDP {:.4g} uJ*s (tech {}):\n",
+                         r.area_mm2.value_or(0), r.energy_uj.value_or(0), r.edp.value_or(0),
+                         ae.value("tech", std::string("?")));
+      Table comp({"component", "area mm2", "energy uJ"});
+      for (const auto& c : ae["components"])
+        comp.add({c["name"].get<std::string>(), fmt::format("{:.3f}", c["area_mm2"].get<double>()),
+                  fmt::format("{:.3f}", c["energy_uj"].get<double>())});
+      out << comp.str();
+    }
   }
   return 0;
 }
@@ -293,6 +696,25 @@ int explain(const DseArgs& args, std::ostream& out) {
 }  // namespace
 
 int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
+  std::unique_ptr<Mpi> mpi;
+  try {
+    if (Mpi::launched()) {
+      if (!args.explain.empty()) fail("--explain reads a finished sweep: run it without mpirun");
+      mpi = std::make_unique<Mpi>();
+    }
+  } catch (const Error& e) {
+    err << "error: " << e.what() << "\n";
+    return 2;
+  }
+  const bool worker = mpi && mpi->rank() > 0;
+  // Rank 0 tells the other ranks to stop when it returns, whatever the path.
+  struct StopWorkers {
+    const Mpi* mpi;
+    ~StopWorkers() {
+      if (mpi && mpi->rank() == 0)
+        for (int rk = 1; rk < mpi->size(); ++rk) mpi->send(rk, Mpi::stop, "");
+    }
+  } stop_workers{mpi.get()};
   try {
     if (!args.explain.empty()) {
       if (!args.experiment.empty() || !args.out.empty() || args.resume || args.jobs != 1)
@@ -309,16 +731,24 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
       fail("--out DIR is required (where results.sqlite, the CSVs and plots go)");
     if (args.jobs < 1 || args.jobs > 256)
       fail("--jobs {}: expected 1..256 worker processes", args.jobs);
+    if (mpi && args.jobs != 1)
+      fail(
+          "--jobs {} does not apply under mpirun: each rank but rank 0 runs one point at a time "
+          "(start more ranks with mpirun -np N)",
+          args.jobs);
     const fs::path dir(args.out);
     const fs::path db_path = dir / "results.sqlite";
-    if (args.resume && !fs::is_directory(dir))
+    if (worker) {
+      // The directory is rank 0's (it may create it while this rank starts).
+    } else if (args.resume && !fs::is_directory(dir))
       fail("--resume: {} does not exist (no sweep to continue; run without --resume to start one)",
            args.out);
     if (!args.resume && fs::exists(db_path))
       fail(
           "{} exists already (a sweep ran there): continue it with --resume, or give another --out",
           db_path.string());
-    if (fs::exists(dir) && !fs::is_directory(dir)) fail("--out {}: not a directory", args.out);
+    if (!worker && fs::exists(dir) && !fs::is_directory(dir))
+      fail("--out {}: not a directory", args.out);
 
     const Experiment ex = load_experiment(args.experiment);
     if (!ex.dse)
@@ -334,186 +764,67 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
     const npu::HwConfig base_hw = npu::load_hw_config(d.sweep.base);
     const dse::Constraints where(d.sweep.where, d.where_context,
                                  dse::numeric_keys(hw_report_json(base_hw)["config"].dump()));
+    if (worker) {
+      // Evaluate the units rank 0 sends until it says stop (rank 0 validated every config).
+      while (true) {
+        const auto [from, tag, text] = mpi->receive({Mpi::unit, Mpi::stop});
+        if (tag == Mpi::stop) return 0;
+        const json u = json::parse(text);
+        std::vector<npu::HwOverride> ov;
+        for (size_t k = 0; k < keys.size(); ++k)
+          ov.push_back({keys[k], u["values"][k].get<std::string>()});
+        const npu::HwConfig hw = npu::load_hw_config(d.sweep.base, ov);
+        mpi->send(0, Mpi::result,
+                  evaluate(workloads[u["workload"].get<size_t>()], hw, ex.source).dump());
+      }
+    }
     const std::string canon = canonical_experiment(ex, base_hw).dump();
     if (!args.resume) fs::create_directories(dir);
     dse::ResultStore store = args.resume ? dse::ResultStore::resume(db_path.string(), keys, canon)
                                          : dse::ResultStore::create(db_path.string(), keys, canon,
                                                                     tuner::tessel_version());
-    const auto done = store.done();
-
-    // Plan: every point's config, validated; the where: constraints.
-    std::vector<Planned> planned;
-    size_t excluded = 0, invalid = 0;
-    for (auto& p : dse::enumerate_points(d.sweep)) {
-      Planned pl;
-      pl.point = std::move(p);
-      std::vector<npu::HwOverride> ov;
-      for (size_t k = 0; k < keys.size(); ++k) ov.push_back({keys[k], pl.point.values[k]});
-      try {
-        pl.hw = npu::load_hw_config(d.sweep.base, ov);
-      } catch (const Error& e) {
-        pl.invalid = e.what();
-        ++invalid;
-      }
-      if (pl.hw) {
-        const json hj = hw_report_json(*pl.hw);
-        pl.config = hj["config"].dump();
-        pl.sha256 = hj["sha256"];
-        if (where.violated(dse::numeric_keys(pl.config)) >= 0) {
-          pl.excluded = true;
-          ++excluded;
-        }
-      }
-      planned.push_back(std::move(pl));
-    }
-    // The units still to run, in order; invalid points are recorded here without a worker.
-    struct Unit {
-      size_t planned, workload;
-    };
-    std::vector<Unit> units;
-    size_t already = 0;
-    auto row_of = [&](const Planned& pl, size_t w) {
-      dse::Row r;
-      r.point = pl.point.index;
-      r.workload = ex.runs[w].name;
-      r.workload_index = static_cast<int64_t>(w);
-      r.values = pl.point.values;
-      r.config = pl.config;
-      r.config_sha256 = pl.sha256;
-      r.tessel_version = tuner::tessel_version();
-      return r;
-    };
-    for (size_t i = 0; i < planned.size(); ++i) {
-      if (planned[i].excluded) continue;
-      for (size_t w = 0; w < workloads.size(); ++w) {
-        if (done.count({planned[i].point.index, static_cast<int64_t>(w)})) {
-          ++already;
-          continue;
-        }
-        if (!planned[i].hw) {
-          dse::Row r = row_of(planned[i], w);
-          r.status = "invalid";
-          r.reason = planned[i].invalid;
-          store.insert(r);
-          continue;
-        }
-        units.push_back({i, w});
-      }
-    }
-    const size_t total_rows = (planned.size() - excluded) * workloads.size();
-    out << fmt::format(
-        "sweep {}: {} points x {} workload{} ({} dropped by where:, {} invalid configs), {} "
-        "job{}\n",
-        ex.name, planned.size(), workloads.size(), workloads.size() == 1 ? "" : "s", excluded,
-        invalid, args.jobs, args.jobs == 1 ? "" : "s");
-    if (args.resume) out << fmt::format("  resumed: {} rows already stored\n", already);
-
-    // Run the units on forked workers; only this process writes the store.
     RunInterrupt interrupt(true,
                            "\ntessel dse: interrupted: finishing the points in progress, then "
                            "writing what finished (press Ctrl-C again to stop at once; --resume "
                            "continues)\n");
-    const bool progress = &err == &std::cerr && ::isatty(2);
+    Sweep sweep(ex, keys, workloads, store, where, args.jobs, interrupt, err, mpi.get());
+    const std::string workers_text =
+        mpi ? fmt::format("{} MPI ranks ({} running points)", mpi->size(), mpi->size() - 1)
+            : fmt::format("{} job{}", args.jobs, args.jobs == 1 ? "" : "s");
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<Child> running;
-    size_t next = 0, finished = 0, lost = 0;
-    auto show_progress = [&] {
-      if (!progress) return;
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double rate = s > 0 ? finished / s : 0;
-      const std::string eta =
-          rate > 0 ? duration_text(static_cast<double>(units.size() - finished) / rate) : "?";
-      err << fmt::format("\rdse: {}/{} point runs, {:.2f}/s, ETA {}   ", finished, units.size(),
-                         rate, eta)
-          << std::flush;
-    };
-    out.flush();
-    std::cout.flush();
-    while (next < units.size() || !running.empty()) {
-      while (!interrupt.requested() && running.size() < static_cast<size_t>(args.jobs) &&
-             next < units.size()) {
-        const Unit u = units[next];
-        int fds[2];
-        if (::pipe(fds) != 0) fail("tessel dse: cannot create a pipe: {}", std::strerror(errno));
-        const pid_t pid = ::fork();
-        if (pid < 0) fail("tessel dse: cannot fork a worker: {}", std::strerror(errno));
-        if (pid == 0) {
-          // The worker: finish the point even on Ctrl-C (the parent decides), report, exit
-          // without running this process's atexit handlers or flushing its buffers.
-          ::signal(SIGINT, SIG_IGN);
-          ::close(fds[0]);
-          for (const Child& c : running) ::close(c.fd);
-          const json res = evaluate(workloads[u.workload], *planned[u.planned].hw, ex.source);
-          write_all(fds[1], res.dump());
-          ::_exit(0);
-        }
-        ::close(fds[1]);
-        running.push_back({pid, fds[0], next, ""});
-        ++next;
+    size_t total_rows = 0;
+    std::string search_text;
+    if (!d.sweep.search) {
+      std::vector<Planned> planned;
+      for (auto& p : dse::enumerate_points(d.sweep)) planned.push_back(sweep.plan(std::move(p)));
+      size_t excluded = 0, invalid = 0;
+      for (const auto& pl : planned) {
+        excluded += pl.excluded;
+        invalid += !pl.hw;
       }
-      if (running.empty()) break;
-      std::vector<pollfd> pfds;
-      for (const Child& c : running) pfds.push_back({c.fd, POLLIN, 0});
-      if (::poll(pfds.data(), pfds.size(), 500) < 0 && errno != EINTR)
-        fail("tessel dse: poll: {}", std::strerror(errno));
-      for (size_t i = running.size(); i-- > 0;) {
-        if (!(pfds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        Child& c = running[i];
-        char buf[65536];
-        const ssize_t n = ::read(c.fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n > 0) {
-          c.data.append(buf, static_cast<size_t>(n));
-          continue;
-        }
-        // EOF: the worker is done (or died).
-        ::close(c.fd);
-        int status = 0;
-        while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        const Unit u = units[c.unit];
-        dse::Row r = row_of(planned[u.planned], u.workload);
-        json res;
-        try {
-          res = json::parse(c.data);
-        } catch (const json::exception&) {
-        }
-        if (res.is_object()) {
-          r.status = res["status"];
-          r.reason = res.value("reason", "");
-          if (r.status == "ok") {
-            r.total_cycles = res["total_cycles"].get<int64_t>();
-            r.efficiency = res["efficiency"].get<double>();
-            r.dram_bytes = res["dram_bytes"].get<int64_t>();
-            r.bound = res["bound"];
-            r.bound_shares = res["bound_shares"];
-            r.detail = res["detail"];
-          }
-          r.seconds = res["seconds"];
-        } else if (WIFSIGNALED(status) && interrupt.requested()) {
-          r.status.clear();  // killed by the interrupt: left to --resume
-        } else {
-          r.status = "error";
-          r.reason = WIFSIGNALED(status)
-                         ? fmt::format("the worker died of signal {} ({})", WTERMSIG(status),
-                                       strsignal(WTERMSIG(status)))
-                         : fmt::format("the worker exited with status {} without a result",
-                                       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        }
-        if (!r.status.empty()) {
-          store.insert(r);
-          ++finished;
-        } else {
-          ++lost;
-        }
-        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
-        show_progress();
-      }
+      total_rows = (planned.size() - excluded) * workloads.size();
+      out << fmt::format(
+          "sweep {}: {} points x {} workload{} ({} dropped by where:, {} invalid configs), {}\n",
+          ex.name, planned.size(), workloads.size(), workloads.size() == 1 ? "" : "s", excluded,
+          invalid, workers_text);
+      if (args.resume) out << fmt::format("  resumed: {} rows already stored\n", sweep.stored());
+      out.flush();
+      sweep.run(planned, total_rows - std::min(total_rows, sweep.stored()));
+    } else {
+      const dse::SearchSpec& sp = *d.sweep.search;
+      out << fmt::format(
+          "sweep {}: NSGA-II over {} keys, population {} x {} generations (up to {} points) x {} "
+          "workload{}, {} job{}\n",
+          ex.name, keys.size(), sp.population, sp.generations, sp.population * (sp.generations + 1),
+          workloads.size(), workloads.size() == 1 ? "" : "s", args.jobs, args.jobs == 1 ? "" : "s");
+      if (args.resume) out << fmt::format("  resumed: {} rows already stored\n", sweep.stored());
+      out.flush();
+      search_text = search(sweep, d);
+      total_rows = sweep.rows_seen();
     }
-    if (progress) err << "\r" << std::string(70, ' ') << "\r" << std::flush;
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
+    const size_t finished = sweep.finished();
     // Outputs, from the store alone (a resumed sweep writes what an uninterrupted one does).
     const std::vector<dse::Row> rows = store.rows();
     write_file_atomically((dir / "results.csv").string(), dse::results_csv(keys, rows));
@@ -523,10 +834,9 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
 
     size_t ok = 0, bad = 0, errors = 0;
     for (const auto& r : rows) (r.status == "ok" ? ok : r.status == "invalid" ? bad : errors)++;
-    out << fmt::format("  ran {} point runs in {:.1f} s ({:.2f}/s, {:.0f}/hour on {} job{})\n",
-                       finished, seconds, seconds > 0 ? finished / seconds : 0.0,
-                       seconds > 0 ? 3600 * finished / seconds : 0.0, args.jobs,
-                       args.jobs == 1 ? "" : "s");
+    out << fmt::format("  ran {} point runs in {:.1f} s ({:.2f}/s, {:.0f}/hour on {})\n", finished,
+                       seconds, seconds > 0 ? finished / seconds : 0.0,
+                       seconds > 0 ? 3600 * finished / seconds : 0.0, workers_text);
     out << fmt::format("  stored {} of {} rows: {} ok, {} invalid, {} error\n", rows.size(),
                        total_rows, ok, bad, errors);
     // The fastest ok point per workload.
@@ -553,8 +863,30 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
       if (f.candidates == 0) continue;
       std::string pts;
       for (size_t k : f.rows) pts += (pts.empty() ? "" : " ") + std::to_string(rows[k].point);
-      out << fmt::format("  front {} {},{}: {} of {} points: {}\n", f.workload, f.x, f.y,
-                         f.rows.size(), f.candidates, pts);
+      // Hypervolume of the front (both objectives minimised) up to the reference point.
+      std::vector<std::vector<double>> fp;
+      std::vector<double> ref(2, 0.0);
+      for (size_t k = 0; k < rows.size(); ++k) {
+        if (rows[k].workload != f.workload) continue;
+        const auto x = dse::objective_value(rows[k], f.x), y = dse::objective_value(rows[k], f.y);
+        if (x && y) ref = {std::max(ref[0], 1.1 * *x), std::max(ref[1], 1.1 * *y)};
+      }
+      if (d.reference.count(f.x)) ref[0] = d.reference.at(f.x);
+      if (d.reference.count(f.y)) ref[1] = d.reference.at(f.y);
+      for (size_t k : f.rows)
+        fp.push_back({*dse::objective_value(rows[k], f.x), *dse::objective_value(rows[k], f.y)});
+      std::string hv;
+      try {
+        hv = fmt::format("hypervolume {:.6g} up to ({:g}, {:g})", dse::hypervolume(fp, ref), ref[0],
+                         ref[1]);
+      } catch (const Error& e) {
+        hv = fmt::format(
+            "no hypervolume: the reference ({:g}, {:g}) is not worse than every "
+            "front point",
+            ref[0], ref[1]);
+      }
+      out << fmt::format("  front {} {},{}: {} of {} points, {}: {}\n", f.workload, f.x, f.y,
+                         f.rows.size(), f.candidates, hv, pts);
     }
     if (!empty.empty()) {
       std::string list;
@@ -573,16 +905,19 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
                        (dir / "pareto.csv").string());
     for (const auto& p : plots.png) out << fmt::format("  plot {}\n", p);
     for (const auto& n : plots.notes) out << fmt::format("  note: {}\n", n);
-    if (interrupt.requested() || lost > 0) {
+    if (!search_text.empty()) out << search_text;
+    if (interrupt.requested()) {
       err << fmt::format(
-          "error: interrupted (SIGINT) with {} of {} point runs not finished; continue with "
-          "tessel dse {} --out {} --resume\n",
-          units.size() - finished, units.size(), args.experiment, args.out);
+          "error: interrupted (SIGINT) with {} of {} rows stored; continue with tessel dse {} "
+          "--out {} --resume\n",
+          rows.size(), total_rows, args.experiment, args.out);
       return 130;
     }
     return 0;
   } catch (const Error& e) {
-    err << "error: " << e.what() << "\n";
+    err << (worker ? fmt::format("error (MPI rank {}): ", mpi->rank()) : "error: ") << e.what()
+        << "\n";
+    if (worker) mpi->abort(2);  // rank 0 waits on this rank's results
     return 2;
   }
 }

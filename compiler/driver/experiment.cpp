@@ -300,8 +300,9 @@ class Parser {
                   : "does not apply to a sweep (tessel dse compiles for the NPU and simulates "
                     "timing-only, without a check or a report section list)");
     }
-    static const std::set<std::string> top = {"name", "description", "sweep",    "workloads",
-                                              "tune", "objectives",  "schedule", "graph_passes"};
+    static const std::set<std::string> top = {"name",      "description",  "sweep",
+                                              "workloads", "tune",         "objectives",
+                                              "schedule",  "graph_passes", "hypervolume_reference"};
     Experiment ex;
     ex.source = file_;
     RunSpec base;
@@ -359,6 +360,19 @@ class Parser {
         d.objectives.push_back(v);
       }
     }
+    if (root["hypervolume_reference"]) {
+      const YAML::Node h = root["hypervolume_reference"];
+      if (!h.IsMap())
+        error(h, "hypervolume_reference",
+              "expected a mapping objective -> value, e.g. {cycles: 4000000, dram_bytes: 2e8}");
+      for (const auto& kv : h) {
+        const std::string o = key_name(kv.first, "hypervolume_reference");
+        const std::string k = "hypervolume_reference." + o;
+        if (std::find(d.objectives.begin(), d.objectives.end(), o) == d.objectives.end())
+          error(kv.first, k, "not one of this sweep's objectives");
+        d.reference[o] = num(kv.second, k);
+      }
+    }
     ex.dse = std::move(d);
     return ex;
   }
@@ -366,7 +380,7 @@ class Parser {
   /// sweep: {base, grid, random, where} into d.sweep (every key checked against the schema, the
   /// constraints compiled against the base config).
   void sweep(const YAML::Node& sw, DseSpec& d) const {
-    check_keys(sw, "sweep", {"base", "grid", "random", "where"});
+    check_keys(sw, "sweep", {"base", "grid", "random", "where", "search"});
     dse::SweepSpec& spec = d.sweep;
     if (!sw["base"]) error(sw, "sweep", "missing 'base' (the hardware config the points override)");
     spec.base = path(sw["base"], "sweep.base", true);
@@ -405,13 +419,49 @@ class Parser {
         spec.grid.push_back(axis);
       }
     }
+    if (sw["search"]) {
+      const YAML::Node se = sw["search"];
+      check_keys(se, "sweep.search", {"algorithm", "population", "generations", "seed"});
+      dse::SearchSpec sp;
+      if (se["algorithm"] && str(se["algorithm"], "sweep.search.algorithm") != "nsga2")
+        error(se["algorithm"], "sweep.search.algorithm",
+              fmt::format("'{}' is not a search algorithm (nsga2)",
+                          str(se["algorithm"], "sweep.search.algorithm")));
+      for (const char* k : {"population", "generations"})
+        if (!se[k]) error(se, "sweep.search", fmt::format("missing '{}'", k));
+      sp.population = integer(se["population"], "sweep.search.population");
+      if (sp.population < 8 || sp.population > 100000 || sp.population % 4 != 0)
+        error(se["population"], "sweep.search.population",
+              fmt::format("expected a multiple of 4 from 8 to 100000 (NSGA-II's tournament "
+                          "pairs), got {}",
+                          sp.population));
+      sp.generations = integer(se["generations"], "sweep.search.generations");
+      if (sp.generations < 1 || sp.generations > 100000)
+        error(se["generations"], "sweep.search.generations", "expected 1 .. 100000");
+      if (se["seed"]) {
+        const int64_t v = integer(se["seed"], "sweep.search.seed");
+        if (v < 0 || v > 0xffffffffLL)
+          error(se["seed"], "sweep.search.seed", "expected 0 .. 4294967295");
+        sp.seed = static_cast<uint64_t>(v);
+      }
+      spec.search = sp;
+    }
     if (sw["random"]) {
       const YAML::Node r = sw["random"];
       check_keys(r, "sweep.random", {"samples", "seed", "method", "ranges"});
-      if (!r["samples"]) error(r, "sweep.random", "missing 'samples' (how many random points)");
-      spec.samples = integer(r["samples"], "sweep.random.samples");
-      if (spec.samples < 1 || spec.samples > 1000000)
-        error(r["samples"], "sweep.random.samples", "expected 1 .. 1000000");
+      if (spec.search) {
+        for (const char* k : {"samples", "seed", "method"})
+          if (r[k])
+            error(r[k], std::string("sweep.random.") + k,
+                  "does not apply with sweep.search (the search draws its own points from "
+                  "random.ranges)");
+      } else if (!r["samples"]) {
+        error(r, "sweep.random", "missing 'samples' (how many random points)");
+      } else {
+        spec.samples = integer(r["samples"], "sweep.random.samples");
+        if (spec.samples < 1 || spec.samples > 1000000)
+          error(r["samples"], "sweep.random.samples", "expected 1 .. 1000000");
+      }
       if (r["seed"]) {
         const int64_t seed = integer(r["seed"], "sweep.random.seed");
         if (seed < 0) error(r["seed"], "sweep.random.seed", "expected a non-negative integer");
@@ -472,7 +522,9 @@ class Parser {
         spec.ranges.push_back(a);
       }
     }
-    if (dse::point_count(spec) > 1000000)
+    if (spec.search && spec.grid.empty() && spec.ranges.empty())
+      error(sw["search"], "sweep.search", "nothing to search: give grid or random.ranges keys");
+    if (!spec.search && dse::point_count(spec) > 1000000)
       error(sw, "sweep",
             fmt::format("spans {} points, more than the 1,000,000 a sweep enumerates; sample the "
                         "space with random: instead",

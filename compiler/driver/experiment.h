@@ -92,6 +92,9 @@ struct DseSpec {
   /// "FILE:LINE:COL: sweep.where[i]" per constraint, for messages.
   std::vector<std::string> where_context;
   std::vector<std::string> objectives = {"cycles", "area", "energy"};
+  /// `hypervolume_reference: {OBJECTIVE: value}`: the reference point of the fronts' hypervolume
+  /// (an objective not given: 1.1 x its worst value on the front's candidates).
+  std::map<std::string, double> reference;
 };
 
 struct Experiment {

@@ -92,7 +92,7 @@ std::string run_gnuplot(const fs::path& script) {
 const std::map<std::string, std::string> kAxisLabel = {{"cycles", "total cycles"},
                                                        {"area", "area (mm^2)"},
                                                        {"energy", "energy (uJ)"},
-                                                       {"edp", "EDP (uJ x cycles)"},
+                                                       {"edp", "EDP (uJ x s)"},
                                                        {"dram_bytes", "DRAM bytes"}};
 
 }  // namespace

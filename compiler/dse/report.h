@@ -47,9 +47,9 @@ struct Plots {
 
 /// For every front whose x is cycles and that has candidates: DIR/plots/WORKLOAD_cycles_vs_Y.gp
 /// and .dat (every ok point, the front as a step line) and the PNG DIR/WORKLOAD_cycles_vs_Y.png,
-/// (fronts without candidates are skipped), and DIR/WORKLOAD_bound.png: per front point of the first such front, a stacked bar of the
-/// share of cycles each unit bounds. gnuplot is run on each script; when it is missing or fails,
-/// a note says so and the scripts stay for a later run.
+/// (fronts without candidates are skipped), and DIR/WORKLOAD_bound.png: per front point of the
+/// first such front, a stacked bar of the share of cycles each unit bounds. gnuplot is run on each
+/// script; when it is missing or fails, a note says so and the scripts stay for a later run.
 Plots write_plots(const std::string& dir, const std::vector<Row>& rows,
                   const std::vector<Front>& fronts);
 

@@ -35,6 +35,8 @@ struct Row {
   std::string status;               // ok | invalid | error
   std::string reason;               // why not ok ("" when ok)
   std::optional<int64_t> total_cycles;
+  // area (mm2), energy (uJ) and EDP (uJ x s) from npu_model/area_energy.h when the report has
+  // them; efficiency = roofline cycles / simulated cycles
   std::optional<double> area_mm2, energy_uj, edp, efficiency;
   std::string bound;         // the unit bounding the largest share of cycles ("" when not ok)
   std::string bound_shares;  // JSON object unit -> share ("" when not ok)

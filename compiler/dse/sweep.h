@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,14 @@ enum class Sampling { uniform, lhs };
 /// "uniform" | "lhs".
 const char* sampling_name(Sampling s);
 
+/// `search:` of a sweep: instead of enumerating the grid x samples, NSGA-II (search.h) searches
+/// the space the grid values and the range keys span.
+struct SearchSpec {
+  int64_t population = 0;   // individuals per generation (>= 8, a multiple of 4: pagmo's NSGA-II)
+  int64_t generations = 0;  // evolutions after the initial population
+  uint64_t seed = 0;
+};
+
 /// The `sweep:` of an experiment, as parsed (driver/experiment.cpp checks keys and values).
 struct SweepSpec {
   std::string base;  // the base hardware config file (resolved path)
@@ -55,7 +64,8 @@ struct SweepSpec {
   int64_t samples = 0;  // random points (0 when there is no `random:`)
   uint64_t seed = 0;
   Sampling sampling = Sampling::uniform;
-  std::vector<std::string> where;  // constraint expressions (where.h)
+  std::vector<std::string> where;    // constraint expressions (where.h)
+  std::optional<SearchSpec> search;  // absent: enumerate every point
 };
 
 /// One design point: its number and one value text per swept key (swept_keys order).

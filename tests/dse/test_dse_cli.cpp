@@ -88,6 +88,29 @@ TEST(DseCli, PointCyclesEqualTesselSimBitForBit) {
   EXPECT_GE(distinct.size(), 2u);
 }
 
+TEST(DseCli, TunedPointCyclesEqualTesselTune) {
+  // tune: {budget: 8} in the sweep runs the tuner per point as `tessel tune --budget 8` does
+  // (same defaults: evolutionary, learned oracle, seed 0), so the tuned cycles agree.
+  const fs::path d = temp_dir("dse_tune");
+  write(d / "e.yaml",
+        experiment("  grid: {memory.dram.bytes_per_cycle: [48]}\n") + "tune: {budget: 8}\n");
+  const auto r =
+      run_tessel("dse " + (d / "e.yaml").string() + " --out " + (d / "o").string(), "dse_tune");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const auto rows = csv_rows(d / "o" / "results.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(rows[1][column(rows[0], "status")], "ok");
+  const auto t = run_tessel(
+      "tune models/hello_deepa.onnx --hw hw_configs/npu_4core.yaml --hw-set "
+      "memory.dram.bytes_per_cycle=48 --budget 8 --report " +
+          (d / "t.json").string(),
+      "dse_tune");
+  ASSERT_EQ(t.code, 0) << t.err;
+  const auto j = nlohmann::json::parse(slurp_file(d / "t.json"));
+  EXPECT_EQ(rows[1][column(rows[0], "total_cycles")],
+            std::to_string(j["runs"][0]["total_cycles"].get<uint64_t>()));
+}
+
 TEST(DseCli, InvalidAndFailingPointsAreRecordedAndTheSweepGoesOn) {
   const fs::path d = temp_dir("dse_bad");
   // m = 0 does not validate; 4 KiB of DRAM does not hold the model's 161,216 bytes of GM.
@@ -202,6 +225,67 @@ TEST(DseCli, KilledOrInterruptedSweepResumesToTheSameResults) {
     EXPECT_EQ(slurp_file(out / "results.csv"), want);
     EXPECT_EQ(slurp_file(out / "pareto.csv"), slurp_file(d / "full" / "pareto.csv"));
   }
+}
+
+TEST(DseCli, KilledSearchResumesToTheSameResults) {
+  // NSGA-II over 3 x 3 grid values and a bandwidth range: 8 points per generation, 3 generations.
+  const fs::path d = temp_dir("dse_search");
+  const fs::path exp = d / "e.yaml";
+  write(exp, experiment("  grid: {core.cube.m: [8, 16, 32], cores: [1, 2, 4]}\n"
+                        "  random: {ranges: {memory.dram.bytes_per_cycle: [16, 512, log]}}\n"
+                        "  search: {population: 8, generations: 3, seed: 1}\n"));
+  const auto full =
+      run_tessel("dse " + exp.string() + " --out " + (d / "full").string(), "dse_search");
+  ASSERT_EQ(full.code, 0) << full.err;
+  EXPECT_CONTAINS(full.out, "search: 32 evaluations asked for");
+  const std::string want = slurp_file(d / "full" / "results.csv");
+  const size_t rows = csv_rows(d / "full" / "results.csv").size() - 1;
+  ASSERT_GT(rows, 12u);
+  const auto [stored, status] = interrupt_sweep(exp, d / "killed", SIGKILL, 10);
+  ASSERT_LT(stored, rows) << "the search finished before it was killed";
+  const auto res =
+      run_tessel("dse " + exp.string() + " --out " + (d / "killed").string() + " --resume --jobs 2",
+                 "dse_search");
+  ASSERT_EQ(res.code, 0) << res.err;
+  EXPECT_EQ(slurp_file(d / "killed" / "results.csv"), want);
+}
+
+/// Runs `mpirun -np N tessel ARGS` from the repository root (as root too: CI runs as root, where
+/// OpenMPI needs its two OMPI_ALLOW_RUN_AS_ROOT variables); returns the exit code and output.
+CliResult run_mpi(int ranks, const std::string& args, const fs::path& dir) {
+  const fs::path out = dir / "mpi_out.txt";
+  const std::string cmd = "cd '" + kSrc +
+                          "' && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                          "OMPI_MCA_rmaps_base_oversubscribe=1 mpirun -np " +
+                          std::to_string(ranks) + " '" + TESSEL_BINARY + "' " + args + " > '" +
+                          out.string() + "' 2>&1";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp_file(out);
+  return r;
+}
+
+TEST(DseCli, MpiRanksGiveTheSameResultsAsLocalWorkers) {
+  const fs::path d = temp_dir("dse_mpi");
+  const fs::path exp = d / "e.yaml";
+  write(exp, experiment("  grid: {core.cube.m: [8, 32], memory.dram.bytes_per_cycle: [32, 281]}\n"
+                        "  random: {samples: 2, seed: 3, ranges: {core.buffers_bytes.ub: [65536, "
+                        "262144, pow2]}}\n"));
+  const auto local = run_tessel(
+      "dse " + exp.string() + " --out " + (d / "local").string() + " --jobs 2", "dse_mpi");
+  ASSERT_EQ(local.code, 0) << local.err;
+  // 3 ranks: rank 0 writes the database, ranks 1 and 2 run the points.
+  const auto mpi = run_mpi(3, "dse " + exp.string() + " --out " + (d / "mpi").string(), d);
+  ASSERT_EQ(mpi.code, 0) << mpi.out;
+  EXPECT_CONTAINS(mpi.out, "3 MPI ranks (2 running points)");
+  EXPECT_CONTAINS(mpi.out, "stored 8 of 8 rows: 8 ok");
+  EXPECT_EQ(slurp_file(d / "mpi" / "results.csv"), slurp_file(d / "local" / "results.csv"));
+  // --jobs does not apply under mpirun: one error, every rank ended.
+  const auto bad =
+      run_mpi(2, "dse " + exp.string() + " --out " + (d / "bad").string() + " --jobs 2", d);
+  EXPECT_NE(bad.code, 0);
+  EXPECT_CONTAINS(bad.out, "--jobs 2 does not apply under mpirun");
 }
 
 TEST(DseCli, ResumeAndCommandLineMistakesAreClearErrors) {

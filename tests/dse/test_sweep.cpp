@@ -10,6 +10,7 @@
 #include "compiler/driver/experiment.h"
 #include "compiler/dse/pareto.h"
 #include "compiler/dse/report.h"
+#include "compiler/dse/search.h"
 #include "compiler/dse/store.h"
 #include "compiler/dse/sweep.h"
 #include "compiler/dse/where.h"
@@ -83,6 +84,42 @@ TEST(DseSweep, PointsAreTheGridRowMajorTimesTheSamples) {
   EXPECT_EQ(pts[6].values, (std::vector<std::string>{"2", "x", s0}));
   EXPECT_EQ(pts[11].values, (std::vector<std::string>{"2", "z", s1}));
   for (size_t i = 0; i < pts.size(); ++i) EXPECT_EQ(pts[i].index, static_cast<int64_t>(i));
+}
+
+TEST(DseSearch, DecisionVectorsDecodeToGridValuesAndRanges) {
+  dse::SweepSpec spec;
+  spec.grid = {{"a", {"8", "16", "32"}}};
+  spec.ranges = {{"b", 8, 64, Scale::pow2, true}};
+  // a: floor(x * 3) -> 0.0, 0.34, 0.99, 1.0 pick 8, 16, 32, 32; b: as range_value.
+  EXPECT_EQ(dse::decode(spec, {0.0, 0.0}), (std::vector<std::string>{"8", "8"}));
+  EXPECT_EQ(dse::decode(spec, {0.34, 0.25}), (std::vector<std::string>{"16", "16"}));
+  EXPECT_EQ(dse::decode(spec, {0.99, 0.99}), (std::vector<std::string>{"32", "64"}));
+  EXPECT_EQ(dse::decode(spec, {1.0, 1.0}), (std::vector<std::string>{"32", "64"}));
+}
+
+TEST(DseSearch, Nsga2IsSeededAndEvaluatesWholeGenerations) {
+  dse::SweepSpec spec;
+  spec.ranges = {{"x", 0, 1, Scale::lin, false}, {"y", 0, 1, Scale::lin, false}};
+  spec.search = dse::SearchSpec{8, 3, 11};
+  // Two conflicting objectives: x and 1 - x + y (the front is y = 0).
+  auto run = [&](std::vector<size_t>& batches) {
+    const dse::BatchFitness f = [&](const std::vector<std::vector<double>>& xs) {
+      batches.push_back(xs.size());
+      std::vector<std::vector<double>> out;
+      for (const auto& x : xs) out.push_back({x[0], 1 - x[0] + x[1]});
+      return out;
+    };
+    return dse::nsga2(spec, 2, f);
+  };
+  std::vector<size_t> b1, b2;
+  const auto x1 = run(b1), x2 = run(b2);
+  EXPECT_EQ(x1, x2) << "the same seed gave another search";
+  // The initial population, then one batch of 8 offspring per generation.
+  EXPECT_EQ(b1, (std::vector<size_t>{8, 8, 8, 8}));
+  ASSERT_EQ(x1.size(), 8u);
+  spec.search->seed = 12;
+  std::vector<size_t> b3;
+  EXPECT_NE(run(b3), x1);
 }
 
 TEST(DseWhere, ConstraintsOverDottedKeys) {
@@ -263,6 +300,19 @@ TEST_F(DseExperiment, BadInputNamesFileLineAndKey) {
   EXPECT_CONTAINS(error_of(head + wl + "tune: {budget: 4, log: t.jsonl}\n"),
                   "tune.log: does not apply to a sweep");
   EXPECT_CONTAINS(error_of("sweep:\n  grid: {core.cube.m: [8]}\n" + wl), "missing 'base'");
+  EXPECT_CONTAINS(error_of(head +
+                           "  grid: {core.cube.m: [8, 16]}\n  search: {population: 10, "
+                           "generations: 2}\n" +
+                           wl),
+                  "sweep.search.population: expected a multiple of 4 from 8");
+  EXPECT_CONTAINS(error_of(head +
+                           "  search: {population: 8, generations: 2}\n  random: "
+                           "{samples: 4, ranges: {core.cube.m: [8, 64, pow2]}}\n" +
+                           wl),
+                  "sweep.random.samples: does not apply with sweep.search");
+  EXPECT_CONTAINS(error_of(head + "  grid: {core.cube.m: [8, 16]}\n" + wl +
+                           "objectives: [cycles, dram_bytes]\nhypervolume_reference: {area: 1}\n"),
+                  "hypervolume_reference.area: not one of this sweep's objectives");
 }
 
 }  // namespace
