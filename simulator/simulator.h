@@ -65,6 +65,11 @@ struct DramChannelStats {
   uint64_t busy_cycles = 0;  // NPU cycles the channel's data bus moved data
 };
 
+/// The banked DRAM's row-buffer outcomes of one op's requests (SimResult::op_dram).
+struct OpDramStats {
+  uint64_t requests = 0, row_hits = 0, row_misses = 0, bank_conflicts = 0;
+};
+
 /// The statistics of one run. Cycles are core cycles from 0. Bytes per scope (CoreStats) count
 /// what each instruction reads/writes (npu::scope_traffic, see npu_model/timing.h); DRAM bytes are
 /// the GM bytes of every dma (npu::dma_gm_bytes): read = GM -> core, write = core -> GM.
@@ -89,6 +94,9 @@ struct SimResult {
   /// over cores, counted as PipeStats::busy_cycles (data instructions' occupancy; the scalar entry
   /// stays 0: fetch work is not attributed to ops).
   std::vector<std::array<uint64_t, isa::kNumPipes>> op_busy_cycles;
+  /// Per op_index (sized as op_cycles): the banked DRAM's requests and their row-buffer outcomes
+  /// (all zero with the simple model).
+  std::vector<OpDramStats> op_dram;
 };
 
 /// Owns the GM image and runs programs. Each run() builds a fresh SystemC context, so many

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <set>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -58,10 +58,9 @@ TraceSums sum_trace(const fs::path& p) {
 }
 
 json sim_with_trace(const std::string& hw, const fs::path& dir) {
-  const CliResult r = tessel("sim '" + kCls + "' --hw " + hw +
-                             " --input-shape x=1,3,48,192 --timing-only --report '" +
-                             (dir / "r.json").string() + "' --dram-trace '" +
-                             (dir / "t.txt").string() + "'");
+  const CliResult r = tessel(
+      "sim '" + kCls + "' --hw " + hw + " --input-shape x=1,3,48,192 --timing-only --report '" +
+      (dir / "r.json").string() + "' --dram-trace '" + (dir / "t.txt").string() + "'");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_CONTAINS(r.out, "dram trace " + (dir / "t.txt").string());
   if (r.code != 0) return json::object();
@@ -112,9 +111,10 @@ TEST(DramCli, BankedReportHasAChannelTable) {
 
 TEST(DramCli, CheckWritesATracePerNpuRunAndRejectsOtherTargets) {
   const fs::path d = temp_dir("dram_check");
-  CliResult r = tessel("check tests/data/cases/hello_deepa --target npu --hw "
-                       "hw_configs/npu_4core_lpddr5.yaml --dram-trace '" +
-                       (d / "c.txt").string() + "'");
+  CliResult r = tessel(
+      "check tests/data/cases/hello_deepa --target npu --hw "
+      "hw_configs/npu_4core_lpddr5.yaml --dram-trace '" +
+      (d / "c.txt").string() + "'");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_GT(sum_trace(d / "c.txt").lines, 0u);
   r = tessel("check tests/data/cases/hello_deepa --target ref --dram-trace '" +
@@ -127,8 +127,8 @@ TEST(DramCli, CheckWritesATracePerNpuRunAndRejectsOtherTargets) {
 TEST(DramCli, BadUseIsAnErrorAndWritesNothing) {
   const fs::path d = temp_dir("dram_bad");
   // A run without an NPU target has no simulated DRAM.
-  write(d / "cpu.yaml", "model: " + kCls +
-                            "\ninputs:\n  x: {shape: [1, 3, 48, 192]}\ntarget: ref\ncheck: none\n");
+  write(d / "cpu.yaml",
+        "model: " + kCls + "\ninputs:\n  x: {shape: [1, 3, 48, 192]}\ntarget: ref\ncheck: none\n");
   CliResult r = tessel("run '" + (d / "cpu.yaml").string() + "' --dram-trace '" +
                        (d / "t.txt").string() + "'");
   EXPECT_EQ(r.code, 2) << r.out;
@@ -144,8 +144,9 @@ TEST(DramCli, BadUseIsAnErrorAndWritesNothing) {
              "memory.dram.banked.timing_ck.tRAS=5 --dram-trace '" +
              (d / "t2.txt").string() + "'");
   EXPECT_EQ(r.code, 2);
-  EXPECT_CONTAINS(r.err, "hw_configs/npu_4core_lpddr5.yaml: --hw-set "
-                         "memory.dram.banked.timing_ck.tRAS=5: tRAS = 5 nCK is less than tRCD");
+  EXPECT_CONTAINS(r.err,
+                  "hw_configs/npu_4core_lpddr5.yaml: --hw-set "
+                  "memory.dram.banked.timing_ck.tRAS=5: tRAS = 5 nCK is less than tRCD");
   EXPECT_FALSE(fs::exists(d / "t2.txt"));
 }
 

@@ -253,8 +253,14 @@ TEST(DramBanked, DmaLoadThroughTheSimulator) {
   // 32 f16 = 64 B from GM 0: bursts 0 (BG0) and 1 (BG1), arriving at 1: ACT 1 and 4, RD 11 and
   // 14, data ends 25 and 28: dram_done 28, occupancy max(1, 27) = 27, completion 1 + 27 + 300.
   const npu::HwConfig hw = banked_hw();
-  const sim::SimResult r = simulate({dma(DType::f16, ub(0), gm(0), {32})}, hw);
+  Instruction load = dma(DType::f16, ub(0), gm(0), {32});
+  load.op_index = 1;
+  const sim::SimResult r = simulate({load}, hw);
   EXPECT_EQ(r.total_cycles, 328u);
+  ASSERT_EQ(r.op_dram.size(), 2u);  // per op: its requests' row-buffer outcomes
+  EXPECT_EQ(r.op_dram[1].requests, 2u);
+  EXPECT_EQ(r.op_dram[1].row_misses, 2u);
+  EXPECT_EQ(r.op_dram[0].requests, 0u);
   EXPECT_EQ(r.dram_model, "banked");
   ASSERT_EQ(r.dram_channels.size(), 1u);
   EXPECT_EQ(r.dram_channels[0].row_misses, 2u);
@@ -375,8 +381,8 @@ TEST(DramBanked, ChromeTraceHasPerChannelAndRowBufferCounters) {
   }
   ASSERT_EQ(r.dram_channels.size(), 2u);
   for (int c = 0; c < 2; ++c)
-    EXPECT_NEAR(bytes[c],
-                double(r.dram_channels[c].read_bytes + r.dram_channels[c].write_bytes), 1e-6);
+    EXPECT_NEAR(bytes[c], double(r.dram_channels[c].read_bytes + r.dram_channels[c].write_bytes),
+                1e-6);
   EXPECT_NEAR(total, double(r.dram_burst_bytes), 1e-6);
   EXPECT_EQ(outcomes, r.dram_channels[0].requests + r.dram_channels[1].requests);
   EXPECT_GT(r.dram_channels[0].requests, 0u);
