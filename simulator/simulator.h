@@ -20,9 +20,6 @@ namespace tessel::sim {
 struct SimOptions {
   bool functional = true;   // false: timing-only (data is not computed)
   std::string trace_path;   // when set, write a Chrome/Perfetto trace JSON there
-  /// When set, write every DRAM request there (docs/memory.md, "--dram-trace"): one line per
-  /// request, written whole or not at all.
-  std::string dram_trace_path;
   uint64_t max_cycles = 0;  // 0: unlimited; otherwise stop with tessel::Error when exceeded
   /// Timing-only runs whose caller never reads or writes GM contents (e.g. the compiler's
   /// measured tile selection): load() checks the buffers but builds no GM image, so a short
@@ -31,6 +28,9 @@ struct SimOptions {
   /// whole program's GM need, e.g. driver::compile_for_npu). Ignored when `functional`;
   /// write_gm/read_gm then fail.
   bool skip_gm_image = false;
+  /// When set, write every DRAM request there (docs/memory.md, "--dram-trace"): one line per
+  /// request, written whole or not at all. (Last: positional SimOptions{...} stay valid.)
+  std::string dram_trace_path;
 };
 
 /// Per-unit statistics. For a pipe: busy_cycles = sum of the occupancy of its data instructions
