@@ -592,7 +592,7 @@ YAML::Node load_first_document(const std::string& text, const std::string& sourc
 /// One load: walks the schema over the parsed tree, collecting every error before throwing.
 class Loader {
  public:
-  explicit Loader(std::string source) : source_(std::move(source)) {}
+  explicit Loader(std::string source) : source_(source), root_source_(std::move(source)) {}
 
   HwConfig run(const std::string& text, const std::vector<HwOverride>& overrides) {
     YAML::Node doc;
@@ -754,7 +754,8 @@ class Loader {
       auto it = present.find(child.name);
       if (child.kind != Kind::section && ov != overrides_.end()) {
         Value v{ov->second.node, full,
-                fmt::format("{}: --hw-set {}={}", source_, ov->second.ov.key, ov->second.ov.value),
+                fmt::format("{}: --hw-set {}={}", root_source_, ov->second.ov.key,
+                            ov->second.ov.value),
                 YAML::Mark::null_mark(), &ov->second.ov};
         visit_leaf(child, v);
       } else if (it == present.end() && child.kind == Kind::section && child.optional) {
@@ -1205,7 +1206,8 @@ class Loader {
         static_cast<double>(d.chip_flops_per_cycle) / hw_.dram.bytes_per_cycle;
   }
 
-  std::string source_;
+  std::string source_;       // the file being visited (an included section's file inside it)
+  std::string root_source_;  // the hardware config file
   std::map<std::string, PreparedOverride> overrides_;
   std::map<std::string, Value> valid_;  // leaves that passed their own checks
   std::vector<Problem> errors_;

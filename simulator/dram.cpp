@@ -125,10 +125,16 @@ uint64_t Dram::serve_runs(uint64_t issue, bool read, int core, const std::vector
       for (uint64_t blk = r.address / b; blk <= (r.address + r.bytes - 1) / b; ++blk)
         bursts_.push_back(blk * b);
     }
-    const bool want = trace_.is_open() || run_.tracing;
-    const uint64_t done = banked_->serve(issue, read, bursts_, want ? &results_ : nullptr);
+    const uint64_t done = banked_->serve(issue, read, bursts_, &results_);
     *burst_bytes += bursts_.size() * b;
-    if (want) record(issue, read, core, bursts_, results_);
+    last_ = OpDramStats{};
+    for (const DramRequestResult& r : results_) {
+      ++last_.requests;
+      ++(r.outcome == RowOutcome::hit    ? last_.row_hits
+         : r.outcome == RowOutcome::miss ? last_.row_misses
+                                         : last_.bank_conflicts);
+    }
+    if (trace_.is_open() || run_.tracing) record(issue, read, core, bursts_, results_);
     return done;
   }
   uint64_t total = 0;
@@ -178,6 +184,14 @@ void Dram::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_
     runs_.clear();
     npu::for_each_gm_run(*dma, [&](uint64_t a, uint64_t n) { runs_.push_back({a, n}); });
     done = serve_runs(issue, trans.is_read(), ext->core, runs_, &burst_bytes);
+    const int op = ext->instr->op_index;
+    if (banked_ && op >= 0 && static_cast<size_t>(op) < run_.result.op_dram.size()) {
+      OpDramStats& s = run_.result.op_dram[op];
+      s.requests += last_.requests;
+      s.row_hits += last_.row_hits;
+      s.row_misses += last_.row_misses;
+      s.bank_conflicts += last_.bank_conflicts;
+    }
   }
   if (trans.is_read())
     run_.result.dram_read_bytes += g;

@@ -104,6 +104,7 @@ class Dram : public sc_core::sc_module {
   std::vector<GmRun> runs_;             // scratch: one transfer's runs
   std::vector<uint64_t> bursts_;        // scratch: its burst addresses
   std::vector<DramRequestResult> results_;
+  OpDramStats last_;  // the row-buffer outcomes of the last serve_runs (banked)
   std::string trace_path_, trace_tmp_;
   std::ofstream trace_;
 };

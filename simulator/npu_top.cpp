@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -234,6 +235,51 @@ void write_chrome_trace(const std::string& path, const RunState& run,
                       {"args",
                        {{"read", read[w] / static_cast<double>(window)},
                         {"write", write[w] / static_cast<double>(window)}}}});
+
+  // The banked model: per channel its bandwidth (as above) and per window the row-buffer outcomes
+  // of the requests whose transfer started its data there (docs/memory.md, "Reports").
+  if (run.hw->dram.model == npu::DramModel::banked) {
+    const size_t channels = static_cast<size_t>(run.hw->dram.banked.channels);
+    std::vector<std::vector<double>> ch_read(channels, std::vector<double>(windows, 0.0)),
+        ch_write = ch_read;
+    std::vector<std::array<uint64_t, 3>> rows(windows, {0, 0, 0});
+    for (const DramTransfer& t : run.dram_transfers) {
+      if (t.channel >= channels) continue;
+      const double per_cycle =
+          static_cast<double>(t.burst_bytes) / static_cast<double>(t.done_cycle - t.start_cycle);
+      for (uint64_t w = t.start_cycle / window; w * window < t.done_cycle && w < windows; ++w) {
+        const uint64_t lo = std::max(t.start_cycle, w * window);
+        const uint64_t hi = std::min(t.done_cycle, (w + 1) * window);
+        (t.read ? ch_read : ch_write)[t.channel][w] += per_cycle * static_cast<double>(hi - lo);
+      }
+      const size_t w = std::min<size_t>(t.start_cycle / window, windows - 1);
+      rows[w][0] += t.row_hits;
+      rows[w][1] += t.row_misses;
+      rows[w][2] += t.bank_conflicts;
+    }
+    for (size_t c = 0; c < channels; ++c) {
+      const std::string name =
+          fmt::format("DRAM channel {} bytes per cycle (mean over {} cycles)", c, window);
+      for (size_t w = 0; w < windows; ++w)
+        events.push_back({{"name", name},
+                          {"ph", "C"},
+                          {"pid", npu_pid},
+                          {"ts", us(w * window)},
+                          {"args",
+                           {{"read", ch_read[c][w] / static_cast<double>(window)},
+                            {"write", ch_write[c][w] / static_cast<double>(window)}}}});
+    }
+    const std::string name = fmt::format("DRAM row buffer (requests per {} cycles)", window);
+    for (size_t w = 0; w < windows; ++w)
+      events.push_back({{"name", name},
+                        {"ph", "C"},
+                        {"pid", npu_pid},
+                        {"ts", us(w * window)},
+                        {"args",
+                         {{"row_hits", rows[w][0]},
+                          {"row_misses", rows[w][1]},
+                          {"bank_conflicts", rows[w][2]}}}});
+  }
 
   json doc = {
       {"traceEvents", std::move(events)},

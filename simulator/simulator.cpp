@@ -123,6 +123,7 @@ SimResult Simulator::run() {
   run.op_first_start.assign(n_ops, UINT64_MAX);
   run.op_last_completion.assign(n_ops, 0);
   run.result.op_busy_cycles.assign(n_ops, {});
+  run.result.op_dram.assign(n_ops, {});
 
   bool deadlock = false;
   std::string deadlock_message;

@@ -32,6 +32,9 @@ struct SimOptions {
   /// whole program's GM need, e.g. driver::compile_for_npu). Ignored when `functional`;
   /// write_gm/read_gm then fail.
   bool skip_gm_image = false;
+  /// When set, write every DRAM request there (docs/memory.md, "--dram-trace"): one line per
+  /// request, written whole or not at all. (Last: positional SimOptions{...} stay valid.)
+  std::string dram_trace_path;
 };
 
 /// Per-unit statistics. For a pipe: busy_cycles = sum of the occupancy of its data instructions
@@ -93,6 +96,11 @@ struct MulticastStats {
   bool operator==(const MulticastStats&) const = default;
 };
 
+/// The banked DRAM's row-buffer outcomes of one op's requests (SimResult::op_dram).
+struct OpDramStats {
+  uint64_t requests = 0, row_hits = 0, row_misses = 0, bank_conflicts = 0;
+};
+
 /// The statistics of one run. Cycles are core cycles from 0. Bytes per scope (CoreStats) count
 /// what each instruction reads/writes (npu::scope_traffic, see npu_model/timing.h); DRAM bytes are
 /// the GM bytes of every dma (npu::dma_gm_bytes): read = GM -> core, write = core -> GM. With an
@@ -121,6 +129,9 @@ struct SimResult {
   /// over cores, counted as PipeStats::busy_cycles (data instructions' occupancy; the scalar entry
   /// stays 0: fetch work is not attributed to ops).
   std::vector<std::array<uint64_t, isa::kNumPipes>> op_busy_cycles;
+  /// Per op_index (sized as op_cycles): the banked DRAM's requests and their row-buffer outcomes
+  /// (all zero with the simple model).
+  std::vector<OpDramStats> op_dram;
 };
 
 /// Owns the GM image and runs programs. Each run() builds a fresh SystemC context, so many

@@ -51,6 +51,8 @@ void add_run_output_options(CLI::App* cmd, RunArgs& args) {
   cmd->add_option("--report", args.report_path, "write a JSON report to FILE");
   cmd->add_option("--trace", args.trace_path,
                   "write a Chrome/Perfetto trace of the NPU pipes to FILE");
+  cmd->add_option("--dram-trace", args.dram_trace_path,
+                  "write every DRAM request of the NPU runs to FILE (text; docs/memory.md)");
   add_tuning_log_option(cmd, args.tuning_log);
   add_graph_pass_flags(cmd, args.passes);
 }
@@ -76,6 +78,9 @@ Command add_check_command(CLI::App& app) {
   cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
   cmd->add_flag("--per-node", args->per_node,
                 "npu: compare every intermediate value with the reference, list mismatches");
+  cmd->add_option("--dram-trace", args->dram_trace_path,
+                  "npu: write every DRAM request to FILE (text; FILE-C-S per case C and data set S "
+                  "when there are several; docs/memory.md)");
   add_tuning_log_option(cmd, args->tuning_log);
   add_graph_pass_flags(cmd, args->passes);
   return {cmd, [args] { return cmd_check(*args, std::cout, std::cerr); }};

@@ -84,6 +84,7 @@ int cmd_sim(const SimArgs& args, std::ostream& out, std::ostream& err) {
     // Everything is validated before any work: output paths, model, shapes, hw config + overrides.
     check_output_path(args.outputs.report_path, "--report");
     check_output_path(args.outputs.trace_path, "--trace");
+    check_output_path(args.outputs.dram_trace_path, "--dram-trace");
     RunSpec run = model_run(args.model, args.hw, args.hw_set, args.input_shapes, args.input_values);
     run.timing_only = args.timing_only;
     run.check = !args.timing_only;

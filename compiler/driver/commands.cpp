@@ -425,6 +425,7 @@ int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   try {
     check_output_path(args.report_path, "--report");
     check_output_path(args.trace_path, "--trace");
+    check_output_path(args.dram_trace_path, "--dram-trace");
     pipeline_options(args.passes, err);  // validates the pass names first
     const Experiment ex = load_experiment(args.experiment);
     if (ex.dse)
@@ -498,10 +499,29 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
   try {
     check_output_path(args.report_path, "--report");
     check_output_path(args.trace_path, "--trace");
+    check_output_path(args.dram_trace_path, "--dram-trace");
     if (!args.report_path.empty() && !args.trace_path.empty() &&
         fs::weakly_canonical(args.report_path) == fs::weakly_canonical(args.trace_path))
       fail("--report '{}' and --trace '{}' are the same file: the report would overwrite the trace",
            args.report_path, args.trace_path);
+    {
+      // --dram-trace must not overwrite the other outputs.
+      const std::pair<const char*, const std::string*> others[] = {{"--report", &args.report_path},
+                                                                    {"--trace", &args.trace_path}};
+      for (const auto& [flag, path] : others)
+        if (!args.dram_trace_path.empty() && !path->empty() &&
+            fs::weakly_canonical(*path) == fs::weakly_canonical(args.dram_trace_path))
+          fail("{} '{}' and --dram-trace '{}' are the same file", flag, *path,
+               args.dram_trace_path);
+    }
+    if (!args.dram_trace_path.empty() &&
+        std::none_of(ex.runs.begin(), ex.runs.end(),
+                     [](const RunSpec& r) { return r.target == Target::npu; }))
+      fail(
+          "--dram-trace '{}': no run of {} targets the NPU (the DRAM trace lists the NPU's DRAM "
+          "requests; run '{}' has target {}, which has no simulated DRAM)",
+          args.dram_trace_path, ex.source, ex.runs.front().name,
+          target_name(ex.runs.front().target));
     const graph_passes::PipelineOptions cli_passes = pipeline_options(args.passes, err);
     if (!args.trace_path.empty() &&
         std::none_of(ex.runs.begin(), ex.runs.end(),
@@ -622,6 +642,16 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
                                     .string();
         guard.files.push_back(opts.trace_path);
       }
+      if (!args.dram_trace_path.empty() && r.target == Target::npu) {
+        fs::path tp(args.dram_trace_path);
+        opts.dram_trace_path =
+            ex.runs.size() == 1
+                ? args.dram_trace_path
+                : (tp.parent_path() /
+                   (tp.stem().string() + "-" + std::to_string(ri) + tp.extension().string()))
+                      .string();
+        guard.files.push_back(opts.dram_trace_path);
+      }
       // Compile before printing anything about the run: an op that does not compile or a model
       // that does not fit the GM is an error with nothing of this run on stdout.
       if (r.target == Target::npu) {
@@ -673,6 +703,8 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
         rj.update(nj);
         out << npu_run_text(*result.npu, hw, r.report);
         if (!opts.trace_path.empty()) out << fmt::format("  trace      {}\n", opts.trace_path);
+        if (!opts.dram_trace_path.empty())
+          out << fmt::format("  dram trace {}\n", opts.dram_trace_path);
       } else if (result.cpu) {
         rj.update(cpu_run_json(*result.cpu));
         out << cpu_run_text(*result.cpu, r.report);
@@ -755,18 +787,21 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
   try {
     const Target target = parse_target(args.target, "--target");
     check_output_path(args.report_path, "--report");
+    check_output_path(args.dram_trace_path, "--dram-trace");
     require_target_available(target);
     npu::HwConfig hw;
     if (target == Target::npu) {
       if (args.hw.empty()) fail("--target npu needs --hw FILE (e.g. hw_configs/npu_4core.yaml)");
       hw = load_hw(args.hw, args.hw_set);
     } else if (!args.hw.empty() || !args.hw_set.empty() || args.per_node ||
-               !args.tuning_log.empty()) {
-      fail("{} only applies to --target npu", args.per_node              ? "--per-node"
-                                              : !args.tuning_log.empty() ? "--tuning-log"
-                                              : !args.hw.empty()         ? "--hw"
-                                                                         : "--hw-set");
+               !args.tuning_log.empty() || !args.dram_trace_path.empty()) {
+      fail("{} only applies to --target npu", args.per_node                   ? "--per-node"
+                                              : !args.tuning_log.empty()      ? "--tuning-log"
+                                              : !args.dram_trace_path.empty() ? "--dram-trace"
+                                              : !args.hw.empty()              ? "--hw"
+                                                                              : "--hw-set");
     }
+    OutputGuard guard;  // DRAM traces of a check that ends in an error are removed
     if (args.case_dirs.empty()) fail("no case directory given");
     graph_passes::PipelineOptions passes = pipeline_options(args.passes, err);
     passes.available = target_ops(target);
@@ -775,7 +810,8 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
     json cases = json::array();
     bool all_pass = true;
     int errors = 0;
-    for (const auto& dir_s : args.case_dirs) {
+    for (size_t ci = 0; ci < args.case_dirs.size(); ++ci) {
+      const std::string& dir_s = args.case_dirs[ci];
       const fs::path dir(dir_s);
       json cj = {{"dir", dir_s}};
       try {
@@ -812,6 +848,17 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
           RunOptions ropts;
           ropts.read_all_values = args.per_node && target == Target::npu;
           ropts.schedule.tuning_log = args.tuning_log;
+          if (!args.dram_trace_path.empty()) {
+            const fs::path tp(args.dram_trace_path);
+            const size_t si = static_cast<size_t>(&set - sets.data());
+            ropts.dram_trace_path =
+                args.case_dirs.size() == 1 && sets.size() == 1
+                    ? args.dram_trace_path
+                    : (tp.parent_path() / fmt::format("{}-{}-{}{}", tp.stem().string(), ci, si,
+                                                      tp.extension().string()))
+                          .string();
+            guard.files.push_back(ropts.dram_trace_path);
+          }
           RunOutput result =
               run_model(*graph, target, target == Target::npu ? &hw : nullptr, inputs, ropts);
           if (ropts.read_all_values) per_node_report(*graph, inputs, result, hw, out);
@@ -828,6 +875,8 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
           }
           all_pass &= pass;
           out << fmt::format("  {}\n", set.filename().string()) << checks_text(checks);
+          if (!ropts.dram_trace_path.empty())
+            out << fmt::format("  dram trace {}\n", ropts.dram_trace_path);
           if (target == Target::npu) out << tolerance_lines(checks);
           json setj = {{"data_set", set.filename().string()},
                        {"outputs", checks_json(checks)},
@@ -861,6 +910,7 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
     report["pass"] = all_pass && errors == 0;
     write_report(args.report_path, report);
     if (errors) return 2;
+    guard.keep = true;
     out << (all_pass ? "all outputs within tolerance\n"
                      : "MISMATCH: some outputs exceed the tolerance\n");
     return all_pass ? 0 : 1;

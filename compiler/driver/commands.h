@@ -34,6 +34,7 @@ struct RunArgs {
   std::string experiment;
   std::string report_path;  // --report FILE.json
   std::string trace_path;   // --trace FILE.json
+  std::string dram_trace_path;  // --dram-trace FILE: every DRAM request (docs/memory.md)
   std::string tuning_log;   // --tuning-log FILE: apply its best records (NPU runs)
   GraphPassArgs passes;     // combined with the experiment's graph_passes key
 };
@@ -111,6 +112,9 @@ struct CheckArgs {
   std::string report_path;
   bool per_node = false;  // compare every intermediate value with the reference and list mismatches
   std::string tuning_log;  // --tuning-log FILE (npu)
+  /// --dram-trace FILE (npu): every DRAM request; FILE-C-S (case C, data set S, from 0) when
+  /// there is more than one case or data set.
+  std::string dram_trace_path;
   GraphPassArgs passes;
 };
 /// `tessel check CASE_DIR... --target ref|npu [--hw FILE]`: runs ONNX backend-test layout cases.

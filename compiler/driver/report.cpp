@@ -212,6 +212,14 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
       o["per_pipe_busy_cycles"] = ob;
       o["per_pipe_utilization"] = ou;
     }
+    if (s.dram_model == "banked" && k.op_index >= 0 &&
+        static_cast<size_t>(k.op_index) < s.op_dram.size()) {
+      const sim::OpDramStats& d = s.op_dram[k.op_index];
+      o["dram"] = {{"requests", d.requests},
+                   {"row_hits", d.row_hits},
+                   {"row_misses", d.row_misses},
+                   {"bank_conflicts", d.bank_conflicts}};
+    }
     if (!k.schedules.empty()) {
       json sch = json::array();
       for (const auto& sk : k.schedules)

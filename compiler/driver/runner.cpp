@@ -267,6 +267,7 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
   sim::SimOptions so;
   so.functional = !options.timing_only;
   so.trace_path = options.trace_path;
+  so.dram_trace_path = options.dram_trace_path;
   sim::Simulator simulator(*hw, so);
   simulator.load(run.module.program);
   std::vector<uint8_t> bytes;

@@ -71,6 +71,7 @@ CompiledNpu compile_for_npu(const Graph& graph, const npu::HwConfig& hw,
 struct RunOptions {
   bool timing_only = false;      // NPU: simulate timing only (outputs are not computed)
   std::string trace_path;        // NPU: Chrome/Perfetto trace of the pipes
+  std::string dram_trace_path;   // NPU: every DRAM request as text (docs/memory.md)
   bool read_all_values = false;  // NPU: also return every value computed on the NPU (debugging)
   npu_backend::NpuCompileOptions compile;
   /// NPU: the module compile_for_npu already built for this graph and config (moved from; then

@@ -9,6 +9,7 @@
 // 5 column bits (32 bursts per 1 KB row), the bank bits, then the row: consecutive bursts
 // alternate bank groups; addr(bg, bank, row, col) below builds an address.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <fstream>
@@ -252,8 +253,14 @@ TEST(DramBanked, DmaLoadThroughTheSimulator) {
   // 32 f16 = 64 B from GM 0: bursts 0 (BG0) and 1 (BG1), arriving at 1: ACT 1 and 4, RD 11 and
   // 14, data ends 25 and 28: dram_done 28, occupancy max(1, 27) = 27, completion 1 + 27 + 300.
   const npu::HwConfig hw = banked_hw();
-  const sim::SimResult r = simulate({dma(DType::f16, ub(0), gm(0), {32})}, hw);
+  Instruction load = dma(DType::f16, ub(0), gm(0), {32});
+  load.op_index = 1;
+  const sim::SimResult r = simulate({load}, hw);
   EXPECT_EQ(r.total_cycles, 328u);
+  ASSERT_EQ(r.op_dram.size(), 2u);  // per op: its requests' row-buffer outcomes
+  EXPECT_EQ(r.op_dram[1].requests, 2u);
+  EXPECT_EQ(r.op_dram[1].row_misses, 2u);
+  EXPECT_EQ(r.op_dram[0].requests, 0u);
   EXPECT_EQ(r.dram_model, "banked");
   ASSERT_EQ(r.dram_channels.size(), 1u);
   EXPECT_EQ(r.dram_channels[0].row_misses, 2u);
@@ -341,6 +348,45 @@ TEST(DramBanked, DramTraceBytesAddUpToTheReport) {
   EXPECT_EQ(lines[0].cycle, 1u);
   EXPECT_EQ(lines[1].address, 32u);
   EXPECT_EQ(lines[1].op, 'R');
+}
+
+TEST(DramBanked, ChromeTraceHasPerChannelAndRowBufferCounters) {
+  // Two channels interleaved every burst; the per-channel counters (bytes per cycle, mean per
+  // window W) sum back to each channel's burst bytes, the row-buffer counter to the requests.
+  npu::HwConfig hw = banked_hw();
+  hw.dram.banked.channels = 2;
+  hw.dram.banked.address_mapping = "row bank column bank_group channel";
+  npu::finalize_hw_config(hw);
+  const std::string path = ::testing::TempDir() + "/dram_banked_trace.json";
+  sim::SimOptions o;
+  o.trace_path = path;
+  sim::Simulator s(hw, o);
+  s.load(program(mixed_dmas()));
+  const sim::SimResult r = s.run();
+  std::ifstream in(path);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  const double window = doc["otherData"]["dram_counter_window_cycles"].get<double>();
+  double bytes[2] = {0, 0}, total = 0;
+  uint64_t outcomes = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "C") continue;
+    const std::string name = e["name"];
+    const double b = (e["args"].value("read", 0.0) + e["args"].value("write", 0.0)) * window;
+    if (name.rfind("DRAM channel 0 ", 0) == 0) bytes[0] += b;
+    if (name.rfind("DRAM channel 1 ", 0) == 0) bytes[1] += b;
+    if (name.rfind("DRAM bytes per cycle", 0) == 0) total += b;
+    if (name.rfind("DRAM row buffer", 0) == 0)
+      outcomes += e["args"]["row_hits"].get<uint64_t>() + e["args"]["row_misses"].get<uint64_t>() +
+                  e["args"]["bank_conflicts"].get<uint64_t>();
+  }
+  ASSERT_EQ(r.dram_channels.size(), 2u);
+  for (int c = 0; c < 2; ++c)
+    EXPECT_NEAR(bytes[c], double(r.dram_channels[c].read_bytes + r.dram_channels[c].write_bytes),
+                1e-6);
+  EXPECT_NEAR(total, double(r.dram_burst_bytes), 1e-6);
+  EXPECT_EQ(outcomes, r.dram_channels[0].requests + r.dram_channels[1].requests);
+  EXPECT_GT(r.dram_channels[0].requests, 0u);
+  EXPECT_GT(r.dram_channels[1].requests, 0u);
 }
 
 }  // namespace
