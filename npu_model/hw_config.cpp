@@ -223,7 +223,12 @@ const Field& schema() {
                              return static_cast<int64_t>(h.l2.write_policy);
                            },
                            "write_back")}),
-                  [](const HwConfig& h) { return h.l2.enabled(); })})});
+                  [](const HwConfig& h) { return h.l2.enabled(); }),
+              choice(
+                  "multicast", {"none", "dma_mc"},
+                  [](HwConfig& h, int64_t v) { h.multicast = v != 0; },
+                  [](const HwConfig& h) { return int64_t{h.multicast}; },
+                  "none: no multicast, dma_mc is an error")})});
   }();
   return root;
 }
@@ -935,6 +940,7 @@ void emit_section(YAML::Emitter& out, const Field& f, const HwConfig& hw) {
   out << YAML::BeginMap;
   for (const Field& c : f.children) {
     if (c.present && !c.present(hw)) continue;  // an optional section the config does not have
+    if (c.kind == Kind::choice && c.get_int(hw) == c.default_int) continue;  // at its default
     out << YAML::Key << c.name << YAML::Value;
     switch (c.kind) {
       case Kind::section:

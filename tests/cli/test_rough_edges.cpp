@@ -211,6 +211,11 @@ TEST(RoughEdges, ReportHwIsTheEffectiveTypedConfigWithAHash) {
       EXPECT_FALSE(cfg.at("memory").contains("l2"));
       continue;
     }
+    // memory.multicast is written only when it is not its default (none).
+    if (key == "memory.multicast") {
+      EXPECT_FALSE(cfg.at("memory").contains("multicast"));
+      continue;
+    }
     const json* v = &cfg;
     size_t begin = 0;
     for (size_t dot; (dot = key.find('.', begin)) != std::string::npos; begin = dot + 1)

@@ -234,17 +234,18 @@ TEST(HwConfigPresets, EveryPresetRoundTripsThroughYaml) {
 
 TEST(HwConfigPresets, KeysListIsTheSchemaAndDocsDescribeEveryKey) {
   const std::vector<std::string> keys = hw_config_keys();
-  // 3 top-level + scalar 2 + cube 6 + vector 2 + buffers 5 + dma 4x2 + sync 1 + dram 4 + l2 7 =
-  // 38 (dram: bytes_per_cycle, latency_cycles, capacity_bytes and the optional burst_bytes; the
-  // optional section l2: capacity_bytes, line_bytes, ways, banks, bytes_per_cycle,
-  // latency_cycles, write_policy).
-  ASSERT_EQ(keys.size(), 38u);
+  // 3 top-level + scalar 2 + cube 6 + vector 2 + buffers 5 + dma 4x2 + sync 1 + dram 4 + l2 7 +
+  // multicast 1 = 39 (dram: bytes_per_cycle, latency_cycles, capacity_bytes and the optional
+  // burst_bytes; the optional section l2: capacity_bytes, line_bytes, ways, banks,
+  // bytes_per_cycle, latency_cycles, write_policy; the optional memory.multicast).
+  ASSERT_EQ(keys.size(), 39u);
   EXPECT_EQ(keys.front(), "name");
   EXPECT_EQ(keys[3], "core.scalar.cycles_per_instruction");
   EXPECT_EQ(keys[29], "memory.dram.capacity_bytes");
   EXPECT_EQ(keys[30], "memory.dram.burst_bytes");
   EXPECT_EQ(keys[31], "memory.l2.capacity_bytes");
-  EXPECT_EQ(keys.back(), "memory.l2.write_policy");
+  EXPECT_EQ(keys[37], "memory.l2.write_policy");
+  EXPECT_EQ(keys.back(), "memory.multicast");
   const std::string docs = read_text(kSourceDir + "/docs/hw_config.md");
   for (const std::string& key : keys) {
     EXPECT_NE(docs.find("`" + key + "`"), std::string::npos)
