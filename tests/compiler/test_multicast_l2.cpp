@@ -103,5 +103,31 @@ TEST(MulticastCompile, MatmulRowSplitMulticastsB) {
                   {{"cores", 4}, {"split", 1}, {"mt", 64}});
 }
 
+// The tiling's analytical profile knows the shared operand: a conv split over output rows with
+// resident weights loads every co tile's weights on every core (4 x 36,864 bytes of DRAM without
+// multicast or L2); with an L2 or multicast the other cores get them from the first core's read,
+// so the profile counts them once: 3 x 36,864 = 110,592 bytes fewer (64 x 32 x 3 x 3 fp16
+// weights, whole 32-byte bursts).
+TEST(MulticastCompile, ProfileCountsSharedWeightsOncePerSet) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 32, 32, 32});
+  Value* w = b.constant("w", random_tensor({64, 32, 3, 3}, 41, -0.05f, 0.05f));
+  Value* y = b.node("Conv", {x, w},
+                    attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                           {"kernel_shape", std::vector<int64_t>{3, 3}}}));
+  auto g = b.finish({y});
+  auto dram_bytes = [&](const npu::HwConfig& hw) {
+    const npu_backend::LoweredGraph lowered(*g, hw, {});
+    const passes::KernelSchedule& s = *lowered.kernels().at(0).schedule;
+    const passes::Knobs k = passes::default_knobs(
+        s, hw, {{"cores", 4}, {"split", 3}, {"weights_resident", 1}, {"ht", 8}, {"mt", 64}});
+    return s.profile(k).dram_bytes;
+  };
+  const double plain = dram_bytes(hw_with({}));
+  EXPECT_DOUBLE_EQ(plain - dram_bytes(hw_with({{"memory.l2.capacity_bytes", "4194304"}})),
+                   3 * 36864.0);
+  EXPECT_DOUBLE_EQ(plain - dram_bytes(hw_with({{"memory.multicast", "dma_mc"}})), 3 * 36864.0);
+}
+
 }  // namespace
 }  // namespace tessel::testing
