@@ -299,6 +299,9 @@ class Verifier {
     }
     bool ok = true;
     if (instr_->op == Opcode::dma_mc) {  // a multicast load: GM -> L1/UB of a set of cores
+      if (!hw_.multicast)
+        problem("dma_mc on hardware without multicast (hw config '{}': memory.multicast is none)",
+                hw_.name);
       if (a.src.scope != Scope::gm) {
         problem("dma_mc reads GM (a multicast load gm->l1 or gm->ub), not {}",
                 scope_name(a.src.scope));

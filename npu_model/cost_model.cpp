@@ -14,7 +14,7 @@ void KernelProfile::add(const HwConfig& hw, const isa::Instruction& in, double p
   const InstrCost c = instruction_cost(hw, in);
   u.occupancy_cycles = static_cast<double>(c.occupancy_cycles);
   u.latency_cycles = static_cast<double>(c.latency_cycles);
-  if (in.op == isa::Opcode::dma) {
+  if (in.op == isa::Opcode::dma || in.op == isa::Opcode::dma_mc) {
     const auto& d = std::get<isa::DmaArgs>(in.args);
     if (d.src.scope == isa::Scope::gm || d.dst.scope == isa::Scope::gm) {
       isa::DmaArgs aligned = d;  // at an aligned GM address: the fewest bursts its runs touch

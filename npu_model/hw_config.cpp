@@ -270,7 +270,12 @@ const Field& schema() {
                              return static_cast<int64_t>(h.l2.write_policy);
                            },
                            "write_back")}),
-                  [](const HwConfig& h) { return h.l2.enabled(); })}),
+                  [](const HwConfig& h) { return h.l2.enabled(); }),
+              index_choice(
+                  "multicast", {"none", "dma_mc"},
+                  [](HwConfig& h, int64_t v) { h.multicast = v != 0; },
+                  [](const HwConfig& h) { return int64_t{h.multicast}; },
+                  "none: no multicast, dma_mc is an error")}),
          tech});
   }();
   return root;
@@ -753,10 +758,10 @@ class Loader {
       auto ov = overrides_.find(full);
       auto it = present.find(child.name);
       if (child.kind != Kind::section && ov != overrides_.end()) {
-        Value v{ov->second.node, full,
-                fmt::format("{}: --hw-set {}={}", root_source_, ov->second.ov.key,
-                            ov->second.ov.value),
-                YAML::Mark::null_mark(), &ov->second.ov};
+        Value v{
+            ov->second.node, full,
+            fmt::format("{}: --hw-set {}={}", root_source_, ov->second.ov.key, ov->second.ov.value),
+            YAML::Mark::null_mark(), &ov->second.ov};
         visit_leaf(child, v);
       } else if (it == present.end() && child.kind == Kind::section && child.optional) {
         if (has_override_under(full))
@@ -1222,6 +1227,7 @@ void emit_section(YAML::Emitter& out, const Field& f, const HwConfig& hw) {
     if (c.present != nullptr && !c.present(hw)) continue;  // an absent optional section
     if (c.written_when && !c.written_when(hw))
       continue;  // an optional section the config does not have
+    if (c.kind == Kind::choice && c.get_int(hw) == c.default_int) continue;  // at its default
     out << YAML::Key << c.name << YAML::Value;
     switch (c.kind) {
       case Kind::section:

@@ -185,6 +185,9 @@ struct HwConfig {
   /// directory; the loader checks the table and stores the path made absolute.
   std::string tech;
   L2Config l2;  // optional (memory.l2); l2.enabled() false when the config has none
+  /// memory.multicast (optional, default none): dma_mc, a GM load delivered to a set of cores
+  /// (docs/isa.md), exists on this NPU; the tilers then multicast operands the cores share.
+  bool multicast = false;
   DerivedConfig derived;
   bool operator==(const HwConfig&) const = default;
 };

@@ -19,11 +19,8 @@
 namespace tessel::sim {
 
 struct SimOptions {
-  bool functional = true;  // false: timing-only (data is not computed)
-  std::string trace_path;  // when set, write a Chrome/Perfetto trace JSON there
-  /// When set, write every DRAM request there (docs/memory.md, "--dram-trace"): one line per
-  /// request, written whole or not at all.
-  std::string dram_trace_path;
+  bool functional = true;   // false: timing-only (data is not computed)
+  std::string trace_path;   // when set, write a Chrome/Perfetto trace JSON there
   uint64_t max_cycles = 0;  // 0: unlimited; otherwise stop with tessel::Error when exceeded
   /// Timing-only runs whose caller never reads or writes GM contents (e.g. the compiler's
   /// measured tile selection): load() checks the buffers but builds no GM image, so a short

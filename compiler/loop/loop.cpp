@@ -336,9 +336,10 @@ void print(const Stmt& s, int indent, std::string& out) {
       out += pad + "}\n";
       break;
     case StmtKind::Copy:
-      out += fmt::format("{}copy.{} {} <- {}{}\n", pad, isa::pipe_name(stmt_pipe(*s)),
-                         region_text(s->dst), region_text(s->src),
-                         s->pad_value != 0 ? fmt::format(" pad={}", s->pad_value) : "");
+      out += fmt::format(
+          "{}copy.{} {} <- {}{}{}\n", pad, isa::pipe_name(stmt_pipe(*s)), region_text(s->dst),
+          region_text(s->src), s->pad_value != 0 ? fmt::format(" pad={}", s->pad_value) : "",
+          s->multicast_cores > 1 ? fmt::format(" multicast={}", s->multicast_cores) : "");
       break;
     case StmtKind::Intrin:
       out += pad + intrin_text(*s) + "\n";

@@ -130,6 +130,9 @@ struct StmtNode {
   // shape read pad_value
   Region dst, src;
   double pad_value = 0;
+  // Copy from GM: > 1 delivers it to the aligned set of that many cores (dma_mc, docs/isa.md);
+  // every core of the set runs the same copy. 0: a plain dma.
+  int multicast_cores = 0;
   // Intrin: the instruction with its MemRefs filled from `operands` at code generation, in the
   // order of isa memref slots (destination first).
   isa::Instruction instr;

@@ -44,6 +44,13 @@ DType acc_dtype(const NpuTarget& t) {
   return t.hw->core.cube.acc_dtype == isa::DType::f16 ? DType::f16 : DType::f32;
 }
 
+/// The core-set size of a copy that every core of a split reads alike: the split's core count
+/// when the NPU multicasts (memory.multicast) and `shared`, else 0 (a plain dma). The cost model
+/// counts such a copy's GM bytes once per set (profile()).
+int shared_operand_cores(const npu::HwConfig& hw, int64_t cores, bool shared) {
+  return hw.multicast && shared && cores > 1 ? static_cast<int>(cores) : 0;
+}
+
 L::Affine aff_const(int64_t c) {
   L::Affine a;
   a.constant = c;
@@ -261,6 +268,7 @@ class ConvSchedule final : public KernelSchedule {
   struct Base {
     npu::KernelProfile profile;
     double tile_gm_bytes = 0;
+    double tile_x_bytes = 0, tile_w_bytes = 0;  // of tile_gm_bytes: input windows, streamed weights
     int weights_use = -1;  // index of the resident weights' dma in profile.uses
     double weights_bytes = 0;
   };
@@ -550,6 +558,7 @@ const ConvSchedule::Base& ConvSchedule::base(const ConvChoice& c) const {
     for (int k = 0; k < d.ndims; ++k) d.valid_end[k] = d.extent[k];
     p.add(hw, make_instr(Opcode::dma, d), static_cast<double>(n_kc), 0, true);
     tile_gm += n_kc * p.uses.back().dram_bytes;
+    base.tile_x_bytes = n_kc * p.uses.back().dram_bytes;
   }
   // GM -> L1: the weights, per K chunk (streamed) or once per co tile (resident).
   isa::DmaArgs wd;
@@ -568,6 +577,7 @@ const ConvSchedule::Base& ConvSchedule::base(const ConvChoice& c) const {
   } else {
     p.add(hw, make_instr(Opcode::dma, wd), static_cast<double>(n_kc), 0, true);
     tile_gm += n_kc * p.uses.back().dram_bytes;
+    base.tile_w_bytes = n_kc * p.uses.back().dram_bytes;
   }
   // L1 -> L0A (weights sub-chunk), L1 -> L0B (im2col of a row group), mmad, fix per row group.
   const double subs = static_cast<double>(n_kc * c.k_sub);
@@ -647,13 +657,23 @@ npu::KernelProfile ConvSchedule::profile(const Knobs& knobs) const {
       co_loads = co_loads / s * share;
     }
   }
+  // Bytes every core of the split reads alike reach DRAM once per set when they are multicast
+  // (dma_mc) -- and, with an L2, once when the first core brings them (the others hit).
+  const double cores = static_cast<double>(c.cores);
+  const bool once = target.hw->multicast || target.hw->l2.enabled();
+  const bool w_shared = once && c.cores > 1 && (c.split == 0 || c.split == 3);
+  const bool x_shared = once && c.cores > 1 && c.split == 2;
+  if (w_shared && c.split == 3) co_loads_all = co_loads;
   double gm = 0;
   if (b.weights_use >= 0) {
     p.uses[static_cast<size_t>(b.weights_use)].per_core = co_loads;
     gm += co_loads_all * b.weights_bytes;
   }
+  double tile_gm = b.tile_gm_bytes;
+  if (w_shared) tile_gm -= b.tile_w_bytes * (1 - 1 / cores);
+  if (x_shared) tile_gm -= b.tile_x_bytes * (1 - 1 / cores);
   p.tiles = per_core_tiles;
-  p.dram_bytes = gm + tiles * b.tile_gm_bytes;
+  p.dram_bytes = gm + tiles * tile_gm;
   p.cores_used = static_cast<int>(c.cores);
   return p;
 }
@@ -668,6 +688,10 @@ L::Stmt ConvSchedule::emit(const Knobs& knobs) const {
   const bool db = best.db;
   const int64_t copies = db ? 2 : 1;
   const int split = best.split;
+  // Multicast (memory.multicast): the weights are the same on every core of a batch or row
+  // split, the input windows on every core of an output-channel split.
+  const int mc_w = shared_operand_cores(hw, best.cores, split == 0 || split == 3);
+  const int mc_x = shared_operand_cores(hw, best.cores, split == 2);
   TileEmitter em(spec, target, {conv.get()});
   em.allocate({1, best.mt, best.ht, best.wt});
 
@@ -703,9 +727,11 @@ L::Stmt ConvSchedule::emit(const Knobs& knobs) const {
   auto copy_weights = [&](const L::Affine& co_abs, int64_t mt, const L::Affine& kc0s, int64_t kc) {
     const int64_t kk = kc * khw;
     L::Buffer wv = dense_view(l1_w, {mt, kk});
-    return L::copy(
+    L::Stmt c = L::copy(
         L::Region{wv, {L::int_imm(0), L::int_imm(0)}, {mt, kk}},
         L::Region{gw, {em.start_expr(co_abs), em.start_expr(aff_scale(kc0s, khw))}, {mt, kk}});
+    c->multicast_cores = mc_w;
+    return c;
   };
 
   L::Var vn = L::make_var("bn"), vg = L::make_var("grp");
@@ -802,6 +828,7 @@ L::Stmt ConvSchedule::emit(const Knobs& knobs) const {
                                  L::int_imm(0)},
                                 ext},
                             0.0));
+                        s.back()->multicast_cores = mc_x;
                         if (!best.w_resident) s.push_back(copy_weights(co_abs, mt, kcs, kc));
                         s.push_back(chunk_l0(kcs, kc, mt, ht, wt, ih, iw, first));
                         return L::seq(s);
@@ -818,6 +845,7 @@ L::Stmt ConvSchedule::emit(const Knobs& knobs) const {
                                em.start_expr(aff_add(aff_scale(ow0, g.sw), aff_const(-g.pl)))},
                               {1, kc, ih, iw}},
                           0.0));
+                      s.back()->multicast_cores = mc_x;
                       if (!best.w_resident) s.push_back(copy_weights(co_abs, mt, kcs, kc));
                       s.push_back(chunk_l0(kcs, kc, mt, ht, wt, ih, iw, first));
                       return L::seq(s);
@@ -1087,13 +1115,20 @@ npu::KernelProfile MatmulSchedule::profile(const Knobs& knobs) const {
   const isa::Instruction a_tile = ta ? chunk(K, c.mt, lda) : chunk(c.mt, K, lda);
   const isa::Instruction b_chunk =
       tb ? chunk(hoist_b ? c.nt : c.nt, c.kt, ldb) : chunk(c.kt, c.nt, ldb);
+  // An operand every core of the split reads alike reaches DRAM once per set when it is
+  // multicast (dma_mc) -- and, with an L2, once when the first core brings it (the others hit).
+  const bool once = (hw.multicast || hw.l2.enabled()) && c.cores > 1;
+  const double cores = static_cast<double>(c.cores);
+  const bool a_shared = once && c.split == split_n, b_shared = once && c.split == split_m;
+  if (a_shared) a_all = a_loads;
+  if (b_shared) b_all = b_loads;
   double gm = 0, tile_gm = 0;
   if (c.a_res) {
     p.add(hw, a_tile, 0, a_loads, true);
     gm += a_all * p.uses.back().dram_bytes;
   } else {
     p.add(hw, a_chunk, static_cast<double>(n_k), 0, true);
-    tile_gm += n_k * p.uses.back().dram_bytes;
+    tile_gm += n_k * p.uses.back().dram_bytes / (a_shared ? cores : 1);
   }
   isa::Load2dArgs la;
   la.dtype = isa_dtype(target.act_dtype);
@@ -1112,7 +1147,7 @@ npu::KernelProfile MatmulSchedule::profile(const Knobs& knobs) const {
     p.add(hw, make_instr(Opcode::load2d, lb), 0, b_loads);
   } else {
     p.add(hw, b_chunk, static_cast<double>(n_k), 0, true);
-    tile_gm += n_k * p.uses.back().dram_bytes;
+    tile_gm += n_k * p.uses.back().dram_bytes / (b_shared ? cores : 1);
     p.add(hw, make_instr(Opcode::load2d, lb), static_cast<double>(n_k));
   }
   isa::MmadArgs mm;
@@ -1142,6 +1177,9 @@ L::Stmt MatmulSchedule::emit(const Knobs& knobs) const {
   const MatmulChoice best = decode(knobs);
   const int split = best.split;
   const int split_n = static_cast<int>(rank) - 2, split_m = split_n + 1;
+  // Multicast (memory.multicast): A is the same on every core of an n split, B of an m split.
+  const int mc_a = shared_operand_cores(*target.hw, best.cores, split == split_n);
+  const int mc_b = shared_operand_cores(*target.hw, best.cores, split == split_m);
   TileEmitter em(spec, target, {mmt.get()});
   em.allocate(out_ext(best.mt, best.nt));
 
@@ -1197,6 +1235,7 @@ L::Stmt MatmulSchedule::emit(const Knobs& knobs) const {
     std::vector<L::Stmt> s;
     s.push_back(
         L::copy(L::Region{v, std::vector<L::Expr>(vshape.size(), L::int_imm(0)), vshape}, src));
+    s.back()->multicast_cores = t.get() == a.get() ? mc_a : mc_b;
     isa::Load2dArgs la;
     la.dtype = isa_dtype(target.act_dtype);
     la.rows = static_cast<uint32_t>(rows);
@@ -1267,6 +1306,7 @@ L::Stmt MatmulSchedule::emit(const Knobs& knobs) const {
           L::Buffer v = L::make_view(l1_a, l1_a->name, vshape, L::dense_strides(vshape), 0);
           mb.push_back(L::copy(
               L::Region{v, std::vector<L::Expr>(vshape.size(), L::int_imm(0)), vshape}, src));
+          mb.back()->multicast_cores = mc_a;
           mb.push_back(for_tiles(
               em, "tn", N, best.nt,
               [&](const L::Affine& n0s, int64_t nt) { return output_tile(m0s, mt, n0s, nt); },

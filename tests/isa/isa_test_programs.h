@@ -252,6 +252,7 @@ inline npu::HwConfig test_hw(int cores = 2) {
   hw.core.fix = {128, 4};
   hw.core.sync_event_ids = 8;
   hw.dram = {128, 300, int64_t{1} << 32};
+  hw.multicast = true;  // every_opcode_program() uses dma_mc
   return hw;
 }
 

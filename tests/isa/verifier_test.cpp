@@ -190,6 +190,38 @@ TEST(Verifier, DtypeAndSizeConsistency) {
                  {"instruction 1", "op_index 3 has no entry in op_names (1 names)"});
 }
 
+TEST(Verifier, MulticastRules) {
+  // Instruction 1 of valid_program() is a dma gm -> ub of 1024 f16.
+  auto to_mc = [](Program& p, uint32_t cores) {
+    at(p, 1).op = Opcode::dma_mc;
+    std::get<DmaArgs>(at(p, 1).args).cores = cores;
+  };
+  EXPECT_EQ(verify_program(
+                [&] {
+                  Program p = valid_program();
+                  to_mc(p, 1);
+                  return p;
+                }(),
+                test_hw(1)),
+            std::vector<std::string>{});
+  expect_problem([&](Program& p) { to_mc(p, 2); },
+                 {"instruction 1", "dma_mc core set of 2 cores (expected 1..cores = 1)"});
+  expect_problem([&](Program& p) { to_mc(p, 0); },
+                 {"instruction 1", "dma_mc core set of 0 cores (expected 1..cores = 1)"});
+  expect_problem([](Program& p) { std::get<DmaArgs>(at(p, 1).args).cores = 4; },
+                 {"instruction 1", "cores = 4 on a dma (a core set is for dma_mc only)"});
+  Program p = valid_program();
+  to_mc(p, 1);
+  npu::HwConfig no_mc = test_hw(1);
+  no_mc.multicast = false;
+  const std::vector<std::string> msgs = verify_program(p, no_mc);
+  ASSERT_EQ(msgs.size(), 1u) << ::testing::PrintToString(msgs);
+  EXPECT_NE(msgs[0].find("dma_mc on hardware without multicast (hw config 'test-hw': "
+                         "memory.multicast is none)"),
+            std::string::npos)
+      << msgs[0];
+}
+
 TEST(Verifier, Buffers) {
   expect_problem([](Program& p) { p.buffers[2].address = 0x5000; },
                  {"buffer 2 'c': [0x5000, 0x7000) lies outside gm_bytes = 24576"});

@@ -77,6 +77,17 @@ TEST(HwConfigL2, HwSetOfTheCapacityAddsAnL2) {
   }
 }
 
+TEST(HwConfigMulticast, OptionalKeyDefaultsToNoneAndRoundTrips) {
+  EXPECT_FALSE(preset().multicast);
+  EXPECT_EQ(preset_text().find("multicast"), std::string::npos);
+  const HwConfig hw = preset({{"memory.multicast", "dma_mc"}});
+  EXPECT_TRUE(hw.multicast);
+  EXPECT_EQ(parse_hw_config(hw_config_to_yaml(hw), "<test>").multicast, true);
+  EXPECT_HAS(error_of(preset_text(), {{"memory.multicast", "yes"}}),
+             "<test>: --hw-set memory.multicast=yes: expected one of none, dma_mc (optional: when "
+             "absent, none: no multicast, dma_mc is an error), got 'yes'");
+}
+
 TEST(HwConfigL2, BadValuesNameLineAndKey) {
   const std::string text = preset_text();
   const int line = 1 + static_cast<int>(std::count(text.begin(), text.end(), '\n'));  // l2:

@@ -243,6 +243,10 @@ class Codegen {
     a.src = address(src.buffer->scope, base_address(src.buffer), region_offset(src), esize, temps);
     Instruction in;
     in.op = Opcode::dma;
+    if (c.multicast_cores > 1) {  // the same load on every core of the set: one GM read
+      in.op = Opcode::dma_mc;
+      a.cores = static_cast<uint32_t>(c.multicast_cores);
+    }
     in.args = a;
     push(in);
     for (int r : temps) free_reg(r);
