@@ -1227,7 +1227,13 @@ void emit_section(YAML::Emitter& out, const Field& f, const HwConfig& hw) {
     if (c.present != nullptr && !c.present(hw)) continue;  // an absent optional section
     if (c.written_when && !c.written_when(hw))
       continue;  // an optional section the config does not have
-    if (c.kind == Kind::choice && c.get_int(hw) == c.default_int) continue;  // at its default
+    // A choice at its default (memory.dram.model: simple, memory.multicast: none) is not written:
+    // a config that does not use the key has the text, and so the hash, it had before the key
+    // existed (tuning logs are keyed by that hash).
+    if (c.kind == Kind::choice && c.get_int(hw) == c.default_int) continue;
+    if (c.kind == Kind::string && c.optional && !c.choices.empty() &&
+        c.get_string(hw) == c.default_string)
+      continue;
     out << YAML::Key << c.name << YAML::Value;
     switch (c.kind) {
       case Kind::section:
