@@ -141,6 +141,31 @@ TEST(SimCli, ReportsAreaEnergyAndEdp) {
   EXPECT_NEAR(ae["seconds"].get<double>(), seconds, 1e-15);
   EXPECT_NEAR(s["edp_uj_s"].get<double>(), energy * seconds, 1e-12 * energy * seconds);
   EXPECT_NEAR(s["average_power_w"].get<double>(), energy * 1e-6 / seconds, 1e-9);
+  // The counts it priced: every mmad occupies the cube m1*k1*n1 cycles and does that many
+  // 16x16x16 fractals, so cube MACs = cube busy cycles x 4096, and the cube's dynamic energy is
+  // MACs x (fp16 mult 1.1 + fp32 add 0.9 pJ); DRAM energy = burst bytes x 8 x 20 pJ/bit.
+  const json& n = ae["counts"];
+  const uint64_t macs = n["cube_macs"];
+  EXPECT_EQ(macs, s["per_pipe_busy_cycles"]["cube"].get<uint64_t>() * 4096);
+  EXPECT_GT(macs, 0u);
+  EXPECT_EQ(n["dram_burst_bytes"], s["dram_bytes"]["burst"]);
+  // Every GM write is an MTE3 store (MTE3 also moves UB -> L1).
+  EXPECT_GE(n["dma_bytes_delivered"]["mte3"].get<uint64_t>(),
+            s["dram_bytes"]["written"].get<uint64_t>());
+  uint64_t vector_ops = 0;
+  for (const auto& [cls, types] : n["vector_elem_ops"].items())
+    for (const auto& [t, count] : types.items()) vector_ops += count.get<uint64_t>();
+  EXPECT_GT(vector_ops, 0u);
+  EXPECT_EQ(n["scalar_instructions"], s["instructions"]["dynamic"]);
+  for (const json& c : ae["components"]) {
+    if (c["name"] == "cube") {
+      EXPECT_NEAR(c["dynamic_uj"].get<double>(), static_cast<double>(macs) * 2.0e-6, 1e-9);
+    }
+    if (c["name"] == "dram") {
+      EXPECT_NEAR(c["dynamic_uj"].get<double>(), n["dram_burst_bytes"].get<double>() * 8 * 20e-6,
+                  1e-9);
+    }
+  }
   // Another table through --hw-set tech=PATH: its name, a different energy for the same cycles.
   const std::string round = kSrc + "/tests/npu_model/data/tech_round.yaml";
   const json r = sim_report("--hw-set tech='" + round + "'", "round");
