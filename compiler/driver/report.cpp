@@ -279,7 +279,10 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
                                 {"vector_elem_ops", vector_ops},
                                 {"scalar_instructions", act.scalar_instructions},
                                 {"dma_bytes_delivered", delivered},
-                                {"dram_burst_bytes", act.dram_burst_bytes}};
+                                {"dram_burst_bytes", act.dram_burst_bytes},
+                                {"l2_data_bytes", act.l2_data_bytes},
+                                {"l2_line_lookups", act.l2_line_lookups},
+                                {"l2_dirty_bytes_at_end", act.l2_dirty_bytes_at_end}};
   return j;
 }
 
