@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -407,6 +408,17 @@ int scratchpad_ports(isa::Scope scope) {
   internal_fail("scratchpad_ports: scope {}", static_cast<int>(scope));
 }
 
+int l2_tag_bits(const HwConfig& hw) {
+  if (!hw.l2.enabled()) return 0;
+  const uint64_t line = static_cast<uint64_t>(hw.l2.line_bytes);
+  const uint64_t sets = static_cast<uint64_t>(hw.l2.sets());
+  const uint64_t lines_of_gm = (static_cast<uint64_t>(hw.dram.capacity_bytes) + line - 1) / line;
+  const uint64_t per_set = (lines_of_gm + sets - 1) / sets;  // lines that share one set
+  const int tag = per_set <= 1 ? 0 : std::bit_width(per_set - 1);
+  const int lru = hw.l2.ways <= 1 ? 0 : std::bit_width(static_cast<uint64_t>(hw.l2.ways) - 1);
+  return tag + 2 + lru;
+}
+
 VectorOpClass vector_op_class(isa::Opcode op) {
   using isa::Opcode;
   switch (op) {
@@ -460,6 +472,11 @@ Activity activity_of(const sim::SimResult& result) {
       a.bytes_written[s] += c.bytes_written[s];
     }
   }
+  const sim::L2Stats& l2 = result.l2;
+  a.l2_data_bytes = l2.read_bytes + l2.write_bytes + l2.fill_bytes + l2.writeback_bytes;
+  a.l2_line_lookups =
+      l2.read_hit_lines + l2.read_miss_lines + l2.write_hit_lines + l2.write_miss_lines;
+  a.l2_dirty_bytes_at_end = l2.dirty_bytes_at_end;
   return a;
 }
 
@@ -528,6 +545,22 @@ AreaEnergy estimate_area_energy(const HwConfig& hw, const TechTable& tech,
     component(isa::scope_name(scope), area, false,
               accesses * sram_access_pj(tech, static_cast<double>(bytes)), sram);
   }
+  {
+    // The shared L2 (chip-wide): data array (one port: banks give its bandwidth) + tag array.
+    double area = 0, pj = 0;
+    if (hw.l2.enabled()) {
+      const double cell = tech.sram_cell_area_um2 / tech.sram_array_efficiency;
+      const double capacity = static_cast<double>(hw.l2.capacity_bytes);
+      const double lines = capacity / hw.l2.line_bytes;
+      const double tag_bits = l2_tag_bits(hw);
+      area = (capacity * 8.0 + lines * tag_bits) * cell;
+      pj = static_cast<double>(activity.l2_data_bytes + activity.l2_dirty_bytes_at_end) * 8.0 /
+               tech.sram_access_bits * sram_access_pj(tech, capacity) +
+           static_cast<double>(activity.l2_line_lookups) * hw.l2.ways * tag_bits /
+               tech.sram_access_bits * sram_access_pj(tech, lines * tag_bits / 8.0);
+    }
+    component("l2", area, true, pj, sram);
+  }
   const OpCost& int32 = tech.ops[static_cast<int>(TechType::int32)];
   const std::pair<isa::Pipe, const DmaEngineConfig*> engines[] = {{isa::Pipe::mte1, &hw.core.mte1},
                                                                   {isa::Pipe::mte2, &hw.core.mte2},
@@ -547,7 +580,9 @@ AreaEnergy estimate_area_energy(const HwConfig& hw, const TechTable& tech,
   component("dram",
             hw.dram.bytes_per_cycle * hw.clock_ghz * tech.dram_interface_area_mm2_per_gb_per_s *
                 kUm2PerMm2,
-            true, static_cast<double>(activity.dram_burst_bytes) * 8.0 * tech.dram_pj_per_bit,
+            true,
+            static_cast<double>(activity.dram_burst_bytes + activity.l2_dirty_bytes_at_end) * 8.0 *
+                tech.dram_pj_per_bit,
             logic);
   for (const ComponentEstimate& c : r.components) {
     r.area_mm2 += c.area_mm2;

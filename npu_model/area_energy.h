@@ -12,12 +12,18 @@
 //    (1 + extra_port_area x (ports - 1)), ports = the pipes that access it (scratchpad_ports);
 //    energy = bytes read and written / (access_bits / 8) x E(capacity), E the power law fitted
 //    through the table's points (fit_sram_energy).
+//  - l2 (memory.l2, chip-wide; zero without one): the data array as an SRAM of capacity_bytes
+//    with one port (banks, not ports, give its bandwidth) plus a tag array of l2_tag_bits per
+//    line; energy = data bytes (requests, fills, write-backs, the final flush of dirty lines)
+//    / (access_bits / 8) x
+//    E(capacity) + line lookups x ways x tag bits / access_bits x E(tag array bytes).
 //  - each DMA engine (mte1, mte2, mte3, fix): a double-buffered staging register of
 //    bytes_per_cycle bytes plus 4 address generators (int32 adder + 2 x 32-bit register);
 //    energy = bytes it delivered x 8 x 2 x register pj_per_bit (written into and read out of the
 //    staging register).
-//  - dram: interface area = GB/s x interface_area_mm2_per_gb_per_s (chip-wide); energy = the
-//    bytes of every whole DRAM burst moved x 8 x dram.pj_per_bit.
+//  - dram: interface area = GB/s x interface_area_mm2_per_gb_per_s (chip-wide); energy = (the
+//    bytes of every whole DRAM burst moved + dirty L2 bytes left at the end) x 8 x
+//    dram.pj_per_bit.
 //  - leakage of every component: its area x leakage density (logic or SRAM) x run time, run time
 //    = total_cycles / (clock_ghz x 1e9) s. Per-core components count every configured core.
 // Units: area in mm2, energy in uJ (1 uJ = 1e6 pJ), time in s, EDP in uJ x s.
@@ -112,6 +118,11 @@ double sram_access_pj(const TechTable& tech, double capacity_bytes);
 /// FIX), ub 4 (MTE2, FIX, VECTOR, MTE3). gm: 0 (off-chip, priced as DRAM).
 int scratchpad_ports(isa::Scope scope);
 
+/// Bits of one L2 tag entry: the line-address bits the set index does not give
+/// (ceil(log2(ceil(dram.capacity_bytes / line_bytes / sets)))), valid and dirty, and an LRU rank
+/// of ceil(log2(ways)) bits. 0 without an L2.
+int l2_tag_bits(const HwConfig& hw);
+
 /// Vector element-operation classes the model prices: add-like (add, sub, max, min, compare,
 /// select, logic, copy, abs, relu, neg, dup, conversion, reductions per input element) cost
 /// add_pj; multiply-like (mul, muls, div, exp, ln, sqrt, rec: one multiply each, an
@@ -148,13 +159,19 @@ struct Activity {
   OpCounts ops;                      // summed over cores
   std::array<uint64_t, isa::kNumScopes> bytes_read{}, bytes_written{};  // by isa::Scope
   uint64_t dram_burst_bytes = 0;  // SimResult::dram_burst_bytes
+  /// L2 (sim::L2Stats): bytes read or written in its data array (the requests' bytes, line
+  /// fills, write-backs) and lines looked up (each reads its set's `ways` tags).
+  uint64_t l2_data_bytes = 0, l2_line_lookups = 0;
+  /// Dirty L2 bytes the run left unflushed: charged as one more L2 read and DRAM write each
+  /// (the results reach DRAM eventually; without it an L2 would hide the output's DRAM cost).
+  uint64_t l2_dirty_bytes_at_end = 0;
 };
 /// The Activity of a simulated run (sums its per-core statistics).
 Activity activity_of(const sim::SimResult& result);
 
 /// One component's figures, all cores together.
 struct ComponentEstimate {
-  std::string name;  // cube, vector, scalar, l1, l0a, l0b, l0c, ub, mte1, mte2, mte3, fix, dram
+  std::string name;  // cube, vector, scalar, l1, l0a, l0b, l0c, ub, l2, mte1, mte2, mte3, fix, dram
   double area_mm2 = 0;
   double dynamic_uj = 0;  // energy of what it did
   double leakage_uj = 0;  // area x leakage density x run time

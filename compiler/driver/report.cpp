@@ -264,6 +264,25 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
   j["area_energy"] = {{"tech", ae.tech_name},        {"tech_file", ae.tech_file},
                       {"seconds", ae.seconds},       {"dynamic_uj", ae.dynamic_uj},
                       {"leakage_uj", ae.leakage_uj}, {"components", components}};
+  // The counts the model priced (all cores), so that a figure can be checked by hand.
+  const npu::Activity act = npu::activity_of(s);
+  json vector_ops = json::object();
+  const char* classes[] = {"add", "mult", "mac"};
+  for (int k = 0; k < npu::kNumVectorOpClasses; ++k)
+    for (int t = 0; t < npu::kNumTechTypes; ++t)
+      vector_ops[classes[k]][npu::tech_type_name(static_cast<npu::TechType>(t))] =
+          act.ops.vector_elem_ops[k][t];
+  json delivered = json::object();
+  for (isa::Pipe p : {isa::Pipe::mte2, isa::Pipe::mte1, isa::Pipe::fix, isa::Pipe::mte3})
+    delivered[isa::pipe_name(p)] = act.ops.pipe_bytes_written[static_cast<int>(p)];
+  j["area_energy"]["counts"] = {{"cube_macs", act.ops.cube_macs},
+                                {"vector_elem_ops", vector_ops},
+                                {"scalar_instructions", act.scalar_instructions},
+                                {"dma_bytes_delivered", delivered},
+                                {"dram_burst_bytes", act.dram_burst_bytes},
+                                {"l2_data_bytes", act.l2_data_bytes},
+                                {"l2_line_lookups", act.l2_line_lookups},
+                                {"l2_dirty_bytes_at_end", act.l2_dirty_bytes_at_end}};
   return j;
 }
 

@@ -32,7 +32,10 @@ std::string with_commas(uint64_t v);
 /// per_pipe_utilization, bytes per scope, dram_bytes, per-op rows, compile/simulate seconds, and
 /// the area and energy model's figures (npu::area_energy): area_mm2, energy_uj, edp_uj_s,
 /// average_power_w and area_energy {tech, tech_file, seconds, dynamic_uj, leakage_uj,
-/// components: [{name, area_mm2, dynamic_uj, leakage_uj, energy_uj}]}.
+/// components: [{name, area_mm2, dynamic_uj, leakage_uj, energy_uj}], counts: {cube_macs,
+/// vector_elem_ops: {add|mult|mac: {fp16 .. int64}}, scalar_instructions, dma_bytes_delivered:
+/// {mte2, mte1, fix, mte3}, dram_burst_bytes, l2_data_bytes, l2_line_lookups,
+/// l2_dirty_bytes_at_end}}.
 nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw);
 
 /// The DRAM section of a report: model, totals and per channel bytes, requests, row hits, row

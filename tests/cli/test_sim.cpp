@@ -121,7 +121,7 @@ TEST(SimCli, ReportsAreaEnergyAndEdp) {
   const json& ae = s["area_energy"];
   EXPECT_EQ(ae["tech"], "45nm");
   EXPECT_EQ(ae["tech_file"], "<built-in hw_configs/tech/45nm.yaml>");
-  ASSERT_EQ(ae["components"].size(), 13u);
+  ASSERT_EQ(ae["components"].size(), 14u);
   double area = 0, dynamic = 0, leakage = 0;
   for (const json& c : ae["components"]) {
     area += c["area_mm2"].get<double>();
@@ -141,6 +141,31 @@ TEST(SimCli, ReportsAreaEnergyAndEdp) {
   EXPECT_NEAR(ae["seconds"].get<double>(), seconds, 1e-15);
   EXPECT_NEAR(s["edp_uj_s"].get<double>(), energy * seconds, 1e-12 * energy * seconds);
   EXPECT_NEAR(s["average_power_w"].get<double>(), energy * 1e-6 / seconds, 1e-9);
+  // The counts it priced: every mmad occupies the cube m1*k1*n1 cycles and does that many
+  // 16x16x16 fractals, so cube MACs = cube busy cycles x 4096, and the cube's dynamic energy is
+  // MACs x (fp16 mult 1.1 + fp32 add 0.9 pJ); DRAM energy = burst bytes x 8 x 20 pJ/bit.
+  const json& n = ae["counts"];
+  const uint64_t macs = n["cube_macs"];
+  EXPECT_EQ(macs, s["per_pipe_busy_cycles"]["cube"].get<uint64_t>() * 4096);
+  EXPECT_GT(macs, 0u);
+  EXPECT_EQ(n["dram_burst_bytes"], s["dram_bytes"]["burst"]);
+  // Every GM write is an MTE3 store (MTE3 also moves UB -> L1).
+  EXPECT_GE(n["dma_bytes_delivered"]["mte3"].get<uint64_t>(),
+            s["dram_bytes"]["written"].get<uint64_t>());
+  uint64_t vector_ops = 0;
+  for (const auto& [cls, types] : n["vector_elem_ops"].items())
+    for (const auto& [t, count] : types.items()) vector_ops += count.get<uint64_t>();
+  EXPECT_GT(vector_ops, 0u);
+  EXPECT_EQ(n["scalar_instructions"], s["instructions"]["dynamic"]);
+  for (const json& c : ae["components"]) {
+    if (c["name"] == "cube") {
+      EXPECT_NEAR(c["dynamic_uj"].get<double>(), static_cast<double>(macs) * 2.0e-6, 1e-9);
+    }
+    if (c["name"] == "dram") {
+      EXPECT_NEAR(c["dynamic_uj"].get<double>(), n["dram_burst_bytes"].get<double>() * 8 * 20e-6,
+                  1e-9);
+    }
+  }
   // Another table through --hw-set tech=PATH: its name, a different energy for the same cycles.
   const std::string round = kSrc + "/tests/npu_model/data/tech_round.yaml";
   const json r = sim_report("--hw-set tech='" + round + "'", "round");
@@ -150,10 +175,10 @@ TEST(SimCli, ReportsAreaEnergyAndEdp) {
   EXPECT_NE(r["energy_uj"], s["energy_uj"]);
   // One core: a quarter of every per-core component's area, the DRAM interface unchanged.
   const json one = sim_report("--hw-set cores=1", "energy_one");
-  for (size_t i = 0; i < 13; ++i) {
+  for (size_t i = 0; i < 14; ++i) {
     const json& c1 = one["area_energy"]["components"][i];
     const json& c4 = ae["components"][i];
-    const double factor = c1["name"] == "dram" ? 1.0 : 0.25;
+    const double factor = c1["name"] == "dram" || c1["name"] == "l2" ? 1.0 : 0.25;
     EXPECT_NEAR(c1["area_mm2"].get<double>(), factor * c4["area_mm2"].get<double>(), 1e-9)
         << c1["name"];
   }

@@ -105,10 +105,10 @@ TEST(AreaEnergy, GemmTileDerivedByHand) {
   const HwConfig hw = parse_hw_config(kSmallNpu, "<small>");
   const TechTable tech = load_tech_table(kRoundTable);
   const AreaEnergy r = estimate_area_energy(hw, tech, gemm_tile_activity());
-  ASSERT_EQ(r.components.size(), 13u);
-  const char* order[] = {"cube", "vector", "scalar", "l1",   "l0a", "l0b", "l0c",
-                         "ub",   "mte1",   "mte2",   "mte3", "fix", "dram"};
-  for (size_t i = 0; i < 13; ++i) EXPECT_EQ(r.components[i].name, order[i]);
+  ASSERT_EQ(r.components.size(), 14u);
+  const char* order[] = {"cube", "vector", "scalar", "l1",   "l0a",  "l0b", "l0c",
+                         "ub",   "l2",     "mte1",   "mte2", "mte3", "fix", "dram"};
+  for (size_t i = 0; i < 14; ++i) EXPECT_EQ(r.components[i].name, order[i]);
   // Run time: 1000 cycles / 0.5e9 Hz = 2e-6 s.
   EXPECT_DOUBLE_EQ(r.seconds, 2e-6);
   constexpr double kEps = 1e-12;  // uJ and mm2 figures here are >= 1e-4: exact but for rounding
@@ -139,6 +139,8 @@ TEST(AreaEnergy, GemmTileDerivedByHand) {
       {"l0c", 0.08192, 32e-6, 0.08192 * 20 * 2e-3},
       // ub: 131072 x 1.75 (4 ports) = 229376; 224 B = 28 accesses x 4 pJ = 112 pJ.
       {"ub", 0.458752, 112e-6, 0.458752 * 20 * 2e-3},
+      // l2: this config has none.
+      {"l2", 0, 0, 0},
       // DMA engines: staging bytes_per_cycle x 8 x 2 x 5 um2 + 4 x (int32 adder 50 + 64 x 5)
       // = 1480 um2 of address generators; energy = bytes x 8 x 2 x 0.01 pJ = bytes x 0.16 pJ.
       // mte1: 5120 + 1480 = 6600 um2; 64 B -> 10.24 pJ.
@@ -178,6 +180,35 @@ TEST(AreaEnergy, GemmTileDerivedByHand) {
   EXPECT_EQ(r.tech_file, kRoundTable);
 }
 
+// The small NPU with a 16 KiB shared L2 of 128-byte lines, 4 ways: 16384 / (128 x 4) = 32 sets.
+TEST(AreaEnergy, L2DerivedByHand) {
+  const HwConfig hw = parse_hw_config(
+      kSmallNpu + "  l2: {capacity_bytes: 16384, line_bytes: 128, ways: 4}\n", "<small+l2>");
+  ASSERT_TRUE(hw.l2.enabled());
+  // Tag: the 1 MiB GM has 8192 lines, 256 per set -> 8 bits; + valid, dirty + 2 LRU bits = 12.
+  EXPECT_EQ(l2_tag_bits(hw), 12);
+  const TechTable tech = load_tech_table(kRoundTable);
+  Activity a = gemm_tile_activity();
+  a.l2_data_bytes = 256;  // e.g. 128 B of requests + one 128-byte line fill
+  a.l2_line_lookups = 4;
+  const AreaEnergy with = estimate_area_energy(hw, tech, a);
+  const AreaEnergy without =
+      estimate_area_energy(parse_hw_config(kSmallNpu, "<small>"), tech, gemm_tile_activity());
+  const ComponentEstimate& l2 = component(with, "l2");
+  // Area (chip-wide): (16384 x 8 data bits + 128 lines x 12 tag bits) x 0.5 / 0.5 um2 =
+  // 131072 + 1536 = 132608 um2 (one port: no port factor).
+  EXPECT_NEAR(l2.area_mm2, 0.132608, 1e-12);
+  // Energy: 256 B = 32 64-bit accesses x E(16384) = 4 pJ = 128 pJ; tags: 4 lookups x 4 ways x 12
+  // bits = 192 bits = 3 accesses x E(192 B) = sqrt(192 / 1024) = 0.4330127 pJ = 1.2990381 pJ.
+  EXPECT_NEAR(l2.dynamic_uj, (128 + 3 * std::sqrt(0.1875)) * 1e-6, 1e-12);
+  EXPECT_NEAR(l2.dynamic_uj, 129.2990381e-6, 1e-12);
+  // Leakage: 0.132608 mm2 x 20 mW/mm2 x 2e-6 s.
+  EXPECT_NEAR(l2.leakage_uj, 0.132608 * 20 * 2e-3, 1e-12);
+  // Everything else is as without the L2.
+  EXPECT_NEAR(with.area_mm2, without.area_mm2 + 0.132608, 1e-12);
+  EXPECT_NEAR(with.dynamic_uj, without.dynamic_uj + 129.2990381e-6, 1e-12);
+}
+
 TEST(AreaEnergy, ActivityOfSumsTheCores) {
   sim::SimResult s;
   s.total_cycles = 77;
@@ -193,7 +224,17 @@ TEST(AreaEnergy, ActivityOfSumsTheCores) {
   s.cores[0].bytes_read[int(isa::Scope::ub)] = 3;
   s.cores[1].bytes_read[int(isa::Scope::ub)] = 4;
   s.cores[1].bytes_written[int(isa::Scope::l1)] = 8;
+  s.l2.read_bytes = 1;
+  s.l2.write_bytes = 2;
+  s.l2.fill_bytes = 4;
+  s.l2.writeback_bytes = 8;
+  s.l2.read_hit_lines = 16;
+  s.l2.read_miss_lines = 32;
+  s.l2.write_hit_lines = 64;
+  s.l2.write_miss_lines = 128;
   const Activity a = activity_of(s);
+  EXPECT_EQ(a.l2_data_bytes, 15u);
+  EXPECT_EQ(a.l2_line_lookups, 240u);
   EXPECT_EQ(a.cycles, 77u);
   EXPECT_EQ(a.scalar_instructions, 9u);
   EXPECT_EQ(a.dram_burst_bytes, 640u);

@@ -102,5 +102,34 @@ TEST(AreaEnergySim, GemmTileCountsAndEnergy) {
   EXPECT_GT(e3.energy_uj, e.energy_uj);
 }
 
+// The same tile behind a 64 KiB shared L2 (128-byte lines, 16 ways: 32 sets; write-back).
+// A and B (512 B each at GM 0 and 512) miss in 8 lines, filled from DRAM (1024 B); the store of
+// C (512 B at 4096) allocates 4 lines without a fill and stays dirty. L2 data bytes = 1024
+// requested + 1024 filled + 512 written + 512 dirty flushed at the end = 3072 = 384 64-bit
+// accesses x E(64 KiB) = 27.1442 pJ = 10423.4 pJ; lines looked up 8 + 4 = 12, each reading 16
+// tags of 26 bits (the 4 GiB GM's 2^25 lines over 32 sets: 20 bits, + valid, dirty, 4 LRU
+// bits) = 4992 bits = 78 accesses x E(512 lines x 26 bits = 1664 B) = 4.7832 pJ = 373.1 pJ.
+// Total 10796.4 pJ.
+TEST(AreaEnergySim, GemmTileBehindAnL2) {
+  npu::HwConfig hw = test_hw();
+  hw.l2.capacity_bytes = 64 << 10;
+  const sim::SimResult r = run(gemm_tile(), hw);
+  EXPECT_EQ(r.l2.read_bytes, 1024u);
+  EXPECT_EQ(r.l2.fill_bytes, 1024u);
+  EXPECT_EQ(r.l2.write_bytes, 512u);
+  EXPECT_EQ(r.l2.writeback_bytes, 0u);
+  EXPECT_EQ(r.l2.dirty_bytes_at_end, 512u);
+  const npu::Activity a = npu::activity_of(r);
+  EXPECT_EQ(a.l2_data_bytes, 2560u);
+  EXPECT_EQ(a.l2_line_lookups, 12u);
+  EXPECT_EQ(npu::l2_tag_bits(hw), 26);
+  const npu::AreaEnergy e = npu::area_energy(hw, r);
+  EXPECT_NEAR(dynamic_of(e, "l2"), 10796.4e-6, 0.1e-6);
+  // DRAM moved the fills (1024 B); the 512 dirty bytes are charged as their eventual write:
+  // 1536 B x 8 x 20 pJ, as without the L2.
+  EXPECT_EQ(r.dram_burst_bytes, 1024u);
+  EXPECT_NEAR(dynamic_of(e, "dram"), 1536 * 8 * 20e-6, 1e-12);
+}
+
 }  // namespace
 }  // namespace tessel
