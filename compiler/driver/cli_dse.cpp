@@ -892,14 +892,8 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
       std::string list;
       for (const auto& o : empty) list += (list.empty() ? "" : ", ") + o;
       out << fmt::format(
-          "  objective{} {}: no value on any ok point{}, so no front or plot with {}\n",
-          empty.size() == 1 ? "" : "s", list,
-          std::any_of(
-              empty.begin(), empty.end(),
-              [](const std::string& o) { return o == "area" || o == "energy" || o == "edp"; })
-              ? " (this build has no area/energy model: the columns stay empty)"
-              : "",
-          empty.size() == 1 ? "it" : "them");
+          "  objective{} {}: no value on any ok point, so no front or plot with {}\n",
+          empty.size() == 1 ? "" : "s", list, empty.size() == 1 ? "it" : "them");
     }
     out << fmt::format("  wrote {}, {}, {}\n", db_path.string(), (dir / "results.csv").string(),
                        (dir / "pareto.csv").string());
