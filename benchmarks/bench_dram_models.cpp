@@ -1,20 +1,21 @@
 // The banked DRAM model against the simple one on the same program (docs/memory.md,
 // docs/results.md): zoo:resnet50 at 1x3x224x224 and the PP-OCR classifier, compiled once for
 // hw_configs/npu_4core.yaml (benchmarks/compiled_models.h: the default schedule), then simulated
-// timing-only with that config (simple model) and with hw_configs/npu_4core_lpddr5.yaml (the same
-// NPU, LPDDR5-6400 banked), the two alternating in every iteration so that both see the same
-// machine load. Timed: Simulator construction + load + run() of each model (what `tessel sim`
-// spends after compiling). Counters: host_s_simple, host_s_banked (wall seconds per run),
-// banked_over_simple (their ratio), cycles_simple, cycles_banked. After the timed loop it prints
-// the per-kernel table of docs/results.md (simulated cycles with each model and the banked model's
-// row-buffer outcomes per kernel, the slowest 20 by banked cycles).
-// Run: build/bin/bench_bench_dram_models --benchmark_filter=resnet50
+// timing-only with that config (simple model), with hw_configs/npu_4core_lpddr5.yaml (the same
+// NPU, LPDDR5-6400 banked, XOR-hashed channels) and with it at channel_hash: none, alternating in
+// every iteration so that all see the same machine load. Timed: Simulator construction + load +
+// run() of each model (what `tessel sim` spends after compiling). Counters: host_s_simple,
+// host_s_banked (wall seconds per run), banked_over_simple (their ratio), cycles_simple,
+// cycles_banked. After the timed loop it prints the per-kernel table of docs/results.md (simulated
+// cycles with each model and the banked model's row-buffer outcomes per kernel, the slowest 20 by
+// banked cycles). Run: build/bin/bench_bench_dram_models --benchmark_filter=resnet50
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include "benchmarks/compiled_models.h"
 #include "simulator/simulator.h"
@@ -27,6 +28,11 @@ sim::SimResult simulate(const npu::HwConfig& hw, const isa::Program& program, do
   const auto t0 = std::chrono::steady_clock::now();
   sim::SimOptions options;
   options.functional = false;
+  if (const char* dir = std::getenv("TESSEL_BENCH_TRACE_DIR"))  // Chrome traces, for analysis
+  {
+    options.trace_path = std::string(dir) + "/" + hw.name + ".json";
+    options.dram_trace_path = std::string(dir) + "/" + hw.name + ".dram.txt";
+  }
   sim::Simulator s(hw, options);
   s.load(program);
   sim::SimResult r = s.run();
@@ -68,11 +74,16 @@ void BM_DramModels(benchmark::State& state, const std::string& which) {
   const bench::CompiledModel& c = bench::compiled_model(which);
   const npu::HwConfig banked_hw =
       npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core_lpddr5.yaml");
-  double t_simple = 0, t_banked = 0;
-  sim::SimResult simple, banked;
+  npu::HwConfig sliced_hw =
+      npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core_lpddr5.yaml",
+                          {{"memory.dram.banked.channel_hash", "none"}});
+  sliced_hw.name += "-nohash";
+  double t_simple = 0, t_banked = 0, t_sliced = 0;
+  sim::SimResult simple, banked, sliced;
   for (auto _ : state) {
     simple = simulate(c.hw, c.module.program, &t_simple);
     banked = simulate(banked_hw, c.module.program, &t_banked);
+    sliced = simulate(sliced_hw, c.module.program, &t_sliced);
   }
   const double n = static_cast<double>(state.iterations());
   state.counters["host_s_simple"] = t_simple / n;
@@ -80,7 +91,11 @@ void BM_DramModels(benchmark::State& state, const std::string& which) {
   state.counters["banked_over_simple"] = t_banked / t_simple;
   state.counters["cycles_simple"] = static_cast<double>(simple.total_cycles);
   state.counters["cycles_banked"] = static_cast<double>(banked.total_cycles);
+  state.counters["cycles_banked_nohash"] = static_cast<double>(sliced.total_cycles);
+  std::printf("\n(banked = npu_4core_lpddr5 as shipped, channel_hash: xor)");
   print_kernels(which, c, simple, banked);
+  std::printf("\n(banked with channel_hash: none, the plain bit-slice interleave)");
+  print_kernels(which, c, simple, sliced);
 }
 
 BENCHMARK_CAPTURE(BM_DramModels, resnet50, std::string("resnet50"))

@@ -73,13 +73,18 @@ DramAddressMap::DramAddressMap(const DramBankedConfig& cfg) {
   }
   // Build LSB-first slices; shifts inside a field count from its least significant piece.
   int used[6] = {};
+  int position = 0;
   for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {
     const int f = static_cast<int>(it->field);
     const int bits = it->bits >= 0 ? it->bits : total[f] - fixed[f];
     if (bits == 0) continue;
     slices_.push_back({it->field, bits, used[f]});
     used[f] += bits;
+    position += bits;
+    if (it->field == DramField::channel) above_channel_ = position;
   }
+  channel_bits_ = total[0];
+  channel_xor_ = cfg.channel_xor && channel_bits_ > 0;
 }
 
 DramCoord DramAddressMap::map(uint64_t byte_address) const {
@@ -88,6 +93,11 @@ DramCoord DramAddressMap::map(uint64_t byte_address) const {
   for (const DramAddressSlice& s : slices_) {
     v[static_cast<int>(s.field)] |= (a & ((uint64_t{1} << s.bits) - 1)) << s.shift;
     a >>= s.bits;
+  }
+  if (channel_xor_) {
+    uint64_t above = (byte_address >> burst_shift_) >> above_channel_;
+    const uint64_t mask = (uint64_t{1} << channel_bits_) - 1;
+    for (; above != 0; above >>= channel_bits_) v[0] ^= above & mask;
   }
   DramCoord c;
   c.channel = static_cast<uint32_t>(v[0]);

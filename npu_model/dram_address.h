@@ -36,6 +36,9 @@ class DramAddressMap {
   /// only BITS of it (the piece without ":BITS" takes the rest; e.g. "row bank column channel
   /// column:2" interleaves channels every 4 bursts). Every field with more than one value
   /// (channels > 1, ...) must appear; the counts must be powers of two (the loader checks them).
+  /// With cfg.channel_xor the channel is then XORed with every log2(channels)-bit group of the
+  /// burst index above the channel's most significant slice (a bijection: the other fields are
+  /// unchanged).
   /// Throws tessel::Error with a message (no file position; the loader adds it) on an unknown
   /// field, a field missing or given twice without widths, or widths beyond the field's bits.
   explicit DramAddressMap(const DramBankedConfig& cfg);
@@ -47,6 +50,9 @@ class DramAddressMap {
  private:
   int burst_shift_ = 0;
   std::vector<DramAddressSlice> slices_;
+  bool channel_xor_ = false;
+  int channel_bits_ = 0;   // log2(channels)
+  int above_channel_ = 0;  // burst-index bit just above the most significant channel slice
 };
 
 /// Bytes one burst (one request) moves: bus_width_bits / 8 * burst_length.

@@ -315,6 +315,12 @@ Field banked_dram_section() {
          m.get_string = [](const HwConfig& h) { return h.dram.banked.address_mapping; };
          return m;
        }(),
+       choice(
+           "channel_hash", {"none", "xor"},
+           [](HwConfig& h, const std::string& v) { h.dram.banked.channel_xor = v == "xor"; },
+           [](const HwConfig& h) -> std::string {
+             return h.dram.banked.channel_xor ? "xor" : "none";
+           }),
        [] {
          Field p = choice(
              "page_policy", {"open_page", "closed_page"},

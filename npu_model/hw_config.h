@@ -113,6 +113,10 @@ struct DramBankedConfig {
   /// Address bit fields from the most to the least significant bit above the burst offset, e.g.
   /// "row rank bank bank_group column channel"; a field may be split ("column:2" takes 2 bits).
   std::string address_mapping;
+  /// XOR the channel index with the address bits above the channel field, folded log2(channels)
+  /// bits at a time (channel_hash: xor), so power-of-two strides spread over the channels as in
+  /// hashed controllers; none = the plain bit slice.
+  bool channel_xor = false;
   PagePolicy page_policy = PagePolicy::open_page;
   DramTimingConfig timing;
   bool operator==(const DramBankedConfig&) const = default;

@@ -115,8 +115,8 @@ void Dram::record(uint64_t issue, bool read, int core, const std::vector<uint64_
   }
 }
 
-uint64_t Dram::serve_runs(uint64_t issue, bool read, int core, const std::vector<GmRun>& runs,
-                          uint64_t* burst_bytes) {
+DramServed Dram::serve_runs(uint64_t issue, bool read, int core, const std::vector<GmRun>& runs,
+                            uint64_t* burst_bytes) {
   const uint64_t b = burst_bytes_;
   if (banked_) {
     bursts_.clear();
@@ -125,7 +125,8 @@ uint64_t Dram::serve_runs(uint64_t issue, bool read, int core, const std::vector
       for (uint64_t blk = r.address / b; blk <= (r.address + r.bytes - 1) / b; ++blk)
         bursts_.push_back(blk * b);
     }
-    const uint64_t done = banked_->serve(issue, read, bursts_, &results_);
+    DramServed served;
+    served.done_cycle = banked_->serve(issue, read, bursts_, &results_, &served.accepted_cycle);
     *burst_bytes += bursts_.size() * b;
     last_ = OpDramStats{};
     for (const DramRequestResult& r : results_) {
@@ -135,7 +136,7 @@ uint64_t Dram::serve_runs(uint64_t issue, bool read, int core, const std::vector
                                          : last_.bank_conflicts);
     }
     if (trace_.is_open() || run_.tracing) record(issue, read, core, bursts_, results_);
-    return done;
+    return served;
   }
   uint64_t total = 0;
   for (const GmRun& r : runs) {
@@ -147,7 +148,7 @@ uint64_t Dram::serve_runs(uint64_t issue, bool read, int core, const std::vector
              << (last - first + 1) * b << (read ? " R\n" : " W\n");
   }
   *burst_bytes += total;
-  if (total == 0) return issue;
+  if (total == 0) return {issue, issue};
   const uint64_t start = std::max(issue, next_free_cycle_);
   const uint64_t done = start + (total + bytes_per_cycle_ - 1) / bytes_per_cycle_;
   next_free_cycle_ = done;
@@ -155,7 +156,7 @@ uint64_t Dram::serve_runs(uint64_t issue, bool read, int core, const std::vector
   (read ? simple_stats_.read_bytes : simple_stats_.write_bytes) += total;
   simple_stats_.busy_cycles += done - start;
   if (run_.tracing) run_.dram_transfers.push_back({start, done, total, read});
-  return done;
+  return {done, done};
 }
 
 void Dram::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
@@ -166,7 +167,7 @@ void Dram::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_
   const auto* dma = std::get_if<isa::DmaArgs>(&ext->instr->args);
   if (!dma) internal_fail("Dram: transaction for a non-dma instruction");
   uint64_t burst_bytes = 0;
-  uint64_t done = issue;
+  uint64_t done = issue, tail = 0;  // tail: banked data still in flight after `done`
   if (!banked_ && !trace_.is_open()) {
     // The simple model's fast path: the channel moves whole bursts, busy for the burst-rounded
     // bytes (== g when memory.dram.burst_bytes is 1), counted without listing the runs.
@@ -183,7 +184,9 @@ void Dram::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_
   } else if (g > 0) {
     runs_.clear();
     npu::for_each_gm_run(*dma, [&](uint64_t a, uint64_t n) { runs_.push_back({a, n}); });
-    done = serve_runs(issue, trans.is_read(), ext->core, runs_, &burst_bytes);
+    const DramServed served = serve_runs(issue, trans.is_read(), ext->core, runs_, &burst_bytes);
+    done = served.accepted_cycle;
+    tail = served.done_cycle - served.accepted_cycle;
     const int op = ext->instr->op_index;
     if (banked_ && op >= 0 && static_cast<size_t>(op) < run_.result.op_dram.size()) {
       OpDramStats& s = run_.result.op_dram[op];
@@ -205,7 +208,7 @@ void Dram::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_
     isa::execute(*run_.hw, *ext->instr, mem);
   }
   ext->dram_done_cycle = done;
-  ext->dram_latency_cycles = latency_cycles_;
+  ext->dram_latency_cycles = latency_cycles_ + tail;
   delay = sc_core::sc_time::from_value(done - sc_core::sc_time_stamp().value());
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -8,14 +8,17 @@
 // (read = GM -> core, write = core -> GM), the lowest GM address touched and data_length = G, the
 // GM bytes of the transfer (npu::dma_gm_bytes). The strided descriptor itself travels in a
 // DmaExtension. The target serves the transfer and returns in `delay` the time from s until the
-// DRAM finishes it (dram_done - s); the extension also returns dram_done and the DRAM latency
-// that comes on top of the completion (memory.dram.latency_cycles). It performs the functional
-// copy (isa::execute) when asked.
+// DRAM has taken it (dram_done - s: the engine is busy until then); the extension also returns
+// dram_done and the latency that comes on top of the completion (memory.dram.latency_cycles, and
+// with the banked model the data still in flight). It performs the functional copy
+// (isa::execute) when asked.
 //  - simple: served from dram_start = max(s, next_free) for ceil(G_burst / dram.bytes_per_cycle)
 //    cycles, where G_burst is G rounded to the aligned dram.burst_bytes blocks the access touches
 //    (npu::dma_gm_burst_bytes; = G when burst_bytes is 1).
-//  - banked: the same blocks become one burst request each, all arriving at s; dram_done is when
-//    the last one's data has moved (BankedDram::serve).
+//  - banked: the same blocks become one burst request each, all arriving at s; dram_done is the
+//    NPU cycle after the last one's column command (the DRAM has accepted every request; a next
+//    transfer's commands may follow), and the latency adds the time until its last data beat has
+//    moved (BankedDram::serve), so consecutive dmas overlap their data with the device latency.
 // Anything that sits in front of the DRAM (an L2) can call serve_runs() with the GM byte runs it
 // misses on: that is the whole timing interface.
 //
@@ -50,7 +53,7 @@ struct DmaExtension : tlm::tlm_extension<DmaExtension> {
   bool functional = false;                  // perform the copy (false: timing only)
   int core = -1;                            // the issuing core (for --dram-trace)
   // Returned by the target:
-  uint64_t dram_done_cycle = 0;      // when the channel finished this transfer
+  uint64_t dram_done_cycle = 0;      // when the DRAM has taken this transfer (engine free)
   uint64_t dram_latency_cycles = 0;  // added to the instruction's completion
 
   tlm::tlm_extension_base* clone() const override { return new DmaExtension(*this); }
@@ -62,6 +65,12 @@ struct DmaExtension : tlm::tlm_extension<DmaExtension> {
 /// One contiguous GM byte range of a transfer.
 struct GmRun {
   uint64_t address = 0, bytes = 0;
+};
+
+/// When the DRAM has served a transfer (NPU cycles): `accepted` = it has taken every request (the
+/// issuing engine is free; simple model: the channel finished), `done` = the last byte has moved.
+struct DramServed {
+  uint64_t accepted_cycle = 0, done_cycle = 0;
 };
 
 /// GM target module: owns no storage (the Simulator's GM image is used in place).
@@ -77,10 +86,10 @@ class Dram : public sc_core::sc_module {
   uint64_t next_free_cycle() const { return next_free_cycle_; }
 
   /// The timing of one transfer: the GM byte runs of a read or write by `core` arriving at NPU
-  /// cycle `issue`, rounded to whole bursts; returns the NPU cycle when the DRAM has moved the
-  /// last byte and adds the burst bytes to `*burst_bytes`. Writes the --dram-trace lines.
-  uint64_t serve_runs(uint64_t issue, bool read, int core, const std::vector<GmRun>& runs,
-                      uint64_t* burst_bytes);
+  /// cycle `issue`, rounded to whole bursts; adds the burst bytes to `*burst_bytes` and writes the
+  /// --dram-trace lines. (memory.dram.latency_cycles is not included.)
+  DramServed serve_runs(uint64_t issue, bool read, int core, const std::vector<GmRun>& runs,
+                        uint64_t* burst_bytes);
 
   /// Per-channel counters so far (SimResult::dram_channels).
   std::vector<DramChannelStats> channel_stats() const;

@@ -188,6 +188,7 @@ DramRequestResult BankedDram::schedule(Channel& ch, const npu::DramCoord& c, boo
   DramRequestResult out;
   out.channel = c.channel;
   out.outcome = p.outcome;
+  out.column_ck = static_cast<uint64_t>(p.col);
   out.data_start_ck = static_cast<uint64_t>(p.data_start);
   out.data_end_ck = static_cast<uint64_t>(p.data_end);
   return out;
@@ -195,8 +196,9 @@ DramRequestResult BankedDram::schedule(Channel& ch, const npu::DramCoord& c, boo
 
 uint64_t BankedDram::serve(uint64_t arrival_cycle, bool read,
                            const std::vector<uint64_t>& burst_addresses,
-                           std::vector<DramRequestResult>* results) {
+                           std::vector<DramRequestResult>* results, uint64_t* accepted_cycle) {
   if (results) results->assign(burst_addresses.size(), DramRequestResult{});
+  if (accepted_cycle) *accepted_cycle = arrival_cycle;
   if (burst_addresses.empty()) return arrival_cycle;
   const int64_t arrival = static_cast<int64_t>(to_dram_ck(arrival_cycle));
   // Per channel, the requests in arrival order; FR-FCFS over the first queue_depth of them.
@@ -206,7 +208,7 @@ uint64_t BankedDram::serve(uint64_t arrival_cycle, bool read,
     coords[i] = map_.map(burst_addresses[i]);
     per_channel[coords[i].channel].push_back(static_cast<uint32_t>(i));
   }
-  uint64_t last_end = 0;
+  uint64_t last_end = 0, last_column = 0;
   const size_t depth = static_cast<size_t>(cfg_.queue_depth);
   for (size_t chi = 0; chi < channels_.size(); ++chi) {
     std::vector<uint32_t>& pending = per_channel[chi];  // unscheduled, oldest first
@@ -236,11 +238,13 @@ uint64_t BankedDram::serve(uint64_t arrival_cycle, bool read,
       const uint32_t i = pending[pick];
       const DramRequestResult res = schedule(ch, coords[i], read, arrival);
       last_end = std::max(last_end, res.data_end_ck);
+      last_column = std::max(last_column, res.column_ck);
       if (results) (*results)[i] = res;
       pending[pick] = UINT32_MAX;
       while (head < pending.size() && pending[head] == UINT32_MAX) ++head;
     }
   }
+  if (accepted_cycle) *accepted_cycle = std::max(arrival_cycle, to_npu_cycles(last_column + 1));
   return std::max(arrival_cycle, to_npu_cycles(last_end));
 }
 

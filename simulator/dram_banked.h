@@ -46,6 +46,7 @@ enum class RowOutcome { hit, miss, conflict };
 struct DramRequestResult {
   uint32_t channel = 0;
   RowOutcome outcome = RowOutcome::hit;
+  uint64_t column_ck = 0;                       // its RD/WR command, DRAM clock
   uint64_t data_start_ck = 0, data_end_ck = 0;  // the data beats on the channel, DRAM clocks
 };
 
@@ -58,9 +59,12 @@ class BankedDram {
   /// Schedules the bursts at `burst_addresses` (byte addresses, each the start of a burst; in
   /// arrival order) of one read or write transfer arriving at NPU cycle `arrival_cycle`; returns
   /// the NPU cycle at which the last data beat has moved (arrival_cycle when there are none).
-  /// Fills `results` (one per burst, same order) when given.
+  /// Fills `results` (one per burst, same order) when given, and `*accepted_cycle` with the NPU
+  /// cycle after the last request's column command: from then on the DRAM has taken every request
+  /// of the transfer and only their data is in flight (the engine that issued them may go on).
   uint64_t serve(uint64_t arrival_cycle, bool read, const std::vector<uint64_t>& burst_addresses,
-                 std::vector<DramRequestResult>* results = nullptr);
+                 std::vector<DramRequestResult>* results = nullptr,
+                 uint64_t* accepted_cycle = nullptr);
 
   /// Per-channel counters so far (refresh stalls and data-bus cycles converted to NPU cycles).
   std::vector<DramChannelStats> stats() const;

@@ -216,8 +216,8 @@ void write_chrome_trace(const std::string& path, const RunState& run,
   const uint64_t total = run.result.total_cycles;
   const uint64_t window = counter_window_cycles(total);
   const size_t windows = static_cast<size_t>(total / window + 1);
-  std::vector<double> read(windows, 0.0), write(windows, 0.0);
-  for (const DramTransfer& t : run.dram_transfers) {
+  // Adds transfer t's bytes to the read or write series, spread over its busy cycles.
+  auto spread = [&](const DramTransfer& t, std::vector<double>& read, std::vector<double>& write) {
     const double per_cycle =
         static_cast<double>(t.burst_bytes) / static_cast<double>(t.done_cycle - t.start_cycle);
     for (uint64_t w = t.start_cycle / window; w * window < t.done_cycle && w < windows; ++w) {
@@ -225,16 +225,22 @@ void write_chrome_trace(const std::string& path, const RunState& run,
       const uint64_t hi = std::min(t.done_cycle, (w + 1) * window);
       (t.read ? read : write)[w] += per_cycle * static_cast<double>(hi - lo);
     }
-  }
-  const std::string counter = fmt::format("DRAM bytes per cycle (mean over {} cycles)", window);
-  for (size_t w = 0; w < windows; ++w)
-    events.push_back({{"name", counter},
-                      {"ph", "C"},
-                      {"pid", npu_pid},
-                      {"ts", us(w * window)},
-                      {"args",
-                       {{"read", read[w] / static_cast<double>(window)},
-                        {"write", write[w] / static_cast<double>(window)}}}});
+  };
+  // One counter track of read and write bytes per cycle, the mean of each window.
+  auto bandwidth_track = [&](const std::string& name, const std::vector<double>& read,
+                             const std::vector<double>& write) {
+    for (size_t w = 0; w < windows; ++w)
+      events.push_back({{"name", name},
+                        {"ph", "C"},
+                        {"pid", npu_pid},
+                        {"ts", us(w * window)},
+                        {"args",
+                         {{"read", read[w] / static_cast<double>(window)},
+                          {"write", write[w] / static_cast<double>(window)}}}});
+  };
+  std::vector<double> read(windows, 0.0), write(windows, 0.0);
+  for (const DramTransfer& t : run.dram_transfers) spread(t, read, write);
+  bandwidth_track(fmt::format("DRAM bytes per cycle (mean over {} cycles)", window), read, write);
 
   // The banked model: per channel its bandwidth (as above) and per window the row-buffer outcomes
   // of the requests whose transfer started its data there (docs/memory.md, "Reports").
@@ -245,30 +251,16 @@ void write_chrome_trace(const std::string& path, const RunState& run,
     std::vector<std::array<uint64_t, 3>> rows(windows, {0, 0, 0});
     for (const DramTransfer& t : run.dram_transfers) {
       if (t.channel >= channels) continue;
-      const double per_cycle =
-          static_cast<double>(t.burst_bytes) / static_cast<double>(t.done_cycle - t.start_cycle);
-      for (uint64_t w = t.start_cycle / window; w * window < t.done_cycle && w < windows; ++w) {
-        const uint64_t lo = std::max(t.start_cycle, w * window);
-        const uint64_t hi = std::min(t.done_cycle, (w + 1) * window);
-        (t.read ? ch_read : ch_write)[t.channel][w] += per_cycle * static_cast<double>(hi - lo);
-      }
+      spread(t, ch_read[t.channel], ch_write[t.channel]);
       const size_t w = std::min<size_t>(t.start_cycle / window, windows - 1);
       rows[w][0] += t.row_hits;
       rows[w][1] += t.row_misses;
       rows[w][2] += t.bank_conflicts;
     }
-    for (size_t c = 0; c < channels; ++c) {
-      const std::string name =
-          fmt::format("DRAM channel {} bytes per cycle (mean over {} cycles)", c, window);
-      for (size_t w = 0; w < windows; ++w)
-        events.push_back({{"name", name},
-                          {"ph", "C"},
-                          {"pid", npu_pid},
-                          {"ts", us(w * window)},
-                          {"args",
-                           {{"read", ch_read[c][w] / static_cast<double>(window)},
-                            {"write", ch_write[c][w] / static_cast<double>(window)}}}});
-    }
+    for (size_t c = 0; c < channels; ++c)
+      bandwidth_track(
+          fmt::format("DRAM channel {} bytes per cycle (mean over {} cycles)", c, window),
+          ch_read[c], ch_write[c]);
     const std::string name = fmt::format("DRAM row buffer (requests per {} cycles)", window);
     for (size_t w = 0; w < windows; ++w)
       events.push_back({{"name", name},

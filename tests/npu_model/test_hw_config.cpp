@@ -221,12 +221,12 @@ TEST(HwConfigPresets, EveryPresetRoundTripsThroughYaml) {
 TEST(HwConfigPresets, KeysListIsTheSchemaAndDocsDescribeEveryKey) {
   const std::vector<std::string> keys = hw_config_keys();
   // 3 top-level + scalar 2 + cube 6 + vector 2 + buffers 5 + dma 4x2 + sync 1 + dram 5 + banked
-  // 14 + banked.timing_ck 15 + l2 7 + multicast 1 + tech = 70 (dram: bytes_per_cycle,
+  // 15 + banked.timing_ck 15 + l2 7 + multicast 1 + tech = 71 (dram: bytes_per_cycle,
   // latency_cycles, capacity_bytes and the optional burst_bytes and model; banked: the banked
-  // model's section, docs/memory.md; the optional section l2: capacity_bytes, line_bytes, ways,
-  // banks, bytes_per_cycle, latency_cycles, write_policy; the optional memory.multicast; tech: the
-  // optional technology table of the area/energy model, last).
-  ASSERT_EQ(keys.size(), 70u);
+  // model's section with the optional channel_hash, docs/memory.md; the optional section l2:
+  // capacity_bytes, line_bytes, ways, banks, bytes_per_cycle, latency_cycles, write_policy; the
+  // optional memory.multicast; tech: the optional technology table of the area/energy model, last).
+  ASSERT_EQ(keys.size(), 71u);
   EXPECT_EQ(keys.front(), "name");
   EXPECT_EQ(keys[3], "core.scalar.cycles_per_instruction");
   EXPECT_EQ(keys[29], "memory.dram.capacity_bytes");
