@@ -53,9 +53,10 @@ struct Field {
                           // section: may be absent; then every leaf takes its default_int
                           // (unless --hw-set sets a key under it: then it is visited as
                           // an empty map, so its required keys must come from overrides)
-  std::vector<std::string> choices;            // choice: the allowed names; the value is the index
-  bool (*present)(const HwConfig&) = nullptr;  // optional section: written by hw_config_to_yaml
-  int64_t default_int = 0;                     // integer: the value of an absent optional key
+  std::vector<std::string> choices;  // choice: the allowed names; the value is the index
+  // optional section or leaf: hw_config_to_yaml writes it only when this says the config has it
+  bool (*present)(const HwConfig&) = nullptr;
+  int64_t default_int = 0;      // integer: the value of an absent optional key
   std::string default_meaning;  // what the default means, for messages ("byte-granular")
   double max_number = 0;        // number: (0, max_number]
   std::vector<Field> children;  // section
@@ -224,11 +225,15 @@ const Field& schema() {
                            },
                            "write_back")}),
                   [](const HwConfig& h) { return h.l2.enabled(); }),
-              choice(
-                  "multicast", {"none", "dma_mc"},
-                  [](HwConfig& h, int64_t v) { h.multicast = v != 0; },
-                  [](const HwConfig& h) { return int64_t{h.multicast}; },
-                  "none: no multicast, dma_mc is an error")})});
+              [] {
+                Field f = choice(
+                    "multicast", {"none", "dma_mc"},
+                    [](HwConfig& h, int64_t v) { h.multicast = v != 0; },
+                    [](const HwConfig& h) { return int64_t{h.multicast}; },
+                    "none: no multicast, dma_mc is an error");
+                f.present = [](const HwConfig& h) { return h.multicast; };  // written when set
+                return f;
+              }()})});
   }();
   return root;
 }
@@ -939,8 +944,7 @@ class Loader {
 void emit_section(YAML::Emitter& out, const Field& f, const HwConfig& hw) {
   out << YAML::BeginMap;
   for (const Field& c : f.children) {
-    if (c.present && !c.present(hw)) continue;  // an optional section the config does not have
-    if (c.kind == Kind::choice && c.get_int(hw) == c.default_int) continue;  // at its default
+    if (c.present && !c.present(hw)) continue;  // an optional part the config does not have
     out << YAML::Key << c.name << YAML::Value;
     switch (c.kind) {
       case Kind::section:

@@ -55,6 +55,8 @@ TEST(HwConfigL2, SectionIsReadWithDefaultsAndRoundTrips) {
   EXPECT_EQ(hw.l2.write_policy, L2WritePolicy::write_back);
   EXPECT_EQ(hw.l2.sets(), (8 << 20) / (128 * 16));
   EXPECT_EQ(parse_hw_config(hw_config_to_yaml(hw), "<test>"), hw);
+  // The section is written whole, defaults included (reports list every key of it).
+  EXPECT_NE(hw_config_to_yaml(hw).find("    write_policy: write_back\n"), std::string::npos);
   const HwConfig wt = parse_hw_config(
       text + "  l2:\n    capacity_bytes: 65536\n    write_policy: write_through\n    ways: 4\n",
       "<test>");
