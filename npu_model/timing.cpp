@@ -3,8 +3,9 @@
 #include "npu_model/timing.h"
 
 #include <algorithm>
-#include <bit>
+#include <array>
 #include <functional>
+#include <bit>
 #include <numeric>
 
 #include "compiler/support/error.h"
@@ -103,23 +104,23 @@ uint64_t dma_gm_bytes(const isa::DmaArgs& dma) {
 
 namespace {
 
-/// The GM access of a dma as maximal contiguous runs of L bytes: the first at `base`, the others
-/// at base + sum_k idx[k] * step[k] over the odometer idx of dims [0, outer) (count[k] indices
-/// each). empty: nothing is accessed (a load whose valid window is empty).
+/// The GM access of a dma as maximal contiguous runs (see dma_gm_burst_bytes): runs of
+/// `run_bytes` bytes at base + sum_k idx[k] * step[k] over idx in [0, count) for k < outer.
+/// empty: nothing is accessed.
 struct GmRunShape {
   bool empty = false;
-  int64_t base = 0, L = 0;
+  int64_t base = 0, run_bytes = 0;
   int outer = 0;
   std::array<int64_t, isa::kMaxDmaDims> count{}, step{};
 };
 
-GmRunShape gm_run_shape(const isa::DmaArgs& d, bool load) {
-  check_ndims(d);
+GmRunShape gm_run_shape(const isa::DmaArgs& d) {
   GmRunShape r;
+  const bool load = d.src.scope == Scope::gm;
   const int64_t es = isa::dtype_bytes(d.dtype);
   const auto& stride = load ? d.src_stride : d.dst_stride;
   // The accessed index ranges, dimensions with a single index folded into the base address.
-  r.base = (load ? d.src : d.dst).offset;  // GM byte address of the first accessed element
+  int64_t base = (load ? d.src : d.dst).offset;  // GM byte address of the first accessed element
   auto& count = r.count;
   auto& step = r.step;  // per kept dim: indices, stride in bytes
   int n = 0;
@@ -133,7 +134,7 @@ GmRunShape gm_run_shape(const isa::DmaArgs& d, bool load) {
       r.empty = true;  // nothing accessed
       return r;
     }
-    r.base += b * stride[k] * es;
+    base += b * stride[k] * es;
     if (e - b == 1) continue;
     count[n] = e - b;
     step[n] = stride[k] * es;
@@ -147,23 +148,25 @@ GmRunShape gm_run_shape(const isa::DmaArgs& d, bool load) {
     outer = n - 1;
     while (outer > 0 && step[outer - 1] == run_elems * es) run_elems *= count[--outer];
   }
+  r.base = base;
+  r.run_bytes = run_elems * es;
   r.outer = outer;
-  r.L = run_elems * es;
   return r;
 }
 
 }  // namespace
 
-void dma_gm_runs(const isa::DmaArgs& d, const std::function<void(int64_t, int64_t)>& fn) {
-  const bool load = d.src.scope == Scope::gm;
-  if (!load && d.dst.scope != Scope::gm) return;
-  const GmRunShape r = gm_run_shape(d, load);
+void for_each_gm_run(const isa::DmaArgs& d,
+                     const std::function<void(uint64_t address, uint64_t bytes)>& fn) {
+  if (d.src.scope != Scope::gm && d.dst.scope != Scope::gm) return;
+  check_ndims(d);
+  const GmRunShape r = gm_run_shape(d);
   if (r.empty) return;
   std::array<int64_t, isa::kMaxDmaDims> idx{};
   while (true) {
     int64_t a = r.base;
     for (int k = 0; k < r.outer; ++k) a += idx[k] * r.step[k];
-    fn(a, r.L);
+    fn(static_cast<uint64_t>(a), static_cast<uint64_t>(r.run_bytes));
     int k = r.outer - 1;  // odometer over dims [0, outer)
     while (k >= 0 && ++idx[k] == r.count[k]) idx[k--] = 0;
     if (k < 0) break;
@@ -179,12 +182,12 @@ uint64_t dma_gm_burst_bytes(const HwConfig& hw, const isa::DmaArgs& d) {
     fail("hardware config: memory.dram.burst_bytes is {}, expected a power of two in [1, 4096]",
          burst);
   const int shift = std::countr_zero(static_cast<uint64_t>(burst));  // B = 2^shift
-  const GmRunShape r = gm_run_shape(d, load);
-  if (r.empty) return 0;
-  const int64_t base = r.base, L = r.L;
-  const int outer = r.outer;
-  const auto& count = r.count;
-  const auto& step = r.step;
+  const GmRunShape shape = gm_run_shape(d);
+  if (shape.empty) return 0;
+  const int64_t base = shape.base, L = shape.run_bytes;
+  const int outer = shape.outer;
+  const auto& count = shape.count;
+  const auto& step = shape.step;
   // Blocks touched by a run at address a (arithmetic shift = floor division by B).
   auto blocks = [&](int64_t a) { return ((a + L - 1) >> shift) - (a >> shift) + 1; };
   if (outer == 0) return static_cast<uint64_t>(blocks(base)) << shift;

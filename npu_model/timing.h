@@ -53,12 +53,12 @@ uint64_t dma_gm_bytes(const isa::DmaArgs& dma);
 /// was not validated), tessel::InternalError if ndims is out of range.
 uint64_t dma_gm_burst_bytes(const HwConfig& hw, const isa::DmaArgs& resolved);
 
-/// Calls fn(gm_byte_address, length_bytes) for every maximal contiguous run of the GM access of
-/// `resolved` (a load: its valid elements; a store: every element), in the order of the dma's
-/// outer dimensions; the runs are those dma_gm_burst_bytes() rounds to bursts. Nothing for a dma
-/// that does not touch GM. Throws tessel::InternalError if ndims is out of range. Used by the
-/// simulator's L2 (simulator/l2.h) to find the lines a request touches.
-void dma_gm_runs(const isa::DmaArgs& resolved, const std::function<void(int64_t, int64_t)>& fn);
+/// Calls fn(address, bytes) for every maximal contiguous GM run of a dma (the runs
+/// dma_gm_burst_bytes rounds to bursts), in the descriptor's order (outer dimensions slowest).
+/// Nothing when neither operand is in GM or nothing is accessed. `resolved` as for
+/// dma_gm_burst_bytes. Used by the banked DRAM model and --dram-trace (one call per run).
+void for_each_gm_run(const isa::DmaArgs& resolved,
+                     const std::function<void(uint64_t address, uint64_t bytes)>& fn);
 
 /// Cycles the shared DRAM channel is busy serving `gm_bytes`: ceil(gm_bytes / dram.bytes_per_cycle)
 /// (docs/isa.md, Timing). The simulator passes the burst-rounded bytes (dma_gm_burst_bytes). DRAM

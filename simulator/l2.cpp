@@ -128,8 +128,8 @@ void L2::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_ti
   std::fill(bank_bytes_.begin(), bank_bytes_.end(), 0);
   uint64_t last_line = UINT64_MAX, hits = 0, lines = 0, ready = issue;
   const uint64_t line_bytes = uint64_t{1} << line_shift_;
-  npu::dma_gm_runs(*dma, [&](int64_t address, int64_t length) {
-    const uint64_t a = static_cast<uint64_t>(address), e = a + static_cast<uint64_t>(length);
+  npu::for_each_gm_run(*dma, [&](uint64_t address, uint64_t length) {
+    const uint64_t a = address, e = a + length;
     for (uint64_t line = a >> line_shift_; line <= (e - 1) >> line_shift_; ++line) {
       const uint64_t lo = std::max(a, line << line_shift_);
       const uint64_t hi = std::min(e, (line << line_shift_) + line_bytes);

@@ -5,7 +5,7 @@
 // Organisation: capacity_bytes of line_bytes lines, `ways`-way set-associative, set = line % sets,
 // LRU replacement, lines interleaved over `banks` banks by line index (bank = line % banks). Every
 // GM dma is one request (one b_transport, as with the DRAM alone); its GM access is split into
-// lines (npu::dma_gm_runs), each line looked up once per request.
+// lines (npu::for_each_gm_run), each line looked up once per request.
 //  - read: a resident line is a hit; a missing one is allocated (the LRU way of its set; a dirty
 //    victim is written back) and filled from DRAM. The missing lines of one request go to DRAM as
 //    one read per maximal run of consecutive lines (line_bytes each), issued at the request's
