@@ -53,9 +53,9 @@ struct Field {
                           // section: may be absent; then every leaf takes its default_int
                           // (unless --hw-set sets a key under it: then it is visited as
                           // an empty map, so its required keys must come from overrides)
-  std::vector<std::string> choices;  // choice: the allowed names; the value is the index
+  std::vector<std::string> choice_names;  // choice: the allowed names; the value is the index
   // optional section or leaf: hw_config_to_yaml writes it only when this says the config has it
-  bool (*present)(const HwConfig&) = nullptr;
+  bool (*written_if)(const HwConfig&) = nullptr;
   int64_t default_int = 0;      // integer: the value of an absent optional key
   std::string default_meaning;  // what the default means, for messages ("byte-granular")
   double max_number = 0;        // number: (0, max_number]
@@ -116,21 +116,22 @@ Field optional_leaf(Field f, int64_t default_value, std::string meaning) {
 }
 
 /// A leaf whose value is one of `names` (stored as its index), optional with default index 0.
-Field choice(std::string name, std::vector<std::string> names, void (*set)(HwConfig&, int64_t),
-             int64_t (*get)(const HwConfig&), std::string meaning) {
+Field choice_index(std::string name, std::vector<std::string> names,
+                   void (*set)(HwConfig&, int64_t), int64_t (*get)(const HwConfig&),
+                   std::string meaning) {
   Field f;
   f.name = std::move(name);
   f.kind = Kind::choice;
-  f.choices = std::move(names);
+  f.choice_names = std::move(names);
   f.set_int = set;
   f.get_int = get;
   return optional_leaf(std::move(f), 0, std::move(meaning));
 }
 
-/// An optional section, written back only when `present` says the config has it.
-Field optional_section(Field f, bool (*present)(const HwConfig&)) {
+/// An optional section, written back only when `written_if` says the config has it.
+Field optional_section(Field f, bool (*written_if)(const HwConfig&)) {
   f.optional = true;
-  f.present = present;
+  f.written_if = written_if;
   return f;
 }
 
@@ -215,7 +216,7 @@ const Field& schema() {
                            "64 bytes per cycle per bank"),
                        optional_leaf(TESSEL_INT("latency_cycles", l2.latency_cycles, 0, kIntMax, 1),
                                      40, "40 cycles"),
-                       choice(
+                       choice_index(
                            "write_policy", {"write_back", "write_through"},
                            [](HwConfig& h, int64_t v) {
                              h.l2.write_policy = static_cast<L2WritePolicy>(v);
@@ -226,12 +227,12 @@ const Field& schema() {
                            "write_back")}),
                   [](const HwConfig& h) { return h.l2.enabled(); }),
               [] {
-                Field f = choice(
+                Field f = choice_index(
                     "multicast", {"none", "dma_mc"},
                     [](HwConfig& h, int64_t v) { h.multicast = v != 0; },
                     [](const HwConfig& h) { return int64_t{h.multicast}; },
                     "none: no multicast, dma_mc is an error");
-                f.present = [](const HwConfig& h) { return h.multicast; };  // written when set
+                f.written_if = [](const HwConfig& h) { return h.multicast; };  // written when set
                 return f;
               }()})});
   }();
@@ -263,7 +264,7 @@ std::string expected(const Field& f) {
       return "one of fp16, fp32";
     case Kind::choice: {
       std::string out = "one of ";
-      for (size_t i = 0; i < f.choices.size(); ++i) out += (i ? ", " : "") + f.choices[i];
+      for (size_t i = 0; i < f.choice_names.size(); ++i) out += (i ? ", " : "") + f.choice_names[i];
       return out + fmt::format(" (optional: when absent, {})", f.default_meaning);
     }
     case Kind::number:
@@ -720,13 +721,13 @@ class Loader {
         }
         break;
       case Kind::choice: {
-        const auto at = std::find(f.choices.begin(), f.choices.end(), text);
-        if (at == f.choices.end() || is_quoted_string(v.node)) {
+        const auto at = std::find(f.choice_names.begin(), f.choice_names.end(), text);
+        if (at == f.choice_names.end() || is_quoted_string(v.node)) {
           error(v, fmt::format("expected {}, got {}{}", expected(f), describe(v.node),
-                               did_you_mean(text, f.choices)));
+                               did_you_mean(text, f.choice_names)));
           return;
         }
-        f.set_int(hw_, at - f.choices.begin());
+        f.set_int(hw_, at - f.choice_names.begin());
         break;
       }
       case Kind::integer: {
@@ -944,7 +945,7 @@ class Loader {
 void emit_section(YAML::Emitter& out, const Field& f, const HwConfig& hw) {
   out << YAML::BeginMap;
   for (const Field& c : f.children) {
-    if (c.present && !c.present(hw)) continue;  // an optional part the config does not have
+    if (c.written_if && !c.written_if(hw)) continue;  // an optional part the config does not have
     out << YAML::Key << c.name << YAML::Value;
     switch (c.kind) {
       case Kind::section:
@@ -968,7 +969,7 @@ void emit_section(YAML::Emitter& out, const Field& f, const HwConfig& hw) {
         out << (c.get_dtype(hw) == isa::DType::f16 ? "fp16" : "fp32");
         break;
       case Kind::choice:
-        out << c.choices.at(static_cast<size_t>(c.get_int(hw)));
+        out << c.choice_names.at(static_cast<size_t>(c.get_int(hw)));
         break;
     }
   }
