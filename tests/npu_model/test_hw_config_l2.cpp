@@ -3,6 +3,8 @@
 // it is read with its documented defaults; bad values name the file, line and key.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,13 @@ HwConfig preset(const std::vector<HwOverride>& overrides = {}) {
 }
 
 std::string preset_text() { return hw_config_to_yaml(preset()); }
+
+std::string preset_text_from_file() {
+  std::ifstream in(kSourceDir + "/hw_configs/npu_4core.yaml");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 std::string error_of(const std::string& text, const std::vector<HwOverride>& overrides = {}) {
   try {
@@ -55,6 +64,8 @@ TEST(HwConfigL2, SectionIsReadWithDefaultsAndRoundTrips) {
   EXPECT_EQ(hw.l2.write_policy, L2WritePolicy::write_back);
   EXPECT_EQ(hw.l2.sets(), (8 << 20) / (128 * 16));
   EXPECT_EQ(parse_hw_config(hw_config_to_yaml(hw), "<test>"), hw);
+  // The section is written whole, defaults included (reports list every key of it).
+  EXPECT_NE(hw_config_to_yaml(hw).find("    write_policy: write_back\n"), std::string::npos);
   const HwConfig wt = parse_hw_config(
       text + "  l2:\n    capacity_bytes: 65536\n    write_policy: write_through\n    ways: 4\n",
       "<test>");
@@ -112,6 +123,30 @@ TEST(HwConfigL2, BadValuesNameLineAndKey) {
   EXPECT_HAS(error_of(text, {{"memory.l2.capacity_bytes", "3000"}}),
              "<test>: --hw-set memory.l2.capacity_bytes=3000: 3000 bytes is not a whole number of "
              "sets");
+}
+
+TEST(HwConfigL2, PastedMessagesMatchTheLoader) {
+  // docs/hw_config.md, "Error messages": the L2 examples, as a run from the repository root
+  // prints them.
+  std::ifstream in(kSourceDir + "/docs/hw_config.md");
+  std::ostringstream docs;
+  docs << in.rdbuf();
+  const std::vector<std::vector<HwOverride>> cases = {
+      {parse_hw_override("memory.l2.capacity_bytes=3000000")},
+      {parse_hw_override("memory.l2.capacity_bytes=3000000"),
+       parse_hw_override("memory.l2.write_policy=writeback")}};
+  for (const auto& sets : cases) {
+    std::string m;
+    try {
+      parse_hw_config(preset_text_from_file(), "hw_configs/npu_4core.yaml", sets);
+    } catch (const Error& e) {
+      m = e.what();
+    }
+    ASSERT_FALSE(m.empty());
+    EXPECT_NE(docs.str().find("```\n" + m + "\n```"), std::string::npos)
+        << "docs/hw_config.md lacks this message in a code block:\n"
+        << m;
+  }
 }
 
 }  // namespace
