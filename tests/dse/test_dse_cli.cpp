@@ -81,6 +81,15 @@ TEST(DseCli, PointCyclesEqualTesselSimBitForBit) {
     const auto j = nlohmann::json::parse(slurp_file(rep));
     EXPECT_EQ(rows[i][cyc], std::to_string(j["runs"][0]["total_cycles"].get<uint64_t>()))
         << "point " << rows[i][0];
+    // Area and energy are the sim report's (npu_model/area_energy.h), to the last bit (both
+    // files write the shortest text that reads back as the same double).
+    for (const auto& [col, key] : {std::pair<std::string, std::string>{"area_mm2", "area_mm2"},
+                                   {"energy_uj", "energy_uj"},
+                                   {"edp", "edp_uj_s"}}) {
+      ASSERT_FALSE(rows[i][column(rows[0], col)].empty()) << col;
+      EXPECT_EQ(std::stod(rows[i][column(rows[0], col)]), j["runs"][0][key].get<double>())
+          << col << " of point " << rows[i][0];
+    }
     distinct.insert(rows[i][cyc]);
   }
   // The bandwidth changes the cycles (earlier runs: 10,243 at 32 B/cycle, 7,377 at 281), so the
