@@ -232,10 +232,10 @@ TEST(HwConfigPresets, KeysListIsTheSchemaAndDocsDescribeEveryKey) {
   EXPECT_EQ(keys[29], "memory.dram.capacity_bytes");
   EXPECT_EQ(keys[30], "memory.dram.burst_bytes");
   EXPECT_EQ(keys[31], "memory.dram.model");
-  EXPECT_EQ(keys[60], "memory.dram.banked.timing_ck.tRFC");
-  EXPECT_EQ(keys[61], "memory.l2.capacity_bytes");
-  EXPECT_EQ(keys[67], "memory.l2.write_policy");
-  EXPECT_EQ(keys[68], "memory.multicast");
+  EXPECT_EQ(keys[61], "memory.dram.banked.timing_ck.tRFC");
+  EXPECT_EQ(keys[62], "memory.l2.capacity_bytes");
+  EXPECT_EQ(keys[68], "memory.l2.write_policy");
+  EXPECT_EQ(keys[69], "memory.multicast");
   EXPECT_EQ(keys.back(), "tech");
   const std::string docs = read_text(kSourceDir + "/docs/hw_config.md");
   for (const std::string& key : keys) {
