@@ -56,7 +56,7 @@ struct Field {
   // section: may be absent; then every leaf takes its default (unless --hw-set sets a key under
   // it: then it is visited as an empty map, so its required keys must come from overrides)
   bool optional = false;
-  bool (*written_when)(const HwConfig&) = nullptr;  // optional section: written back when true
+  bool (*written_when)(const HwConfig&) = nullptr;  // optional section/leaf: written when true
   int64_t default_int = 0;                          // integer: the value of an absent optional key
   std::string default_meaning;       // what the default means, for messages ("byte-granular")
   double max_number = 0;             // number: (0, max_number]
@@ -271,11 +271,15 @@ const Field& schema() {
                            },
                            "write_back")}),
                   [](const HwConfig& h) { return h.l2.enabled(); }),
-              index_choice(
-                  "multicast", {"none", "dma_mc"},
-                  [](HwConfig& h, int64_t v) { h.multicast = v != 0; },
-                  [](const HwConfig& h) { return int64_t{h.multicast}; },
-                  "none: no multicast, dma_mc is an error")}),
+              [] {
+                Field f = index_choice(
+                    "multicast", {"none", "dma_mc"},
+                    [](HwConfig& h, int64_t v) { h.multicast = v != 0; },
+                    [](const HwConfig& h) { return int64_t{h.multicast}; },
+                    "none: no multicast, dma_mc is an error");
+                f.written_when = [](const HwConfig& h) { return h.multicast; };  // when set
+                return f;
+              }()}),
          tech});
   }();
   return root;
@@ -1233,10 +1237,9 @@ void emit_section(YAML::Emitter& out, const Field& f, const HwConfig& hw) {
     if (c.present != nullptr && !c.present(hw)) continue;  // an absent optional section
     if (c.written_when && !c.written_when(hw))
       continue;  // an optional section the config does not have
-    // A choice at its default (memory.dram.model: simple, memory.multicast: none) is not written:
-    // a config that does not use the key has the text, and so the hash, it had before the key
-    // existed (tuning logs are keyed by that hash).
-    if (c.kind == Kind::choice && c.get_int(hw) == c.default_int) continue;
+    // memory.dram.model at its default (simple) is not written, as memory.multicast (none, its
+    // written_when): a config that does not use the key has the text, and so the hash, it had
+    // before the key existed (tuning logs are keyed by that hash).
     if (c.kind == Kind::string && c.optional && !c.choices.empty() &&
         c.get_string(hw) == c.default_string)
       continue;
