@@ -202,8 +202,11 @@ uint64_t BankedDram::serve(uint64_t arrival_cycle, bool read,
   if (burst_addresses.empty()) return arrival_cycle;
   const int64_t arrival = static_cast<int64_t>(to_dram_ck(arrival_cycle));
   // Per channel, the requests in arrival order; FR-FCFS over the first queue_depth of them.
-  std::vector<npu::DramCoord> coords(burst_addresses.size());
-  std::vector<std::vector<uint32_t>> per_channel(channels_.size());
+  std::vector<npu::DramCoord>& coords = coords_;
+  std::vector<std::vector<uint32_t>>& per_channel = per_channel_;
+  coords.resize(burst_addresses.size());
+  per_channel.resize(channels_.size());
+  for (auto& q : per_channel) q.clear();
   for (size_t i = 0; i < burst_addresses.size(); ++i) {
     coords[i] = map_.map(burst_addresses[i]);
     per_channel[coords[i].channel].push_back(static_cast<uint32_t>(i));

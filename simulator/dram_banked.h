@@ -119,6 +119,9 @@ class BankedDram {
   uint64_t burst_bytes_ = 0;
   uint64_t npu_fs_ = 0, tck_fs_ = 0;  // clock periods, femtoseconds
   std::vector<Channel> channels_;
+  // serve()'s scratch, kept across calls so a request allocates nothing once warm.
+  std::vector<npu::DramCoord> coords_;
+  std::vector<std::vector<uint32_t>> per_channel_;
 };
 
 }  // namespace tessel::sim
