@@ -598,9 +598,9 @@ Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name
     }
   }
   const uint8_t version = header.u8("the format version");
-  if (version != kEncodingVersion && version != kOldestReadableVersion) {
-    header.corrupt(4, "unsupported format version {} (this build reads versions {} and {})",
-                   version, kOldestReadableVersion, kEncodingVersion);
+  if (version < kOldestReadableVersion || version > kEncodingVersion) {
+    header.corrupt(4, "unsupported format version {} (this build reads versions {} to {})", version,
+                   kOldestReadableVersion, kEncodingVersion);
   }
   if (bytes.size() < 9) {
     header.corrupt(bytes.size(),

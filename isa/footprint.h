@@ -24,6 +24,14 @@ using i128 = __int128;
 struct Fractal {
   i128 m0 = 1, k0 = 1, n0 = 1;
   int in_bytes = 2, acc_bytes = 4;
+  i128 int8_m0 = 1, int8_k0 = 1, int8_n0 = 1;  // the int8 mode's fractal (core.cube.int8)
+  /// The fractal of the int8 mode (1-byte operands, int32 accumulators).
+  Fractal int8_mode() const {
+    Fractal f = *this;
+    f.m0 = int8_m0, f.k0 = int8_k0, f.n0 = int8_n0;
+    f.in_bytes = 1, f.acc_bytes = 4;
+    return f;
+  }
 };
 
 /// The bytes one access of one memory operand touches: [lo, hi) relative to `*ref`'s address.
@@ -95,8 +103,9 @@ void accesses(const Fractal&, const InstrInfo&, const DmaArgs& d, Fn& fn) {
 }
 
 template <class Fn>
-void accesses(const Fractal& f, const InstrInfo&, const Load2dArgs& l, Fn& fn) {
+void accesses(const Fractal& f0, const InstrInfo&, const Load2dArgs& l, Fn& fn) {
   // (r, c) at r * src_row_stride + c, or transposed at c * src_row_stride + r.
+  const Fractal f = is_cube_int8_dtype(l.dtype) ? f0.int8_mode() : f0;
   const int es = dtype_bytes(l.dtype);
   const i128 outer = l.transpose ? l.cols : l.rows, inner = l.transpose ? l.rows : l.cols;
   strided(fn, Field::src, l.src, false, outer, l.src_row_stride, inner, 1, es);
@@ -105,7 +114,8 @@ void accesses(const Fractal& f, const InstrInfo&, const Load2dArgs& l, Fn& fn) {
 }
 
 template <class Fn>
-void accesses(const Fractal& f, const InstrInfo&, const Img2colArgs& g, Fn& fn) {
+void accesses(const Fractal& f0, const InstrInfo&, const Img2colArgs& g, Fn& fn) {
+  const Fractal f = is_cube_int8_dtype(g.dtype) ? f0.int8_mode() : f0;
   // The source block: dense c x h x w, or NC1HWC0 [ceil(c/c0)][h][w][c0] when c0 > 0. The im2col
   // matrix X is K x N (K = c*kh*kw, N = oh*ow); to L0B it is B = X, to L0A A = X^T.
   const int es = dtype_bytes(g.dtype);
@@ -119,9 +129,10 @@ void accesses(const Fractal& f, const InstrInfo&, const Img2colArgs& g, Fn& fn) 
 }
 
 template <class Fn>
-void accesses(const Fractal& f, const InstrInfo&, const MmadArgs& a, Fn& fn) {
+void accesses(const Fractal& f0, const InstrInfo&, const MmadArgs& a, Fn& fn) {
   // A [m1][k1][m0][k0], B [k1][n1][k0][n0], C [m1][n1][m0][n0]; k1 == 0 reads nothing but
-  // still writes C. C is read as well when accumulating.
+  // still writes C. C is read as well when accumulating. The int8 mode has its own fractal.
+  const Fractal f = mmad_int8(a) ? f0.int8_mode() : f0;
   dense(fn, Field::a, a.a, false, i128{a.m1} * a.k1 * f.m0 * f.k0 * f.in_bytes);
   dense(fn, Field::b, a.b, false, i128{a.k1} * a.n1 * f.k0 * f.n0 * f.in_bytes);
   const i128 c_bytes = i128{a.m1} * a.n1 * f.m0 * f.n0 * f.acc_bytes;
@@ -130,8 +141,13 @@ void accesses(const Fractal& f, const InstrInfo&, const MmadArgs& a, Fn& fn) {
 }
 
 template <class Fn>
-void accesses(const Fractal& f, const InstrInfo&, const FixArgs& x, Fn& fn) {
+void accesses(const Fractal& f0, const InstrInfo&, const FixArgs& x, Fn& fn) {
   if (x.m == 0 || x.n == 0) return;
+  // int32 accumulators of the int8 mode (dst i8/u8/i32) are in the int8 fractal; requantising
+  // reads the table: n entries per channel, else one.
+  const Fractal f = fix_int8(x) ? f0.int8_mode() : f0;
+  if (fix_requantises(x))
+    dense(fn, Field::quant, x.quant, false, i128{x.per_channel ? x.n : 1u} * kFixQuantEntryBytes);
   // The m x n elements read from the [M1][N1][m0][n0] tile span from element 0 to the last
   // element of the last block.
   const i128 M1 = ceil_div(x.m, f.m0), N1 = ceil_div(x.n, f.n0);

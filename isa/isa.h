@@ -181,27 +181,57 @@ struct Img2colArgs {
   bool operator==(const Img2colArgs&) const = default;
 };
 
-/// mmad: C[m1][n1] (+)= sum_k A[m1][k1] x B[k1][n1] over fractals, in acc dtype (fp32).
+/// mmad: C[m1][n1] (+)= sum_k A[m1][k1] x B[k1][n1] over fractals.
 /// Layouts: A in L0A [m1][k1][m0][k0], B in L0B [k1][n1][k0][n0], C in L0C [m1][n1][m0][n0].
-/// accumulate = false overwrites C, true adds to it.
+/// accumulate = false overwrites C, true adds to it. Two modes (docs/isa.md, "mmad"):
+///  - float (a_dtype and b_dtype float, the default f16): A and B hold core.cube.input_dtype,
+///    summed in fp32, C in core.cube.acc_dtype; fractal (m0, k0, n0) = core.cube m, k, n.
+///  - int8 (a_dtype and b_dtype each i8 or u8): exact integer products summed in int32
+///    (two's complement, wrapping), C holds int32; fractal = core.cube.int8 (m, k, n).
 struct MmadArgs {
   MemRef c, a, b;
   uint32_t m1 = 0, k1 = 0, n1 = 0;
   bool accumulate = false;
+  DType a_dtype = DType::f16;  // element type of A: f16 (float mode), i8 or u8 (int8 mode)
+  DType b_dtype = DType::f16;  // element type of B: as a_dtype, and of the same mode
   bool operator==(const MmadArgs&) const = default;
 };
 
+/// True for the element types of the cube's int8 mode (i8, u8): L0A/L0B operands of load2d,
+/// img2col and mmad.
+constexpr bool is_cube_int8_dtype(DType t) { return t == DType::i8 || t == DType::u8; }
+/// True when mmad `a` runs in the int8 mode (its a_dtype is i8 or u8).
+constexpr bool mmad_int8(const MmadArgs& a) { return is_cube_int8_dtype(a.a_dtype); }
+
 /// fix: reads an m x n block of accumulators from an L0C tile laid out [ceil(m/m0)][ceil(n/n0)]
-/// [m0][n0] (fp32) and writes dst[i * dst_row_stride + j] = round_to(dst_dtype, relu ? max(v,0) :
-/// v).
+/// [m0][n0] and writes dst[i * dst_row_stride + j] into UB. By dst_dtype (docs/isa.md, "fix"):
+///  - f16/f32: float accumulators (core.cube.acc_dtype), round_to(dst_dtype, relu ? max(v,0) : v).
+///  - i32: int32 accumulators of the int8 mode, copied (relu: max(v, 0)).
+///  - i8/u8: int32 accumulators requantised: with entry e = per_channel ? j : 0 of the table at
+///    `quant` (UB, 8 bytes per entry: f32 scale, i32 bias), q = saturate(nearbyint(float(acc +
+///    bias_e) * scale_e) + zero_point) in round-half-to-even (ONNX Runtime's
+///    MlasRequantizeOutput); relu raises the lower saturation bound to zero_point.
+/// The int8-mode forms use the int8 fractal (core.cube.int8 m, n).
 struct FixArgs {
   DType dst_dtype = DType::f16;
   MemRef dst, src;
   uint32_t m = 0, n = 0;
   int64_t dst_row_stride = 0;
   bool relu = false;
+  bool per_channel = false;       // i8/u8: table entry j per output column (else entry 0)
+  MemRef quant{Scope::ub, 0, 0};  // i8/u8: the requantisation table in UB
+  int32_t zero_point = 0;         // i8/u8: added after rounding, before saturation
   bool operator==(const FixArgs&) const = default;
 };
+
+/// True when fix `f` reads int32 accumulators (dst_dtype i8, u8 or i32: the int8 mode).
+constexpr bool fix_int8(const FixArgs& f) {
+  return f.dst_dtype == DType::i8 || f.dst_dtype == DType::u8 || f.dst_dtype == DType::i32;
+}
+/// True when fix `f` requantises (dst_dtype i8 or u8) and so reads its `quant` table.
+constexpr bool fix_requantises(const FixArgs& f) { return is_cube_int8_dtype(f.dst_dtype); }
+/// Bytes of one entry of fix's requantisation table: f32 scale, then i32 bias.
+inline constexpr int kFixQuantEntryBytes = 8;
 
 /// One strided vector operand: element (r, e) is at addr + (r * repeat_stride + e * elem_stride)
 /// elements. A stride of 0 broadcasts.

@@ -408,7 +408,16 @@ struct ClassDesc<MmadArgs> {
       field<kind::U32>(Field::m1, &MmadArgs::m1).required("a fractal count").nonzero(),
       field<kind::U32>(Field::k1, &MmadArgs::k1).required("a fractal count").nonzero(),
       field<kind::U32>(Field::n1, &MmadArgs::n1).required("a fractal count").nonzero(),
-      field<kind::Bool>(Field::acc, &MmadArgs::accumulate).optional("0 or 1"));
+      field<kind::Bool>(Field::acc, &MmadArgs::accumulate).optional("0 or 1"),
+      // The int8 mode (encoding version 5): one optional group, absent in float-mode mmads.
+      field<kind::DTypeKey>(Field::a_dtype, &MmadArgs::a_dtype)
+          .optional("the element type of A (f16, i8 or u8)")
+          .in_group(1)
+          .since_version(5),
+      field<kind::DTypeKey>(Field::b_dtype, &MmadArgs::b_dtype)
+          .optional("the element type of B (f16, i8 or u8)")
+          .in_group(1)
+          .since_version(5));
 };
 
 template <>
@@ -427,7 +436,20 @@ struct ClassDesc<FixArgs> {
                       field<kind::U32>(Field::n, &FixArgs::n).required("a column count").nonzero(),
                       field<kind::I64>(Field::dst_row_stride, &FixArgs::dst_row_stride)
                           .required("a row stride in elements"),
-                      field<kind::Bool>(Field::relu, &FixArgs::relu).optional("0 or 1"));
+                      field<kind::Bool>(Field::relu, &FixArgs::relu).optional("0 or 1"),
+                      // Requantisation (encoding version 5): read when dst_dtype is i8 or u8.
+                      field<kind::Bool>(Field::per_channel, &FixArgs::per_channel)
+                          .optional("0 or 1")
+                          .since_version(5),
+                      field<kind::Mem>(Field::quant, &FixArgs::quant)
+                          .optional("the requantisation table operand ub[xR+offset]")
+                          .reads(scopes({Scope::ub}))
+                          .in_group(1)
+                          .since_version(5),
+                      field<kind::I32>(Field::zero_point, &FixArgs::zero_point)
+                          .optional("an integer zero point")
+                          .in_group(1)
+                          .since_version(5));
 };
 
 template <>

@@ -25,6 +25,10 @@ std::string default_text(const T& v) {
     return v ? "1" : "0";
   } else if constexpr (std::is_arithmetic_v<T>) {
     return fmt::format("{}", +v);
+  } else if constexpr (std::is_same_v<T, DType>) {
+    return dtype_name(v);
+  } else if constexpr (std::is_same_v<T, MemRef>) {
+    return fmt::format("{}[x{}+{}]", scope_name(v.scope), v.reg, v.offset);
   } else {
     return "..";
   }

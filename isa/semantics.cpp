@@ -176,16 +176,19 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 struct FractalShape {
   int b0, b1;
 };
-FractalShape fractal_of(const npu::HwConfig& hw, Opcode op, Scope dst) {
-  if (dst == Scope::l0a) return {hw.core.cube.m, hw.core.cube.k};
-  if (dst == Scope::l0b) return {hw.core.cube.k, hw.core.cube.n};
+// The fractal of the cube's int8 mode when `int8`, else of the float mode.
+FractalShape fractal_of(const npu::HwConfig& hw, Opcode op, Scope dst, bool int8) {
+  const npu::CubeFractal f = hw.core.cube.fractal(int8);
+  if (dst == Scope::l0a) return {f.m, f.k};
+  if (dst == Scope::l0b) return {f.k, f.n};
   bad_scope(op, "dst", dst, "l0a or l0b");
 }
 
 void check_cube_shape(const npu::HwConfig& hw, Opcode op) {
-  if (hw.core.cube.m <= 0 || hw.core.cube.k <= 0 || hw.core.cube.n <= 0)
-    fail("{}: the hardware config's cube fractal {}x{}x{} is not positive", opcode_name(op),
-         hw.core.cube.m, hw.core.cube.k, hw.core.cube.n);
+  for (const npu::CubeFractal& f : {hw.core.cube.float_fractal(), hw.core.cube.int8_fractal()})
+    if (f.m <= 0 || f.k <= 0 || f.n <= 0)
+      fail("{}: the hardware config's cube fractal {}x{}x{} is not positive", opcode_name(op), f.m,
+           f.k, f.n);
 }
 
 // The im2col matrix's logical shape: X is K x N; to L0A it is written transposed (N x K).
@@ -405,6 +408,62 @@ void mmad_exec(const npu::HwConfig& hw, const MmadArgs& a, CoreMemory& mem) {
   }
 }
 
+// The int8 mode (a_dtype/b_dtype i8 or u8): exact products, summed in int32 (two's complement,
+// wrapping; the sum is formed in int64 and truncated, which is the same modulo 2^32).
+void widen_int8(DType t, const uint8_t* src, int64_t n, int32_t* out) {
+  if (t == DType::i8) {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int8_t>(src[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = src[i];
+  }
+}
+
+int32_t wrap_i32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
+
+void mmad_int8_exec(const npu::HwConfig& hw, const MmadArgs& a, CoreMemory& mem) {
+  const npu::CubeFractal f = hw.core.cube.int8_fractal();
+  const int m0 = f.m, k0 = f.k, n0 = f.n;
+  const int64_t m1 = a.m1, k1 = a.k1, n1 = a.n1;
+  const int64_t a_elems = m1 * k1 * m0 * k0, b_elems = k1 * n1 * k0 * n0;
+  thread_local std::vector<int32_t> A, B;
+  thread_local std::vector<int64_t> row;
+  A.resize(a_elems);
+  B.resize(b_elems);
+  row.resize(n0);
+  widen_int8(a.a_dtype, mem.base[int(Scope::l0a)] + a.a.offset, a_elems, A.data());
+  widen_int8(a.b_dtype, mem.base[int(Scope::l0b)] + a.b.offset, b_elems, B.data());
+  uint8_t* C = mem.base[int(Scope::l0c)] + a.c.offset;
+  int64_t* rowp = row.data();
+  for (int64_t mb = 0; mb < m1; ++mb) {
+    for (int64_t nb = 0; nb < n1; ++nb) {
+      uint8_t* cblk = C + (mb * n1 + nb) * m0 * n0 * 4;
+      for (int mm = 0; mm < m0; ++mm) {
+        std::fill(rowp, rowp + n0, int64_t{0});
+        for (int64_t kb = 0; kb < k1; ++kb) {
+          const int32_t* arow = A.data() + ((mb * k1 + kb) * m0 + mm) * k0;
+          const int32_t* bblk = B.data() + (kb * n1 + nb) * k0 * n0;
+          for (int kk = 0; kk < k0; ++kk) {
+            const int64_t av = arow[kk];
+            const int32_t* brow = bblk + int64_t{kk} * n0;
+            for (int nn = 0; nn < n0; ++nn) rowp[nn] += av * brow[nn];
+          }
+        }
+        uint8_t* crow = cblk + int64_t{mm} * n0 * 4;
+        for (int nn = 0; nn < n0; ++nn) {
+          int64_t v = rowp[nn];
+          if (a.accumulate) {
+            int32_t old;
+            std::memcpy(&old, crow + nn * 4, 4);
+            v += old;
+          }
+          const int32_t out = wrap_i32(v);
+          std::memcpy(crow + nn * 4, &out, 4);
+        }
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // fix
 
@@ -429,7 +488,61 @@ void fix_exec_t(const npu::HwConfig& hw, const FixArgs& f, const uint8_t* src, u
   }
 }
 
+}  // namespace
+
+/// fix's requantisation of one int32 accumulator (docs/isa.md, "fix"), as ONNX Runtime's
+/// MlasRequantizeOutput: v = acc + bias (int32, wrapping), x = float(v) * scale in fp32, clamped
+/// to [lo - zp, hi - zp] (lo raised to zp by relu), rounded half to even, plus zp.
+int32_t fix_requantize(int32_t acc, int32_t bias, float scale, int32_t zero_point, DType dst,
+                       bool relu) {
+  const int64_t lo0 = dst == DType::i8 ? -128 : 0, hi = dst == DType::i8 ? 127 : 255;
+  const int64_t lo = relu ? std::max<int64_t>(lo0, zero_point) : lo0;
+  const int32_t v = wrap_i32(int64_t{acc} + bias);
+  float x = static_cast<float>(v) * scale;
+  if (x != x) return static_cast<int32_t>(std::clamp<int64_t>(zero_point, lo, hi));  // NaN
+  const float min_v = static_cast<float>(lo - zero_point);
+  const float max_v = static_cast<float>(hi - zero_point);
+  x = std::min(std::max(x, min_v), max_v);
+  const int64_t q = static_cast<int64_t>(std::nearbyint(x)) + zero_point;
+  return static_cast<int32_t>(std::clamp<int64_t>(q, lo, hi));
+}
+
+namespace {
+
+// fix in the int8 mode: int32 accumulators in the int8 fractal, to i32 (copy) or i8/u8
+// (requantised with the table at f.quant).
+void fix_int8_exec(const npu::HwConfig& hw, const FixArgs& f, CoreMemory& mem) {
+  const npu::CubeFractal fr = hw.core.cube.int8_fractal();
+  const int64_t m0 = fr.m, n0 = fr.n;
+  const int64_t N1 = ceil_div(f.n, n0);
+  const uint8_t* src = mem.base[int(Scope::l0c)] + f.src.offset;
+  uint8_t* dst = mem.base[int(Scope::ub)] + f.dst.offset;
+  const uint8_t* table = mem.base[int(Scope::ub)] + f.quant.offset;
+  const int DB = dtype_bytes(f.dst_dtype);
+  for (int64_t i = 0; i < f.m; ++i) {
+    const uint8_t* srow = src + ((i / m0) * N1 * m0 + (i % m0)) * n0 * 4;
+    uint8_t* drow = dst + i * f.dst_row_stride * DB;
+    for (int64_t j = 0; j < f.n; ++j) {
+      int32_t acc;
+      std::memcpy(&acc, srow + ((j / n0) * m0 * n0 + j % n0) * 4, 4);
+      if (f.dst_dtype == DType::i32) {
+        if (f.relu) acc = std::max(acc, 0);
+        std::memcpy(drow + j * 4, &acc, 4);
+        continue;
+      }
+      const uint8_t* e = table + (f.per_channel ? j : 0) * kFixQuantEntryBytes;
+      float scale;
+      int32_t bias;
+      std::memcpy(&scale, e, 4);
+      std::memcpy(&bias, e + 4, 4);
+      const int32_t q = fix_requantize(acc, bias, scale, f.zero_point, f.dst_dtype, f.relu);
+      drow[j] = static_cast<uint8_t>(q);  // i8: the two's complement byte
+    }
+  }
+}
+
 void fix_exec(const npu::HwConfig& hw, const FixArgs& f, CoreMemory& mem) {
+  if (fix_int8(f)) return fix_int8_exec(hw, f, mem);
   const uint8_t* src = mem.base[int(Scope::l0c)] + f.src.offset;
   uint8_t* dst = mem.base[int(Scope::ub)] + f.dst.offset;
   const bool acc16 = hw.core.cube.acc_dtype == DType::f16, dst16 = f.dst_dtype == DType::f16;
@@ -775,7 +888,8 @@ void check_scopes(Opcode op, const A& a) {
 footprint::Fractal checked_fractal(const npu::HwConfig& hw, Opcode op) {
   check_cube_shape(hw, op);
   const auto& c = hw.core.cube;
-  return {c.m, c.k, c.n, dtype_bytes(c.input_dtype), dtype_bytes(c.acc_dtype)};
+  const npu::CubeFractal i8 = c.int8_fractal();
+  return {c.m, c.k, c.n, dtype_bytes(c.input_dtype), dtype_bytes(c.acc_dtype), i8.m, i8.k, i8.n};
 }
 
 // Executors of the data instruction classes.
@@ -795,46 +909,59 @@ void exec(const npu::HwConfig&, Opcode, const DmaArgs& d, CoreMemory& mem) {
   }
 }
 
-// The cube side (load2d, img2col, mmad, fix) moves f16/f32 only (an integer cube mode would be
-// its own semantics).
-void check_float_dtype(Opcode op, DType t) {
-  if (!is_float_dtype(t))
-    fail("{}: dtype {} is not f16 or f32 (the cube path takes float data)", opcode_name(op),
-         dtype_name(t));
+// The cube side (load2d, img2col, mmad, fix) moves f16/f32 (the float mode) or i8/u8 (the int8
+// mode; fix also writes i32).
+void check_cube_dtype(Opcode op, DType t, bool allow_i32 = false) {
+  if (!is_float_dtype(t) && !is_cube_int8_dtype(t) && !(allow_i32 && t == DType::i32))
+    fail("{}: dtype {} is not f16, f32, i8 or u8{} (the cube's float and int8 modes)",
+         opcode_name(op), dtype_name(t), allow_i32 ? " or i32" : "");
 }
 
 void exec(const npu::HwConfig& hw, Opcode op, const Load2dArgs& l, CoreMemory& mem) {
-  check_float_dtype(op, l.dtype);
+  check_cube_dtype(op, l.dtype);
   if (l.rows == 0 || l.cols == 0) return;
-  const FractalShape f = fractal_of(hw, op, l.dst.scope);
+  const FractalShape f = fractal_of(hw, op, l.dst.scope, is_cube_int8_dtype(l.dtype));
   uint8_t* dst = mem.base[int(l.dst.scope)] + l.dst.offset;
   const uint8_t* src = mem.base[int(Scope::l1)] + l.src.offset;
   if (l.dtype == DType::f16)
     load2d_exec<2>(l, f, dst, src);
-  else
+  else if (l.dtype == DType::f32)
     load2d_exec<4>(l, f, dst, src);
+  else
+    load2d_exec<1>(l, f, dst, src);
 }
 
 void exec(const npu::HwConfig& hw, Opcode op, const Img2colArgs& g, CoreMemory& mem) {
-  check_float_dtype(op, g.dtype);
+  check_cube_dtype(op, g.dtype);
   const Img2colShape shape = img2col_shape(g);
   if (shape.rows == 0 || shape.cols == 0) return;
-  const FractalShape f = fractal_of(hw, op, g.dst.scope);
+  const FractalShape f = fractal_of(hw, op, g.dst.scope, is_cube_int8_dtype(g.dtype));
   uint8_t* dst = mem.base[int(g.dst.scope)] + g.dst.offset;
   const uint8_t* fm = mem.base[int(Scope::l1)] + g.src.offset;
   if (g.dtype == DType::f16)
     img2col_exec<2>(g, f, dst, fm);
-  else
+  else if (g.dtype == DType::f32)
     img2col_exec<4>(g, f, dst, fm);
+  else
+    img2col_exec<1>(g, f, dst, fm);
 }
 
-void exec(const npu::HwConfig& hw, Opcode, const MmadArgs& a, CoreMemory& mem) {
+void exec(const npu::HwConfig& hw, Opcode op, const MmadArgs& a, CoreMemory& mem) {
+  const bool ia = is_cube_int8_dtype(a.a_dtype), ib = is_cube_int8_dtype(a.b_dtype);
+  if (ia != ib || (!ia && (!is_float_dtype(a.a_dtype) || !is_float_dtype(a.b_dtype))))
+    fail(
+        "{}: a_dtype {} and b_dtype {} are not both float (the float mode) or both i8/u8 (the "
+        "int8 mode)",
+        opcode_name(op), dtype_name(a.a_dtype), dtype_name(a.b_dtype));
   if (a.m1 == 0 || a.n1 == 0) return;
-  mmad_exec(hw, a, mem);
+  if (ia)
+    mmad_int8_exec(hw, a, mem);
+  else
+    mmad_exec(hw, a, mem);
 }
 
 void exec(const npu::HwConfig& hw, Opcode op, const FixArgs& f, CoreMemory& mem) {
-  check_float_dtype(op, f.dst_dtype);
+  check_cube_dtype(op, f.dst_dtype, true);
   if (f.m == 0 || f.n == 0) return;
   fix_exec(hw, f, mem);
 }

@@ -25,6 +25,14 @@ struct CoreMemory {
 /// when an access falls outside a memory.
 void execute(const npu::HwConfig& hw, const Instruction& resolved, CoreMemory& mem);
 
+/// fix's requantisation of one int32 accumulator to `dst` (i8 or u8; docs/isa.md, "fix"), as
+/// ONNX Runtime's MlasRequantizeOutput: v = acc + bias (int32, wrapping); x = float(v) * scale
+/// (fp32, one rounding to nearest even); x clamped to [lo - zero_point, hi - zero_point], where
+/// [lo, hi] is the dtype's range with lo raised to zero_point by `relu`; the result is
+/// nearbyint(x) (round half to even) + zero_point. A NaN x gives zero_point (saturated).
+int32_t fix_requantize(int32_t acc, int32_t bias, float scale, int32_t zero_point, DType dst,
+                       bool relu);
+
 /// Replaces every MemRef of `instr` by its absolute address x[reg] + offset.
 Instruction resolve(const Instruction& instr, const std::array<int64_t, kNumRegs>& regs);
 

@@ -89,6 +89,10 @@ class Verifier {
     fractal_.n0 = std::max(1, hw.core.cube.n);
     fractal_.in_bytes = dtype_bytes(hw.core.cube.input_dtype);
     fractal_.acc_bytes = dtype_bytes(hw.core.cube.acc_dtype);
+    const npu::CubeFractal i8 = hw.core.cube.int8_fractal();
+    fractal_.int8_m0 = std::max(1, i8.m);
+    fractal_.int8_k0 = std::max(1, i8.k);
+    fractal_.int8_n0 = std::max(1, i8.n);
   }
 
   std::vector<std::string> run() {
@@ -327,10 +331,13 @@ class Verifier {
     return ok;
   }
 
+  // The float mode's operands are core.cube.input_dtype; i8 and u8 are the int8 mode's.
   void check_cube_dtype(DType t) {
-    if (t != hw_.core.cube.input_dtype) {
-      problem("dtype {} differs from the cube input dtype {} (core.cube.input_dtype)",
-              dtype_name(t), dtype_name(hw_.core.cube.input_dtype));
+    if (t != hw_.core.cube.input_dtype && !is_cube_int8_dtype(t)) {
+      problem(
+          "dtype {} differs from the cube input dtype {} (core.cube.input_dtype) and is not "
+          "an int8-mode dtype (i8, u8)",
+          dtype_name(t), dtype_name(hw_.core.cube.input_dtype));
     }
   }
 
@@ -344,14 +351,23 @@ class Verifier {
     return true;
   }
 
-  bool rules(const MmadArgs&) { return true; }
+  bool rules(const MmadArgs& a) {
+    const bool ia = is_cube_int8_dtype(a.a_dtype), ib = is_cube_int8_dtype(a.b_dtype);
+    if (ia != ib || (!ia && (!is_float_dtype(a.a_dtype) || !is_float_dtype(a.b_dtype))))
+      problem(
+          "a_dtype {} and b_dtype {} are not both float (the float mode) or both i8/u8 (the "
+          "int8 mode)",
+          dtype_name(a.a_dtype), dtype_name(a.b_dtype));
+    return true;
+  }
 
   bool rules(const FixArgs& a) {
     if (a.dst_row_stride < static_cast<int64_t>(a.n)) {
       problem("dst_row_stride {} < n = {}: output rows would overlap", a.dst_row_stride, a.n);
     }
-    if (!is_float_dtype(a.dst_dtype))
-      problem("fix converts to a float dtype (f16 or f32), not {}", dtype_name(a.dst_dtype));
+    if (!is_float_dtype(a.dst_dtype) && !fix_int8(a))
+      problem("fix writes f16 or f32 (float mode) or i8, u8, i32 (int8 mode), not {}",
+              dtype_name(a.dst_dtype));
     return true;
   }
 

@@ -443,7 +443,7 @@ void count_ops(const HwConfig& hw, isa::Pipe pipe, const isa::Instruction& instr
   for (int s = 0; s < isa::kNumScopes; ++s)
     counts.pipe_bytes_written[static_cast<int>(pipe)] += traffic.written[s];
   if (const auto* m = std::get_if<isa::MmadArgs>(&instr.args)) {
-    const auto& c = hw.core.cube;
+    const CubeFractal c = hw.core.cube.fractal(isa::mmad_int8(*m));  // the mode's fractal
     counts.cube_macs += uint64_t{m->m1} * m->k1 * m->n1 * static_cast<uint64_t>(c.m) *
                         static_cast<uint64_t>(c.k) * static_cast<uint64_t>(c.n);
   } else if (const auto* v = std::get_if<isa::VectorArgs>(&instr.args)) {

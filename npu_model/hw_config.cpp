@@ -200,6 +200,13 @@ const Field& schema() {
     tech.set_string = [](HwConfig& h, const std::string& v) { h.tech = v; };
     tech.get_string = [](const HwConfig& h) { return h.tech; };
 
+    // The int8 mode's fractal, core.cube.int8 (optional; absent: the float m, k, n).
+    const Field cube_int8 =
+        optional_section(section("int8", {TESSEL_INT("m", core.cube.int8.m, 1, kMaxCubeDim, 1),
+                                          TESSEL_INT("k", core.cube.int8.k, 1, kMaxCubeDim, 1),
+                                          TESSEL_INT("n", core.cube.int8.n, 1, kMaxCubeDim, 1)}),
+                         [](const HwConfig& h) { return h.core.cube.int8.m > 0; });
+
     return section(
         "",
         {name, clock, TESSEL_INT("cores", cores, 1, 1024, 1),
@@ -214,7 +221,8 @@ const Field& schema() {
                                    TESSEL_DTYPE("input_dtype", core.cube.input_dtype),
                                    TESSEL_DTYPE("acc_dtype", core.cube.acc_dtype),
                                    TESSEL_INT("pipeline_latency_cycles",
-                                              core.cube.pipeline_latency_cycles, 0, kIntMax, 1)}),
+                                              core.cube.pipeline_latency_cycles, 0, kIntMax, 1),
+                                   cube_int8}),
                   section("vector",
                           {TESSEL_INT("width_bytes", core.vector.width_bytes, 32, kIntMax, 32),
                            TESSEL_INT("pipeline_latency_cycles",
@@ -1088,6 +1096,28 @@ class Loader {
                         l.dtype_bytes, need, need,
                         override_note({l.key, l.rows_key, l.cols_key, l.dtype_key})));
     }
+    // The int8 mode's fractals (core.cube.int8: i8/u8 operands, int32 accumulators) obey the
+    // same two-per-L0-buffer rule.
+    if (cube.int8.m > 0) {
+      const CubeFractal f = cube.int8;
+      const struct {
+        const char *key, *buffer;
+        int64_t have, need;
+        const char* what;
+      } i8s[] = {
+          {"core.buffers_bytes.l0a", "L0A", buf.l0a, 2 * int64_t{f.m} * f.k, "int8 m x k"},
+          {"core.buffers_bytes.l0b", "L0B", buf.l0b, 2 * int64_t{f.k} * f.n, "int8 k x n"},
+          {"core.buffers_bytes.l0c", "L0C", buf.l0c, 2 * int64_t{f.m} * f.n * 4, "int32 m x n"}};
+      for (const auto& l : i8s) {
+        if (l.have >= l.need) continue;
+        error(valid_.at(l.key),
+              fmt::format("{} bytes cannot hold two {} {} fractals of core.cube.int8 ({}x{}x{}: "
+                          "{} bytes); expected >= {}{}",
+                          l.have, l.what, l.buffer, f.m, f.k, f.n, l.need, l.need,
+                          override_note({l.key, "core.cube.int8.m", "core.cube.int8.k",
+                                         "core.cube.int8.n"})));
+      }
+    }
     if (buf.ub < std::max(c, vec4)) {
       error(valid_.at("core.buffers_bytes.ub"),
             fmt::format("{} bytes cannot hold one {}x{} {} L0C fractal ({} bytes) and 4 vector "
@@ -1219,6 +1249,10 @@ class Loader {
     d.c_fractal_bytes = int64_t{cube.m} * cube.n * isa::dtype_bytes(cube.acc_dtype);
     d.ridge_flops_per_dram_byte =
         static_cast<double>(d.chip_flops_per_cycle) / hw_.dram.bytes_per_cycle;
+    const CubeFractal i8 = cube.int8_fractal();
+    d.cube_int8_macs_per_cycle = int64_t{i8.m} * i8.k * i8.n;
+    d.chip_int8_ops_per_cycle = 2 * d.cube_int8_macs_per_cycle * hw_.cores;
+    d.peak_int8_tops = static_cast<double>(d.chip_int8_ops_per_cycle) * hw_.clock_ghz / 1000.0;
   }
 
   std::string source_;       // the file being visited (an included section's file inside it)

@@ -19,11 +19,27 @@ namespace tessel::npu {
 /// Cube (matrix) unit: one m x k x n fractal multiply-accumulate per cycle once the pipeline is
 /// full. L0A holds A fractals (m x k), L0B holds B fractals (k x n), L0C accumulates C fractals (m
 /// x n).
+/// A cube fractal: one m x k x n multiply-accumulate block per cycle.
+struct CubeFractal {
+  int m = 0, k = 0, n = 0;  // elements
+  bool operator==(const CubeFractal&) const = default;
+};
+
 struct CubeConfig {
   int m = 0, k = 0, n = 0;                   // fractal dimensions, elements
   isa::DType input_dtype = isa::DType::f16;  // dtype of L0A/L0B operands
   isa::DType acc_dtype = isa::DType::f32;    // dtype of L0C accumulators
   int pipeline_latency_cycles = 0;           // cycles from issue of the last fractal to the result
+  /// core.cube.int8 (optional): the fractal of the int8 mode (i8/u8 operands, int32
+  /// accumulators; docs/isa.md, "mmad"), e.g. DaVinci's 16 x 32 x 16 (8,192 int8 MACs per cycle
+  /// beside 4,096 fp16). All 0 when absent: the int8 mode then uses the float fractal m, k, n.
+  CubeFractal int8;
+  /// The float mode's fractal (m, k, n).
+  CubeFractal float_fractal() const { return {m, k, n}; }
+  /// The int8 mode's fractal: `int8` when the config gives it, else the float fractal.
+  CubeFractal int8_fractal() const { return int8.m > 0 ? int8 : float_fractal(); }
+  /// The fractal of the int8 mode when `int8_mode`, else of the float mode.
+  CubeFractal fractal(bool int8_mode) const { return int8_mode ? int8_fractal() : float_fractal(); }
   bool operator==(const CubeConfig&) const = default;
 };
 
@@ -171,6 +187,9 @@ struct DerivedConfig {
   int64_t b_fractal_bytes = 0;           // k * n * dtype_bytes(input_dtype): one L0B fractal
   int64_t c_fractal_bytes = 0;           // m * n * dtype_bytes(acc_dtype): one L0C fractal
   int64_t chip_flops_per_cycle = 0;      // 2 * cube_macs_per_cycle * cores
+  int64_t cube_int8_macs_per_cycle = 0;  // int8 mode: int8_fractal m * k * n per core
+  int64_t chip_int8_ops_per_cycle = 0;   // 2 * cube_int8_macs_per_cycle * cores
+  double peak_int8_tops = 0;             // chip_int8_ops_per_cycle * clock (1e12 ops/s)
   double ridge_flops_per_dram_byte = 0;  // roofline ridge: chip_flops_per_cycle / dram bytes/cycle
   bool operator==(const DerivedConfig&) const = default;
 };

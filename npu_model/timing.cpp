@@ -26,15 +26,17 @@ uint64_t positive(int v, const char* key) {
 }
 
 // Bytes written to L0A/L0B by load2d/img2col, including fractal zero-padding (W in docs/isa.md).
+// i8/u8 operands use the int8 mode's fractal (core.cube.int8).
 uint64_t fractal_bytes(const HwConfig& hw, Opcode op, Scope dst, uint64_t rows, uint64_t cols,
                        isa::DType dtype) {
   uint64_t b0 = 0, b1 = 0;
+  const CubeFractal f = hw.core.cube.fractal(isa::is_cube_int8_dtype(dtype));
   if (dst == Scope::l0a) {
-    b0 = positive(hw.core.cube.m, "core.cube.m");
-    b1 = positive(hw.core.cube.k, "core.cube.k");
+    b0 = positive(f.m, "core.cube.m");
+    b1 = positive(f.k, "core.cube.k");
   } else if (dst == Scope::l0b) {
-    b0 = positive(hw.core.cube.k, "core.cube.k");
-    b1 = positive(hw.core.cube.n, "core.cube.n");
+    b0 = positive(f.k, "core.cube.k");
+    b1 = positive(f.n, "core.cube.n");
   } else {
     fail("{}: destination scope {} is illegal, expected l0a or l0b", isa::opcode_name(op),
          isa::scope_name(dst));
@@ -250,8 +252,10 @@ void traffic(const HwConfig& hw, Opcode op, const isa::Img2colArgs& g, ScopeTraf
 }
 
 void traffic(const HwConfig& hw, Opcode, const isa::MmadArgs& a, ScopeTraffic& t) {
-  const auto& c = hw.core.cube;
-  const uint64_t ib = isa::dtype_bytes(c.input_dtype), ab = isa::dtype_bytes(c.acc_dtype);
+  const bool i8 = isa::mmad_int8(a);
+  const CubeFractal c = hw.core.cube.fractal(i8);
+  const uint64_t ib = i8 ? 1 : isa::dtype_bytes(hw.core.cube.input_dtype);
+  const uint64_t ab = i8 ? 4 : isa::dtype_bytes(hw.core.cube.acc_dtype);
   t.read[int(Scope::l0a)] += uint64_t{a.m1} * a.k1 * c.m * c.k * ib;
   t.read[int(Scope::l0b)] += uint64_t{a.k1} * a.n1 * c.k * c.n * ib;
   const uint64_t cb = uint64_t{a.m1} * a.n1 * c.m * c.n * ab;
@@ -259,11 +263,20 @@ void traffic(const HwConfig& hw, Opcode, const isa::MmadArgs& a, ScopeTraffic& t
   t.written[int(Scope::l0c)] += cb;
 }
 
+// The L0C bytes fix reads (R in docs/isa.md): whole fractals of the mode's accumulators.
+uint64_t fix_l0c_bytes(const HwConfig& hw, const isa::FixArgs& f) {
+  const bool i8 = isa::fix_int8(f);
+  const CubeFractal c = hw.core.cube.fractal(i8);
+  const uint64_t m0 = positive(c.m, "core.cube.m");
+  const uint64_t n0 = positive(c.n, "core.cube.n");
+  const uint64_t ab = i8 ? 4 : isa::dtype_bytes(hw.core.cube.acc_dtype);
+  return ceil_div(f.m, m0) * m0 * ceil_div(f.n, n0) * n0 * ab;
+}
+
 void traffic(const HwConfig& hw, Opcode, const isa::FixArgs& f, ScopeTraffic& t) {
-  const uint64_t m0 = positive(hw.core.cube.m, "core.cube.m");
-  const uint64_t n0 = positive(hw.core.cube.n, "core.cube.n");
-  t.read[int(Scope::l0c)] +=
-      ceil_div(f.m, m0) * m0 * ceil_div(f.n, n0) * n0 * isa::dtype_bytes(hw.core.cube.acc_dtype);
+  t.read[int(Scope::l0c)] += fix_l0c_bytes(hw, f);
+  if (isa::fix_requantises(f) && f.m && f.n)
+    t.read[int(Scope::ub)] += uint64_t{f.per_channel ? f.n : 1u} * isa::kFixQuantEntryBytes;
   t.written[int(Scope::ub)] += uint64_t{f.m} * f.n * isa::dtype_bytes(f.dst_dtype);
 }
 
@@ -321,10 +334,7 @@ void engine_cost(const HwConfig& hw, Opcode, const isa::MmadArgs& a, InstrCost& 
 
 void engine_cost(const HwConfig& hw, Opcode, const isa::FixArgs& f, InstrCost& cost) {
   const auto& core = hw.core;
-  const uint64_t m0 = positive(core.cube.m, "core.cube.m");
-  const uint64_t n0 = positive(core.cube.n, "core.cube.n");
-  const uint64_t R =
-      ceil_div(f.m, m0) * m0 * ceil_div(f.n, n0) * n0 * isa::dtype_bytes(core.cube.acc_dtype);
+  const uint64_t R = fix_l0c_bytes(hw, f);
   cost.occupancy_cycles =
       ceil_div(R, positive(core.fix.bytes_per_cycle, "core.dma.fix.bytes_per_cycle"));
   cost.latency_cycles = static_cast<uint64_t>(core.fix.latency_cycles);

@@ -71,7 +71,7 @@ TEST(Encoding, GoldenBytes) {
   p.cores[0].push_back(make(Opcode::jmp, sargs(0, 0, 0, 0, 0), 0));
   const std::vector<uint8_t> expected = {
       'T',  'S',  'N',  'P',   // magic
-      0x04,                    // version
+      0x05,                    // version
       0x01,                    // core count (uvarint)
       0x01, 't',               // name: length, bytes
       0x00,                    // gm_bytes
@@ -83,7 +83,7 @@ TEST(Encoding, GoldenBytes) {
       0x48,                    // jmp = opcode 8 | 0x40 (op_index delta follows)
       0x02,                    // delta +1 (zigzag 2): op_index -1 -> 0
       0x00,                    // target 0 (uvarint)
-      0x34, 0x85, 0x59, 0xeb,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0xeb598534), LE
+      0x42, 0x64, 0x56, 0x76,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0x76566442), LE
   };
   EXPECT_EQ(encode(p), expected);
 }
@@ -121,7 +121,7 @@ TEST(Encoding, Version3ImagesStillDecode) {
   d.extent[0] = 16, d.dst_stride[0] = d.src_stride[0] = 1, d.valid_end[0] = 16;
   p.cores[0].push_back(make(Opcode::dma, d));
   std::vector<uint8_t> b = encode(p);
-  ASSERT_EQ(b[4], 4);
+  ASSERT_EQ(b[4], kEncodingVersion);
   ASSERT_EQ(b[b.size() - 5], 0x00);  // cores = 0 (uvarint), just before the CRC
   b.erase(b.end() - 5);
   b[4] = 3;
@@ -133,6 +133,40 @@ TEST(Encoding, Version3ImagesStillDecode) {
   const uint32_t crc4 = crc32_of(b, b.size() - 4);
   for (int i = 0; i < 4; ++i) b[b.size() - 4 + i] = static_cast<uint8_t>(crc4 >> (8 * i));
   EXPECT_THROW(decode(b, "v4.bin"), Error);
+}
+
+TEST(Encoding, Version4ImagesStillDecode) {
+  // Version 5 added the int8 cube mode's fields at the end of mmad's and fix's full forms: mmad
+  // a_dtype, b_dtype (u8 each), fix per_channel (u8), quant (scope u8, reg u8, offset sv),
+  // zero_point (sv). A version-4 image is the same bytes without them: take full-form (register
+  // 40) mmad and fix instructions at their defaults, drop those trailing bytes, write version 4
+  // and the CRC; the program decodes unchanged (the new fields at their defaults).
+  for (int which = 0; which < 2; ++which) {
+    Program p;
+    p.name = "t";
+    p.cores.resize(1);
+    std::size_t tail = 0;
+    if (which == 0) {
+      MmadArgs m;
+      m.c = mem(Scope::l0c, 40, 0), m.a = mem(Scope::l0a, 0, 0), m.b = mem(Scope::l0b, 0, 0);
+      m.m1 = m.k1 = m.n1 = 1;
+      p.cores[0].push_back(make(Opcode::mmad, m));
+      tail = 2;  // a_dtype, b_dtype
+    } else {
+      FixArgs f;
+      f.dst = mem(Scope::ub, 40, 0), f.src = mem(Scope::l0c, 0, 0);
+      f.m = f.n = 1, f.dst_row_stride = 1;
+      p.cores[0].push_back(make(Opcode::fix, f));
+      tail = 5;  // per_channel, quant scope, reg, offset 0, zero_point 0
+    }
+    std::vector<uint8_t> b = encode(p);
+    ASSERT_EQ(b[4], kEncodingVersion);
+    b.erase(b.end() - 4 - static_cast<std::ptrdiff_t>(tail), b.end() - 4);
+    b[4] = 4;
+    const uint32_t crc = crc32_of(b, b.size() - 4);
+    for (int i = 0; i < 4; ++i) b[b.size() - 4 + i] = static_cast<uint8_t>(crc >> (8 * i));
+    EXPECT_EQ(program_difference(decode(b, "v4.bin"), p), "") << which;
+  }
 }
 
 TEST(Encoding, CommonInstructionsAreSmall) {

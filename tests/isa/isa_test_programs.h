@@ -149,6 +149,8 @@ inline Program every_opcode_program() {
     m.b = mem(Scope::l0b, 13, 512);
     m.m1 = 2, m.k1 = 9, m.n1 = 4, m.accumulate = true;
     c0.push_back(make(Opcode::mmad, m, 2));
+    m.a_dtype = DType::u8, m.b_dtype = DType::i8;  // the int8 mode
+    c0.push_back(make(Opcode::mmad, m, 2));
   }
   {
     FixArgs f;
@@ -156,6 +158,10 @@ inline Program every_opcode_program() {
     f.dst = mem(Scope::ub, 14, 8192);
     f.src = mem(Scope::l0c, 15, 0);
     f.m = 31, f.n = 17, f.dst_row_stride = 32, f.relu = true;
+    c0.push_back(make(Opcode::fix, f, 2));
+    // Requantisation to i8 with a per-channel table and a zero point.
+    f.dst_dtype = DType::i8, f.relu = false;
+    f.per_channel = true, f.quant = mem(Scope::ub, 16, 65536), f.zero_point = -7;
     c0.push_back(make(Opcode::fix, f, 2));
   }
   const VecOperand d = vec(Scope::ub, 4, 0, 1, 128);
@@ -393,6 +399,7 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
       auto& a = in.args.emplace<MmadArgs>();
       a.c = memref({Scope::l0c}), a.a = memref({Scope::l0a}), a.b = memref({Scope::l0b});
       a.m1 = u32(), a.k1 = u32(), a.n1 = u32(), a.accumulate = u(0, 1);
+      if (u(0, 1)) a.a_dtype = dtype(), a.b_dtype = dtype();
       break;
     }
     case 6: {
@@ -400,6 +407,10 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
       a.dst_dtype = dtype();
       a.dst = memref({Scope::ub}), a.src = memref({Scope::l0c});
       a.m = u32(), a.n = u32(), a.dst_row_stride = i64(), a.relu = u(0, 1);
+      if (u(0, 1)) {
+        a.per_channel = u(0, 1), a.quant = memref({Scope::ub});
+        a.zero_point = static_cast<int32_t>(i64());
+      }
       break;
     }
     default: {

@@ -262,7 +262,8 @@ TEST(IntSemantics, DtypeTraitsAreCheckedByExecutorAndVerifier) {
   Mem m;
   EXPECT_THROW(m.run(vop(Opcode::vexp, DType::i32, 4)), Error);
   EXPECT_THROW(m.run(vop(Opcode::vand, DType::f16, 4)), Error);
-  Instruction l = load2d(DType::i8, l0a(0), l1(0), 16, 16, 16);
+  // The cube path takes float and int8-mode (i8, u8) operands only.
+  Instruction l = load2d(DType::i16, l0a(0), l1(0), 16, 16, 16);
   EXPECT_THROW(m.run(l), Error);
   isa::Program p;
   p.name = "traits";
