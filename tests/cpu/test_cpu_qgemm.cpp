@@ -299,6 +299,61 @@ TEST(CpuQGemm, OnnxNodeTestsOfQLinearConvAndQLinearMatMul) {
   }
 }
 
+TEST(CpuQGemm, OnnxNodeTestsOfConvIntegerAndMatMulInteger) {
+  if (!std::ifstream(kOnnxDataDir + "/node/test_matmulinteger/model.onnx").good())
+    GTEST_SKIP() << "libonnx-testdata missing";
+  for (QGemmPath p : paths()) {
+    for (const std::string name : {"test_basic_convinteger", "test_convinteger_with_padding",
+                                   "test_convinteger_without_padding"}) {
+      NodeCase c = node_case(name);
+      const Node& n = *c.graph->nodes().at(0);
+      cpu_backend::QConvGeometry geo;
+      geo.strides = n.attrs.get_ints_or("strides", {1, 1}, n.name);
+      geo.pads = n.attrs.get_ints_or("pads", {0, 0, 0, 0}, n.name);
+      geo.dilations = n.attrs.get_ints_or("dilations", {1, 1}, n.name);
+      geo.group = n.attrs.get_int_or("group", 1, n.name);
+      const Tensor zx = c.in.size() > 2 ? c.in[2] : scalar(c.in[0].dtype(), 0);
+      const Tensor zw = c.in.size() > 3 ? c.in[3] : scalar(c.in[1].dtype(), 0);
+      const Tensor got = cpu_backend::conv_integer_cpu(c.in[0], zx, c.in[1], zw, geo, p);
+      EXPECT_EQ(got.dtype(), DType::i32);
+      EXPECT_EQ(got.shape(), c.want.shape()) << name;
+      EXPECT_EQ(ints(got), ints(c.want)) << name << " " << cpu_backend::qgemm_path_name(p);
+    }
+    NodeCase c = node_case("test_matmulinteger");
+    const Tensor got = cpu_backend::matmul_integer_cpu(c.in[0], c.in[2], c.in[1], c.in[3], p);
+    EXPECT_EQ(ints(got), ints(c.want)) << cpu_backend::qgemm_path_name(p);
+  }
+}
+
+TEST(CpuQGemm, RandomConvIntegerMatchesTheReference) {
+  std::mt19937 rng(11);
+  auto rnd = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (QGemmPath p : paths())
+    for (DType dx : {DType::u8, DType::i8}) {
+      const int xlo = dx == DType::u8 ? 0 : -128, xhi = dx == DType::u8 ? 255 : 127;
+      Tensor x(dx, {1, 6, 7, 5}), w(DType::u8, {4, 3, 3, 3});
+      for (int64_t i = 0; i < x.numel(); ++i) x.set_from_double(i, rnd(xlo, xhi));
+      for (int64_t i = 0; i < w.numel(); ++i) w.set_from_double(i, rnd(0, 255));
+      const Tensor zx = scalar(dx, rnd(xlo, xhi)), zw = vec(DType::u8, {3, 250, 128, 0});
+      cpu_backend::QConvGeometry geo{{2, 1}, {1, 1, 0, 1}, {1, 1}, 2};
+      const Tensor got = cpu_backend::conv_integer_cpu(x, zx, w, zw, geo, p);
+      Graph g;
+      std::vector<const Tensor*> ts = {&x, &w, &zx, &zw};
+      std::vector<Value*> ins;
+      for (size_t i = 0; i < ts.size(); ++i)
+        ins.push_back(g.add_value("in" + std::to_string(i), ts[i]->dtype(), ts[i]->shape()));
+      Value* y = g.add_value("y", DType::i32, got.shape());
+      Attributes attrs;
+      attrs.set("strides", geo.strides);
+      attrs.set("pads", geo.pads);
+      attrs.set("group", geo.group);
+      attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+      Node* n = g.add_node("ConvInteger", "ci", ins, {y}, attrs);
+      EXPECT_EQ(ints(got), ints(ops::run_reference_node(*n, ts).at(0)))
+          << cpu_backend::qgemm_path_name(p) << " " << dtype_to_string(dx);
+    }
+}
+
 /// The CPU kernel's result for a QLinearConv or QLinearMatMul node of a graph, from its inputs.
 Tensor cpu_node(const Node& n, const std::vector<const Tensor*>& v, QGemmPath p,
                 double* kernel_seconds) {

@@ -49,7 +49,7 @@ class QGemmBuilder {
     f32_ = b_.getFloatTy();
   }
 
-  void build(const std::string& name, QGemmPath path, const CodegenTarget& target) {
+  void build(const std::string& name, QGemmPath path, const CodegenTarget& target, bool int32_out) {
     auto* i8p = llvm::PointerType::getUnqual(i8_);
     auto* i32p = llvm::PointerType::getUnqual(i32_);
     auto* f32p = llvm::PointerType::getUnqual(f32_);
@@ -133,6 +133,14 @@ class QGemmBuilder {
         acc = b_.CreateSub(acc, b_.CreateMul(zb, rs));
         acc = b_.CreateAdd(acc, b_.CreateMul(b_.CreateMul(splat(k32), za), zb));
         acc = b_.CreateAdd(acc, load_cols(i32_, bias));
+        if (int32_out) {  // ConvInteger / MatMulInteger: the accumulator itself
+          llvm::Value* yp =
+              b_.CreateGEP(i32_, b_.CreateBitCast(Y, llvm::PointerType::getUnqual(i32_)),
+                           b_.CreateAdd(b_.CreateMul(m, Npad), n));
+          b_.CreateAlignedStore(acc, b_.CreateBitCast(yp, llvm::PointerType::getUnqual(acc_ty)),
+                                llvm::Align(4));
+          return;
+        }
         llvm::Value* v = b_.CreateFMul(b_.CreateSIToFP(acc, fv_ty), load_cols(f32_, scale));
         llvm::Value* vlo = splat(lo);
         llvm::Value* vhi = splat(hi);
@@ -194,8 +202,12 @@ std::unique_ptr<llvm::Module> qgemm_module(llvm::LLVMContext& ctx) {
   CodegenTarget plain = target;
   // The plain path is what a host without VNNI runs: the host's features minus AVX-VNNI.
   plain.features += (plain.features.empty() ? "" : ",") + std::string("-avx512vnni,-avxvnni");
-  qb.build("tessel_qgemm_plain", QGemmPath::plain, plain);
-  if (qgemm_host_path() == QGemmPath::vnni) qb.build("tessel_qgemm_vnni", QGemmPath::vnni, target);
+  for (bool i32 : {false, true}) {
+    const std::string suffix = i32 ? "_i32" : "";
+    qb.build("tessel_qgemm_plain" + suffix, QGemmPath::plain, plain, i32);
+    if (qgemm_host_path() == QGemmPath::vnni)
+      qb.build("tessel_qgemm_vnni" + suffix, QGemmPath::vnni, target, i32);
+  }
   return mod;
 }
 
@@ -219,9 +231,12 @@ QGemmKernels::QGemmKernels() {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto mod = qgemm_module(*ctx);
   jit_ = host_jit(std::move(mod), std::move(ctx), {});
-  plain_ = reinterpret_cast<Fn>(jit_lookup(*jit_, "tessel_qgemm_plain"));
-  if (qgemm_host_path() == QGemmPath::vnni)
-    vnni_ = reinterpret_cast<Fn>(jit_lookup(*jit_, "tessel_qgemm_vnni"));
+  for (int i32 = 0; i32 < 2; ++i32) {
+    const std::string suffix = i32 ? "_i32" : "";
+    plain_[i32] = reinterpret_cast<Fn>(jit_lookup(*jit_, "tessel_qgemm_plain" + suffix));
+    if (qgemm_host_path() == QGemmPath::vnni)
+      vnni_[i32] = reinterpret_cast<Fn>(jit_lookup(*jit_, "tessel_qgemm_vnni" + suffix));
+  }
 }
 
 QGemmKernels::~QGemmKernels() = default;
@@ -258,22 +273,21 @@ QGemmWeights pack_qgemm_weights(const Tensor& b, const Tensor& b_zp) {
   return w;
 }
 
-Tensor qlinear_matmul_cpu(const Tensor& a, const Tensor& a_scale, const Tensor& a_zp,
-                          const Tensor& b, const Tensor& b_scale, const Tensor& b_zp,
-                          const Tensor& y_scale, const Tensor& y_zp, const Tensor* bias,
-                          QGemmPath path, double* kernel_seconds) {
+namespace {
+
+/// The kernel on A (M x K) and B (K x N): requantised to `out` (u8/s8) with per-column `scale`
+/// and `y_zp`, or the int32 accumulators when `out` is i32 (scale and y_zp unused).
+Tensor run_qgemm(const Tensor& a, const Tensor& a_zp, const Tensor& b, const Tensor& b_zp,
+                 const std::vector<float>& scale, int64_t y_zp, DType out, const Tensor* bias,
+                 QGemmPath path, double* kernel_seconds) {
   if (a.rank() != 2 || !is_8bit(a.dtype()))
     fail("qgemm: A must be a 2-D u8 or s8 tensor, got {}{}", dtype_to_string(a.dtype()),
          shape_to_string(a.shape()));
-  if (!is_8bit(y_zp.dtype())) fail("qgemm: y_zero_point must be u8 or s8");
   const QGemmWeights w = pack_qgemm_weights(b, b_zp);
   const int64_t M = a.shape()[0];
   if (a.shape()[1] != w.K)
     fail("qgemm: A is {} but B is {}", shape_to_string(a.shape()), shape_to_string(b.shape()));
-  if (a_scale.numel() != 1 || a_zp.numel() != 1 || y_scale.numel() != 1 || y_zp.numel() != 1)
-    fail("qgemm: a and y scales and zero points must be per tensor");
-  if (b_scale.numel() != 1 && b_scale.numel() != w.N)
-    fail("qgemm: b_scale has {} elements (expected 1 or {})", b_scale.numel(), w.N);
+  if (a_zp.numel() != 1) fail("qgemm: a's zero point must be per tensor");
   if (bias && bias->numel() != w.N)
     fail("qgemm: bias has {} elements, expected {}", bias->numel(), w.N);
   // An s8 A is offset by +128 (vpdpbusd's unsigned operand), its zero point with it.
@@ -286,26 +300,52 @@ Tensor qlinear_matmul_cpu(const Tensor& a, const Tensor& a_scale, const Tensor& 
       ap[static_cast<size_t>(m * w.Kpad + k)] = araw[m * w.K + k] ^ flip;
   std::vector<int32_t> bv(static_cast<size_t>(w.Npad), 0);
   std::vector<float> sv(static_cast<size_t>(w.Npad), 0.0f);
-  const float as = a_scale.data<float>()[0], ys = y_scale.data<float>()[0];
   for (int64_t n = 0; n < w.N; ++n) {
     if (bias) bv[n] = static_cast<int32_t>(load_int(*bias, n));
-    sv[n] = as * b_scale.data<float>()[b_scale.numel() == 1 ? 0 : n] / ys;  // fp32, as ORT
+    if (!scale.empty()) sv[n] = scale[scale.size() == 1 ? 0 : n];
   }
-  const bool out_u8 = y_zp.dtype() == DType::u8;
-  const int32_t qmin = out_u8 ? 0 : -128, qmax = out_u8 ? 255 : 127;
-  std::vector<uint8_t> yp(static_cast<size_t>(M * w.Npad));
-  const QGemmKernels::Fn fn = QGemmKernels::get().fn(path);
+  const bool int32_out = out == DType::i32;
+  const int32_t qmin = out == DType::u8 ? 0 : -128, qmax = out == DType::u8 ? 255 : 127;
+  const size_t es = int32_out ? 4 : 1;
+  std::vector<uint8_t> yp(static_cast<size_t>(M * w.Npad) * es);
+  const QGemmKernels::Fn fn = QGemmKernels::get().fn(path, int32_out);
   if (!fn) fail("qgemm: this host has no {} path (AVX-512 VNNI)", qgemm_path_name(path));
   const auto t0 = std::chrono::steady_clock::now();
   fn(ap.data(), w.packed.data(), w.col_sum.data(), w.zero_point.data(), bv.data(), sv.data(),
      yp.data(), M, w.Npad, w.Kpad, w.K, static_cast<int32_t>(load_int(a_zp, 0) + a_shift),
-     static_cast<int32_t>(load_int(y_zp, 0)), qmin, qmax);
+     static_cast<int32_t>(y_zp), qmin, qmax);
   if (kernel_seconds)
     *kernel_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  Tensor y(y_zp.dtype(), {M, w.N});
+  Tensor y(out, {M, w.N});
   for (int64_t m = 0; m < M; ++m)
-    std::copy_n(yp.data() + m * w.Npad, w.N, reinterpret_cast<uint8_t*>(y.raw()) + m * w.N);
+    std::copy_n(yp.data() + m * w.Npad * es, w.N * es,
+                reinterpret_cast<uint8_t*>(y.raw()) + m * w.N * es);
   return y;
+}
+
+}  // namespace
+
+Tensor qlinear_matmul_cpu(const Tensor& a, const Tensor& a_scale, const Tensor& a_zp,
+                          const Tensor& b, const Tensor& b_scale, const Tensor& b_zp,
+                          const Tensor& y_scale, const Tensor& y_zp, const Tensor* bias,
+                          QGemmPath path, double* kernel_seconds) {
+  if (!is_8bit(y_zp.dtype())) fail("qgemm: y_zero_point must be u8 or s8");
+  if (a_scale.numel() != 1 || y_scale.numel() != 1 || y_zp.numel() != 1)
+    fail("qgemm: a and y scales and y's zero point must be per tensor");
+  const int64_t N = b.rank() == 2 ? b.shape()[1] : 0;
+  if (b_scale.numel() != 1 && b_scale.numel() != N)
+    fail("qgemm: b_scale has {} elements (expected 1 or {})", b_scale.numel(), N);
+  const float as = a_scale.data<float>()[0], ys = y_scale.data<float>()[0];
+  std::vector<float> scale;
+  for (int64_t n = 0; n < b_scale.numel(); ++n)
+    scale.push_back(as * b_scale.data<float>()[n] / ys);  // fp32, in ORT's order
+  return run_qgemm(a, a_zp, b, b_zp, scale, load_int(y_zp, 0), y_zp.dtype(), bias, path,
+                   kernel_seconds);
+}
+
+Tensor matmul_integer_cpu(const Tensor& a, const Tensor& a_zp, const Tensor& b, const Tensor& b_zp,
+                          QGemmPath path, double* kernel_seconds) {
+  return run_qgemm(a, a_zp, b, b_zp, {}, 0, DType::i32, nullptr, path, kernel_seconds);
 }
 
 namespace {
@@ -320,10 +360,14 @@ Tensor param_slice(const Tensor& t, int64_t from, int64_t n) {
 }
 }  // namespace
 
-Tensor qlinear_conv_cpu(const Tensor& x, const Tensor& x_scale, const Tensor& x_zp, const Tensor& w,
-                        const Tensor& w_scale, const Tensor& w_zp, const Tensor& y_scale,
-                        const Tensor& y_zp, const Tensor* bias, const QConvGeometry& g,
-                        QGemmPath path, double* kernel_seconds) {
+namespace {
+
+/// The im2col driver of both convolutions: per image and group, the windows of x as rows (padded
+/// with x's zero point) times the group's weights as K x Mg columns through `product(a, b, gi)`
+/// (which returns P x Mg elements of `out`), written back NCHW.
+Tensor conv_via_qgemm(const Tensor& x, const Tensor& x_zp, const Tensor& w, const Tensor& w_zp,
+                      const QConvGeometry& g, DType out,
+                      const std::function<Tensor(const Tensor&, const Tensor&, int64_t)>& product) {
   if (x.rank() != 4 || w.rank() != 4)
     fail("qconv: x and w must be 4-D (NCHW, MCkk), got {} and {}", shape_to_string(x.shape()),
          shape_to_string(w.shape()));
@@ -332,8 +376,6 @@ Tensor qlinear_conv_cpu(const Tensor& x, const Tensor& x_scale, const Tensor& x_
   if (g.group < 1 || C != Cg * g.group || M % g.group != 0)
     fail("qconv: {} input channels, weight {} and group {} do not agree", C,
          shape_to_string(w.shape()), g.group);
-  if (w_scale.numel() != 1 && w_scale.numel() != M)
-    fail("qconv: w_scale has {} elements (expected 1 or {})", w_scale.numel(), M);
   if (w_zp.numel() != 1 && w_zp.numel() != M)
     fail("qconv: w_zero_point has {} elements (expected 1 or {})", w_zp.numel(), M);
   const int64_t sh = g.strides[0], sw = g.strides[1], dh = g.dilations[0], dw = g.dilations[1];
@@ -344,15 +386,13 @@ Tensor qlinear_conv_cpu(const Tensor& x, const Tensor& x_scale, const Tensor& x_
   const int64_t Mg = M / g.group, K = Cg * KH * KW, P = OH * OW;
   const size_t es = 1;  // 8-bit elements
   const int64_t pad_value = load_int(x_zp, 0);
-  Tensor y(y_zp.dtype(), {N, M, OH, OW});
+  Tensor y(out, {N, M, OH, OW});
+  const size_t oes = dtype_size(out);
   for (int64_t gi = 0; gi < g.group; ++gi) {
     // B = the group's weights as K x Mg (column j = output channel gi*Mg + j).
     Tensor b(w.dtype(), {K, Mg});
     for (int64_t j = 0; j < Mg; ++j)
       for (int64_t k = 0; k < K; ++k) b.raw()[k * Mg + j] = w.raw()[(gi * Mg + j) * K + k];
-    const Tensor bs = param_slice(w_scale, gi * Mg, Mg), bz = param_slice(w_zp, gi * Mg, Mg);
-    Tensor bias_g;
-    if (bias) bias_g = param_slice(*bias, gi * Mg, Mg).reshaped({Mg});
     for (int64_t n = 0; n < N; ++n) {
       Tensor a(x.dtype(), {P, K});
       for (int64_t oh = 0; oh < OH; ++oh)
@@ -368,14 +408,45 @@ Tensor qlinear_conv_cpu(const Tensor& x, const Tensor& x_scale, const Tensor& x_
                   a.raw()[(row * K + k) * es] =
                       x.raw()[(((n * C) + gi * Cg + c) * H + ih) * W + iw];
               }
-      const Tensor r = qlinear_matmul_cpu(a, x_scale, x_zp, b, bs, bz, y_scale, y_zp,
-                                          bias ? &bias_g : nullptr, path, kernel_seconds);
+      const Tensor r = product(a, b, gi);
       for (int64_t p = 0; p < P; ++p)
         for (int64_t j = 0; j < Mg; ++j)
-          y.raw()[((n * M) + gi * Mg + j) * P + p] = r.raw()[p * Mg + j];
+          std::copy_n(r.raw() + (p * Mg + j) * oes, oes,
+                      y.raw() + (((n * M) + gi * Mg + j) * P + p) * oes);
     }
   }
   return y;
+}
+
+}  // namespace
+
+Tensor qlinear_conv_cpu(const Tensor& x, const Tensor& x_scale, const Tensor& x_zp, const Tensor& w,
+                        const Tensor& w_scale, const Tensor& w_zp, const Tensor& y_scale,
+                        const Tensor& y_zp, const Tensor* bias, const QConvGeometry& g,
+                        QGemmPath path, double* kernel_seconds) {
+  if (w.rank() != 4) fail("qconv: w must be 4-D, got {}", shape_to_string(w.shape()));
+  const int64_t M = w.shape()[0], Mg = M / std::max<int64_t>(g.group, 1);
+  if (w_scale.numel() != 1 && w_scale.numel() != M)
+    fail("qconv: w_scale has {} elements (expected 1 or {})", w_scale.numel(), M);
+  if (bias && bias->numel() != M) fail("qconv: B has {} elements, expected {}", bias->numel(), M);
+  return conv_via_qgemm(
+      x, x_zp, w, w_zp, g, y_zp.dtype(), [&](const Tensor& a, const Tensor& b, int64_t gi) {
+        Tensor bias_g;
+        if (bias) bias_g = param_slice(*bias, gi * Mg, Mg).reshaped({Mg});
+        return qlinear_matmul_cpu(a, x_scale, x_zp, b, param_slice(w_scale, gi * Mg, Mg),
+                                  param_slice(w_zp, gi * Mg, Mg), y_scale, y_zp,
+                                  bias ? &bias_g : nullptr, path, kernel_seconds);
+      });
+}
+
+Tensor conv_integer_cpu(const Tensor& x, const Tensor& x_zp, const Tensor& w, const Tensor& w_zp,
+                        const QConvGeometry& g, QGemmPath path, double* kernel_seconds) {
+  if (w.rank() != 4) fail("qconv: w must be 4-D, got {}", shape_to_string(w.shape()));
+  const int64_t Mg = w.shape()[0] / std::max<int64_t>(g.group, 1);
+  return conv_via_qgemm(
+      x, x_zp, w, w_zp, g, DType::i32, [&](const Tensor& a, const Tensor& b, int64_t gi) {
+        return matmul_integer_cpu(a, x_zp, b, param_slice(w_zp, gi * Mg, Mg), path, kernel_seconds);
+      });
 }
 
 }  // namespace tessel::cpu_backend

@@ -75,12 +75,16 @@ class QGemmKernels {
   using Fn = void (*)(const uint8_t*, const int8_t*, const int32_t*, const int32_t*, const int32_t*,
                       const float*, uint8_t*, int64_t, int64_t, int64_t, int64_t, int32_t, int32_t,
                       int32_t, int32_t);
-  Fn fn(QGemmPath path) const { return path == QGemmPath::vnni ? vnni_ : plain_; }
+  /// The kernel of `path`, requantising (false) or storing the int32 accumulators (true: Y is
+  /// then M x Npad int32; scale, y_zp, qmin, qmax unused). Null for vnni on a host without it.
+  Fn fn(QGemmPath path, bool int32_out = false) const {
+    return path == QGemmPath::vnni ? vnni_[int32_out] : plain_[int32_out];
+  }
 
  private:
   QGemmKernels();
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  Fn plain_ = nullptr, vnni_ = nullptr;
+  Fn plain_[2] = {nullptr, nullptr}, vnni_[2] = {nullptr, nullptr};
 };
 
 /// QLinearMatMul of 2-D operands on the CPU kernels: a (M x K, u8/s8) with per-tensor a_scale /
@@ -91,6 +95,11 @@ class QGemmKernels {
 Tensor qlinear_matmul_cpu(const Tensor& a, const Tensor& a_scale, const Tensor& a_zp,
                           const Tensor& b, const Tensor& b_scale, const Tensor& b_zp,
                           const Tensor& y_scale, const Tensor& y_zp, const Tensor* bias,
+                          QGemmPath path, double* kernel_seconds = nullptr);
+
+/// MatMulInteger of 2-D operands on the same kernels: (a - a_zp) @ (b - b_zp) as int32 (a_zp per
+/// tensor, b_zp per tensor or per column), M x N.
+Tensor matmul_integer_cpu(const Tensor& a, const Tensor& a_zp, const Tensor& b, const Tensor& b_zp,
                           QGemmPath path, double* kernel_seconds = nullptr);
 
 /// The geometry of a 2-D convolution (explicit pads, ONNX order [top, left, bottom, right]).
@@ -110,5 +119,10 @@ Tensor qlinear_conv_cpu(const Tensor& x, const Tensor& x_scale, const Tensor& x_
                         const Tensor& w_scale, const Tensor& w_zp, const Tensor& y_scale,
                         const Tensor& y_zp, const Tensor* bias, const QConvGeometry& geometry,
                         QGemmPath path, double* kernel_seconds = nullptr);
+
+/// ConvInteger (int32 output, no requantisation) the same way as qlinear_conv_cpu.
+Tensor conv_integer_cpu(const Tensor& x, const Tensor& x_zp, const Tensor& w, const Tensor& w_zp,
+                        const QConvGeometry& geometry, QGemmPath path,
+                        double* kernel_seconds = nullptr);
 
 }  // namespace tessel::cpu_backend
