@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -354,6 +355,82 @@ TEST(CpuQGemm, RandomConvIntegerMatchesTheReference) {
     }
 }
 
+/// The reference's QuantizeLinear / DequantizeLinear on (x, scale[, zp]) with `axis`.
+Tensor reference_linear(const std::string& op, const std::vector<const Tensor*>& ts, int64_t axis,
+                        DType out) {
+  Graph g;
+  std::vector<Value*> ins;
+  for (size_t i = 0; i < ts.size(); ++i)
+    ins.push_back(g.add_value("in" + std::to_string(i), ts[i]->dtype(), ts[i]->shape()));
+  Value* y = g.add_value("y", out, ts[0]->shape());
+  Attributes attrs;
+  attrs.set("axis", axis);
+  Node* n = g.add_node(op, "q", ins, {y}, attrs);
+  return ops::run_reference_node(*n, ts).at(0);
+}
+
+TEST(CpuQGemm, QuantizeAndDequantizeLinearMatchTheReference) {
+  // Hand-derived: scale 0.5, zp -3 (s8): x = 1.25 -> 2.5 -> 2 (tie to even) - 3 = -1;
+  // -1.25 -> -2.5 -> -2 - 3 = -5; 0.75 -> 1.5 -> 2 - 3 = -1; 100 -> 200 -> saturates at 127;
+  // -100 -> -200 -> -128; NaN -> the zero point -3.
+  const Tensor x = vec(DType::f32, {1.25, -1.25, 0.75, 100, -100, std::nan("")});
+  const Tensor s = scalar(DType::f32, 0.5), z = scalar(DType::i8, -3);
+  const std::vector<int64_t> want = {-1, -5, -1, 127, -128, -3};
+  EXPECT_EQ(ints(reference_linear("QuantizeLinear", {&x, &s, &z}, 1, DType::i8)), want);
+  EXPECT_EQ(ints(cpu_backend::quantize_linear_cpu(x, s, &z)), want);
+  // Random, per tensor and per axis, u8 and s8, with ties x = (k + 0.5) * scale.
+  std::mt19937 rng(5);
+  auto rnd = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (DType dt : {DType::u8, DType::i8})
+    for (int64_t axis : {-1, 0, 1, 2}) {
+      Tensor xs(DType::f32, {3, 4, 5});
+      const int64_t count = axis < 0 ? 1 : xs.shape()[axis];
+      std::vector<double> sc, zp;
+      for (int64_t c = 0; c < count; ++c) {
+        sc.push_back(0.125 * rnd(1, 8));
+        zp.push_back(dt == DType::u8 ? rnd(0, 255) : rnd(-128, 127));
+      }
+      const Tensor st = count == 1 ? scalar(DType::f32, sc[0]) : vec(DType::f32, sc);
+      const Tensor zt = count == 1 ? scalar(dt, zp[0]) : vec(dt, zp);
+      for (int64_t i = 0; i < xs.numel(); ++i)
+        xs.set_from_double(i, (rnd(-300, 300) + (i % 3 == 0 ? 0.5 : 0.37 * rnd(0, 2))) *
+                                  sc[count == 1 ? 0
+                                                : (axis == 0   ? i / 20
+                                                   : axis == 1 ? i / 5 % 4
+                                                               : i % 5)]);
+      const int64_t ax = axis < 0 ? 1 : axis;
+      const Tensor q = cpu_backend::quantize_linear_cpu(xs, st, &zt, ax);
+      EXPECT_EQ(ints(q), ints(reference_linear("QuantizeLinear", {&xs, &st, &zt}, ax, dt)))
+          << dtype_to_string(dt) << " axis " << axis;
+      const Tensor d = cpu_backend::dequantize_linear_cpu(q, st, &zt, ax);
+      EXPECT_EQ(
+          d.to_float_vector(),
+          reference_linear("DequantizeLinear", {&q, &st, &zt}, ax, DType::f32).to_float_vector())
+          << dtype_to_string(dt) << " axis " << axis;
+    }
+  // DequantizeLinear of an int32 bias (scale sx * sw).
+  const Tensor b = vec(DType::i32, {3, -5, 1 << 20}), bs = scalar(DType::f32, 0.125);
+  EXPECT_EQ(cpu_backend::dequantize_linear_cpu(b, bs, nullptr).to_float_vector(),
+            (std::vector<float>{0.375f, -0.625f, 131072.0f}));
+}
+
+TEST(CpuQGemm, OnnxNodeTestsOfQuantizeAndDequantizeLinear) {
+  if (!std::ifstream(kOnnxDataDir + "/node/test_quantizelinear/model.onnx").good())
+    GTEST_SKIP() << "libonnx-testdata missing";
+  for (const std::string name : {"test_quantizelinear", "test_quantizelinear_axis",
+                                 "test_dequantizelinear", "test_dequantizelinear_axis"}) {
+    NodeCase c = node_case(name);
+    const Node& n = *c.graph->nodes().at(0);
+    const int64_t axis = n.attrs.get_int_or("axis", 1, n.name);
+    const Tensor* zp = c.in.size() > 2 ? &c.in[2] : nullptr;
+    const Tensor got = name.find("de") == 5
+                           ? cpu_backend::dequantize_linear_cpu(c.in[0], c.in[1], zp, axis)
+                           : cpu_backend::quantize_linear_cpu(c.in[0], c.in[1], zp, axis);
+    EXPECT_EQ(got.dtype(), c.want.dtype()) << name;
+    EXPECT_EQ(got.to_float_vector(), c.want.to_float_vector()) << name;
+  }
+}
+
 /// The CPU kernel's result for a QLinearConv or QLinearMatMul node of a graph, from its inputs.
 Tensor cpu_node(const Node& n, const std::vector<const Tensor*>& v, QGemmPath p,
                 double* kernel_seconds) {
@@ -366,16 +443,24 @@ Tensor cpu_node(const Node& n, const std::vector<const Tensor*>& v, QGemmPath p,
     return cpu_backend::qlinear_conv_cpu(*v[0], *v[1], *v[2], *v[3], *v[4], *v[5], *v[6], *v[7],
                                          v.size() > 8 ? v[8] : nullptr, geo, p, kernel_seconds);
   }
+  if (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear") {
+    const int64_t axis = n.attrs.get_int_or("axis", 1, n.name);
+    const Tensor* zp = v.size() > 2 ? v[2] : nullptr;
+    return n.op_type == "QuantizeLinear"
+               ? cpu_backend::quantize_linear_cpu(*v[0], *v[1], zp, axis)
+               : cpu_backend::dequantize_linear_cpu(*v[0], *v[1], zp, axis);
+  }
   return cpu_backend::qlinear_matmul_cpu(*v[0], *v[1], *v[2], *v[3], *v[4], *v[5], *v[6], *v[7],
                                          nullptr, p, kernel_seconds);
 }
 
 TEST(CpuQGemm, FoldedInt8ClassifierLayersMatchTheReferenceAndOnnxRuntime) {
   // The int8 PP-OCR classifier after fold_qdq (53 QLinearConv: 3x3 / 5x5 depthwise, strided,
-  // pointwise; 1 QLinearMatMul) on the golden input: every QLinearConv / QLinearMatMul output is
-  // recomputed by the CPU kernels from the node's inputs and compared with the reference's
-  // integers, then put in its place, so the model's output comes from the CPU kernels' integers
-  // and is checked against ONNX Runtime's (optimisation level all).
+  // pointwise; 1 QLinearMatMul; the QuantizeLinear / DequantizeLinear nodes left around the float
+  // ops) on the golden input: every one of those nodes' outputs is recomputed by the CPU kernels
+  // from the node's inputs and compared with the reference's, then put in its place, so the model's
+  // output comes from the CPU kernels' integers and is checked against ONNX Runtime's (optimisation
+  // level all).
   const std::string src = TESSEL_SOURCE_DIR;
   const std::string model = src + "/tests/data/models/ch_ppocr_mobile_v2.0_cls_infer_int8.onnx";
   auto g = driver::load_model(model, {{"x", {1, 3, 48, 192}}});  // every pass, fold_qdq included
@@ -385,11 +470,20 @@ TEST(CpuQGemm, FoldedInt8ClassifierLayersMatchTheReferenceAndOnnxRuntime) {
   const Tensor ort = frontend::load_tensor_pb(dir + "/output_0.pb");
   for (QGemmPath p : paths()) {
     std::map<const Value*, Tensor> seen;
-    int layers = 0, equal = 0;
+    int layers = 0, equal = 0, qdq = 0, qdq_equal = 0;
     double seconds = 0, kernel_seconds = 0;
     ops::ValueHook hook = [&](const Value& v, const Node* producer, Tensor& t) {
-      if (producer &&
-          (producer->op_type == "QLinearConv" || producer->op_type == "QLinearMatMul")) {
+      const bool linear = producer && (producer->op_type == "QuantizeLinear" ||
+                                       producer->op_type == "DequantizeLinear");
+      if (linear) {  // no timing: these are not the contraction layers
+        std::vector<const Tensor*> in;
+        for (const Value* i : producer->inputs) in.push_back(i ? &seen.at(i) : nullptr);
+        Tensor got = cpu_node(*producer, in, p, nullptr);
+        ++qdq;
+        qdq_equal += got.dtype() == t.dtype() && got.to_float_vector() == t.to_float_vector();
+        t = std::move(got);
+      } else if (producer &&
+                 (producer->op_type == "QLinearConv" || producer->op_type == "QLinearMatMul")) {
         std::vector<const Tensor*> in;
         for (const Value* i : producer->inputs) in.push_back(i ? &seen.at(i) : nullptr);
         const auto t0 = std::chrono::steady_clock::now();
@@ -404,11 +498,15 @@ TEST(CpuQGemm, FoldedInt8ClassifierLayersMatchTheReferenceAndOnnxRuntime) {
     const auto out = ops::run_reference(*g, inputs, hook);
     EXPECT_EQ(layers, 54) << cpu_backend::qgemm_path_name(p);
     EXPECT_EQ(equal, layers) << cpu_backend::qgemm_path_name(p);
+    // The standalone Q/DQ pairs around the float ops (HardSwish, pooling, the softmax input).
+    EXPECT_EQ(qdq, 115) << cpu_backend::qgemm_path_name(p);  // counted in the folded graph
+    EXPECT_EQ(qdq_equal, qdq) << cpu_backend::qgemm_path_name(p);
     const auto got = out.at("softmax_0.tmp_0").to_float_vector(), want = ort.to_float_vector();
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6);
     std::cout << "  " << cpu_backend::qgemm_path_name(p) << ": " << equal << " of " << layers
-              << " layers bit-exact; " << seconds * 1e3
+              << " layers and " << qdq_equal << " of " << qdq
+              << " QuantizeLinear/DequantizeLinear bit-exact; " << seconds * 1e3
               << " ms in the CPU int8 layers (im2col, packing and kernels, one thread), "
               << kernel_seconds * 1e3 << " ms of it in the generated kernels; output " << got[0]
               << ", " << got[1] << " (ORT " << want[0] << ", " << want[1] << ")\n";

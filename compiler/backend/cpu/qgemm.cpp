@@ -14,6 +14,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -160,6 +161,60 @@ class QGemmBuilder {
     b_.CreateRetVoid();
   }
 
+  /// tessel_quantize_{u8,s8}(x f32*, scale f32*, zp i32*, y i8*, outer, dim, inner):
+  /// y[(o, c, i)] = saturate(nearbyint(x / scale[c]) + zp[c]) (NaN -> zp), as QuantizeLinear.
+  /// tessel_dequantize_{u8,s8,i32}(x, scale, zp, y f32*, outer, dim, inner):
+  /// y = (fp32(x) - fp32(zp[c])) * scale[c], as DequantizeLinear.
+  void build_linear(const std::string& name, bool quantize, DType qtype,
+                    const CodegenTarget& target) {
+    auto* i8p = llvm::PointerType::getUnqual(i8_);
+    auto* f32p = llvm::PointerType::getUnqual(f32_);
+    auto* i32p = llvm::PointerType::getUnqual(i32_);
+    llvm::Type* q_elem = qtype == DType::i32 ? i32_ : i8_;
+    auto* qp = llvm::PointerType::getUnqual(q_elem);
+    auto* fty =
+        llvm::FunctionType::get(b_.getVoidTy(),
+                                {quantize ? static_cast<llvm::Type*>(f32p) : qp, f32p, i32p,
+                                 quantize ? static_cast<llvm::Type*>(i8p) : f32p, i64_, i64_, i64_},
+                                false);
+    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m_);
+    set_function_attributes(*fn_, target);
+    auto arg = [&](int i) { return fn_->getArg(static_cast<unsigned>(i)); };
+    llvm::Value *X = arg(0), *scale = arg(1), *zp = arg(2), *Y = arg(3), *outer = arg(4),
+                *dim = arg(5), *inner = arg(6);
+    entry_ = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+    b_.SetInsertPoint(entry_);
+    const bool u8 = qtype == DType::u8;
+    counted_loop("o", b_.getInt64(0), outer, 1, [&](llvm::Value* o) {
+      counted_loop("c", b_.getInt64(0), dim, 1, [&](llvm::Value* c) {
+        llvm::Value* s = b_.CreateLoad(f32_, b_.CreateGEP(f32_, scale, c));
+        llvm::Value* z = b_.CreateLoad(i32_, b_.CreateGEP(i32_, zp, c));
+        llvm::Value* base = b_.CreateMul(b_.CreateAdd(b_.CreateMul(o, dim), c), inner);
+        counted_loop("i", b_.getInt64(0), inner, 1, [&](llvm::Value* i) {
+          llvm::Value* idx = b_.CreateAdd(base, i);
+          if (quantize) {
+            llvm::Value* v = b_.CreateFDiv(b_.CreateLoad(f32_, b_.CreateGEP(f32_, X, idx)), s);
+            v = b_.CreateSelect(b_.CreateFCmpORD(v, v), v, llvm::ConstantFP::get(f32_, 0.0));
+            llvm::Value* lo = b_.CreateSIToFP(b_.CreateSub(b_.getInt32(u8 ? 0 : -128), z), f32_);
+            llvm::Value* hi = b_.CreateSIToFP(b_.CreateSub(b_.getInt32(u8 ? 255 : 127), z), f32_);
+            v = b_.CreateSelect(b_.CreateFCmpOLT(v, lo), lo, v);
+            v = b_.CreateSelect(b_.CreateFCmpOGT(v, hi), hi, v);
+            llvm::Function* nb =
+                llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::nearbyint, {f32_});
+            llvm::Value* q = b_.CreateAdd(b_.CreateFPToSI(b_.CreateCall(nb, {v}), i32_), z);
+            b_.CreateStore(b_.CreateTrunc(q, i8_), b_.CreateGEP(i8_, Y, idx));
+          } else {
+            llvm::Value* x = b_.CreateLoad(q_elem, b_.CreateGEP(q_elem, X, idx));
+            llvm::Value* xf = u8 ? b_.CreateUIToFP(x, f32_) : b_.CreateSIToFP(x, f32_);
+            llvm::Value* v = b_.CreateFMul(b_.CreateFSub(xf, b_.CreateSIToFP(z, f32_)), s);
+            b_.CreateStore(v, b_.CreateGEP(f32_, Y, idx));
+          }
+        });
+      });
+    });
+    b_.CreateRetVoid();
+  }
+
  private:
   /// for (iv = start; iv < end; iv += step) body(iv), the induction variable in an entry-block
   /// alloca (promoted to a register by LLVM's pipeline).
@@ -202,6 +257,11 @@ std::unique_ptr<llvm::Module> qgemm_module(llvm::LLVMContext& ctx) {
   CodegenTarget plain = target;
   // The plain path is what a host without VNNI runs: the host's features minus AVX-VNNI.
   plain.features += (plain.features.empty() ? "" : ",") + std::string("-avx512vnni,-avxvnni");
+  qb.build_linear("tessel_quantize_u8", true, DType::u8, target);
+  qb.build_linear("tessel_quantize_s8", true, DType::i8, target);
+  qb.build_linear("tessel_dequantize_u8", false, DType::u8, target);
+  qb.build_linear("tessel_dequantize_s8", false, DType::i8, target);
+  qb.build_linear("tessel_dequantize_i32", false, DType::i32, target);
   for (bool i32 : {false, true}) {
     const std::string suffix = i32 ? "_i32" : "";
     qb.build("tessel_qgemm_plain" + suffix, QGemmPath::plain, plain, i32);
@@ -231,6 +291,9 @@ QGemmKernels::QGemmKernels() {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto mod = qgemm_module(*ctx);
   jit_ = host_jit(std::move(mod), std::move(ctx), {});
+  for (const char* n : {"tessel_quantize_u8", "tessel_quantize_s8", "tessel_dequantize_u8",
+                        "tessel_dequantize_s8", "tessel_dequantize_i32"})
+    linear_[n] = jit_lookup(*jit_, n);
   for (int i32 = 0; i32 < 2; ++i32) {
     const std::string suffix = i32 ? "_i32" : "";
     plain_[i32] = reinterpret_cast<Fn>(jit_lookup(*jit_, "tessel_qgemm_plain" + suffix));
@@ -447,6 +510,65 @@ Tensor conv_integer_cpu(const Tensor& x, const Tensor& x_zp, const Tensor& w, co
       x, x_zp, w, w_zp, g, DType::i32, [&](const Tensor& a, const Tensor& b, int64_t gi) {
         return matmul_integer_cpu(a, x_zp, b, param_slice(w_zp, gi * Mg, Mg), path, kernel_seconds);
       });
+}
+
+namespace {
+
+/// outer x dim x inner of `x` for per-axis parameters of `count` entries along `axis` (1 entry:
+/// dim 1, every element inner).
+std::array<int64_t, 3> axis_split(const Tensor& x, int64_t count, int64_t axis) {
+  if (count == 1) return {1, 1, x.numel()};
+  const int64_t rank = x.rank();
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank || x.shape()[axis] != count)
+    fail("quantize: a parameter of {} entries does not match axis {} of {}", count, axis,
+         shape_to_string(x.shape()));
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape()[d];
+  return {outer, count, inner};
+}
+
+std::vector<int32_t> zero_points(const Tensor* zp, int64_t count) {
+  std::vector<int32_t> z(static_cast<size_t>(count), 0);
+  if (zp)
+    for (int64_t c = 0; c < count; ++c)
+      z[c] = static_cast<int32_t>(load_int(*zp, zp->numel() == 1 ? 0 : c));
+  return z;
+}
+
+}  // namespace
+
+Tensor quantize_linear_cpu(const Tensor& x, const Tensor& scale, const Tensor* zp, int64_t axis) {
+  if (x.dtype() != DType::f32 || scale.dtype() != DType::f32)
+    fail("quantize: x and scale must be f32");
+  const DType out = zp ? zp->dtype() : DType::u8;
+  if (!is_8bit(out)) fail("quantize: the zero point must be u8 or s8");
+  const auto [outer, dim, inner] = axis_split(x, scale.numel(), axis);
+  const auto z = zero_points(zp, dim);
+  Tensor y(out, x.shape());
+  using Fn =
+      void (*)(const float*, const float*, const int32_t*, uint8_t*, int64_t, int64_t, int64_t);
+  reinterpret_cast<Fn>(
+      QGemmKernels::get().linear(out == DType::u8 ? "tessel_quantize_u8" : "tessel_quantize_s8"))(
+      x.data<float>(), scale.data<float>(), z.data(), reinterpret_cast<uint8_t*>(y.raw()), outer,
+      dim, inner);
+  return y;
+}
+
+Tensor dequantize_linear_cpu(const Tensor& x, const Tensor& scale, const Tensor* zp, int64_t axis) {
+  if (!is_8bit(x.dtype()) && x.dtype() != DType::i32) fail("dequantize: x must be u8, s8 or i32");
+  if (scale.dtype() != DType::f32) fail("dequantize: scale must be f32");
+  const auto [outer, dim, inner] = axis_split(x, scale.numel(), axis);
+  const auto z = zero_points(zp, dim);
+  Tensor y(DType::f32, x.shape());
+  using Fn = void (*)(const void*, const float*, const int32_t*, float*, int64_t, int64_t, int64_t);
+  const char* name = x.dtype() == DType::u8   ? "tessel_dequantize_u8"
+                     : x.dtype() == DType::i8 ? "tessel_dequantize_s8"
+                                              : "tessel_dequantize_i32";
+  reinterpret_cast<Fn>(QGemmKernels::get().linear(name))(x.raw(), scale.data<float>(), z.data(),
+                                                         y.data<float>(), outer, dim, inner);
+  return y;
 }
 
 }  // namespace tessel::cpu_backend

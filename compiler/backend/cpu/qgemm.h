@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,10 +82,15 @@ class QGemmKernels {
     return path == QGemmPath::vnni ? vnni_[int32_out] : plain_[int32_out];
   }
 
+  /// The QuantizeLinear / DequantizeLinear kernel `name` (tessel_quantize_{u8,s8},
+  /// tessel_dequantize_{u8,s8,i32}; see quantize_linear_cpu).
+  void* linear(const std::string& name) const { return linear_.at(name); }
+
  private:
   QGemmKernels();
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   Fn plain_[2] = {nullptr, nullptr}, vnni_[2] = {nullptr, nullptr};
+  std::map<std::string, void*> linear_;
 };
 
 /// QLinearMatMul of 2-D operands on the CPU kernels: a (M x K, u8/s8) with per-tensor a_scale /
@@ -124,5 +130,15 @@ Tensor qlinear_conv_cpu(const Tensor& x, const Tensor& x_scale, const Tensor& x_
 Tensor conv_integer_cpu(const Tensor& x, const Tensor& x_zp, const Tensor& w, const Tensor& w_zp,
                         const QConvGeometry& geometry, QGemmPath path,
                         double* kernel_seconds = nullptr);
+
+/// QuantizeLinear on the generated kernels: y = saturate(nearbyint(x / scale[c]) + zp[c]) with
+/// x / scale in fp32 (the ONNX reference's and ORT's division), per tensor or along `axis`; the
+/// output has zp's dtype (u8 when `zp` is null). NaN becomes the zero point (the reference's).
+Tensor quantize_linear_cpu(const Tensor& x, const Tensor& scale, const Tensor* zp,
+                           int64_t axis = 1);
+/// DequantizeLinear on the generated kernels: y = (fp32(x) - fp32(zp[c])) * scale[c] in fp32,
+/// x u8, s8 or i32, per tensor or along `axis`.
+Tensor dequantize_linear_cpu(const Tensor& x, const Tensor& scale, const Tensor* zp,
+                             int64_t axis = 1);
 
 }  // namespace tessel::cpu_backend
