@@ -415,7 +415,8 @@ std::vector<Tensor> conv_integer_kernel(const Node& node,
 }
 
 // QLinearConv: y = saturate(round((conv(x - x_zp, w - w_zp) + B) * x_scale * w_scale[m] /
-// y_scale) + y_zp) in y_zp's dtype.
+// y_scale) + y_zp) in y_zp's dtype, the requantisation in fp32 as ONNX Runtime's
+// (requantize_fp32).
 void qlinear_conv_infer(Node& node) {
   check_arity(node, 8, 9, 1, 1);
   const Value& x = required_input(node, 0, "x");
@@ -452,13 +453,11 @@ std::vector<Tensor> qlinear_conv_kernel(const Node& node,
   const int64_t z = zero_point(&yzp, 0);
   const int64_t plane = shape_numel(cs.out) / std::max<int64_t>(cs.N * cs.M, 1);
   Tensor y(yzp.dtype(), cs.out);
+  const float xsv = xs.data<float>()[0], ysv = ys.data<float>()[0];
   for (int64_t i = 0; i < static_cast<int64_t>(acc.size()); ++i) {
     const int64_t m = (i / plane) % cs.M;
-    const double wsv = ws.get_as_double(ws.numel() == 1 ? 0 : m);
-    const double scale = xs.get_as_double(0) * wsv / ys.get_as_double(0);
-    store_as<int64_t>(
-        y.raw(), y.dtype(), i,
-        round_half_even_saturate(static_cast<double>(acc[i]) * scale, lo - z, hi - z) + z);
+    const float scale = xsv * ws.data<float>()[ws.numel() == 1 ? 0 : m] / ysv;  // as ORT, fp32
+    store_as<int64_t>(y.raw(), y.dtype(), i, requantize_fp32(acc[i], scale, z, lo, hi));
   }
   return one_output(std::move(y));
 }

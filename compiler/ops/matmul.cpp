@@ -375,7 +375,9 @@ std::vector<Tensor> einsum_kernel(const Node& node, const std::vector<const Tens
 
 // ---------------------------------------------------------------------------------------------
 // Quantized matrix products: MatMulInteger and QLinearMatMul (opset 10), per-tensor zero points
-// and scales (a 1-element tensor); per-row/column parameters are unsupported.
+// and scales (a 1-element tensor); QLinearMatMul's b_scale / b_zero_point may also be per column
+// of a 2-D b (1-D of N elements, ONNX QLinearMatMul, as ONNX Runtime takes them); other
+// per-row/column parameters are unsupported.
 // ---------------------------------------------------------------------------------------------
 
 int64_t scalar_param(const Node& node, const Tensor* t, const char* role) {
@@ -393,12 +395,18 @@ void expect_scalar_param(const Node& node, size_t i, const char* role) {
                      shape_to_string(v->shape));
 }
 
-/// (A - a_zp) @ (B - b_zp) accumulated in int64, numpy matmul shapes.
+/// (A - a_zp) @ (B - b_zp) accumulated in int64, numpy matmul shapes; `bzp_per_column` (when
+/// not null, N entries) replaces `bzp` per column of B.
 std::vector<int64_t> integer_matmul(const Node& node, const MatMulShapes& s, const Tensor& a,
-                                    int64_t azp, const Tensor& b, int64_t bzp) {
+                                    int64_t azp, const Tensor& b, int64_t bzp,
+                                    const Tensor* bzp_per_column = nullptr) {
   std::vector<int64_t> va(static_cast<size_t>(a.numel())), vb(static_cast<size_t>(b.numel()));
   for (int64_t i = 0; i < a.numel(); ++i) va[i] = load_as<int64_t>(a.raw(), a.dtype(), i) - azp;
-  for (int64_t i = 0; i < b.numel(); ++i) vb[i] = load_as<int64_t>(b.raw(), b.dtype(), i) - bzp;
+  for (int64_t i = 0; i < b.numel(); ++i)
+    vb[i] =
+        load_as<int64_t>(b.raw(), b.dtype(), i) -
+        (bzp_per_column ? load_as<int64_t>(bzp_per_column->raw(), bzp_per_column->dtype(), i % s.N)
+                        : bzp);
   std::vector<int64_t> acc(static_cast<size_t>(shape_numel(s.out)), 0);
   const int64_t mat_a = s.M * s.K, mat_b = s.K * s.N, mat_c = s.M * s.N;
   const auto sa = broadcast_strides(s.a_batch, s.batch);
@@ -437,6 +445,11 @@ std::vector<Tensor> matmul_integer_kernel(const Node& node,
   return one_output(std::move(y));
 }
 
+/// Whether a QLinearMatMul b parameter of shape `param` is per column of a 2-D b: [N].
+bool per_column_param(const Shape& b, const Shape& param) {
+  return b.size() == 2 && param.size() == 1 && param[0] == b[1] && b[1] != 1;
+}
+
 // QLinearMatMul: y = saturate(round((A - a_zp) @ (B - b_zp) * a_scale * b_scale / y_scale) + y_zp).
 void qlinear_matmul_infer(Node& node) {
   check_arity(node, 8, 8, 1, 1);
@@ -448,7 +461,10 @@ void qlinear_matmul_infer(Node& node) {
   expect_dtype(node, yzp.dtype, {DType::u8, DType::i8}, "input y_zero_point");
   const char* roles[] = {"",        "a_scale",      "a_zero_point", "",
                          "b_scale", "b_zero_point", "y_scale",      "y_zero_point"};
-  for (size_t i : {1, 2, 4, 5, 6, 7}) expect_scalar_param(node, i, roles[i]);
+  for (size_t i : {1, 2, 6, 7}) expect_scalar_param(node, i, roles[i]);
+  for (size_t i : {4, 5})
+    if (!node.input(i) || !per_column_param(b.shape, node.input(i)->shape))
+      expect_scalar_param(node, i, roles[i]);
   set_output(node, 0, yzp.dtype, matmul_shapes(node, a.shape, b.shape).out);
 }
 
@@ -457,19 +473,26 @@ std::vector<Tensor> qlinear_matmul_kernel(const Node& node,
   const Tensor& a = kernel_input(node, inputs, 0, "a");
   const Tensor& b = kernel_input(node, inputs, 3, "b");
   const Tensor& yzp = kernel_input(node, inputs, 7, "y_zero_point");
+  const Tensor& bs = kernel_input(node, inputs, 4, "b_scale");
+  const Tensor& bzp = kernel_input(node, inputs, 5, "b_zero_point");
   const MatMulShapes s = matmul_shapes(node, a.shape(), b.shape());
+  const bool per_col_scale = per_column_param(b.shape(), bs.shape());
+  const bool per_col_zp = per_column_param(b.shape(), bzp.shape());
   const auto acc = integer_matmul(node, s, a, scalar_param(node, inputs[2], "a_zero_point"), b,
-                                  scalar_param(node, inputs[5], "b_zero_point"));
-  const double scale = kernel_input(node, inputs, 1, "a_scale").get_as_double(0) *
-                       kernel_input(node, inputs, 4, "b_scale").get_as_double(0) /
-                       kernel_input(node, inputs, 6, "y_scale").get_as_double(0);
+                                  per_col_zp ? 0 : scalar_param(node, &bzp, "b_zero_point"),
+                                  per_col_zp ? &bzp : nullptr);
+  if (!per_col_scale) scalar_param(node, &bs, "b_scale");
+  // fp32, in this order, as ONNX Runtime (requantize_fp32).
+  const float as = kernel_input(node, inputs, 1, "a_scale").data<float>()[0];
+  const float ys = kernel_input(node, inputs, 6, "y_scale").data<float>()[0];
   const int64_t z = scalar_param(node, &yzp, "y_zero_point");
   const auto [lo, hi] = quantized_range(node, yzp.dtype());
   Tensor y(yzp.dtype(), s.out);
-  for (size_t i = 0; i < acc.size(); ++i)
-    store_as<int64_t>(
-        y.raw(), y.dtype(), static_cast<int64_t>(i),
-        round_half_even_saturate(static_cast<double>(acc[i]) * scale, lo - z, hi - z) + z);
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const float scale = as * bs.data<float>()[per_col_scale ? i % s.N : 0] / ys;
+    store_as<int64_t>(y.raw(), y.dtype(), static_cast<int64_t>(i),
+                      requantize_fp32(acc[i], scale, z, lo, hi));
+  }
   return one_output(std::move(y));
 }
 

@@ -460,6 +460,21 @@ inline int64_t round_half_even_saturate(double v, int64_t lo, int64_t hi) {
   return static_cast<int64_t>(r);
 }
 
+/// The requantisation of QLinearConv / QLinearMatMul, bit for bit ONNX Runtime's
+/// MlasRequantizeOutput (onnxruntime/core/mlas/lib/quantize.cpp): `scale` is the fp32
+/// x_scale * w_scale / y_scale (computed in fp32, in that order, as ORT's kernels do), the int32
+/// accumulator (bias included) is converted to fp32 and multiplied in fp32, clamped to
+/// [lo - zero_point, hi - zero_point], rounded half to even (nearbyintf in the default rounding
+/// mode; ORT's magic-number add, equal for |v| < 2^22, which the clamp ensures) and offset by the
+/// zero point.
+inline int64_t requantize_fp32(int64_t acc, float scale, int64_t zero_point, int64_t lo,
+                               int64_t hi) {
+  float v = static_cast<float>(acc) * scale;
+  v = std::min(std::max(v, static_cast<float>(lo - zero_point)),
+               static_cast<float>(hi - zero_point));
+  return static_cast<int64_t>(std::nearbyintf(v)) + zero_point;
+}
+
 /// Saturation range of an 8/16/32-bit integer quantized dtype (u8, i8, u16, i16, i32).
 std::pair<int64_t, int64_t> quantized_range(const Node& node, DType dtype);
 

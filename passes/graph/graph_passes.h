@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "compiler/ir/graph.h"
 #include "passes/graph/pass_manager.h"
@@ -90,6 +92,22 @@ bool fuse_layer_norm(Graph& graph, const OpAvailable& available = {});
 
 /// fuse_silu.cpp: x * Sigmoid(x) -> Silu(x) (registered by compiler/ops/tessel_ext.cpp).
 bool fuse_silu(Graph& graph, const OpAvailable& available = {});
+
+/// fold_qdq.cpp: DequantizeLinear(x), DequantizeLinear(w)[, DequantizeLinear(int32 bias)] -> Conv
+/// [-> Relu] -> QuantizeLinear becomes QLinearConv, and the same around a MatMul (or a Gemm without
+/// C, alpha 1, transA 0) QLinearMatMul, by ONNX Runtime's QDQ selector rules (the file comment
+/// lists them). Only when `available` has the op; unmatched Q/DQ nodes stay.
+bool fold_qdq(Graph& graph, const OpAvailable& available = {});
+
+/// What fold_qdq decides for one Conv, MatMul or Gemm.
+struct QdqFoldDecision {
+  std::string node;    // the contraction's name
+  std::string folded;  // "QLinearConv" or "QLinearMatMul" when it folds, else empty
+  std::string reason;  // why it does not fold (empty when it does)
+};
+/// fold_qdq's decision for every Conv, MatMul and Gemm of `graph`, in node order (the graph is
+/// not changed).
+std::vector<QdqFoldDecision> explain_fold_qdq(Graph& graph, const OpAvailable& available = {});
 
 /// cse.cpp: equal constants (dtype, shape, bytes) are merged, then nodes with the same op type,
 /// the same inputs and equal attributes (bitwise for floats and tensors) are merged, to a fixed

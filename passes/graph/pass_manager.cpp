@@ -12,14 +12,17 @@
 
 namespace tessel::graph_passes {
 
-// The pipeline, in the order it runs. Folding first (so later patterns see constants), then
-// algebraic clean-up and BatchNormalization folding, the pattern fusions (after `simplify`, which
-// removes the x*1 in exported swish and turns Div by constants into Mul: the patterns accept both
-// forms), then CSE and DCE, kernel grouping (it only annotates), and the layout pass last (it
-// depends on the kernels' boundaries): TransData around every conv kernel, then the redundant
-// ones cancelled.
+// The pipeline, in the order it runs. QDQ folding first (shape_folding and constant_folding would
+// turn the DequantizeLinear of a constant weight into a float weight), then folding (so later
+// patterns see constants), then algebraic clean-up and BatchNormalization folding, the pattern
+// fusions (after `simplify`, which removes the x*1 in exported swish and turns Div by constants
+// into Mul: the patterns accept both forms), then CSE and DCE, kernel grouping (it only annotates),
+// and the layout pass last (it depends on the kernels' boundaries): TransData around every conv
+// kernel, then the redundant ones cancelled.
 std::vector<GraphPass> default_pipeline(const OpAvailable& available) {
   return {
+      {"fold_qdq", "DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear -> QLinearConv/MatMul",
+       [available](Graph& g) { return fold_qdq(g, available); }},
       {"shape_folding", "values known at compile time (Shape/Gather/Concat/Cast chains) -> consts",
        shape_folding},
       {"constant_folding", "nodes with constant inputs -> evaluated constants", constant_folding},
