@@ -150,7 +150,44 @@ json evaluate(const Workload& w, const npu::HwConfig& hw, const std::string& sou
                      {"bound", o["bound"]},
                      {"efficiency", o["efficiency"]}});
     }
-    json detail = {{"per_pipe_utilization", j["per_pipe_utilization"]}, {"top_ops", top}};
+    // The largest stalls: per op, the cycles the pipe that bounds it (its roofline bound; MTE2,
+    // the GM loads, for a DRAM- or L2-bound op) sat idle during the op, per core on average: op
+    // cycles x (1 - that pipe's utilisation over the op), beside the op's busiest pipe.
+    struct Stall {
+      double idle;
+      const json* op;
+      std::string pipe, busiest;
+      double busiest_util;
+    };
+    std::vector<Stall> stalls;
+    for (const json* o : ops) {
+      if (!o->contains("per_pipe_utilization")) continue;
+      const json& u = (*o)["per_pipe_utilization"];
+      const std::string b = (*o)["bound"];
+      const std::string pipe = b == "dram" || b == "l2" ? "mte2" : b;
+      if (!u.contains(pipe)) continue;
+      Stall st{(*o)["cycles"].get<double>() * (1 - u[pipe].get<double>()), o, pipe, "", -1};
+      for (const auto& [name, v] : u.items())
+        if (v.get<double>() > st.busiest_util) st.busiest_util = v.get<double>(), st.busiest = name;
+      stalls.push_back(st);
+    }
+    std::stable_sort(stalls.begin(), stalls.end(),
+                     [](const Stall& a, const Stall& b) { return a.idle > b.idle; });
+    json top_stalls = json::array();
+    for (size_t i = 0; i < stalls.size() && i < 5; ++i) {
+      const Stall& st = stalls[i];
+      top_stalls.push_back({{"name", (*st.op)["name"]},
+                            {"op_type", (*st.op)["op_type"]},
+                            {"bound", (*st.op)["bound"]},
+                            {"pipe", st.pipe},
+                            {"idle_cycles", std::llround(st.idle)},
+                            {"share", op_cycles > 0 ? st.idle / op_cycles : 0.0},
+                            {"busiest", st.busiest},
+                            {"busiest_utilization", st.busiest_util}});
+    }
+    json detail = {{"per_pipe_utilization", j["per_pipe_utilization"]},
+                   {"top_ops", top},
+                   {"top_stalls", top_stalls}};
     if (j.contains("area_energy")) detail["area_energy"] = j["area_energy"];
     res = {{"status", "ok"},
            {"total_cycles", j["total_cycles"]},
@@ -827,9 +864,25 @@ int explain(const DseArgs& args, std::ostream& out) {
   std::vector<dse::Row> rows;
   for (auto& r : store.rows())
     if (r.point == point) rows.push_back(std::move(r));
-  if (rows.empty())
-    fail("--explain: {} has no point {} (not in the sweep, dropped by where:, or not run yet)", dir,
-         point);
+  if (rows.empty()) {
+    // A screened sweep's point that was estimated but not simulated: its estimates.
+    const auto screened = store.screen_rows(point);
+    if (screened.empty())
+      fail("--explain: {} has no point {} (not in the sweep, dropped by where:, or not run yet)",
+           dir, point);
+    out << fmt::format("point {}", point);
+    for (size_t k = 0; k < store.keys().size(); ++k)
+      out << fmt::format("{} {}={}", k ? "," : ":", store.keys()[k], screened[0].values[k]);
+    out << "\n";
+    for (const auto& r : screened)
+      out << fmt::format(
+          "\nworkload {}: screened, not simulated: {}\n", r.workload,
+          r.estimated_cycles
+              ? fmt::format("estimated {} cycles (analytical model)",
+                            with_commas(std::stoull(fmt::format("{:.0f}", *r.estimated_cycles))))
+              : fmt::format("{} ({})", r.status, r.reason));
+    return 0;
+  }
   out << fmt::format("point {}", point);
   for (size_t k = 0; k < store.keys().size(); ++k)
     out << fmt::format("{} {}={}", k ? "," : ":", store.keys()[k], rows[0].values[k]);
@@ -862,6 +915,19 @@ int explain(const DseArgs& args, std::ostream& out) {
                o["bound"].get<std::string>(),
                fmt::format("{:.1f}%", 100 * o["efficiency"].get<double>())});
     out << "\n  the ops with the most cycles:\n" << ops.str();
+    if (detail.contains("top_stalls") && !detail["top_stalls"].empty()) {
+      Table st({"op", "type", "bound", "idle pipe", "idle cycles", "share", "busiest pipe"});
+      for (const auto& o : detail["top_stalls"])
+        st.add({o["name"].get<std::string>(), o["op_type"].get<std::string>(),
+                o["bound"].get<std::string>(), o["pipe"].get<std::string>(),
+                with_commas(o["idle_cycles"].get<uint64_t>()),
+                fmt::format("{:.1f}%", 100 * o["share"].get<double>()),
+                fmt::format("{} {:.1f}%", o["busiest"].get<std::string>(),
+                            100 * o["busiest_utilization"].get<double>())});
+      out << "\n  the largest stalls (cycles the pipe bounding an op sat idle during it, per core;"
+             "\n  share: of all op cycles):\n"
+          << st.str();
+    }
     if (detail.contains("area_energy")) {
       const json& ae = detail["area_energy"];
       out << fmt::format("\n  area {:.3f} mm2, energy {:.3f} uJ, EDP {:.4g} uJ*s (tech {}):\n",

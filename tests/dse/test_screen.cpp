@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "compiler/backend/npu/compile.h"
+#include "compiler/driver/report.h"
 #include "compiler/driver/runner.h"
 #include "compiler/dse/screen.h"
 #include "compiler/dse/store.h"
@@ -206,6 +207,17 @@ TEST(DseScreen, SweepSimulatesTheBestEstimatesAndReportsTau) {
   ASSERT_EQ(s0.size(), 1u);
   EXPECT_EQ(s0[0].status, "estimated");
   EXPECT_EQ(fmt::format("{:.0f}", *s0[0].estimated_cycles), sc[1][6]);
+  // --explain of a point that was estimated but not simulated gives its estimate.
+  for (size_t i = 1; i < sc.size(); ++i)
+    if (sc[i][7] == "estimate") {
+      const auto e =
+          run_tessel("dse --explain " + (d / "o").string() + " " + sc[i][0], "dse_screen");
+      ASSERT_EQ(e.code, 0) << e.err;
+      EXPECT_CONTAINS(e.out, "workload hello_deepa: screened, not simulated: estimated " +
+                                 driver::with_commas(std::stoull(sc[i][6])) +
+                                 " cycles (analytical model)");
+      break;
+    }
   // A resume recomputes the same screening and runs nothing more.
   const std::string first = slurp_file(d / "o" / "screen.csv");
   const auto again =
