@@ -13,6 +13,7 @@ void KernelProfile::add(const HwConfig& hw, const isa::Instruction& in, double p
   u.pipe = in.pipe();
   const InstrCost c = instruction_cost(hw, in);
   u.occupancy_cycles = static_cast<double>(c.occupancy_cycles);
+  u.pipe_occupancy_cycles = u.occupancy_cycles;
   u.latency_cycles = static_cast<double>(c.latency_cycles);
   if (in.op == isa::Opcode::dma || in.op == isa::Opcode::dma_mc) {
     const auto& d = std::get<isa::DmaArgs>(in.args);

@@ -29,6 +29,10 @@ struct InstrUse {
   double per_tile = 0;          // times per tile iteration
   double per_core = 0;          // times outside the pipelined tile loop (exposed: nothing overlaps)
   bool flagged = false;         // a set_flag follows it: its pipe is held for its latency as well
+
+  /// instruction_cost occupancy alone (for a GM dma: before the DRAM transfer's floor), so that a
+  /// sweep's screening (compiler/dse/screen.h) can re-price the transfer for another channel.
+  double pipe_occupancy_cycles = 0;
 };
 
 /// What the busiest core of a kernel executes: a pipelined loop of `tiles` iterations of the

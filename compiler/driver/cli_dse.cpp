@@ -30,7 +30,10 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
+#include <numeric>
+#include <set>
 #include <tuple>
 
 #include "compiler/driver/cli.h"
@@ -40,6 +43,7 @@
 #include "compiler/driver/report.h"
 #include "compiler/dse/pareto.h"
 #include "compiler/dse/report.h"
+#include "compiler/dse/screen.h"
 #include "compiler/dse/search.h"
 #include "compiler/dse/store.h"
 #include "compiler/dse/where.h"
@@ -146,7 +150,44 @@ json evaluate(const Workload& w, const npu::HwConfig& hw, const std::string& sou
                      {"bound", o["bound"]},
                      {"efficiency", o["efficiency"]}});
     }
-    json detail = {{"per_pipe_utilization", j["per_pipe_utilization"]}, {"top_ops", top}};
+    // The largest stalls: per op, the cycles the pipe that bounds it (its roofline bound; MTE2,
+    // the GM loads, for a DRAM- or L2-bound op) sat idle during the op, per core on average: op
+    // cycles x (1 - that pipe's utilisation over the op), beside the op's busiest pipe.
+    struct Stall {
+      double idle;
+      const json* op;
+      std::string pipe, busiest;
+      double busiest_util;
+    };
+    std::vector<Stall> stalls;
+    for (const json* o : ops) {
+      if (!o->contains("per_pipe_utilization")) continue;
+      const json& u = (*o)["per_pipe_utilization"];
+      const std::string b = (*o)["bound"];
+      const std::string pipe = b == "dram" || b == "l2" ? "mte2" : b;
+      if (!u.contains(pipe)) continue;
+      Stall st{(*o)["cycles"].get<double>() * (1 - u[pipe].get<double>()), o, pipe, "", -1};
+      for (const auto& [name, v] : u.items())
+        if (v.get<double>() > st.busiest_util) st.busiest_util = v.get<double>(), st.busiest = name;
+      stalls.push_back(st);
+    }
+    std::stable_sort(stalls.begin(), stalls.end(),
+                     [](const Stall& a, const Stall& b) { return a.idle > b.idle; });
+    json top_stalls = json::array();
+    for (size_t i = 0; i < stalls.size() && i < 5; ++i) {
+      const Stall& st = stalls[i];
+      top_stalls.push_back({{"name", (*st.op)["name"]},
+                            {"op_type", (*st.op)["op_type"]},
+                            {"bound", (*st.op)["bound"]},
+                            {"pipe", st.pipe},
+                            {"idle_cycles", std::llround(st.idle)},
+                            {"share", op_cycles > 0 ? st.idle / op_cycles : 0.0},
+                            {"busiest", st.busiest},
+                            {"busiest_utilization", st.busiest_util}});
+    }
+    json detail = {{"per_pipe_utilization", j["per_pipe_utilization"]},
+                   {"top_ops", top},
+                   {"top_stalls", top_stalls}};
     if (j.contains("area_energy")) detail["area_energy"] = j["area_energy"];
     res = {{"status", "ok"},
            {"total_cycles", j["total_cycles"]},
@@ -511,6 +552,184 @@ class Sweep {
   const Mpi* mpi_;
 };
 
+/// The analytical screening of a sweep's points (compiler/dse/screen.h): every point x workload
+/// estimated, the `keep` points with the lowest estimates chosen for simulation.
+struct Screening {
+  std::vector<dse::ScreenRow> rows;  // every point not dropped by where:, x every workload
+  std::vector<int64_t> kept;         // point numbers to simulate, in order
+  std::map<std::pair<int64_t, int64_t>, double> estimates;  // (point, workload) -> cycles
+  size_t excluded = 0, anchors = 0, estimates_made = 0;
+  double anchor_seconds = 0, estimate_seconds = 0;
+};
+
+/// Screens `points`: groups them by their structural values (every swept key but the per-point
+/// keys, dse::screen_point_keys), lowers each group's config once per workload (dse::lower_anchor,
+/// its per-point keys at the base config's values), then estimates every point in a loop and
+/// keeps the `keep` points with the lowest geometric mean of the workloads' estimates (ties: the
+/// lower point number). A group whose config does not validate makes its points `invalid`, one
+/// that does not lower an `error` on that workload; neither is kept.
+Screening screen_points(const Experiment& ex, const std::vector<std::string>& keys,
+                        const std::vector<Workload>& workloads, const dse::Constraints& where,
+                        const std::vector<dse::Point>& points, int64_t keep) {
+  const DseSpec& d = *ex.dse;
+  Screening sc;
+  std::vector<size_t> structural, per_point;
+  for (size_t k = 0; k < keys.size(); ++k)
+    (dse::is_screen_point_key(keys[k]) ? per_point : structural).push_back(k);
+  struct Anchor {
+    std::optional<npu::HwConfig> hw;  // the working copy: per-point keys set per point
+    std::string invalid;
+    std::map<std::string, double> vars;  // numeric keys of the config, for where:
+    std::vector<std::optional<dse::ScreenAnchor>> lowered;  // per workload
+    std::vector<std::string> errors;                        // per workload
+  };
+  std::map<std::vector<std::string>, size_t> anchor_of;
+  std::vector<Anchor> anchors;
+  std::vector<size_t> point_anchor(points.size());
+  const auto ta = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < points.size(); ++i) {
+    std::vector<std::string> sv;
+    for (size_t k : structural) sv.push_back(points[i].values[k]);
+    auto [it, fresh] = anchor_of.emplace(sv, anchors.size());
+    point_anchor[i] = it->second;
+    if (!fresh) continue;
+    Anchor a;
+    std::vector<npu::HwOverride> ov;
+    for (size_t j = 0; j < structural.size(); ++j) ov.push_back({keys[structural[j]], sv[j]});
+    try {
+      a.hw = npu::load_hw_config(d.sweep.base, ov);
+    } catch (const Error& e) {
+      a.invalid = e.what();
+    }
+    if (a.hw) {
+      a.vars = dse::numeric_keys(hw_report_json(*a.hw)["config"].dump());
+      for (size_t w = 0; w < workloads.size(); ++w) {
+        try {
+          a.lowered.push_back(dse::lower_anchor(*workloads[w].graph, *a.hw,
+                                                run_compile_options(*workloads[w].run, ex.source)));
+          a.errors.emplace_back();
+        } catch (const Error& e) {
+          a.lowered.emplace_back();
+          a.errors.push_back(e.what());
+        }
+      }
+    }
+    anchors.push_back(std::move(a));
+  }
+  sc.anchors = anchors.size();
+  sc.anchor_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ta).count();
+
+  // The estimates: per point, set the per-point keys on its anchor's config and price it.
+  const auto te = std::chrono::steady_clock::now();
+  dse::ScreenScratch scratch;
+  std::vector<double> score(points.size(), std::numeric_limits<double>::infinity());
+  std::vector<bool> excluded(points.size(), false);
+  size_t current = SIZE_MAX;
+  std::vector<double*> where_vars;
+  for (size_t k : per_point) where_vars.push_back(where.size() ? where.variable(keys[k]) : nullptr);
+  for (size_t i = 0; i < points.size(); ++i) {
+    Anchor& a = anchors[point_anchor[i]];
+    const dse::Point& p = points[i];
+    std::string invalid = a.invalid;
+    std::vector<double> pv;
+    if (a.hw) {
+      try {
+        for (size_t j = 0; j < per_point.size(); ++j) {
+          pv.push_back(std::stod(p.values[per_point[j]]));
+          dse::set_screen_point_key(*a.hw, keys[per_point[j]], pv.back());
+        }
+      } catch (const Error& e) {
+        invalid = e.what();
+      } catch (const std::exception&) {
+        invalid = fmt::format("screening: a value of {} is not a number", keys[per_point[0]]);
+      }
+    }
+    if (invalid.empty() && where.size()) {
+      if (current != point_anchor[i]) where.assign(a.vars), current = point_anchor[i];
+      for (size_t j = 0; j < per_point.size(); ++j)
+        if (where_vars[j]) *where_vars[j] = pv[j];
+      if (where.violated_now() >= 0) {
+        excluded[i] = true;
+        ++sc.excluded;
+        continue;
+      }
+    }
+    double log_sum = 0;
+    bool all = invalid.empty();
+    for (size_t w = 0; w < workloads.size(); ++w) {
+      dse::ScreenRow r;
+      r.point = p.index;
+      r.workload = ex.runs[w].name;
+      r.workload_index = static_cast<int64_t>(w);
+      r.values = p.values;
+      if (!invalid.empty()) {
+        r.status = "invalid";
+        r.reason = invalid;
+      } else if (!a.lowered[w]) {
+        r.status = "error";
+        r.reason = a.errors[w];
+        all = false;
+      } else {
+        const double c = dse::estimate_cycles(*a.lowered[w], *a.hw, scratch);
+        ++sc.estimates_made;
+        r.status = "estimated";
+        r.estimated_cycles = c;
+        sc.estimates[{p.index, r.workload_index}] = c;
+        log_sum += std::log(std::max(c, 1.0));
+      }
+      sc.rows.push_back(std::move(r));
+    }
+    if (all) score[i] = log_sum / static_cast<double>(workloads.size());
+  }
+  sc.estimate_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - te).count();
+  std::vector<size_t> order;
+  for (size_t i = 0; i < points.size(); ++i)
+    if (!excluded[i] && std::isfinite(score[i])) order.push_back(i);
+  const size_t n = std::min(order.size(), static_cast<size_t>(keep));
+  std::partial_sort(
+      order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
+      [&](size_t a, size_t b) { return score[a] != score[b] ? score[a] < score[b] : a < b; });
+  order.resize(n);
+  std::sort(order.begin(), order.end());
+  const std::set<int64_t> kept_set = [&] {
+    std::set<int64_t> s;
+    for (size_t i : order) s.insert(points[i].index);
+    return s;
+  }();
+  for (auto& r : sc.rows) r.simulated = kept_set.count(r.point) > 0;
+  for (size_t i : order) sc.kept.push_back(points[i].index);
+  return sc;
+}
+
+/// DIR/screen.csv: every screened point x workload with its estimate, and for the simulated ones
+/// the simulated cycles (fidelity "simulated"; the others "estimate").
+std::string screen_csv(const std::vector<std::string>& keys, const Screening& sc,
+                       const std::vector<dse::Row>& rows) {
+  std::map<std::pair<int64_t, int64_t>, const dse::Row*> sim;
+  for (const auto& r : rows) sim[{r.point, r.workload_index}] = &r;
+  std::string out = "point,workload";
+  for (const auto& k : keys) {
+    out += ',';
+    out += dse::csv_field(k);
+  }
+  out += ",status,reason,estimated_cycles,fidelity,total_cycles\n";
+  for (const auto& r : sc.rows) {
+    out += fmt::format("{},{}", r.point, dse::csv_field(r.workload));
+    for (const auto& v : r.values) {
+      out += ',';
+      out += dse::csv_field(v);
+    }
+    const auto it = sim.find({r.point, r.workload_index});
+    const dse::Row* s = it == sim.end() ? nullptr : it->second;
+    out += fmt::format(",{},{},{},{},{}\n", r.status, dse::csv_field(r.reason),
+                       r.estimated_cycles ? fmt::format("{:.0f}", *r.estimated_cycles) : "",
+                       r.simulated ? "simulated" : "estimate",
+                       s && s->total_cycles ? std::to_string(*s->total_cycles) : "");
+  }
+  return out;
+}
+
 /// The canonical JSON of everything that decides a sweep's rows (a --resume must match it).
 json canonical_experiment(const Experiment& ex, const npu::HwConfig& base_hw) {
   const DseSpec& d = *ex.dse;
@@ -545,19 +764,21 @@ json canonical_experiment(const Experiment& ex, const npu::HwConfig& base_hw) {
            {"tasks", r.task_knobs}}},
          {"tune", tune}});
   }
-  return {{"base", {{"file", d.sweep.base}, {"sha256", hw_report_json(base_hw)["sha256"]}}},
-          {"grid", grid},
-          {"ranges", ranges},
-          {"samples", d.sweep.samples},
-          {"seed", d.sweep.seed},
-          {"sampling", dse::sampling_name(d.sweep.sampling)},
-          {"where", d.sweep.where},
-          {"search", d.sweep.search ? json{{"algorithm", "nsga2"},
-                                           {"population", d.sweep.search->population},
-                                           {"generations", d.sweep.search->generations},
-                                           {"seed", d.sweep.search->seed}}
-                                    : json(nullptr)},
-          {"workloads", workloads}};
+  json canon = {{"base", {{"file", d.sweep.base}, {"sha256", hw_report_json(base_hw)["sha256"]}}},
+                {"grid", grid},
+                {"ranges", ranges},
+                {"samples", d.sweep.samples},
+                {"seed", d.sweep.seed},
+                {"sampling", dse::sampling_name(d.sweep.sampling)},
+                {"where", d.sweep.where},
+                {"search", d.sweep.search ? json{{"algorithm", "nsga2"},
+                                                 {"population", d.sweep.search->population},
+                                                 {"generations", d.sweep.search->generations},
+                                                 {"seed", d.sweep.search->seed}}
+                                          : json(nullptr)},
+                {"workloads", workloads}};
+  if (d.screen_keep > 0) canon["screen"] = {{"keep", d.screen_keep}};
+  return canon;
 }
 
 /// Thrown out of a search's batch on SIGINT (the search stops; what finished is stored).
@@ -643,9 +864,25 @@ int explain(const DseArgs& args, std::ostream& out) {
   std::vector<dse::Row> rows;
   for (auto& r : store.rows())
     if (r.point == point) rows.push_back(std::move(r));
-  if (rows.empty())
-    fail("--explain: {} has no point {} (not in the sweep, dropped by where:, or not run yet)", dir,
-         point);
+  if (rows.empty()) {
+    // A screened sweep's point that was estimated but not simulated: its estimates.
+    const auto screened = store.screen_rows(point);
+    if (screened.empty())
+      fail("--explain: {} has no point {} (not in the sweep, dropped by where:, or not run yet)",
+           dir, point);
+    out << fmt::format("point {}", point);
+    for (size_t k = 0; k < store.keys().size(); ++k)
+      out << fmt::format("{} {}={}", k ? "," : ":", store.keys()[k], screened[0].values[k]);
+    out << "\n";
+    for (const auto& r : screened)
+      out << fmt::format(
+          "\nworkload {}: screened, not simulated: {}\n", r.workload,
+          r.estimated_cycles
+              ? fmt::format("estimated {} cycles (analytical model)",
+                            with_commas(std::stoull(fmt::format("{:.0f}", *r.estimated_cycles))))
+              : fmt::format("{} ({})", r.status, r.reason));
+    return 0;
+  }
   out << fmt::format("point {}", point);
   for (size_t k = 0; k < store.keys().size(); ++k)
     out << fmt::format("{} {}={}", k ? "," : ":", store.keys()[k], rows[0].values[k]);
@@ -678,6 +915,19 @@ int explain(const DseArgs& args, std::ostream& out) {
                o["bound"].get<std::string>(),
                fmt::format("{:.1f}%", 100 * o["efficiency"].get<double>())});
     out << "\n  the ops with the most cycles:\n" << ops.str();
+    if (detail.contains("top_stalls") && !detail["top_stalls"].empty()) {
+      Table st({"op", "type", "bound", "idle pipe", "idle cycles", "share", "busiest pipe"});
+      for (const auto& o : detail["top_stalls"])
+        st.add({o["name"].get<std::string>(), o["op_type"].get<std::string>(),
+                o["bound"].get<std::string>(), o["pipe"].get<std::string>(),
+                with_commas(o["idle_cycles"].get<uint64_t>()),
+                fmt::format("{:.1f}%", 100 * o["share"].get<double>()),
+                fmt::format("{} {:.1f}%", o["busiest"].get<std::string>(),
+                            100 * o["busiest_utilization"].get<double>())});
+      out << "\n  the largest stalls (cycles the pipe bounding an op sat idle during it, per core;"
+             "\n  share: of all op cycles):\n"
+          << st.str();
+    }
     if (detail.contains("area_energy")) {
       const json& ae = detail["area_energy"];
       out << fmt::format("\n  area {:.3f} mm2, energy {:.3f} uJ, EDP {:.4g} uJ*s (tech {}):\n",
@@ -794,7 +1044,37 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
     const auto t0 = std::chrono::steady_clock::now();
     size_t total_rows = 0;
     std::string search_text;
-    if (!d.sweep.search) {
+    std::optional<Screening> screening;
+    if (d.screen_keep > 0) {
+      // Screening: estimate every point, store the estimates (once: a resume recomputes the
+      // same ones), then simulate only the kept points.
+      std::vector<dse::Point> points = dse::enumerate_points(d.sweep);
+      screening = screen_points(ex, keys, workloads, where, points, d.screen_keep);
+      const Screening& sc = *screening;
+      out << fmt::format(
+          "sweep {}: {} points x {} workload{} screened analytically ({} dropped by where:): {} "
+          "structural configs lowered in {:.1f} s, {} estimates in {:.3f} s ({:.0f} points/s); "
+          "simulating the {} best, {}\n",
+          ex.name, points.size(), workloads.size(), workloads.size() == 1 ? "" : "s", sc.excluded,
+          sc.anchors, sc.anchor_seconds, sc.estimates_made, sc.estimate_seconds,
+          sc.estimate_seconds > 0 ? sc.estimates_made / sc.estimate_seconds : 0.0, sc.kept.size(),
+          workers_text);
+      if (store.screen_count() == 0) store.insert_screen(sc.rows);
+
+      if (args.resume) out << fmt::format("  resumed: {} rows already stored\n", sweep.stored());
+      out.flush();
+      std::vector<Planned> planned;
+      size_t next = 0;
+      for (auto& p : points)
+        if (next < sc.kept.size() && p.index == sc.kept[next]) {
+          ++next;
+          planned.push_back(sweep.plan(std::move(p)));
+        }
+      size_t excluded = 0;
+      for (const auto& pl : planned) excluded += pl.excluded;
+      total_rows = (planned.size() - excluded) * workloads.size();
+      sweep.run(planned, total_rows - std::min(total_rows, sweep.stored()));
+    } else if (!d.sweep.search) {
       std::vector<Planned> planned;
       for (auto& p : dse::enumerate_points(d.sweep)) planned.push_back(sweep.plan(std::move(p)));
       size_t excluded = 0, invalid = 0;
@@ -900,6 +1180,38 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
     for (const auto& p : plots.png) out << fmt::format("  plot {}\n", p);
     for (const auto& n : plots.notes) out << fmt::format("  note: {}\n", n);
     if (!search_text.empty()) out << search_text;
+    if (screening) {
+      write_file_atomically((dir / "screen.csv").string(), screen_csv(keys, *screening, rows));
+      // How well the estimates rank the simulated points: Kendall tau-b per workload.
+      for (size_t w = 0; w < ex.runs.size(); ++w) {
+        std::vector<double> est, sim;
+        for (const auto& r : rows) {
+          if (r.workload_index != static_cast<int64_t>(w) || r.status != "ok") continue;
+          const auto it = screening->estimates.find({r.point, r.workload_index});
+          if (it == screening->estimates.end()) continue;
+          est.push_back(it->second);
+          sim.push_back(static_cast<double>(*r.total_cycles));
+        }
+        std::string tau;
+        try {
+          tau = fmt::format("Kendall tau-b {:.3f}", dse::kendall_tau(est, sim));
+        } catch (const Error& e) {
+          tau = fmt::format("no Kendall tau ({})", e.what());
+        }
+        double worst = 0, sum = 0;
+        for (size_t i = 0; i < est.size(); ++i) {
+          const double rel = std::abs(est[i] - sim[i]) / sim[i];
+          worst = std::max(worst, rel);
+          sum += rel;
+        }
+        out << fmt::format(
+            "  screen {}: {} of estimated vs simulated cycles over {} simulated points; mean "
+            "|error| {:.1f}%, worst {:.1f}%\n",
+            ex.runs[w].name, tau, est.size(), est.empty() ? 0.0 : 100 * sum / est.size(),
+            100 * worst);
+      }
+      out << fmt::format("  wrote {}\n", (dir / "screen.csv").string());
+    }
     if (interrupt.requested()) {
       err << fmt::format(
           "error: interrupted (SIGINT) with {} of {} rows stored; continue with tessel dse {} "

@@ -254,8 +254,9 @@ class Parser {
         const std::string v = str(s, key("report"));
         if (std::find(kReportSections.begin(), kReportSections.end(), v) == kReportSections.end())
           error(s, key("report"),
-                fmt::format("'{}' is not a report section{} (summary, pipes, memory, energy, ops, check)",
-                            v, did_you_mean(v, kReportSections)));
+                fmt::format(
+                    "'{}' is not a report section{} (summary, pipes, memory, energy, ops, check)",
+                    v, did_you_mean(v, kReportSections)));
         run.report.push_back(v);
       }
     }
@@ -302,7 +303,8 @@ class Parser {
     }
     static const std::set<std::string> top = {"name",      "description",  "sweep",
                                               "workloads", "tune",         "objectives",
-                                              "schedule",  "graph_passes", "hypervolume_reference"};
+                                              "schedule",  "graph_passes", "hypervolume_reference",
+                                              "screen"};
     Experiment ex;
     ex.source = file_;
     RunSpec base;
@@ -372,6 +374,23 @@ class Parser {
           error(kv.first, k, "not one of this sweep's objectives");
         d.reference[o] = num(kv.second, k);
       }
+    }
+    if (root["screen"]) {
+      const YAML::Node sc = root["screen"];
+      if (!sc.IsMap()) error(sc, "screen", "expected a mapping such as {keep: 32}");
+      check_keys(sc, "screen", {"keep"});
+      if (d.sweep.search)
+        error(sc, "screen",
+              "does not apply with sweep.search (screening estimates every enumerated point and "
+              "simulates the best; the search simulates the points it asks for)");
+      if (!sc["keep"])
+        error(sc, "screen", "missing 'keep' (how many of the best estimates to simulate)");
+      d.screen_keep = integer(sc["keep"], "screen.keep");
+      const int64_t n = dse::point_count(d.sweep);
+      if (d.screen_keep < 1 || d.screen_keep > n)
+        error(sc["keep"], "screen.keep",
+              fmt::format("expected 1 .. {} (the points the sweep spans)", n));
+      if (n < 2) error(sc, "screen", "a sweep of one point has nothing to screen: drop screen:");
     }
     ex.dse = std::move(d);
     return ex;

@@ -95,6 +95,9 @@ struct DseSpec {
   /// `hypervolume_reference: {OBJECTIVE: value}`: the reference point of the fronts' hypervolume
   /// (an objective not given: 1.1 x its worst value on the front's candidates).
   std::map<std::string, double> reference;
+  /// `screen: {keep: K}`: estimate every point with the analytical model (compiler/dse/screen.h)
+  /// and compile and simulate only the K points with the lowest estimates; 0: no screening.
+  int64_t screen_keep = 0;
 };
 
 struct Experiment {

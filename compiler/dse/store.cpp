@@ -300,6 +300,81 @@ std::vector<Row> ResultStore::rows() const {
   return rows;
 }
 
+void ResultStore::insert_screen(const std::vector<ScreenRow>& rows) {
+  if (screen_count() > 0) fail("{}: the screened rows are stored already", path_);
+  std::string cols =
+      "point INTEGER NOT NULL, workload TEXT NOT NULL, workload_index INTEGER NOT NULL";
+  std::string names = "point, workload, workload_index", marks = "?, ?, ?";
+  for (const auto& k : keys_) {
+    cols += ", " + quote_ident(k);
+    names += ", " + quote_ident(k);
+    marks += ", ?";
+  }
+  cols +=
+      ", status TEXT NOT NULL, reason TEXT NOT NULL, estimated_cycles REAL, simulated INTEGER NOT "
+      "NULL, PRIMARY KEY (point, workload_index)";
+  names += ", status, reason, estimated_cycles, simulated";
+  marks += ", ?, ?, ?, ?";
+  exec(db_, "BEGIN IMMEDIATE", path_);
+  try {
+    exec(db_, "CREATE TABLE IF NOT EXISTS screen (" + cols + ")", path_);
+    Stmt s(db_, "INSERT INTO screen (" + names + ") VALUES (" + marks + ")", path_);
+    for (const ScreenRow& r : rows) {
+      TESSEL_CHECK(r.values.size() == keys_.size(), "screen row of {} values for {} keys",
+                   r.values.size(), keys_.size());
+      sqlite3_reset(s.get());
+      int i = 1;
+      s.integer(i++, r.point);
+      s.text(i++, r.workload);
+      s.integer(i++, r.workload_index);
+      for (const auto& v : r.values) s.value(i++, v);
+      s.text(i++, r.status);
+      s.text(i++, r.reason);
+      r.estimated_cycles ? s.real(i++, *r.estimated_cycles) : s.null(i++);
+      s.integer(i++, r.simulated ? 1 : 0);
+      s.step();
+    }
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  exec(db_, "COMMIT", path_);
+}
+
+int64_t ResultStore::screen_count() const {
+  {
+    Stmt t(db_, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'screen'", path_);
+    if (!t.step()) return 0;
+  }
+  Stmt s(db_, "SELECT COUNT(*) FROM screen", path_);
+  s.step();
+  return s.column_int(0).value_or(0);
+}
+
+std::vector<ScreenRow> ResultStore::screen_rows(int64_t point) const {
+  std::vector<ScreenRow> out;
+  if (screen_count() == 0) return out;
+  std::string cols = "point, workload, workload_index";
+  for (const auto& k : keys_) cols += ", " + quote_ident(k);
+  cols += ", status, reason, estimated_cycles, simulated";
+  Stmt s(db_, "SELECT " + cols + " FROM screen WHERE point = ? ORDER BY workload_index", path_);
+  s.integer(1, point);
+  while (s.step()) {
+    ScreenRow r;
+    int i = 0;
+    r.point = *s.column_int(i++);
+    r.workload = s.column_text(i++);
+    r.workload_index = *s.column_int(i++);
+    for (size_t k = 0; k < keys_.size(); ++k) r.values.push_back(s.column_text(i++));
+    r.status = s.column_text(i++);
+    r.reason = s.column_text(i++);
+    r.estimated_cycles = s.column_real(i++);
+    r.simulated = s.column_int(i++).value_or(0) != 0;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string q = "\"";

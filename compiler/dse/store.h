@@ -4,6 +4,10 @@
 // (point, workload) primary key makes a duplicate impossible.
 //
 // Tables:
+//   screen (a screened sweep, docs/dse.md "Screening"): point, workload, workload_index, one
+//        column per swept key, status (estimated | invalid | error), reason, estimated_cycles
+//        (the analytical estimate, compiler/dse/screen.h), simulated (1 for the points kept for
+//        simulation, whose rows are in results), written in one transaction
 //   meta(key TEXT PRIMARY KEY, value TEXT): "experiment" (the canonical JSON of what the sweep
 //        computes: a resume must match it), "keys" (the swept keys, JSON list), "tessel_version"
 //   results: point, workload, workload_index, one column per swept key named by its dotted path
@@ -50,6 +54,18 @@ struct Row {
   double seconds = 0;
 };
 
+/// One screened point on one workload (table screen).
+struct ScreenRow {
+  int64_t point = 0;
+  std::string workload;
+  int64_t workload_index = 0;
+  std::vector<std::string> values;  // one per swept key
+  std::string status;               // estimated | invalid | error
+  std::string reason;               // why not estimated ("" when estimated)
+  std::optional<double> estimated_cycles;
+  bool simulated = false;  // kept for simulation (its results row holds the simulated cycles)
+};
+
 /// DIR/results.sqlite of one sweep.
 class ResultStore {
  public:
@@ -77,6 +93,14 @@ class ResultStore {
   void insert(const Row& row);
   /// Every row, ordered by point, then workload_index.
   std::vector<Row> rows() const;
+
+  /// Writes the screened rows (creating table screen) in one transaction. Throws tessel::Error
+  /// when the table holds rows already or on a SQLite failure.
+  void insert_screen(const std::vector<ScreenRow>& rows);
+  /// Number of rows of table screen (0 when there is none).
+  int64_t screen_count() const;
+  /// The screened rows of `point` (empty when none or no table), by workload_index.
+  std::vector<ScreenRow> screen_rows(int64_t point) const;
 
   const std::vector<std::string>& keys() const { return keys_; }
 

@@ -69,11 +69,24 @@ Constraints::Constraints(Constraints&&) noexcept = default;
 Constraints& Constraints::operator=(Constraints&&) noexcept = default;
 
 int Constraints::violated(const std::map<std::string, double>& values) const {
+  assign(values);
+  return violated_now();
+}
+
+void Constraints::assign(const std::map<std::string, double>& values) const {
   for (auto& [k, v] : impl_->vars) {
     const auto it = values.find(k);
     if (it == values.end()) fail("where: the config has no numeric key '{}'", k);
     v = it->second;
   }
+}
+
+double* Constraints::variable(const std::string& key) const {
+  const auto it = impl_->vars.find(key);
+  return it == impl_->vars.end() ? nullptr : &it->second;
+}
+
+int Constraints::violated_now() const {
   for (size_t i = 0; i < impl_->parsers.size(); ++i) {
     double r = 0;
     try {

@@ -34,6 +34,14 @@ class Constraints {
   /// or muparser fails (e.g. a division by zero is not an error: it gives inf).
   int violated(const std::map<std::string, double>& values) const;
 
+  /// The fast path for many points (screening): assign() sets every variable from `values` (as
+  /// violated(values) does), variable() gives the storage of one key's variable (nullptr when the
+  /// config has no such numeric key) to change it in place, and violated_now() evaluates with the
+  /// variables as they are. Throws as violated().
+  void assign(const std::map<std::string, double>& values) const;
+  double* variable(const std::string& key) const;
+  int violated_now() const;
+
   size_t size() const { return expressions_.size(); }
   const std::string& expression(size_t i) const { return expressions_[i]; }
 

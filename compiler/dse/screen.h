@@ -1,0 +1,90 @@
+// Analytical screening of a sweep (docs/dse.md, "Screening"): every design point's cycles
+// estimated with the compiler's cost model (npu_model/cost_model.h) instead of compiling and
+// simulating it, so that a sweep can rank a million points and simulate only the best K.
+//
+// The points are grouped by their *structural* values -- every swept key but the per-point keys
+// below (cube shape, buffer sizes, cores, pipe bandwidths, ...): each distinct group is an anchor,
+// lowered once per workload with the analytical default schedules (npu_backend::LoweredGraph:
+// the tiling passes' screening picks every kernel's tiles by the cost model), and every kernel's
+// cost-model profile at its knobs is kept (ScreenAnchor). A point is then priced in a tight
+// loop: for each kernel, its GM transfers are re-priced for the point's DRAM channel
+// (reprice_dram) and npu::estimate_kernel gives its cycles; the point's estimate is the sum over
+// the kernels (estimate_cycles). The per-point keys are those the cost model reads without
+// re-tiling: memory.dram.bytes_per_cycle and memory.dram.latency_cycles. One change to the
+// cost model's pricing: a GM transfer of a kernel split over c cores gets 1/c of the DRAM channel
+// (its c cores load at the same time), where the tuner's model gives each transfer the whole
+// channel (it compares tilings of one kernel; a sweep compares channels). The tiles of an anchor
+// are those chosen at the base config's values of the per-point keys, so what the estimate
+// misses is a point whose DRAM would change the default's tiles, the measured default's pick
+// among candidates (the simulated points run compile_npu's measured default), and what only the
+// simulator sees (queueing near a saturated channel, exact overlap).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "npu_model/cost_model.h"
+#include "npu_model/hw_config.h"
+
+namespace tessel::npu_backend {
+struct NpuCompileOptions;
+}
+
+namespace tessel::dse {
+
+/// The swept keys the screening model evaluates per point without lowering again (the others
+/// are structural: one anchor per distinct combination of their values).
+const std::vector<std::string>& screen_point_keys();
+/// True when `key` is one of screen_point_keys().
+bool is_screen_point_key(const std::string& key);
+
+/// Sets per-point key `key` (is_screen_point_key) of `hw` to `value`. Throws tessel::Error when
+/// the value is not a positive integer (the keys are integers in cycles or bytes per cycle;
+/// latency may be 0).
+void set_screen_point_key(npu::HwConfig& hw, const std::string& key, double value);
+
+/// One workload lowered for one structural config: every kernel's cost-model profile at its
+/// analytical default knobs, in program order.
+struct ScreenAnchor {
+  std::vector<npu::KernelProfile> kernels;
+  /// dram.latency_cycles of the config the profiles were priced on (reprice_dram takes it off
+  /// the GM transfers' latencies).
+  double priced_dram_latency_cycles = 0;
+  /// Cycles outside the kernels: one barrier per kernel (core_barrier's cost on several cores).
+  double barrier_cycles = 0;
+};
+
+/// Lowers `graph` for `hw` with `options` (the workload's double_buffer / multicore / op knobs;
+/// task knobs and candidates are not used: the analytical default picks every kernel's tiles)
+/// and keeps each kernel's profile. Throws what npu_backend::LoweredGraph throws (a layer that
+/// cannot be tiled into the config's scratchpads, an op without an NPU lowering).
+ScreenAnchor lower_anchor(const Graph& graph, const npu::HwConfig& hw,
+                          const npu_backend::NpuCompileOptions& options);
+
+/// `profile` (priced on a config whose dram.latency_cycles was `priced_dram_latency_cycles`)
+/// with its GM transfers re-priced for `hw`'s DRAM channel shared by the kernel's cores: each GM
+/// dma's occupancy is max(its pipe occupancy, ceil(its burst-rounded bytes x c /
+/// dram.bytes_per_cycle)) with c = profile.cores_used, and its latency its pipe latency +
+/// hw.dram.latency_cycles. With c = 1 that is how npu::KernelProfile::add prices it on `hw`.
+/// Writes into `out` (reused: no allocation once its capacity suffices).
+void reprice_dram(const npu::HwConfig& hw, const npu::KernelProfile& profile,
+                  double priced_dram_latency_cycles, npu::KernelProfile& out);
+
+/// Scratch space of estimate_cycles (one per thread).
+struct ScreenScratch {
+  npu::KernelProfile profile;
+};
+
+/// The estimated cycles of `anchor` on `hw` (the anchor's structural config with the point's
+/// per-point keys): the sum over its kernels of npu::estimate_kernel(hw, reprice_dram(...))
+/// .cycles, plus anchor.barrier_cycles.
+double estimate_cycles(const ScreenAnchor& anchor, const npu::HwConfig& hw, ScreenScratch& scratch);
+
+/// Kendall's tau-b rank correlation of `x` and `y` (same length n >= 2): (concordant - discordant)
+/// / sqrt((n0 - tx) (n0 - ty)), n0 = n (n - 1) / 2 pairs, tx / ty the pairs tied in x / y
+/// (Kendall 1945; the tau-b of scipy.stats.kendalltau). O(n^2). Throws tessel::Error when the
+/// lengths differ, n < 2, or every value of x or of y is the same (tau undefined).
+double kendall_tau(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace tessel::dse
