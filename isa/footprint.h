@@ -143,10 +143,10 @@ void accesses(const Fractal& f0, const InstrInfo&, const MmadArgs& a, Fn& fn) {
 template <class Fn>
 void accesses(const Fractal& f0, const InstrInfo&, const FixArgs& x, Fn& fn) {
   if (x.m == 0 || x.n == 0) return;
-  // int32 accumulators of the int8 mode (dst i8/u8/i32) are in the int8 fractal; requantising
+  // int32 accumulators of the int8 mode (dst i8/u8/i32) are in the int8 fractal; the int8 mode
   // reads the table: n entries per channel, else one.
   const Fractal f = fix_int8(x) ? f0.int8_mode() : f0;
-  if (fix_requantises(x))
+  if (fix_int8(x))
     dense(fn, Field::quant, x.quant, false, i128{x.per_channel ? x.n : 1u} * kFixQuantEntryBytes);
   // The m x n elements read from the [M1][N1][m0][n0] tile span from element 0 to the last
   // element of the last block.

@@ -206,11 +206,12 @@ constexpr bool mmad_int8(const MmadArgs& a) { return is_cube_int8_dtype(a.a_dtyp
 /// fix: reads an m x n block of accumulators from an L0C tile laid out [ceil(m/m0)][ceil(n/n0)]
 /// [m0][n0] and writes dst[i * dst_row_stride + j] into UB. By dst_dtype (docs/isa.md, "fix"):
 ///  - f16/f32: float accumulators (core.cube.acc_dtype), round_to(dst_dtype, relu ? max(v,0) : v).
-///  - i32: int32 accumulators of the int8 mode, copied (relu: max(v, 0)).
-///  - i8/u8: int32 accumulators requantised: with entry e = per_channel ? j : 0 of the table at
-///    `quant` (UB, 8 bytes per entry: f32 scale, i32 bias), q = saturate(nearbyint(float(acc +
-///    bias_e) * scale_e) + zero_point) in round-half-to-even (ONNX Runtime's
-///    MlasRequantizeOutput); relu raises the lower saturation bound to zero_point.
+/// In the int8 mode (dst i32, i8, u8) column j uses entry e = per_channel ? j : 0 of the table at
+/// `quant` (UB, 8 bytes per entry: f32 scale, i32 bias):
+///  - i32: v = acc + bias_e (int32, wrapping; relu: max(v, 0)); the scale is not used.
+///  - i8/u8: requantised, q = saturate(nearbyint(float(acc + bias_e) * scale_e) + zero_point) in
+///    round-half-to-even (ONNX Runtime's MlasRequantizeOutput); relu raises the lower
+///    saturation bound to zero_point.
 /// The int8-mode forms use the int8 fractal (core.cube.int8 m, n).
 struct FixArgs {
   DType dst_dtype = DType::f16;
@@ -218,8 +219,8 @@ struct FixArgs {
   uint32_t m = 0, n = 0;
   int64_t dst_row_stride = 0;
   bool relu = false;
-  bool per_channel = false;       // i8/u8: table entry j per output column (else entry 0)
-  MemRef quant{Scope::ub, 0, 0};  // i8/u8: the requantisation table in UB
+  bool per_channel = false;       // int8 mode: table entry j per output column (else entry 0)
+  MemRef quant{Scope::ub, 0, 0};  // int8 mode: the bias/requantisation table in UB
   int32_t zero_point = 0;         // i8/u8: added after rounding, before saturation
   bool operator==(const FixArgs&) const = default;
 };
@@ -228,7 +229,8 @@ struct FixArgs {
 constexpr bool fix_int8(const FixArgs& f) {
   return f.dst_dtype == DType::i8 || f.dst_dtype == DType::u8 || f.dst_dtype == DType::i32;
 }
-/// True when fix `f` requantises (dst_dtype i8 or u8) and so reads its `quant` table.
+/// True when fix `f` requantises (dst_dtype i8 or u8). Every int8-mode fix (fix_int8) reads its
+/// `quant` table.
 constexpr bool fix_requantises(const FixArgs& f) { return is_cube_int8_dtype(f.dst_dtype); }
 /// Bytes of one entry of fix's requantisation table: f32 scale, then i32 bias.
 inline constexpr int kFixQuantEntryBytes = 8;

@@ -509,8 +509,8 @@ int32_t fix_requantize(int32_t acc, int32_t bias, float scale, int32_t zero_poin
 
 namespace {
 
-// fix in the int8 mode: int32 accumulators in the int8 fractal, to i32 (copy) or i8/u8
-// (requantised with the table at f.quant).
+// fix in the int8 mode: int32 accumulators in the int8 fractal plus the table's bias, to i32 or
+// requantised to i8/u8 with the table's scale (the table at f.quant).
 void fix_int8_exec(const npu::HwConfig& hw, const FixArgs& f, CoreMemory& mem) {
   const npu::CubeFractal fr = hw.core.cube.int8_fractal();
   const int64_t m0 = fr.m, n0 = fr.n;
@@ -525,16 +525,17 @@ void fix_int8_exec(const npu::HwConfig& hw, const FixArgs& f, CoreMemory& mem) {
     for (int64_t j = 0; j < f.n; ++j) {
       int32_t acc;
       std::memcpy(&acc, srow + ((j / n0) * m0 * n0 + j % n0) * 4, 4);
-      if (f.dst_dtype == DType::i32) {
-        if (f.relu) acc = std::max(acc, 0);
-        std::memcpy(drow + j * 4, &acc, 4);
-        continue;
-      }
       const uint8_t* e = table + (f.per_channel ? j : 0) * kFixQuantEntryBytes;
       float scale;
       int32_t bias;
       std::memcpy(&scale, e, 4);
       std::memcpy(&bias, e + 4, 4);
+      if (f.dst_dtype == DType::i32) {
+        acc = wrap_i32(int64_t{acc} + bias);
+        if (f.relu) acc = std::max(acc, 0);
+        std::memcpy(drow + j * 4, &acc, 4);
+        continue;
+      }
       const int32_t q = fix_requantize(acc, bias, scale, f.zero_point, f.dst_dtype, f.relu);
       drow[j] = static_cast<uint8_t>(q);  // i8: the two's complement byte
     }

@@ -9,6 +9,10 @@
 //   matmul -- output tile mt x nt; A and B tiles GM->L1->L0A/L0B by load2d (transposing when the
 //            operand is transposed), mmad over kt chunks, fix into UB.
 // The epilogue stages (bias, activations) run on the UB tile via TileEmitter, then UB->GM.
+// A matmul marked int8 (compiler/backend/npu/int8_ops.h: QLinearMatMul, MatMulInteger) runs in
+// the cube's int8 mode: i8/u8 operands at 1 byte in L1/L0A/L0B, the int8 fractal
+// (core.cube.int8), int32 accumulators, and a fix that reads the tile's slice of the kernel's
+// table (bias, scale; GM -> UB per tile) and writes i32 or requantised i8/u8.
 // The knobs (schedule.h): tile sizes per level (L1 tile; L0 sub-chunks k_sub and row groups for
 // conv), the loop order (weights_resident / a_resident), double buffering, the loop split over the
 // cores and how many cores take part. The pass never ranks points: default_knobs / the tuner choose
@@ -944,8 +948,22 @@ class MatmulSchedule final : public KernelSchedule {
   size_t rank = 2;
   int64_t M = 1, N = 1, K = 1, batches = 1;
   int64_t m0 = 16, k0 = 16, n0 = 16, es = 2, acc_bytes = 4;
+  // The cube's int8 mode (a matmul marked int8 by compiler/backend/npu/int8_ops.h): A and B in
+  // their own 1-byte types, int32 accumulators, and fix applies the table `quant` (per output
+  // column when per_channel, else one entry) and the output zero point.
+  bool int8 = false, per_channel = false;
+  int32_t zero_point = 0;
+  DType a_dt = DType::f16, b_dt = DType::f16, acc_dt = DType::f32;
+  te::Tensor quant;
   TileEmitter em;
   mutable std::map<std::pair<int64_t, int64_t>, int64_t> footprints_;
+
+  /// The int8 mode's table entries one output tile of nt columns reads (0 in the float mode).
+  int64_t quant_entries(int64_t nt) const { return !int8 ? 0 : per_channel ? nt : 1; }
+  /// The fix's destination dtype: the output's in the int8 mode, else the activation dtype.
+  isa::DType fix_dtype() const {
+    return isa_dtype(int8 ? target.storage(mmt->dtype) : target.act_dtype);
+  }
 };
 
 MatmulSchedule::MatmulSchedule(const KernelSpec& spec_in, const te::Tensor& mmt_in,
@@ -960,6 +978,19 @@ MatmulSchedule::MatmulSchedule(const KernelSpec& spec_in, const te::Tensor& mmt_
   acc_bytes = dtype_size(acc_dtype(target));
   a = mmt->extra_inputs.at(0);
   b = mmt->extra_inputs.at(1);
+  a_dt = b_dt = target.act_dtype;
+  acc_dt = acc_dtype(target);
+  if (mmt->attrs.count("int8")) {
+    int8 = true;
+    const npu::CubeFractal f = hw.core.cube.int8_fractal();
+    m0 = f.m, k0 = f.k, n0 = f.n;
+    es = 1;
+    acc_bytes = 4;
+    a_dt = a->dtype, b_dt = b->dtype, acc_dt = DType::i32;
+    quant = mmt->extra_inputs.at(2);
+    per_channel = mmt->attr("per_channel") != 0;
+    zero_point = static_cast<int32_t>(mmt->attr("zero_point"));
+  }
   ta = mmt->attr("trans_a") != 0;
   tb = mmt->attr("trans_b") != 0;
   if (a->shape.size() < 2 || b->shape.size() < 2)
@@ -1045,7 +1076,10 @@ bool MatmulSchedule::check(const Knobs& knobs, std::string* why) const {
   auto key = std::make_pair(c.mt, c.nt);
   auto it = footprints_.find(key);
   if (it == footprints_.end())
-    it = footprints_.emplace(key, em.footprint_bytes(out_ext(c.mt, c.nt))).first;
+    it = footprints_
+             .emplace(key, em.footprint_bytes(out_ext(c.mt, c.nt)) +
+                               align32(quant_entries(c.nt) * isa::kFixQuantEntryBytes))
+             .first;
   if (it->second > bb.ub / copies)
     return no(why, [&] {
       return overflow("the output tile and its epilogue", "ub", it->second, bb.ub / copies, bb.ub,
@@ -1099,9 +1133,9 @@ npu::KernelProfile MatmulSchedule::profile(const Knobs& knobs) const {
     }
   }
   // A [mt x kt] (or transposed [kt x mt]) and B [kt x nt] (or [nt x kt]) chunks GM -> L1.
-  auto chunk = [&](int64_t rows, int64_t cols, int64_t row_stride) {
+  auto chunk = [&](int64_t rows, int64_t cols, int64_t row_stride, DType dt) {
     isa::DmaArgs d;
-    d.dtype = isa_dtype(target.act_dtype);
+    d.dtype = isa_dtype(dt);
     d.src.scope = isa::Scope::gm;
     d.dst.scope = isa::Scope::l1;
     d.ndims = 2;
@@ -1111,10 +1145,10 @@ npu::KernelProfile MatmulSchedule::profile(const Knobs& knobs) const {
     return make_instr(Opcode::dma, d);
   };
   const int64_t lda = a->shape.back(), ldb = b->shape.back();
-  const isa::Instruction a_chunk = ta ? chunk(c.kt, c.mt, lda) : chunk(c.mt, c.kt, lda);
-  const isa::Instruction a_tile = ta ? chunk(K, c.mt, lda) : chunk(c.mt, K, lda);
+  const isa::Instruction a_chunk = ta ? chunk(c.kt, c.mt, lda, a_dt) : chunk(c.mt, c.kt, lda, a_dt);
+  const isa::Instruction a_tile = ta ? chunk(K, c.mt, lda, a_dt) : chunk(c.mt, K, lda, a_dt);
   const isa::Instruction b_chunk =
-      tb ? chunk(hoist_b ? c.nt : c.nt, c.kt, ldb) : chunk(c.kt, c.nt, ldb);
+      tb ? chunk(hoist_b ? c.nt : c.nt, c.kt, ldb, b_dt) : chunk(c.kt, c.nt, ldb, b_dt);
   // An operand every core of the split reads alike reaches DRAM once per set when it is
   // multicast (dma_mc) -- and, with an L2, once when the first core brings it (the others hit).
   const bool once = (hw.multicast || hw.l2.enabled()) && c.cores > 1;
@@ -1131,13 +1165,14 @@ npu::KernelProfile MatmulSchedule::profile(const Knobs& knobs) const {
     tile_gm += n_k * p.uses.back().dram_bytes / (a_shared ? cores : 1);
   }
   isa::Load2dArgs la;
-  la.dtype = isa_dtype(target.act_dtype);
+  la.dtype = isa_dtype(a_dt);
   la.src.scope = isa::Scope::l1;
   la.dst.scope = isa::Scope::l0a;
   la.rows = static_cast<uint32_t>(c.mt);
   la.cols = static_cast<uint32_t>(c.kt);
   p.add(hw, make_instr(Opcode::load2d, la), static_cast<double>(n_k));
   isa::Load2dArgs lb = la;
+  lb.dtype = isa_dtype(b_dt);
   lb.dst.scope = isa::Scope::l0b;
   lb.rows = static_cast<uint32_t>(c.kt);
   lb.cols = static_cast<uint32_t>(c.nt);
@@ -1154,12 +1189,18 @@ npu::KernelProfile MatmulSchedule::profile(const Knobs& knobs) const {
   mm.m1 = static_cast<uint32_t>(ceil_div(c.mt, m0));
   mm.k1 = static_cast<uint32_t>(ceil_div(c.kt, k0));
   mm.n1 = static_cast<uint32_t>(ceil_div(c.nt, n0));
+  if (int8) mm.a_dtype = isa_dtype(a_dt), mm.b_dtype = isa_dtype(b_dt);
   p.add(hw, make_instr(Opcode::mmad, mm), static_cast<double>(n_k));
   isa::FixArgs fx;
-  fx.dst_dtype = la.dtype;
+  fx.dst_dtype = fix_dtype();
   fx.m = static_cast<uint32_t>(c.mt);
   fx.n = static_cast<uint32_t>(c.nt);
+  fx.per_channel = per_channel;
   p.add(hw, make_instr(Opcode::fix, fx), 1);
+  if (int8) {  // the table's entries of the tile, GM -> UB, per tile
+    p.add(hw, chunk(1, 2 * quant_entries(c.nt), 1, DType::i32), 1, 0, true);
+    tile_gm += p.uses.back().dram_bytes;
+  }
   TileBox box;
   box.start.assign(rank, L::Affine{});
   box.extent = out_ext(c.mt, c.nt);
@@ -1183,16 +1224,20 @@ L::Stmt MatmulSchedule::emit(const Knobs& knobs) const {
   TileEmitter em(spec, target, {mmt.get()});
   em.allocate(out_ext(best.mt, best.nt));
 
-  L::Buffer l1_a = L::make_buffer("l1_a", L::MemScope::l1, target.act_dtype,
-                                  {best.mt * (best.a_res ? K : best.kt)});
+  L::Buffer l1_a =
+      L::make_buffer("l1_a", L::MemScope::l1, a_dt, {best.mt * (best.a_res ? K : best.kt)});
   l1_a->no_double_buffer = best.a_res;
-  L::Buffer l1_b = L::make_buffer("l1_b", L::MemScope::l1, target.act_dtype, {best.kt * best.nt});
-  L::Buffer l0a = L::make_buffer("l0a", L::MemScope::l0a, target.act_dtype,
+  L::Buffer l1_b = L::make_buffer("l1_b", L::MemScope::l1, b_dt, {best.kt * best.nt});
+  L::Buffer l0a = L::make_buffer("l0a", L::MemScope::l0a, a_dt,
                                  {round_up(best.mt, m0) * round_up(best.kt, k0)});
-  L::Buffer l0b = L::make_buffer("l0b", L::MemScope::l0b, target.act_dtype,
+  L::Buffer l0b = L::make_buffer("l0b", L::MemScope::l0b, b_dt,
                                  {round_up(best.kt, k0) * round_up(best.nt, n0)});
-  L::Buffer l0c = L::make_buffer("l0c", L::MemScope::l0c, acc_dtype(target),
+  L::Buffer l0c = L::make_buffer("l0c", L::MemScope::l0c, acc_dt,
                                  {round_up(best.mt, m0) * round_up(best.nt, n0)});
+  // The int8 mode's fix table for one output tile (i32 pairs: scale bits, bias).
+  L::Buffer ub_q;
+  if (int8)
+    ub_q = L::make_buffer("ub_quant", L::MemScope::ub, DType::i32, {2 * quant_entries(best.nt)});
   const L::Buffer ga = spec.gm.at(a.get());
   const L::Buffer gb = spec.gm.at(b.get());
   const int64_t n_k = ceil_div(K, best.kt);
@@ -1237,7 +1282,7 @@ L::Stmt MatmulSchedule::emit(const Knobs& knobs) const {
         L::copy(L::Region{v, std::vector<L::Expr>(vshape.size(), L::int_imm(0)), vshape}, src));
     s.back()->multicast_cores = t.get() == a.get() ? mc_a : mc_b;
     isa::Load2dArgs la;
-    la.dtype = isa_dtype(target.act_dtype);
+    la.dtype = isa_dtype(l1->dtype);
     la.rows = static_cast<uint32_t>(rows);
     la.cols = static_cast<uint32_t>(cols);
     la.src_row_stride = sc;
@@ -1251,7 +1296,7 @@ L::Stmt MatmulSchedule::emit(const Knobs& knobs) const {
   // when transposed); each K chunk goes L1 -> L0A from its column (row) block.
   auto load_a_resident = [&](const L::Affine& k0s, int64_t mt, int64_t kt) {
     isa::Load2dArgs la;
-    la.dtype = isa_dtype(target.act_dtype);
+    la.dtype = isa_dtype(a_dt);
     la.rows = static_cast<uint32_t>(mt);
     la.cols = static_cast<uint32_t>(kt);
     la.src_row_stride = ta ? mt : K;
@@ -1275,16 +1320,30 @@ L::Stmt MatmulSchedule::emit(const Knobs& knobs) const {
           mm.k1 = static_cast<uint32_t>(ceil_div(kt, k0));
           mm.n1 = static_cast<uint32_t>(ceil_div(nt, n0));
           mm.accumulate = !first;
+          if (int8) mm.a_dtype = isa_dtype(a_dt), mm.b_dtype = isa_dtype(b_dt);
           s.push_back(mk(Opcode::mmad, mm, {at0(l0c), at0(l0a), at0(l0b)}));
           return L::seq(s);
         }));
     L::Buffer cv = em.ub_view(mmt.get(), out_ext(mt, nt));
     isa::FixArgs fx;
-    fx.dst_dtype = isa_dtype(target.act_dtype);
+    fx.dst_dtype = fix_dtype();
     fx.m = static_cast<uint32_t>(mt);
     fx.n = static_cast<uint32_t>(nt);
     fx.dst_row_stride = nt;
-    tile.push_back(mk(Opcode::fix, fx, {at0(cv), at0(l0c)}));
+    if (int8) {
+      // The tile's table entries GM -> UB (columns n0s .. n0s + nt, or the one shared entry).
+      fx.per_channel = per_channel;
+      fx.zero_point = zero_point;
+      const int64_t e = quant_entries(nt);
+      L::Buffer qv = L::make_view(ub_q, ub_q->name, {2 * e}, {1}, 0);
+      const L::Expr start =
+          per_channel ? em.start_expr(aff_scale(n0s, 2)) : static_cast<L::Expr>(L::int_imm(0));
+      tile.push_back(L::copy(L::Region{qv, {L::int_imm(0)}, {2 * e}},
+                             L::Region{spec.gm.at(quant.get()), {start}, {2 * e}}));
+      tile.push_back(mk(Opcode::fix, fx, {at0(cv), at0(l0c), at0(qv)}));
+    } else {
+      tile.push_back(mk(Opcode::fix, fx, {at0(cv), at0(l0c)}));
+    }
     TileBox box;
     box.start = bidx;
     box.start.push_back(m0s);

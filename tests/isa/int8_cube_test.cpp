@@ -174,15 +174,15 @@ TEST(Int8Cube, Load2dMmadFixMatchNaiveIntegerLoops) {
                 ort_requantize<int8_t>(acc, biases[j], scales[j], -3))
           << i << "," << j;
     }
-  // Accumulate: C += A x B; fix to i32 copies the accumulators (relu clamps at 0); per tensor
-  // to u8 uses entry 0 only.
+  // Accumulate: C += A x B; fix to i32 adds the per-channel biases (relu clamps at 0); per
+  // tensor to u8 uses entry 0 only.
   m.run(mmad8(l0c(0), l0a(0), l0b(0), 2, 2, 2, true, DType::u8, DType::i8));
-  m.run(fix(DType::i32, ub(8192), l0c(0), M, N, N, true));
+  m.run(fix8(DType::i32, ub(8192), l0c(0), M, N, N, true, ub(32768), 0, true));
   m.run(fix8(DType::u8, ub(16384), l0c(0), M, N, N, false, ub(32768), 100));
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
       const int32_t acc2 = 2 * C[i * N + j];
-      EXPECT_EQ(m.get<int32_t>(Scope::ub, 8192 + (i * N + j) * 4), std::max(acc2, 0));
+      EXPECT_EQ(m.get<int32_t>(Scope::ub, 8192 + (i * N + j) * 4), std::max(acc2 + biases[j], 0));
       EXPECT_EQ(m[Scope::ub][16384 + i * N + j],
                 ort_requantize<uint8_t>(acc2, biases[0], scales[0], 100));
     }

@@ -282,6 +282,8 @@ class Codegen {
                                std::is_same_v<T, isa::FixArgs> || std::is_same_v<T, isa::DmaArgs>) {
             args.dst = ref(0);
             args.src = ref(1);
+            if constexpr (std::is_same_v<T, isa::FixArgs>)
+              if (refs.size() > 2) args.quant = ref(2);  // the int8 mode's table
           } else {
             internal_fail("codegen: intrin with scalar/sync operands");
           }

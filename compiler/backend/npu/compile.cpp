@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "compiler/backend/npu/codegen.h"
+#include "compiler/backend/npu/int8_ops.h"
 #include "compiler/lower/op_compute.h"
 #include "compiler/ops/op_util.h"
 #include "compiler/support/error.h"
@@ -261,13 +262,21 @@ te::Tensor find_contraction(const te::Tensor& out) {
 npu::OpWork kernel_work(const te::Tensor& out, const passes::KernelSpec& spec,
                         const npu::HwConfig& hw, int esize) {
   npu::OpWork w;
-  const double m0 = hw.core.cube.m, k0 = hw.core.cube.k, n0 = hw.core.cube.n;
-  const double acc = hw.core.cube.acc_dtype == isa::DType::f16 ? 2 : 4;
+  // An int8-mode matmul (int8_ops.h) counts the int8 fractal, its 1-byte operands, int32
+  // accumulators and every tensor at its own element size: the roofline of its dtype.
+  const te::Tensor c = find_contraction(out);
+  const bool int8 = c && c->attrs.count("int8");
+  const npu::CubeFractal fr = hw.core.cube.fractal(int8);
+  const double m0 = fr.m, k0 = fr.k, n0 = fr.n;
+  const double acc = int8 ? 4 : hw.core.cube.acc_dtype == isa::DType::f16 ? 2 : 4;
+  auto size_of = [&](const te::Tensor& t) {
+    return int8 ? static_cast<double>(dtype_size(t->dtype)) : static_cast<double>(esize);
+  };
   auto up = [](double a, double b) { return std::ceil(a / b) * b; };
   for (const auto& t : te::post_order(out)) {
     const double elems = static_cast<double>(shape_numel(t->shape));
     if (t->is_placeholder()) {
-      w.gm_read_bytes += elems * esize;
+      w.gm_read_bytes += elems * size_of(t);
       continue;
     }
     if (t->tag == "conv2d") {
@@ -294,7 +303,8 @@ npu::OpWork kernel_work(const te::Tensor& out, const passes::KernelSpec& spec,
       const double batches = elems / (M * N);
       w.cube_macs += batches * M * N * K;
       w.cube_fractals += batches * std::ceil(M / m0) * std::ceil(K / k0) * std::ceil(N / n0);
-      w.mte1_bytes += batches * (up(M, m0) * up(K, k0) + up(K, k0) * up(N, n0)) * esize;
+      w.mte1_bytes +=
+          batches * (up(M, m0) * up(K, k0) + up(K, k0) * up(N, n0)) * (int8 ? 1 : esize);
       w.fix_bytes += batches * up(M, m0) * up(N, n0) * acc;
       continue;
     }
@@ -308,7 +318,7 @@ npu::OpWork kernel_work(const te::Tensor& out, const passes::KernelSpec& spec,
     }
     w.vector_bytes += vec_elems * n_passes * esize;
   }
-  w.gm_write_bytes += static_cast<double>(shape_numel(out->shape)) * esize;
+  w.gm_write_bytes += static_cast<double>(shape_numel(out->shape)) * size_of(out);
   (void)spec;
   return w;
 }
@@ -664,7 +674,9 @@ void LoweredGraph::Impl::lower() {
       passes::KernelSpec spec;
       spec.name = node.name;
       Context ctx(gm, spec);
-      te::Tensor t = lower::op_compute(node, ctx);
+      // The quantised contractions run on the cube's int8 mode (int8_ops.h).
+      te::Tensor t =
+          is_npu_int8_op(node) ? npu_int8_compute(node, ctx) : lower::op_compute(node, ctx);
       spec.out = t;
       spec.gm[t.get()] = out_gm;
       add_kernel(op, node.name, std::move(spec));
