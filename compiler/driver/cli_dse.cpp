@@ -993,7 +993,8 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
     } else if (args.resume && !fs::is_directory(dir))
       fail("--resume: {} does not exist (no sweep to continue; run without --resume to start one)",
            args.out);
-    if (!args.resume && fs::exists(db_path))
+    // Only rank 0 checks: it creates results.sqlite, possibly before a worker rank gets here.
+    if (!worker && !args.resume && fs::exists(db_path))
       fail(
           "{} exists already (a sweep ran there): continue it with --resume, or give another --out",
           db_path.string());
