@@ -33,6 +33,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -558,16 +559,17 @@ struct Screening {
   std::vector<dse::ScreenRow> rows;  // every point not dropped by where:, x every workload
   std::vector<int64_t> kept;         // point numbers to simulate, in order
   std::map<std::pair<int64_t, int64_t>, double> estimates;  // (point, workload) -> cycles
-  size_t excluded = 0, anchors = 0, estimates_made = 0;
+  size_t excluded = 0, anchors = 0, structural_configs = 0, estimates_made = 0;
   double anchor_seconds = 0, estimate_seconds = 0;
 };
 
 /// Screens `points`: groups them by their structural values (every swept key but the per-point
-/// keys, dse::screen_point_keys), lowers each group's config once per workload (dse::lower_anchor,
-/// its per-point keys at the base config's values), then estimates every point in a loop and
-/// keeps the `keep` points with the lowest geometric mean of the workloads' estimates (ties: the
-/// lower point number). A group whose config does not validate makes its points `invalid`, one
-/// that does not lower an `error` on that workload; neither is kept.
+/// keys, dse::screen_point_keys) and, when the DRAM bandwidth is swept, its octave
+/// (dse::bandwidth_octave); lowers each group's config once per workload (dse::lower_anchor, at the
+/// octave's bandwidth and the base config's other per-point values), then estimates every point in
+/// a loop and keeps the `keep` points with the lowest geometric mean of the workloads' estimates
+/// (ties: the lower point number). A group whose config does not validate makes its points
+/// `invalid`, one that does not lower an `error` on that workload; neither is kept.
 Screening screen_points(const Experiment& ex, const std::vector<std::string>& keys,
                         const std::vector<Workload>& workloads, const dse::Constraints& where,
                         const std::vector<dse::Point>& points, int64_t keep) {
@@ -587,15 +589,35 @@ Screening screen_points(const Experiment& ex, const std::vector<std::string>& ke
   std::vector<Anchor> anchors;
   std::vector<size_t> point_anchor(points.size());
   const auto ta = std::chrono::steady_clock::now();
+  // The swept DRAM bandwidth, if any: its octave is part of a point's anchor (screen.h).
+  std::optional<size_t> bandwidth_key;
+  for (size_t k : per_point)
+    if (keys[k] == "memory.dram.bytes_per_cycle") bandwidth_key = k;
+  std::set<std::vector<std::string>> structural_configs;
   for (size_t i = 0; i < points.size(); ++i) {
     std::vector<std::string> sv;
     for (size_t k : structural) sv.push_back(points[i].values[k]);
+    structural_configs.insert(sv);
+    std::optional<int> octave;
+    if (bandwidth_key) {
+      // A value that is not a number is reported per point below; it shares octave 0's anchor.
+      double bpc = 0;
+      try {
+        bpc = std::stod(points[i].values[*bandwidth_key]);
+      } catch (const std::exception&) {
+      }
+      octave = dse::bandwidth_octave(bpc);
+      sv.push_back(std::to_string(*octave));
+    }
     auto [it, fresh] = anchor_of.emplace(sv, anchors.size());
     point_anchor[i] = it->second;
     if (!fresh) continue;
     Anchor a;
     std::vector<npu::HwOverride> ov;
     for (size_t j = 0; j < structural.size(); ++j) ov.push_back({keys[structural[j]], sv[j]});
+    if (octave)
+      ov.push_back(
+          {"memory.dram.bytes_per_cycle", std::to_string(dse::octave_bytes_per_cycle(*octave))});
     try {
       a.hw = npu::load_hw_config(d.sweep.base, ov);
     } catch (const Error& e) {
@@ -617,6 +639,7 @@ Screening screen_points(const Experiment& ex, const std::vector<std::string>& ke
     anchors.push_back(std::move(a));
   }
   sc.anchors = anchors.size();
+  sc.structural_configs = structural_configs.size();
   sc.anchor_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ta).count();
 
   // The estimates: per point, set the per-point keys on its anchor's config and price it.
@@ -1054,10 +1077,11 @@ int cmd_dse(const DseArgs& args, std::ostream& out, std::ostream& err) {
       const Screening& sc = *screening;
       out << fmt::format(
           "sweep {}: {} points x {} workload{} screened analytically ({} dropped by where:): {} "
-          "structural configs lowered in {:.1f} s, {} estimates in {:.3f} s ({:.0f} points/s); "
-          "simulating the {} best, {}\n",
+          "structural configs, {} anchors lowered in {:.1f} s, {} estimates in {:.3f} s ({:.0f} "
+          "points/s); simulating the {} best, {}\n",
           ex.name, points.size(), workloads.size(), workloads.size() == 1 ? "" : "s", sc.excluded,
-          sc.anchors, sc.anchor_seconds, sc.estimates_made, sc.estimate_seconds,
+          sc.structural_configs, sc.anchors, sc.anchor_seconds, sc.estimates_made,
+          sc.estimate_seconds,
           sc.estimate_seconds > 0 ? sc.estimates_made / sc.estimate_seconds : 0.0, sc.kept.size(),
           workers_text);
       if (store.screen_count() == 0) store.insert_screen(sc.rows);

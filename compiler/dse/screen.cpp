@@ -33,6 +33,14 @@ void set_screen_point_key(npu::HwConfig& hw, const std::string& key, double valu
     fail("screening: {} is not a per-point key", key);
 }
 
+int bandwidth_octave(double bytes_per_cycle) {
+  return static_cast<int>(std::lround(std::log2(std::max(1.0, bytes_per_cycle))));
+}
+
+int octave_bytes_per_cycle(int octave) {
+  return static_cast<int>(std::lround(std::ldexp(1.0, std::clamp(octave, 0, 30))));
+}
+
 ScreenAnchor lower_anchor(const Graph& graph, const npu::HwConfig& hw,
                           const npu_backend::NpuCompileOptions& options) {
   npu_backend::NpuCompileOptions o;

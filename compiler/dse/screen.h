@@ -44,6 +44,15 @@ bool is_screen_point_key(const std::string& key);
 /// latency may be 0).
 void set_screen_point_key(npu::HwConfig& hw, const std::string& key, double value);
 
+/// The DRAM bandwidth octave a screened point's anchor is lowered at: round(log2(bytes_per_cycle))
+/// (bytes_per_cycle >= 1). The analytical default picks a kernel's tiles by the cost model, which
+/// prices GM transfers on the channel, so the tiles of a point at 370 B/cycle are not those at the
+/// base config's 102: one anchor per structural config and octave keeps every point within a
+/// factor sqrt(2) of the bandwidth its tiles were chosen for (docs/dse.md, "Screening").
+int bandwidth_octave(double bytes_per_cycle);
+/// The bandwidth an octave's anchor is lowered at: 2^octave bytes per cycle, rounded.
+int octave_bytes_per_cycle(int octave);
+
 /// One workload lowered for one structural config: every kernel's cost-model profile at its
 /// analytical default knobs, in program order.
 struct ScreenAnchor {

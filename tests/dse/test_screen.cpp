@@ -102,6 +102,17 @@ TEST(DseScreen, RepricedKernelEstimateByHand) {
   EXPECT_FALSE(dse::is_screen_point_key("core.cube.m"));
 }
 
+TEST(DseScreen, BandwidthOctaves) {
+  // round(log2(B)): 257 -> 8.006 -> 256; 362 -> 8.4998 -> 256; 363 -> 8.504 -> 512; 370 -> 512.
+  EXPECT_EQ(dse::bandwidth_octave(257), 8);
+  EXPECT_EQ(dse::bandwidth_octave(362), 8);
+  EXPECT_EQ(dse::bandwidth_octave(363), 9);
+  EXPECT_EQ(dse::octave_bytes_per_cycle(dse::bandwidth_octave(370)), 512);
+  EXPECT_EQ(dse::octave_bytes_per_cycle(dse::bandwidth_octave(102)), 128);
+  EXPECT_EQ(dse::octave_bytes_per_cycle(dse::bandwidth_octave(1)), 1);
+  EXPECT_EQ(dse::bandwidth_octave(0), 0);  // clamped to 1 B/cycle
+}
+
 TEST(DseScreen, LoweredModelEstimateIsTheCostModelSumAndFollowsDram) {
   graph_passes::PipelineOptions passes;
   passes.available = driver::target_ops(driver::Target::npu);
@@ -169,10 +180,11 @@ TEST(DseScreen, SweepSimulatesTheBestEstimatesAndReportsTau) {
   const auto r =
       run_tessel("dse " + (d / "e.yaml").string() + " --out " + (d / "o").string(), "dse_screen");
   ASSERT_EQ(r.code, 0) << r.err;
-  // 6 points, 2 structural configs (cube m), each lowered once.
+  // 6 points, 2 structural configs (cube m) x 3 DRAM bandwidth octaves (8, 32, 128 B/cycle:
+  // octaves 3, 5, 7), each anchor lowered once.
   EXPECT_CONTAINS(r.out,
                   "6 points x 1 workload screened analytically (0 dropped by where:): 2 "
-                  "structural configs lowered");
+                  "structural configs, 6 anchors lowered");
   EXPECT_CONTAINS(r.out, "simulating the 3 best");
   EXPECT_CONTAINS(r.out, "screen hello_deepa: Kendall tau-b");
   EXPECT_CONTAINS(r.out, "over 3 simulated points");
@@ -199,6 +211,26 @@ TEST(DseScreen, SweepSimulatesTheBestEstimatesAndReportsTau) {
     if (sc[i][3] == "8") EXPECT_FALSE(sim);
   }
   EXPECT_EQ(simulated, 3u);
+  // Each point's estimate is priced on the anchor lowered at its octave's bandwidth: the point
+  // m = 8, 32 B/cycle has the estimate of hello_deepa's tiles chosen at 32 B/cycle (not at the
+  // base config's 102 B/cycle, where the analytical default picks other tiles).
+  {
+    graph_passes::PipelineOptions passes;
+    passes.available = driver::target_ops(driver::Target::npu);
+    const auto g = driver::load_model(kModels + "/hello_deepa.onnx", {}, passes);
+    const npu::HwConfig hw32 =
+        npu::load_hw_config(kSrc + "/hw_configs/npu_4core.yaml",
+                            {{"core.cube.m", "8"}, {"memory.dram.bytes_per_cycle", "32"}});
+    dse::ScreenScratch scratch;
+    const double expected = dse::estimate_cycles(dse::lower_anchor(*g, hw32, {}), hw32, scratch);
+    bool found = false;
+    for (size_t i = 1; i < sc.size(); ++i)
+      if (sc[i][2] == "8" && sc[i][3] == "32") {
+        EXPECT_EQ(sc[i][6], fmt::format("{:.0f}", expected));
+        found = true;
+      }
+    EXPECT_TRUE(found);
+  }
   // results.csv holds the simulated points only; the store holds every estimate.
   EXPECT_EQ(csv_rows(d / "o" / "results.csv").size(), 4u);
   const auto store = dse::ResultStore::open((d / "o" / "results.sqlite").string());
