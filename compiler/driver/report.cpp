@@ -472,8 +472,18 @@ nlohmann::json tuning_json(const tuner::TuneResult& r, const tuner::TuneOptions*
                      {"default_cycles", t.default_cycles},
                      {"best_cycles", t.best_cycles},
                      {"knobs", t.best},
+                     {"kept_default", t.kept_default},
                      {"fixed", t.task.fixed}});
   j["tasks"] = tasks;
+  if (r.program.checked)
+    j["program_check"] = {{"tuned_cycles", r.program.tuned_cycles},
+                          {"default_cycles", r.program.default_cycles},
+                          {"mixed_cycles", r.program.mixed_cycles},
+                          {"cycles", r.program.cycles},
+                          {"choice", r.program.choice},
+                          {"seconds", r.program.seconds}};
+  else
+    j["program_check"] = nullptr;
   json curve = json::array();
   for (const auto& c : r.curve)
     curve.push_back(
@@ -491,6 +501,17 @@ std::string tuning_text(const tuner::TuneResult& r) {
       with_commas(static_cast<uint64_t>(r.default_total)),
       with_commas(static_cast<uint64_t>(r.best_total)),
       r.default_total > 0 ? 100.0 * (r.best_total - r.default_total) / r.default_total : 0.0);
+  if (r.program.checked) {
+    size_t kept = 0;
+    for (const auto& t : r.tasks) kept += t.kept_default;
+    out += fmt::format(
+        "  program    whole program (timing-only) with the tuned points {}, with the default "
+        "points {}{}: kept {}{}\n",
+        with_commas(r.program.tuned_cycles), with_commas(r.program.default_cycles),
+        r.program.mixed_cycles ? ", mixed " + with_commas(r.program.mixed_cycles) : std::string(),
+        r.program.choice,
+        kept ? fmt::format(" ({} tasks keep their default)", kept) : std::string());
+  }
   std::vector<const tuner::TaskResult*> ts;
   for (const auto& t : r.tasks) ts.push_back(&t);
   auto gain = [](const tuner::TaskResult* t) {

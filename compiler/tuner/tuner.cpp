@@ -18,6 +18,7 @@
 #include "compiler/tuner/log.h"
 #include "compiler/tuner/measure.h"
 #include "npu_model/roofline.h"
+#include "simulator/simulator.h"
 
 namespace tessel::tuner {
 
@@ -109,6 +110,7 @@ std::vector<Task> tasks_of(const npu_backend::LoweredGraph& lowered) {
       t.key = k.task;
       t.kind = k.schedule->space().kind;
       t.roofline_cycles = npu::roofline(lowered.hw(), k.work).cycles;
+      t.work = k.work;
       it = index.emplace(k.task, tasks.size()).first;
       tasks.push_back(std::move(t));
     }
@@ -183,7 +185,8 @@ struct TaskState {
   std::unique_ptr<SearchStrategy> strategy;
   uint64_t best = 0;  // 0: nothing measured yet
   Knobs best_knobs;
-  uint64_t default_best = 0;
+  uint64_t default_best = 0;  // the best of the default candidates (0: none measured)
+  Knobs default_knobs;        // ... its point: what a plain compile chooses
   int64_t trials = 0;
   uint64_t best_before_round = 0;
   int64_t last_round = 0;
@@ -234,6 +237,8 @@ class Tuner {
   void report_progress();
   size_t pick_task(Rng& rng) const;
   std::vector<Knobs> warm_start(const TaskState& t);
+  /// The whole-program check (fills result_.program); returns the tasks that keep their default.
+  std::set<std::string> check_program();
 };
 
 std::vector<double> Tuner::screen(const TaskState& t, const std::vector<Knobs>& pool) {
@@ -438,28 +443,65 @@ TuneResult Tuner::run() {
     view.screen = [this, i](const std::vector<Knobs>& pool) { return screen(tasks_[i], pool); };
     t.strategy = make_strategy(o_.strategy, view, o_.seed * 1000003 + i);
   }
-  // Warm-up: every task measures its default candidates (and the nearest config's best records)
-  // first, within the budget.
+  // Warm-up: every task first measures the nearest config's best records (within the budget:
+  // at most budget / (2 x live tasks) points per task with its own candidates) and then, whatever
+  // the budget, every point a plain compile chooses from: its resolved knobs when a log set them
+  // and all its default candidates (the measured default). So the best a tuning run ends with is
+  // never slower alone than what the measured default picks, at any budget; a budget smaller
+  // than the warm-up leaves the search no trials (the result is the measured default).
   const int64_t n_live =
       std::count_if(tasks_.begin(), tasks_.end(), [](const TaskState& t) { return !t.task.fixed; });
   const int64_t warm_cap = n_live > 0 ? std::max<int64_t>(1, o_.budget / (2 * n_live)) : 0;
   for (size_t i = 0; i < tasks_.size(); ++i) {
     TaskState& t = tasks_[i];
     if (t.task.fixed) continue;
-    std::vector<Knobs> first = warm_start(t);
-    result_.warm_started += static_cast<int64_t>(first.size());
+    // What a plain compile chooses from: the default candidates (measured default), or the
+    // knobs a log (or the caller) set, which it keeps; the tuner measures those and then the
+    // default candidates too.
     const auto* kept = lowered_.candidates(t.task.key);
+    const bool measured_default = kept != nullptr;
     std::vector<Knobs> own;
     if (!kept) {
-      own = default_candidates(passes::screen(*t.schedule, hw_, {}, kDefaultCandidatesWithin));
+      own.push_back(lowered_.kernels()[t.task.kernels.front()].knobs);
+      for (const Knobs& k :
+           default_candidates(passes::screen(*t.schedule, hw_, {}, kDefaultCandidatesWithin)))
+        own.push_back(k);
       kept = &own;
     }
+    std::vector<Knobs> defaults;
     for (const Knobs& k : *kept)
+      if (std::find(defaults.begin(), defaults.end(), k) == defaults.end()) defaults.push_back(k);
+    auto is_default = [&](const Knobs& k) {
+      return std::find(defaults.begin(), defaults.end(), k) != defaults.end();
+    };
+    // The nearest config's best records first (those that are not default candidates as far as
+    // the cap leaves room), then the default candidates.
+    std::vector<Knobs> first;
+    int64_t room = warm_cap - static_cast<int64_t>(defaults.size());
+    for (const Knobs& k : warm_start(t)) {
+      if (!is_default(k)) {
+        if (room <= 0) continue;
+        --room;
+      }
+      first.push_back(k);
+    }
+    result_.warm_started += static_cast<int64_t>(first.size());
+    for (const Knobs& k : defaults)
       if (std::find(first.begin(), first.end(), k) == first.end()) first.push_back(k);
-    if (static_cast<int64_t>(first.size()) > warm_cap) first.resize(static_cast<size_t>(warm_cap));
     const auto costs = measure(i, first);
     for (size_t j = 0; j < first.size(); ++j) t.strategy->seed_point(first[j], costs[j]);
-    t.default_best = t.best;
+    // The plain compile's pick: the first fastest default candidate in their order (as
+    // compile_scheduled's measured default picks; the first when none was measured), or the
+    // knobs the log set.
+    t.default_knobs = defaults.front();
+    for (size_t d = 0; d < (measured_default ? defaults.size() : 1); ++d) {
+      const size_t j =
+          static_cast<size_t>(std::find(first.begin(), first.end(), defaults[d]) - first.begin());
+      if (costs[j] && (t.default_best == 0 || static_cast<uint64_t>(*costs[j]) < t.default_best)) {
+        t.default_best = static_cast<uint64_t>(*costs[j]);
+        t.default_knobs = defaults[d];
+      }
+    }
   }
   report_progress();
   Rng rng(o_.seed ^ 0x9e3779b97f4a7c15ull);
@@ -478,6 +520,8 @@ TuneResult Tuner::run() {
     report_progress();
   }
   result_.seconds = seconds_since(t0_);
+  const std::set<std::string> keep_default =
+      o_.oracle == Oracle::analytical ? std::set<std::string>{} : check_program();
   for (const auto& t : tasks_) {
     TaskResult r;
     r.task = t.task;
@@ -486,13 +530,90 @@ TuneResult Tuner::run() {
     r.best_cycles = t.best;
     r.default_cycles = t.default_best;
     r.trials = t.trials;
+    r.kept_default = keep_default.count(t.task.key) > 0;
     result_.default_total += t.task.weight * static_cast<double>(t.default_best);
     result_.best_total += t.task.weight * static_cast<double>(t.best);
-    if (!t.task.fixed && t.best > 0)
+    if (r.kept_default) {
+      const bool log = lowered_.candidates(t.task.key) == nullptr;
+      result_.knobs[t.task.key] = {
+          t.default_knobs, log ? npu_backend::KnobSource::log : npu_backend::KnobSource::measured,
+          "the whole-program check"};
+    } else if (!t.task.fixed && t.best > 0) {
       result_.knobs[t.task.key] = {t.best_knobs, npu_backend::KnobSource::tuned, "tuning"};
+    }
     result_.tasks.push_back(std::move(r));
   }
   return result_;
+}
+
+std::set<std::string> Tuner::check_program() {
+  // Kernels are measured alone; in the program each runs after the others (other GM addresses for
+  // the other kernels of its task, the DRAM channel and the cores as the previous kernel left
+  // them). The search's best per task (T) is compared with the plain compile's picks (D) on the
+  // whole program, timing-only; where T is slower, the tasks whose kernels were slower in it are
+  // given back their default (M), and the fastest of T, M and D is kept (ties: T, then M).
+  const auto t0 = std::chrono::steady_clock::now();
+  std::map<std::string, Knobs> tuned, fallback;
+  std::vector<std::string> differ;
+  for (const auto& t : tasks_) {
+    if (t.task.fixed || t.best == 0) continue;
+    tuned[t.task.key] = t.best_knobs;
+    fallback[t.task.key] = t.default_knobs;
+    if (t.best_knobs != t.default_knobs) differ.push_back(t.task.key);
+  }
+  std::set<std::string> out;
+  if (differ.empty()) return out;
+  auto simulate = [&](const std::map<std::string, Knobs>& knobs) {
+    sim::SimOptions so;
+    so.functional = false;
+    so.skip_gm_image = true;
+    sim::Simulator simulator(hw_, so);
+    simulator.load(lowered_.timing_program(knobs));
+    return simulator.run();
+  };
+  const sim::SimResult rt = simulate(tuned), rd = simulate(fallback);
+  result_.program.checked = true;
+  result_.program.tuned_cycles = rt.total_cycles;
+  result_.program.default_cycles = rd.total_cycles;
+  result_.program.cycles = rt.total_cycles;
+  result_.program.choice = "tuned";
+  if (rt.total_cycles > rd.total_cycles) {
+    // Per task, the cycles of its ops (first start to last completion) in T and in D.
+    std::map<std::string, double> delta;
+    const auto& ks = lowered_.kernels();
+    std::map<int32_t, std::set<std::string>> op_tasks;
+    for (const auto& k : ks) op_tasks[lowered_.ops()[k.op].op_index].insert(k.task);
+    for (const auto& [op, ts] : op_tasks) {
+      if (op < 0 || static_cast<size_t>(op) >= rt.op_cycles.size() ||
+          static_cast<size_t>(op) >= rd.op_cycles.size())
+        continue;
+      const double d =
+          static_cast<double>(rt.op_cycles[op]) - static_cast<double>(rd.op_cycles[op]);
+      for (const std::string& task : ts) delta[task] += d;
+    }
+    std::map<std::string, Knobs> mixed = tuned;
+    std::set<std::string> reverted;
+    for (const std::string& task : differ)
+      if (delta[task] >= 0) {
+        mixed[task] = fallback[task];
+        reverted.insert(task);
+      }
+    uint64_t best = rd.total_cycles;
+    out.insert(differ.begin(), differ.end());
+    result_.program.choice = "default";
+    if (!reverted.empty() && reverted.size() < differ.size()) {
+      const uint64_t rm = simulate(mixed).total_cycles;
+      result_.program.mixed_cycles = rm;
+      if (rm <= best) {
+        best = rm;
+        out = reverted;
+        result_.program.choice = "mixed";
+      }
+    }
+    result_.program.cycles = best;
+  }
+  result_.program.seconds = seconds_since(t0);
+  return out;
 }
 
 }  // namespace

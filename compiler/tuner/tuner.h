@@ -46,6 +46,7 @@ struct Task {
   std::vector<std::string> ops;  // their ops (program order, distinct)
   double weight = 0;             // number of kernels
   double roofline_cycles = 0;    // the roofline of one kernel (a lower bound)
+  npu::OpWork work;              // one kernel's tiling-independent work (its roofline's input)
   bool fixed = false;            // its knobs were given per op (schedule:), so it is not tuned
 };
 /// The tasks of `lowered` in order of first occurrence.
@@ -92,6 +93,22 @@ struct TaskResult {
   uint64_t best_cycles = 0;     // of one kernel (the oracle's measure)
   uint64_t default_cycles = 0;  // the best of the default candidates (the measured default)
   int64_t trials = 0;
+  /// The whole-program check gave the task back its default point (TuneResult::program).
+  bool kept_default = false;
+};
+
+/// The whole-program check: the search's best point per task (each measured alone) against the
+/// plain compile's (the measured default, or a log's record), both compiled into the whole program
+/// and simulated timing-only. Not done with the analytical oracle, nor when they are the same.
+struct ProgramCheck {
+  bool checked = false;
+  uint64_t tuned_cycles = 0;    // the whole program with every task's best
+  uint64_t default_cycles = 0;  // ... with every task's default
+  uint64_t mixed_cycles = 0;    // ... with the default for the tasks slower in the tuned one (0:
+                                // not simulated)
+  uint64_t cycles = 0;          // the one kept: the fewest (ties: tuned, mixed, default)
+  std::string choice;           // "tuned", "mixed" or "default"
+  double seconds = 0;           // compiling and simulating them
 };
 
 struct CurvePoint {
@@ -110,6 +127,7 @@ struct TuneResult {
   double seconds = 0;
   double default_total = 0, best_total = 0;  // sum over tasks of weight x cycles
   std::vector<CurvePoint> curve;
+  ProgramCheck program;  // knobs holds the points it kept
 };
 
 /// Tunes the tasks of `lowered` (tasks whose knobs were given per op are left as they are).

@@ -514,7 +514,10 @@ struct LoweredGraph::Impl {
   /// Appends a compiled kernel to every core, each followed by a barrier (core_barrier with
   /// several cores: kernels reuse scratchpad addresses and read each other's results from GM).
   void append(KernelInfo& info, const CoreCode& code) {
-    isa::Program& prog = mod.program;
+    append_to(mod.program, info.op_index, code);
+    for (int core = 0; core < hw.cores; ++core) info.instructions += code[core].size() + 1;
+  }
+  void append_to(isa::Program& prog, int32_t op_index, const CoreCode& code) const {
     for (int core = 0; core < hw.cores; ++core) {
       auto& stream = prog.cores[core];
       // Branch targets were emitted relative to the kernel's first instruction: relocate them.
@@ -523,8 +526,7 @@ struct LoweredGraph::Impl {
         if (isa::is_branch(in.op)) std::get<isa::ScalarArgs>(in.args).target += base;
         stream.push_back(std::move(in));
       }
-      stream.push_back(barrier(info.op_index));
-      info.instructions += code[core].size() + 1;
+      stream.push_back(barrier(op_index));
     }
   }
 
@@ -724,6 +726,24 @@ isa::Program LoweredGraph::kernel_program(size_t i, const passes::Knobs& knobs) 
   p.op_names = impl_->mod.program.op_names;
   for (auto& stream : p.cores)
     stream.push_back(impl_->barrier(impl_->mod.kernels[impl_->kernels[i].op].op_index));
+  return p;
+}
+
+isa::Program LoweredGraph::timing_program(
+    const std::map<std::string, passes::Knobs>& task_knobs) const {
+  const Impl& m = *impl_;
+  isa::Program p;
+  p.name = m.mod.program.name;
+  p.cores.resize(m.hw.cores);
+  p.gm_bytes = m.mod.program.gm_bytes;
+  p.op_names = m.mod.program.op_names;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const Kernel& k = m.kernels[i];
+    auto it = task_knobs.find(k.task);
+    const CoreCode code =
+        m.compile(i, it == task_knobs.end() ? k.knobs : it->second, nullptr, nullptr);
+    m.append_to(p, m.mod.kernels[k.op].op_index, code);
+  }
   return p;
 }
 

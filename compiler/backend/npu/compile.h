@@ -162,6 +162,12 @@ class LoweredGraph {
   /// use only meet the barrier), each ending with the kernel's closing barrier; GM sized for the
   /// whole graph, no constants loaded (for timing-only simulation). Throws passes::InvalidKnobs.
   isa::Program kernel_program(size_t i, const passes::Knobs& knobs) const;
+  /// The whole graph compiled with `task_knobs` (task key -> a complete, valid point) for those
+  /// tasks and every other kernel with its resolved knobs, assembled as finish() does (each
+  /// kernel followed by its barrier on every core), but with GM sized for the graph and no
+  /// constants (for timing-only simulation: what the tuner measures a whole program with). Does
+  /// not change the graph; finish() may still be called. Throws passes::InvalidKnobs.
+  isa::Program timing_program(const std::map<std::string, passes::Knobs>& task_knobs) const;
   /// Sets the knobs of every kernel of `task` (a complete, valid point; throws
   /// passes::InvalidKnobs naming `origin` otherwise).
   void set_task_knobs(const std::string& task, const TaskKnobs& knobs);
