@@ -13,6 +13,7 @@
 #include <set>
 
 #include "compiler/backend/cpu/compile.h"
+#include "compiler/backend/cpu/int8_kernels.h"
 #include "compiler/backend/cpu/jit.h"
 #include "compiler/backend/cpu/runtime/cpu_runtime.h"
 #include "compiler/backend/gpu/cuda_driver.h"
@@ -110,6 +111,8 @@ graph_passes::OpAvailable target_ops(Target target) {
     std::vector<std::string> list = lower::compute_ops();
     if (target == Target::npu)
       for (const auto& op : lower::typed_compute_ops()) list.push_back(op);
+    if (target == Target::cpu)  // the CPU plan's int8 host kernels (int8_kernels.h)
+      for (const auto& op : cpu_backend::int8_ops()) list.push_back(op);
     return std::set<std::string>(list.begin(), list.end());
   }());
   return [ops](const std::string& op) { return ops->count(op) != 0; };

@@ -110,9 +110,20 @@ std::string quoted_list(const std::vector<std::string>& paths) {
   return r;
 }
 
+/// Refuses a program with int8 host kernels (they live in this process, not in LLVM IR).
+void require_no_extern(const CpuProgram& program, const char* what) {
+  if (!has_extern_kernels(program)) return;
+  throw Unsupported(fmt::format(
+      "{} of {}: the model has int8 kernels (QuantizeLinear, DequantizeLinear, QLinearConv, "
+      "...), which the CPU backend runs only in process (tessel run/check --target cpu), not in "
+      "ahead-of-time output",
+      what, program.name));
+}
+
 /// The whole program as one module in `ctx` (kernels optimised as build_objects would).
 std::unique_ptr<llvm::Module> whole_module(const CpuProgram& program, llvm::LLVMContext& ctx,
                                            bool optimized) {
+  require_no_extern(program, "LLVM IR / assembly");
   std::vector<std::string> symbols;
   for (size_t i = 0; i < program.code.size(); ++i) symbols.push_back(fmt::format("tessel_k{}", i));
   auto whole = entry_module(program, symbols, ctx);
@@ -159,6 +170,7 @@ std::string native_assembly(const CpuProgram& program) {
 }
 
 void write_object(const CpuProgram& program, const std::string& path) {
+  require_no_extern(program, "an object file");
   check_directory(path);
   TempDir tmp("writing '" + path + "'");
   const auto objects = write_objects(program, tmp.dir);
@@ -222,6 +234,7 @@ std::string c_header(const CpuProgram& program, const std::string& source_model)
 
 void write_shared_library(const CpuProgram& program, const std::string& path,
                           const std::string& source_model) {
+  require_no_extern(program, "a shared library");
   check_directory(path);
   const fs::path out(path);
   const fs::path header = fs::path(path).replace_extension(".h");

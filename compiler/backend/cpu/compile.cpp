@@ -9,6 +9,7 @@
 #include <deque>
 #include <set>
 
+#include "compiler/backend/cpu/int8_kernels.h"
 #include "compiler/backend/cpu/model_plan.h"
 #include "compiler/lower/lower_te.h"
 #include "compiler/lower/op_compute.h"
@@ -42,6 +43,7 @@ std::vector<std::string> cpu_ops() {
   for (const char* v :
        {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Cast"})
     ops.push_back(v);
+  for (const auto& q : int8_ops()) ops.push_back(q);
   std::sort(ops.begin(), ops.end());
   ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
   return ops;
@@ -73,6 +75,14 @@ class CpuScheduler : public KernelScheduler {
     return g;
   }
 
+  std::shared_ptr<const ExternKernel> extern_kernel(const Node& node) override {
+    return make_int8_kernel(node, opts_.qgemm_path ? *opts_.qgemm_path : default_qgemm_path());
+  }
+
+  std::shared_ptr<const ExternKernel> extern_copy(int64_t bytes) override {
+    return make_copy_kernel(bytes);
+  }
+
   L::Stmt generic(const te::Tensor& out, const lower::TensorBuffers& buffers) override {
     L::Stmt body = lower::lower_te(out, buffers);
     const auto& k = opts_.generic;
@@ -100,6 +110,7 @@ class Compiler {
     PlanOptions po;
     po.fuse_epilogues = opts_.fuse_epilogues;
     po.keep_loop_ir = opts_.keep_loop_ir;
+    po.integer_inputs = true;
     plan_ = plan_model(graph_, sched, po);
     collect_code();
     prog_.kernels = plan_.kernels;
@@ -211,6 +222,7 @@ class Compiler {
     // A kernel's parameters that its code never touches are dropped (e.g. the weights a GEMM
     // schedule packed into panels: only the panels go to the weights blob).
     for (auto& p : plan_.plans) {
+      if (p.ext) continue;  // a host function: every parameter is an argument
       const auto used = used_storage(p.body);
       std::vector<PlanParam> kept;
       for (auto& prm : p.params)
@@ -222,6 +234,7 @@ class Compiler {
       CpuKernelCode c;
       c.info_index = p.info_index;
       c.body = p.body;
+      c.ext = p.ext;
       for (const auto& prm : p.params) {
         c.params.push_back(prm.buffer);
         c.args.push_back(arg_of(prm, p.output_copy));

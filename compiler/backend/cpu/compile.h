@@ -28,10 +28,12 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "compiler/backend/cpu/build_options.h"
+#include "compiler/backend/cpu/qgemm.h"
 #include "compiler/ir/graph.h"
 #include "compiler/loop/loop.h"
 #include "passes/loop/cpu_passes.h"
@@ -46,14 +48,18 @@ struct CpuCompileOptions {
   bool keep_loop_ir = false;  // keep each kernel's loop IR text in CpuKernelInfo::loop_ir
   /// How the kernels become machine code (objects.h): threads, cache, optimisation level.
   CpuBuildOptions build;
+  /// The int8 kernels' path (qgemm.h): unset = the host's (vnni where it has AVX-512 VNNI,
+  /// else plain; the environment variable TESSEL_CPU_QGEMM=plain|vnni overrides it).
+  std::optional<QGemmPath> qgemm_path;
 };
 
 /// One graph node as compiled.
 struct CpuKernelInfo {
-  std::string node;      // graph node name
-  std::string op_type;   // ONNX op
-  std::string kind;      // "gemm", "generic", "copy", "view" / "const" / "empty" (no code), "fused"
-  std::string function;  // LLVM function ("" without code)
+  std::string node;     // graph node name
+  std::string op_type;  // ONNX op
+  std::string kind;  // "gemm", "generic", "int8" (a host int8 kernel), "copy", "view" / "const" /
+                     // "empty" (no code), "fused"
+  std::string function;            // LLVM function ("" without code)
   std::string fused_into;          // kind "fused": the node whose kernel computes this one
   std::vector<std::string> fused;  // nodes computed inside this kernel (its epilogue producers)
   double flops = 0;                // gemm: 2 * batch * M * N * K
@@ -61,10 +67,24 @@ struct CpuKernelInfo {
   std::string loop_ir;
 };
 
+/// A kernel the backend runs as a host function instead of generated loop IR (the CPU's int8
+/// kernels, compiler/backend/cpu/int8_kernels.h). Its parameters (KernelPlan::params) are the
+/// node's non-constant inputs in input order, then its output; it holds its constant inputs.
+class ExternKernel {
+ public:
+  virtual ~ExternKernel() = default;
+  /// Computes the output from `args` (one pointer per parameter, to dense row-major bytes of the
+  /// value's own dtype). Throws tessel::Error (the entry point's trampoline reports it).
+  virtual void run(void* const* args) const = 0;
+};
+
 /// A graph input or output of the entry point.
 struct HostBinding {
   std::string value;
   Shape shape;
+  /// The caller's buffer: fp32, or the value's own integer dtype (u8, i8, i32) for an integer
+  /// graph input and for an integer value an int8 kernel computes.
+  DType dtype = DType::f32;
 };
 
 /// What a kernel parameter points at when the entry point calls the kernel.
@@ -82,6 +102,8 @@ struct CpuKernelCode {
   std::vector<loop::Buffer> params;
   loop::Stmt body;
   std::vector<CpuArg> args;  // one per parameter
+  /// Set: a host function (no body; the JIT's entry point calls it through tessel_cpu_extern).
+  std::shared_ptr<const ExternKernel> ext;
 };
 
 /// A 64-byte aligned byte buffer (the weights blob), shared by a program and its JIT.

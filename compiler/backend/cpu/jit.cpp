@@ -157,17 +157,47 @@ void* jit_lookup(llvm::orc::LLJIT& jit, const std::string& name) {
   return reinterpret_cast<void*>(sym->getAddress());
 }
 
+namespace {
+
+/// The first error a host kernel threw in this thread's current entry call ("" when none).
+thread_local std::string extern_error;
+
+/// The entry point's call of a host kernel (objects.h: extern_state_symbol). An exception must
+/// not unwind through the generated code: it is kept and reported when the entry returns.
+extern "C" void tessel_cpu_extern(const void* state, void* const* args) {
+  if (!extern_error.empty()) return;  // an earlier kernel failed: its inputs are not valid
+  try {
+    static_cast<const ExternKernel*>(state)->run(args);
+  } catch (const std::exception& e) {
+    extern_error = e.what();
+    if (extern_error.empty()) extern_error = "unknown error";
+  }
+}
+
+/// Throws the error a host kernel kept in the call that just returned (and clears it).
+void rethrow_extern_error(const std::string& program) {
+  if (extern_error.empty()) return;
+  std::string e;
+  e.swap(extern_error);
+  fail("cpu run of {}: {}", program, e);
+}
+
+}  // namespace
+
 CpuJit::CpuJit(CpuProgram program) : program_(std::move(program)) {
   const auto t0 = std::chrono::steady_clock::now();
   CpuObjects objects = build_objects(program_);
   compiled_ = objects.compiled;
   cached_ = objects.cached;
-  jit_ = host_jit_with_symbols(
-      {{"tessel_cpu_parallel_for", reinterpret_cast<const void*>(&tessel_cpu_parallel_for)},
-       {"tessel_cpu_scratch", reinterpret_cast<const void*>(&tessel_cpu_scratch)},
-       {"tessel_cpu_now_seconds", reinterpret_cast<const void*>(&tessel_cpu_now_seconds)},
-       {"tessel_weights", program_.weights.data.get()}},
-      2);
+  std::map<std::string, const void*> symbols = {
+      {"tessel_cpu_parallel_for", reinterpret_cast<const void*>(&tessel_cpu_parallel_for)},
+      {"tessel_cpu_scratch", reinterpret_cast<const void*>(&tessel_cpu_scratch)},
+      {"tessel_cpu_now_seconds", reinterpret_cast<const void*>(&tessel_cpu_now_seconds)},
+      {"tessel_cpu_extern", reinterpret_cast<const void*>(&tessel_cpu_extern)},
+      {"tessel_weights", program_.weights.data.get()}};
+  for (size_t k = 0; k < program_.code.size(); ++k)
+    if (program_.code[k].ext) symbols[extern_state_symbol(k)] = program_.code[k].ext.get();
+  jit_ = host_jit_with_symbols(symbols, 2);
   auto add_object = [&](const std::string& bytes, const std::string& name) {
     if (auto err = jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(bytes, name)))
       fail("cpu backend: JIT rejected object {}: {}", name, llvm::toString(std::move(err)));
@@ -186,10 +216,16 @@ CpuJit::CpuJit(CpuProgram program) : program_(std::move(program)) {
 
 CpuJit::~CpuJit() = default;
 
-int CpuJit::run(const float** inputs, float** outputs) const { return run_(inputs, outputs); }
+int CpuJit::run(const float** inputs, float** outputs) const {
+  const int status = run_(inputs, outputs);
+  rethrow_extern_error(program_.name);
+  return status;
+}
 
 int CpuJit::run_profiled(const float** inputs, float** outputs, double* kernel_seconds) const {
-  return run_profiled_(inputs, outputs, kernel_seconds);
+  const int status = run_profiled_(inputs, outputs, kernel_seconds);
+  rethrow_extern_error(program_.name);
+  return status;
 }
 
 CpuJit::Result CpuJit::run(const std::map<std::string, Tensor>& inputs, bool profile) const {
@@ -202,19 +238,21 @@ CpuJit::Result CpuJit::run(const std::map<std::string, Tensor>& inputs, bool pro
     if (it->second.shape() != b.shape)
       fail("input '{}' has shape {}, the model was bound to {}", b.value,
            shape_to_string(it->second.shape()), shape_to_string(b.shape));
-    in_f32.push_back(it->second.dtype() == DType::f32 ? it->second : it->second.cast(DType::f32));
+    // The binding's dtype: fp32, or the integer graph input's own (int8 kernels).
+    in_f32.push_back(it->second.dtype() == b.dtype ? it->second : it->second.cast(b.dtype));
   }
-  for (const auto& t : in_f32) in_ptrs.push_back(t.data<float>());
+  for (const auto& t : in_f32) in_ptrs.push_back(reinterpret_cast<const float*>(t.raw()));
   std::vector<Tensor> outs;
   std::vector<float*> out_ptrs;
-  for (const auto& b : program_.outputs) outs.emplace_back(DType::f32, b.shape);
-  for (auto& t : outs) out_ptrs.push_back(t.data<float>());
+  for (const auto& b : program_.outputs) outs.emplace_back(b.dtype, b.shape);
+  for (auto& t : outs) out_ptrs.push_back(reinterpret_cast<float*>(t.raw()));
   r.kernel_seconds.assign(program_.timed_kernels().size(), 0.0);
   const auto t0 = std::chrono::steady_clock::now();
   const int status = profile
                          ? run_profiled_(in_ptrs.data(), out_ptrs.data(), r.kernel_seconds.data())
                          : run_(in_ptrs.data(), out_ptrs.data());
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rethrow_extern_error(program_.name);
   if (status != 0)
     fail("cpu run of {}: out of memory for the {}-byte activation arena", program_.name,
          program_.arena_bytes);

@@ -70,6 +70,14 @@ class Planner {
   ModelPlan run() {
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
       const Value* v = graph_.inputs[i];
+      const bool integer = v->dtype == DType::u8 || v->dtype == DType::i8 || v->dtype == DType::i32;
+      if (integer && opts_.integer_inputs) {
+        plan_.storage[v] = {ValueStorage::Kind::input, static_cast<int>(i), 0};
+        plan_.native.insert(v);
+        ready_.insert(v);
+        plan_.inputs.push_back({v->name, v->shape, v->dtype});
+        continue;
+      }
       if (!dtype_is_float(v->dtype))
         throw Unsupported(
             fmt::format("graph input '{}' has dtype {}; the {} backend takes float inputs", v->name,
@@ -170,9 +178,16 @@ class Planner {
         plan_.kernels.push_back(info);
         continue;
       }
+      if (auto ext = sched_.extern_kernel(node)) {
+        plan_extern(node, info, std::move(ext));
+        continue;
+      }
       std::vector<const Node*> chain = {&node};
       if (node.op_type == "Conv" || node.op_type == "MatMul" || node.op_type == "Gemm")
         chain = epilogue_chain(node);
+      for (const Node* n : chain)  // before any compute: a clear message for integer inputs
+        for (const Value* in : n->inputs)
+          if (in && !in->constant) require_fp32_storage(in, *n);
       const Node& last = *chain.back();
       for (const Value* o : last.outputs)
         if (o) ready_.insert(root(o));
@@ -222,6 +237,51 @@ class Planner {
     }
   }
 
+  /// Refuses a generated (fp32) kernel reading `v` when `v` is stored in its own integer dtype.
+  void require_fp32_storage(const Value* v, const Node& node) const {
+    if (plan_.native.count(root(v)))
+      throw Unsupported(fmt::format(
+          "{}: reads '{}' ({}), an integer tensor; the {} backend computes integer tensors only "
+          "in its int8 kernels (QuantizeLinear, DequantizeLinear, QLinearConv, QLinearMatMul, "
+          "ConvInteger, MatMulInteger)",
+          node.describe(), v->name, dtype_to_string(v->dtype), opts_.target));
+  }
+
+  /// A node the scheduler runs as a host function: its non-constant inputs, then its output.
+  void plan_extern(const Node& node, CpuKernelInfo info, std::shared_ptr<const ExternKernel> ext) {
+    KernelPlan plan;
+    plan.node = &node;
+    plan.ext = std::move(ext);
+    const Value* out = node.outputs[0];
+    plan.writes = out;
+    for (const Value* in : node.inputs) {
+      if (!in || in->constant) continue;
+      if (!dtype_is_float(in->dtype) && !plan_.native.count(root(in)))
+        throw Unsupported(fmt::format(
+            "{}: input '{}' ({}) is computed by an fp32 kernel; the {} backend's int8 kernels "
+            "read integer tensors only from graph inputs and other int8 kernels",
+            node.describe(), in->name, dtype_to_string(in->dtype), opts_.target));
+      PlanParam p;
+      p.value = in;
+      p.buffer = L::make_buffer(in->name, L::MemScope::host, DType::f32,
+                                {std::max<int64_t>(1, shape_numel(in->shape))});
+      plan.params.push_back(p);
+      plan.reads.push_back(in);
+    }
+    PlanParam op;
+    op.value = out;
+    op.buffer = L::make_buffer(out->name, L::MemScope::host, DType::f32,
+                               {std::max<int64_t>(1, shape_numel(out->shape))});
+    plan.params.push_back(op);
+    if (!dtype_is_float(out->dtype)) plan_.native.insert(out);
+    ready_.insert(out);
+    info.kind = "int8";
+    info.function = fmt::format("tessel_k{}_{}", plan_.kernels.size(), sanitize_symbol(node.name));
+    plan.info_index = plan_.kernels.size();
+    plan_.kernels.push_back(info);
+    plan_.plans.push_back(std::move(plan));
+  }
+
   /// Kernel parameters for the placeholders of `ctx` and the output, then the schedule.
   /// Kernel parameters for the placeholders and derived constants of `ctx` and the output value;
   /// returns the output parameter's allocation. Fills `spec` (buffers as dense views, constants).
@@ -243,6 +303,7 @@ class Planner {
     // In the order the compute read them (not pointer order), so that the same computation on
     // other values gives the same kernel (and the same code: the CPU's objects.h shares it).
     for (const Value* v : ctx.order) {
+      if (plan.node) require_fp32_storage(v, *plan.node);
       const te::Tensor& ph = ctx.placeholders.at(v);
       int c = -1;
       if (v->constant) {
@@ -344,6 +405,7 @@ class Planner {
     int64_t offset = 0;
     for (const Value* in : node.inputs) {
       if (!in || in->shape[axis] == 0) continue;
+      require_fp32_storage(in, node);
       L::Buffer src;
       PlanParam p;
       p.buffer = L::make_buffer(in->name, L::MemScope::host, DType::f32, {shape_numel(in->shape)});
@@ -379,18 +441,43 @@ class Planner {
     for (const auto& p : plan_.plans) produced.insert(p.writes);
     for (size_t j = 0; j < graph_.outputs.size(); ++j) {
       const Value* o = graph_.outputs[j];
-      plan_.outputs.push_back({o->name, o->shape});
+      const Value* r = root(o);
+      const bool native = plan_.native.count(r) > 0;
+      plan_.outputs.push_back({o->name, o->shape, native ? r->dtype : DType::f32});
       if (shape_numel(o->shape) == 0) continue;  // zero elements: nothing to write
       if (o->constant && !o->producer)
         throw Unsupported(
             fmt::format("graph output '{}' is a constant; nothing to compute", o->name));
-      const Value* r = root(o);
       if (produced.count(r) && !plan_.storage.count(r)) {
         plan_.storage[r] = {ValueStorage::Kind::output, static_cast<int>(j), 0};
         continue;
       }
       // Copy kernel: output j <- r (an input, a constant, or a value another output holds).
       KernelPlan plan;
+      if (native) {  // bytes of the integer dtype: a host copy
+        plan.ext =
+            sched_.extern_copy(shape_numel(o->shape) * static_cast<int64_t>(dtype_size(r->dtype)));
+        if (!plan.ext)
+          throw Unsupported(fmt::format("graph output '{}' copies an integer tensor", o->name));
+        CpuKernelInfo info;
+        info.node = fmt::format("output.{}", o->name);
+        info.op_type = "Copy";
+        info.kind = "copy";
+        info.function = fmt::format("tessel_k{}_output_copy", plan_.kernels.size());
+        PlanParam src, dst;
+        src.value = r;
+        src.buffer =
+            L::make_buffer(r->name, L::MemScope::host, DType::f32, {shape_numel(o->shape)});
+        dst.buffer = L::make_buffer(o->name + ".out", L::MemScope::host, DType::f32,
+                                    {shape_numel(o->shape)});
+        plan.reads.push_back(r);
+        plan.params = {src, dst};
+        plan.output_copy = static_cast<int>(j);
+        plan.info_index = plan_.kernels.size();
+        plan_.kernels.push_back(info);
+        plan_.plans.push_back(std::move(plan));
+        continue;
+      }
       CpuKernelInfo info;
       info.node = fmt::format("output.{}", o->name);
       info.op_type = "Copy";
@@ -449,7 +536,8 @@ class Planner {
     });
     for (const auto& [v, lt] : order) {
       if (plan_.storage.count(v)) continue;  // an output
-      const int64_t size = align_up(std::max<int64_t>(1, shape_numel(v->shape)) * 4);
+      const int64_t elem = plan_.native.count(v) ? static_cast<int64_t>(dtype_size(v->dtype)) : 4;
+      const int64_t size = align_up(std::max<int64_t>(1, shape_numel(v->shape)) * elem);
       std::vector<std::pair<int64_t, int64_t>> busy;
       for (const auto& p : placed)
         if (!(p.last < lt.first || lt.second < p.def)) busy.emplace_back(p.off, p.off + p.size);

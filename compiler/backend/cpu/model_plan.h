@@ -19,7 +19,9 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,7 @@ struct KernelPlan {
   std::vector<const Value*> reads;
   const Value* writes = nullptr;
   int output_copy = -1;  // >= 0: copies into graph output `output_copy` (its null-value param)
+  std::shared_ptr<const ExternKernel> ext;  // set: a host function, `body` is null
 };
 
 /// A constant a kernel reads: a graph constant (fp32) or one a schedule derived (packed
@@ -78,12 +81,27 @@ class KernelScheduler {
                                                            CpuKernelInfo& info) = 0;
   /// The loop nest computing `out` into `buffers` (elementwise, reductions, copies).
   virtual loop::Stmt generic(const te::Tensor& out, const lower::TensorBuffers& buffers) = 0;
+  /// A host kernel for `node` (the CPU's int8 ops), or null to plan it from its compute. Its
+  /// integer outputs are then stored in their own dtype ("native" values).
+  virtual std::shared_ptr<const ExternKernel> extern_kernel(const Node& node) {
+    (void)node;
+    return nullptr;
+  }
+  /// A host kernel copying `bytes` bytes from its first argument to its second (a graph output
+  /// that is an integer input or another output's integer value), or null when unsupported.
+  virtual std::shared_ptr<const ExternKernel> extern_copy(int64_t bytes) {
+    (void)bytes;
+    return nullptr;
+  }
 };
 
 struct PlanOptions {
   std::string target = "CPU";  // names the backend in error messages ("CPU", "GPU")
   bool fuse_epilogues = true;
   bool keep_loop_ir = false;  // keep each kernel's loop IR text in CpuKernelInfo::loop_ir
+  /// Integer graph inputs (u8, i8, i32) are taken in their own dtype (the CPU with its int8
+  /// kernels); otherwise only float inputs.
+  bool integer_inputs = false;
 };
 
 /// The planned model (see the file comment).
@@ -94,6 +112,7 @@ struct ModelPlan {
   std::map<const Value*, const Value*> alias;    // view -> viewed value
   std::map<const Value*, ValueStorage> storage;  // root values
   std::map<const Value*, int> value_constant;    // constant graph value -> constant index
+  std::set<const Value*> native;                 // roots stored in their own integer dtype
   std::deque<PlanConstant> constants;            // stable addresses
   int64_t arena_bytes = 0;
   int64_t constant_bytes = 0;

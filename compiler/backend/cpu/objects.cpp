@@ -119,9 +119,20 @@ std::string kernel_label(const CpuProgram& program, size_t index) {
 
 }  // namespace
 
+std::string extern_state_symbol(size_t index) { return fmt::format("tessel_extern_{}", index); }
+
+bool has_extern_kernels(const CpuProgram& program) {
+  for (const auto& c : program.code)
+    if (c.ext) return true;
+  return false;
+}
+
 std::unique_ptr<llvm::Module> kernel_module(const CpuProgram& program, size_t index,
                                             const std::string& symbol, llvm::LLVMContext& context) {
   const CpuKernelCode& code = program.code.at(index);
+  if (code.ext)
+    throw Unsupported(fmt::format("{}: an int8 host kernel has no LLVM module (JIT only)",
+                                  kernel_label(program, index)));
   const CpuKernelInfo& info = program.kernels.at(code.info_index);
   auto m = std::make_unique<llvm::Module>(symbol, context);
   const CodegenTarget target = CodegenTarget::host(program.target.vector_lanes);
@@ -193,8 +204,10 @@ std::unique_ptr<llvm::Module> entry_module(const CpuProgram& program,
     for (size_t k = 0; k < program.code.size(); ++k) {
       const CpuKernelCode& c = program.code[k];
       std::vector<llvm::Type*> ptys(c.params.size(), f32p);
-      llvm::FunctionCallee kf = m->getOrInsertFunction(
-          symbols[k], llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), ptys, false));
+      llvm::FunctionCallee kf;
+      if (!c.ext)
+        kf = m->getOrInsertFunction(
+            symbols[k], llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), ptys, false));
       std::vector<llvm::Value*> ptrs;
       for (const CpuArg& a : c.args) {
         switch (a.kind) {
@@ -217,7 +230,24 @@ std::unique_ptr<llvm::Module> entry_module(const CpuProgram& program,
         }
       }
       llvm::Value* t0 = profiled ? b.CreateCall(now) : nullptr;
-      b.CreateCall(kf, ptrs);
+      if (c.ext) {
+        // tessel_cpu_extern(state, args): the host kernel at the state symbol (the JIT maps it
+        // to the ExternKernel), its arguments in an array of pointers.
+        auto* state = m->getOrInsertGlobal(symbols[k], i8);
+        auto* arr_ty = llvm::ArrayType::get(i8p, std::max<size_t>(1, ptrs.size()));
+        llvm::Value* arr = b.CreateAlloca(arr_ty);
+        for (size_t a = 0; a < ptrs.size(); ++a)
+          b.CreateStore(b.CreateBitCast(ptrs[a], i8p),
+                        b.CreateConstGEP2_64(arr_ty, arr, 0, static_cast<uint64_t>(a)));
+        llvm::FunctionCallee ext = m->getOrInsertFunction(
+            "tessel_cpu_extern",
+            llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                    {i8p, llvm::PointerType::getUnqual(i8p)}, false));
+        b.CreateCall(ext, {b.CreateBitCast(state, i8p),
+                           b.CreateBitCast(arr, llvm::PointerType::getUnqual(i8p))});
+      } else {
+        b.CreateCall(kf, ptrs);
+      }
       if (profiled) {
         llvm::Value* dt = b.CreateFSub(b.CreateCall(now), t0);
         b.CreateStore(dt, b.CreateConstGEP1_64(dbl, f->getArg(2), static_cast<uint64_t>(k)));
@@ -264,6 +294,7 @@ CpuObjects build_objects(const CpuProgram& program) {
   const size_t n = program.code.size();
   std::vector<Work> work(n);
   parallel_for(n, threads, [&](size_t i) {
+    if (program.code[i].ext) return;  // a host function: no code to generate
     Work& w = work[i];
     w.ctx = std::make_unique<llvm::LLVMContext>();
     w.ctx->setDiscardValueNames(true);
@@ -279,6 +310,10 @@ CpuObjects build_objects(const CpuProgram& program) {
   std::map<std::string, size_t> distinct;  // key -> index into out.kernels
   std::vector<size_t> first_use;           // out.kernels index -> work index
   for (size_t i = 0; i < n; ++i) {
+    if (program.code[i].ext) {  // called through tessel_cpu_extern with its state symbol
+      out.symbols.push_back(extern_state_symbol(i));
+      continue;
+    }
     const std::string symbol = "tessel_k_" + work[i].key.substr(0, 32);
     auto [it, added] = distinct.emplace(work[i].key, out.kernels.size());
     if (added) {

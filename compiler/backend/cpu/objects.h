@@ -51,6 +51,14 @@ struct CpuObjects {
 /// generator cannot express its loop IR, and naming the path when the cache cannot be written.
 CpuObjects build_objects(const CpuProgram& program);
 
+/// The symbol of kernel `index`'s state when it is a host kernel (CpuKernelCode::ext): the entry
+/// point calls `tessel_cpu_extern(&symbol, args)`; the JIT maps the symbol to the ExternKernel.
+std::string extern_state_symbol(size_t index);
+
+/// Whether `program` has host kernels (then it runs only in the JIT: an AOT object or library
+/// cannot carry them).
+bool has_extern_kernels(const CpuProgram& program);
+
 /// Kernel `index` of `program` as an unoptimised module in `context`, its function named
 /// `symbol`. Throws as build_objects.
 std::unique_ptr<llvm::Module> kernel_module(const CpuProgram& program, size_t index,
