@@ -41,11 +41,11 @@ Instruction resolve(const Instruction& instr, const std::array<int64_t, kNumRegs
 /// index of the next instruction, set to the target when a branch is taken. `in` must hold
 /// ScalarArgs with registers < kNumRegs (check_stream). Shared by the interpreter and the SystemC
 /// core, so that both execute exactly the docs/isa.md semantics.
-inline void execute_scalar(const Instruction& in, std::array<int64_t, kNumRegs>& x, size_t& next) {
-  const auto& s = std::get<ScalarArgs>(in.args);
+inline void execute_scalar(Opcode op, const ScalarArgs& s, std::array<int64_t, kNumRegs>& x,
+                           size_t& next) {
   const uint64_t rs = static_cast<uint64_t>(x[s.rs]), rt = static_cast<uint64_t>(x[s.rt]);
   const uint64_t imm = static_cast<uint64_t>(s.imm);
-  switch (in.op) {
+  switch (op) {
     case Opcode::li:
       x[s.rd] = s.imm;
       break;
@@ -75,9 +75,13 @@ inline void execute_scalar(const Instruction& in, std::array<int64_t, kNumRegs>&
       break;
     default:
       internal_fail("execute_scalar: {} is not a scalar-unit ALU or branch instruction",
-                    opcode_name(in.op));
+                    opcode_name(op));
   }
   x[0] = 0;
+}
+/// The same on an Instruction (its ScalarArgs).
+inline void execute_scalar(const Instruction& in, std::array<int64_t, kNumRegs>& x, size_t& next) {
+  execute_scalar(in.op, std::get<ScalarArgs>(in.args), x, next);
 }
 
 /// Byte ranges [begin, end) an instruction reads and writes, per scope (for hazard checks and

@@ -17,6 +17,7 @@
 
 #include "compiler/support/error.h"
 #include "isa/asm.h"
+#include "isa/operand_classes.h"
 #include "npu_model/timing.h"
 
 namespace tessel::sim {
@@ -37,7 +38,8 @@ std::string text_of(const isa::Instruction& in) {
   }
 }
 
-bool overlaps(const isa::AccessRange& a, const isa::AccessRange& b) {
+template <class R>
+bool overlaps(const R& a, const R& b) {
   return a.scope == b.scope && a.begin < b.end && b.begin < a.end;
 }
 
@@ -126,12 +128,66 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
     wait_seq_.assign(flags_.size(), 0);
   }
 
+  // The stream decoded once (Decoded): what the scalar unit and the pipes read per instruction.
+  decoded_.resize(code_.size());
+  for (size_t i = 0; i < code_.size(); ++i) {
+    const isa::Instruction& in = code_[i];
+    Decoded& d = decoded_[i];
+    d.op = in.op;
+    d.kind = isa::instr_info(in.op).kind;
+    d.pipe = in.pipe();
+    d.op_index = in.op_index;
+    switch (d.kind) {
+      case isa::InstrKind::alu:
+      case isa::InstrKind::branch:
+      case isa::InstrKind::jump:
+        d.scalar = std::get<isa::ScalarArgs>(in.args);
+        break;
+      case isa::InstrKind::set_flag:
+      case isa::InstrKind::wait_flag:
+        d.sync = std::get<isa::SyncArgs>(in.args);
+        break;
+      case isa::InstrKind::data: {
+        d.is_dma = std::holds_alternative<isa::DmaArgs>(in.args);
+        // The registers isa::resolve reads (x0 reads as 0; an invalid one fails at dispatch).
+        std::visit(
+            [&](const auto& a) {
+              using A = std::decay_t<decltype(a)>;
+              isa::opclass::for_each_field<A>([&](const auto& f) {
+                using K = typename std::decay_t<decltype(f)>::kind_type;
+                if constexpr (isa::opclass::kIsMemory<K>) {
+                  const uint8_t r = isa::opclass::mem_ref(f.get(a)).reg;
+                  if (r == 0 || r >= isa::kNumRegs) return;
+                  for (uint8_t k = 0; k < d.nregs; ++k)
+                    if (d.regs[k] == r) return;
+                  if (d.nregs < d.regs.size()) d.regs[d.nregs++] = r;
+                }
+              });
+            },
+            in.args);
+        // The cost formulas read no address (npu/timing.h), so the unresolved instruction's cost
+        // is the resolved one's. An instruction they reject is priced again when it starts, and
+        // fails there as it always did.
+        try {
+          const npu::InstrCost c = npu::instruction_cost(hw_, in);
+          d.cost.occupancy = c.occupancy_cycles;
+          d.cost.latency = c.latency_cycles;
+          d.cost_known = true;
+        } catch (...) {
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
   // A pipe no instruction of the stream runs on gets no process: it would only wait, idle, for
   // the whole run (a 1,024-core run whose kernel uses three pipes per core spawns half the
   // processes). Its PipeUnit stays idle and empty, which is all the barrier, drained() and the
   // reports read.
-  for (const isa::Instruction& in : code_) {
-    const int p = int(in.pipe());  // scalar (0) for what the scalar unit executes itself
+  for (const Decoded& d : decoded_) {
+    const int p = int(d.pipe);  // scalar (0) for what the scalar unit executes itself
     if (p > 0 && p < isa::kNumPipes) has_process_[p] = true;  // dispatch rejects other pipes
   }
   for (int p = 1; p < isa::kNumPipes; ++p) {
@@ -218,14 +274,14 @@ void Core::run_scalar() {
           run_.result.instructions += fetched_;
           return;  // no next_trigger: the method does not run again
         }
-        const isa::Instruction& in = code_[pc_];
+        const Decoded& d = decoded_[pc_];
         scalar_pc_ = static_cast<int32_t>(pc_);
         ++fetched_;
-        const isa::InstrKind kind = isa::instr_info(in.op).kind;
+        const isa::InstrKind kind = d.kind;
         if (kind == isa::InstrKind::alu || kind == isa::InstrKind::branch ||
             kind == isa::InstrKind::jump) {
           size_t next = pc_ + 1;
-          isa::execute_scalar(in, regs_, next);
+          isa::execute_scalar(d.op, d.scalar, regs_, next);
           t_ += cs_;
           ++executed_;
           if (!advance(next)) return;
@@ -241,7 +297,7 @@ void Core::run_scalar() {
         break;
       }
       case ScalarStep::dispatch:
-        if (!dispatch(code_[pc_], static_cast<int32_t>(pc_))) return;
+        if (!dispatch(decoded_[pc_], static_cast<int32_t>(pc_))) return;
         if (!advance(pc_ + 1)) return;
         break;
       case ScalarStep::barrier: {
@@ -254,7 +310,7 @@ void Core::run_scalar() {
         uint64_t done = 0;
         for (int p = 1; p < isa::kNumPipes; ++p) done = std::max(done, pipes_[p].max_completion);
         t_ = std::max({t_ + cs_, done, now_cycles()});
-        if (isa::instr_info(code_[pc_].op).kind == isa::InstrKind::core_barrier) {
+        if (decoded_[pc_].kind == isa::InstrKind::core_barrier) {
           scalar_state_ = ScalarState::core_barrier;
           barrier_generation_ = core_barrier_.completed();
           scalar_step_ = ScalarStep::core_barrier;
@@ -281,7 +337,7 @@ void Core::run_scalar() {
 }
 
 void Core::end_barrier() {
-  const isa::Instruction& in = code_[pc_];
+  const Decoded& in = decoded_[pc_];
   if (run_.tracing)
     run_.trace.push_back(TraceEvent{static_cast<uint32_t>(id_), Pipe::scalar, in.op,
                                     static_cast<int32_t>(pc_), in.op_index, barrier_arrival_,
@@ -305,25 +361,25 @@ bool Core::advance(size_t next) {
   return true;
 }
 
-bool Core::dispatch(const isa::Instruction& in, int32_t pc) {
-  const isa::InstrKind kind = isa::instr_info(in.op).kind;
+bool Core::dispatch(const Decoded& in, int32_t pc) {
+  const isa::InstrKind kind = in.kind;
   const bool is_sync = kind == isa::InstrKind::set_flag || kind == isa::InstrKind::wait_flag;
   if (is_sync && !dispatch_waited_) {  // validate before the pipe is looked up (a flag may name
                                        // the scalar unit)
-    const auto& s = std::get<isa::SyncArgs>(in.args);
+    const isa::SyncArgs& s = in.sync;
     if (s.src == Pipe::scalar || s.dst == Pipe::scalar || s.src == s.dst ||
         int(s.src) >= isa::kNumPipes || int(s.dst) >= isa::kNumPipes)
       fail(
           "core {} instruction {} ({}): flag pipes must be two different pipes (not the scalar "
           "unit), got src {} dst {}",
-          id_, pc, text_of(in), isa::pipe_name(s.src), isa::pipe_name(s.dst));
+          id_, pc, text_of(code_[pc]), isa::pipe_name(s.src), isa::pipe_name(s.dst));
     if (s.event >= events_)
       fail(
           "core {} instruction {} ({}): event id {} is out of range: the hardware has "
           "core.sync.event_ids = {}",
-          id_, pc, text_of(in), s.event, events_);
+          id_, pc, text_of(code_[pc]), s.event, events_);
   }
-  const Pipe p = in.pipe();
+  const Pipe p = in.pipe;
   PipeUnit& pu = pipes_[int(p)];
   uint64_t q = t_ + cs_;
   if (pu.size == depth_) {
@@ -351,16 +407,17 @@ bool Core::dispatch(const isa::Instruction& in, int32_t pc) {
   pu.free_slots.pop_back();
   pu.ring[(pu.head + pu.size) % depth_] = slot;
   Entry& e = pu.pool[slot];
-  if (is_sync) {
-    e.instr = in;
-    e.ranges.count = 0;
-  } else {
+  e.nranges = 0;
+  if (!is_sync) {
     try {
-      e.instr = isa::resolve(in, regs_);
-      e.ranges = isa::access_range_list(hw_, e.instr);
-      isa::check_ranges(e.instr, e.ranges, sizes_);
+      run_.resolved = isa::resolve(code_[pc], regs_);
+      const isa::AccessRangeList ranges = isa::access_range_list(hw_, run_.resolved);
+      isa::check_ranges(run_.resolved, ranges, sizes_);
+      for (const isa::AccessRange& r : ranges)
+        e.ranges[e.nranges++] = Range{r.begin, r.end, r.scope, r.write};
+      for (uint8_t k = 0; k < in.nregs; ++k) e.reg_values[k] = regs_[in.regs[k]];
     } catch (const Error& err) {
-      fail("core {} instruction {} ({}): {}", id_, pc, text_of(in), err.what());
+      fail("core {} instruction {} ({}): {}", id_, pc, text_of(code_[pc]), err.what());
     }
   }
   e.pc = pc;
@@ -388,7 +445,6 @@ void Core::pipe_method(Pipe p) {
 
 void Core::run_pipe(Pipe p) {
   PipeUnit& pu = pipes_[int(p)];
-  PipeStats& ps = stats_.pipes[int(p)];
   for (;;) {
     switch (pu.step) {
       case PipeStep::next:
@@ -414,7 +470,7 @@ void Core::run_pipe(Pipe p) {
           std::erase_if(pu.writes,
                         [now](const InflightWrite& w) { return w.completion_cycle <= now; });
           for (const InflightWrite& w : pu.writes)
-            for (const isa::AccessRange& r : head.ranges)
+            for (const Range& r : head)
               if (overlaps(r, w.range)) s = std::max(s, w.completion_cycle);
         }
         pu.state = PipeState::waiting_start;
@@ -434,11 +490,12 @@ void Core::run_pipe(Pipe p) {
         pu.head = (pu.head + 1) % depth_;
         --pu.size;
         if (scalar_listening_) progress_->notify();
-        ++ps.instructions;
-        switch (isa::instr_info(cur.instr.op).kind) {
+        ++pu.instructions;
+        const Decoded& d = decoded_[cur.pc];
+        switch (d.kind) {
           case isa::InstrKind::set_flag:
-            pu.flag = std::get<isa::SyncArgs>(cur.instr.args);
-            pu.op_index = cur.instr.op_index;
+            pu.flag = d.sync;
+            pu.op_index = d.op_index;
             pu.free_slots.push_back(slot);
             pu.set_cycle = std::max(s, pu.max_completion);
             pu.state = PipeState::draining;
@@ -446,8 +503,8 @@ void Core::run_pipe(Pipe p) {
             if (wait_until(pu.set_cycle)) return;
             break;
           case isa::InstrKind::wait_flag:
-            pu.flag = std::get<isa::SyncArgs>(cur.instr.args);
-            pu.op_index = cur.instr.op_index;
+            pu.flag = d.sync;
+            pu.op_index = d.op_index;
             pu.free_slots.push_back(slot);
             pu.state = PipeState::flag_wait;
             pu.step = PipeStep::wait_flag;
@@ -491,17 +548,34 @@ void Core::run_pipe(Pipe p) {
   }
 }
 
+const isa::Instruction& Core::resolve_entry(const Entry& e) {
+  const Decoded& d = decoded_[e.pc];
+  std::array<int64_t, isa::kNumRegs> regs{};  // only the registers the operands use matter
+  for (uint8_t k = 0; k < d.nregs; ++k) regs[d.regs[k]] = e.reg_values[k];
+  run_.resolved = isa::resolve(code_[e.pc], regs);
+  return run_.resolved;
+}
+
 void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
   PipeUnit& pu = pipes_[int(p)];
-  PipeStats& ps = stats_.pipes[int(p)];
+  Decoded& d = decoded_[e.pc];
   uint64_t occupancy = 0, latency = 0;
   try {
-    const npu::InstrCost cost = npu::instruction_cost(hw_, e.instr);
-    occupancy = cost.occupancy_cycles;
-    latency = cost.latency_cycles;
-    const auto* dma = std::get_if<isa::DmaArgs>(&e.instr.args);
+    // The instruction itself is read only when its operands matter here: a dma (GM address,
+    // descriptor), a functional run, or a cost not known from decoding.
+    const isa::Instruction* in =
+        d.is_dma || functional_ || !d.cost_known ? &resolve_entry(e) : nullptr;
+    if (d.cost_known) {
+      occupancy = d.cost.occupancy;
+      latency = d.cost.latency;
+    } else {
+      const npu::InstrCost cost = npu::instruction_cost(hw_, *in);
+      occupancy = cost.occupancy_cycles;
+      latency = cost.latency_cycles;
+    }
+    const auto* dma = d.is_dma ? std::get_if<isa::DmaArgs>(&in->args) : nullptr;
     MulticastTable::Read received;
-    const bool multicast = e.instr.op == Opcode::dma_mc;
+    const bool multicast = d.op == Opcode::dma_mc;
     if (multicast) {
       ++run_.result.multicast.requests;
     }
@@ -509,15 +583,15 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
       // Another member of the core set made this read: its data arrives without a memory access.
       ++run_.result.multicast.received;
       run_.result.multicast.saved_bytes += npu::dma_gm_bytes(*dma);
-      if (functional_) isa::execute(hw_, e.instr, memory_);
-      occupancy = std::max(occupancy, received.dram_done_cycle > s ? received.dram_done_cycle - s
-                                                                   : uint64_t{0});
+      if (functional_) isa::execute(hw_, *in, memory_);
+      occupancy = std::max(
+          occupancy, received.dram_done_cycle > s ? received.dram_done_cycle - s : uint64_t{0});
       latency += received.latency_cycles;
     } else if (dma && (dma->src.scope == Scope::gm || dma->dst.scope == Scope::gm)) {
       // GM access: one TLM-2.0 transaction to the shared DRAM target (arbitration + copy).
       const bool load = dma->src.scope == Scope::gm;
       uint64_t gm_address = 0;
-      for (const isa::AccessRange& r : e.ranges)
+      for (const Range& r : e)
         if (r.scope == Scope::gm) gm_address = r.begin;
       trans_.set_command(load ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
       trans_.set_address(gm_address);
@@ -529,7 +603,7 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
       trans_.set_dmi_allowed(false);
       trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
       if (g > UINT32_MAX) fail("dma moves {} GM bytes, more than one transaction carries", g);
-      ext_.instr = &e.instr;
+      ext_.instr = in;
       ext_.memory = &memory_;
       ext_.functional = functional_;
       ext_.core = id_;
@@ -548,7 +622,7 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
       if (multicast)
         run_.multicast.add(id_, *dma, {ext_.dram_done_cycle, ext_.dram_latency_cycles});
     } else if (functional_) {
-      isa::execute(hw_, e.instr, memory_);
+      isa::execute(hw_, *in, memory_);
     }
   } catch (const Error& err) {
     fail("core {} instruction {} ({}): {}", id_, e.pc, text_of(code_[e.pc]), err.what());
@@ -556,23 +630,39 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
   const uint64_t completion = s + occupancy + latency;
   pu.free_cycle = s + occupancy;
   pu.max_completion = std::max(pu.max_completion, completion);
-  for (const isa::AccessRange& r : e.ranges)
+  for (const Range& r : e)
     if (r.write) pu.writes.push_back({r, completion});
-  ps.busy_cycles += occupancy;
-  if (e.instr.op_index >= 0 &&
-      static_cast<size_t>(e.instr.op_index) < run_.result.op_busy_cycles.size())
-    run_.result.op_busy_cycles[e.instr.op_index][int(p)] += occupancy;
-  const npu::ScopeTraffic traffic = npu::scope_traffic(hw_, e.instr);
-  for (int sc = 0; sc < isa::kNumScopes; ++sc) {
-    stats_.bytes_read[sc] += traffic.read[sc];
-    stats_.bytes_written[sc] += traffic.written[sc];
-  }
-  npu::count_ops(hw_, p, e.instr, traffic, stats_.ops);
-  record(p, e.instr.op, e.pc, e.instr.op_index, s, occupancy, completion);
+  pu.busy_cycles += occupancy;
+  if (d.op_index >= 0 && static_cast<size_t>(d.op_index) < run_.result.op_busy_cycles.size())
+    run_.result.op_busy_cycles[d.op_index][int(p)] += occupancy;
+  ++d.executed;  // its scope traffic and operation counts: flush_stats
+  record(p, d.op, e.pc, d.op_index, s, occupancy, completion);
   const uint64_t max_cycles = run_.options->max_cycles;
   if (max_cycles && completion > max_cycles)
     fail("simulation exceeded max_cycles = {}: core {} {} completes at cycle {}", max_cycles, id_,
          where(e.pc), completion);
+}
+
+void Core::flush_stats() {
+  for (int p = 1; p < isa::kNumPipes; ++p) {
+    PipeUnit& pu = pipes_[p];
+    stats_.pipes[p].instructions += std::exchange(pu.instructions, 0);
+    stats_.pipes[p].busy_cycles += std::exchange(pu.busy_cycles, 0);
+  }
+  // Scope traffic and operation counts read no address (npu/timing.h, npu/area_energy.h): the
+  // unresolved instruction's are every execution's.
+  for (size_t pc = 0; pc < decoded_.size(); ++pc) {
+    Decoded& d = decoded_[pc];
+    if (d.kind != isa::InstrKind::data || d.executed == 0) continue;
+    const isa::Instruction& in = code_[pc];
+    const npu::ScopeTraffic traffic = npu::scope_traffic(hw_, in);
+    for (int sc = 0; sc < isa::kNumScopes; ++sc) {
+      stats_.bytes_read[sc] += traffic.read[sc] * d.executed;
+      stats_.bytes_written[sc] += traffic.written[sc] * d.executed;
+    }
+    for (uint64_t i = 0; i < d.executed; ++i) npu::count_ops(hw_, d.pipe, in, traffic, stats_.ops);
+    d.executed = 0;
+  }
 }
 
 void Core::record(Pipe p, Opcode opcode, int32_t pc, int32_t op, uint64_t start, uint64_t duration,

@@ -73,6 +73,11 @@ class Core : public sc_core::sc_module {
   /// Cycle at which the core's last instruction completed (scalar unit or pipe; of a stuck run:
   /// the latest completion of what did start).
   uint64_t finish_cycle() const;
+  /// Adds what the run kept per instruction and per pipe to the core's CoreStats: pipe
+  /// instructions and busy cycles, scope traffic and operation counts (each executed data
+  /// instruction's npu::scope_traffic and npu::count_ops, times its executions). Call once,
+  /// after the run.
+  void flush_stats();
   /// One line per unit describing what it is doing (for deadlock reports).
   std::string state_report() const;
   /// Descriptions of pipes blocked in wait_flag, e.g. "core 0 pipe vector is blocked at
@@ -87,14 +92,50 @@ class Core : public sc_core::sc_module {
   std::vector<sc_core::sc_process_handle>& processes() { return processes_; }
 
  private:
+  /// One instruction as the simulator's hot path reads it, decoded once at construction: 48
+  /// bytes instead of the 192-byte isa::Instruction, which is read only where a data
+  /// instruction is resolved (dispatch; start, for a dma or a functional run) and in reports.
+  /// At 1,024 cores every core's state is touched once per simulated step and the cores'
+  /// streams together exceed the host's caches (docs/results.md, "Scale with cores").
+  struct Decoded {
+    isa::Opcode op = isa::Opcode::li;
+    isa::InstrKind kind = isa::InstrKind::alu;
+    isa::Pipe pipe = isa::Pipe::scalar;
+    uint8_t nregs = 0;  // data: the distinct registers its memory operands use, in `regs`
+    std::array<uint8_t, 4> regs{};
+    int32_t op_index = -1;
+    bool cost_known = false;  // data: `occupancy`/`latency` hold npu::instruction_cost
+    bool is_dma = false;      // data: dma or dma_mc (needs the resolved operands at start)
+    uint64_t executed = 0;    // data: times started (the stats are summed in flush_stats)
+    union {
+      isa::ScalarArgs scalar;  // alu / branch / jump
+      isa::SyncArgs sync;      // set_flag / wait_flag
+      struct {
+        uint64_t occupancy, latency;  // data, when cost_known (address-independent)
+      } cost;
+    };
+    Decoded() : scalar() {}
+  };
+  /// An access range in 24 bytes (isa::AccessRange pads to 32).
+  struct Range {
+    uint64_t begin = 0, end = 0;
+    isa::Scope scope = isa::Scope::gm;
+    bool write = false;
+  };
+  /// A queued instruction: its index, the values of the registers its memory operands use at
+  /// dispatch (data instructions are resolved from code_ and these when they start) and its
+  /// resolved access ranges. No copy of the instruction.
   struct Entry {
-    isa::Instruction instr;  // resolved (MemRefs absolute) for data instructions
-    isa::AccessRangeList ranges;
-    int32_t pc = 0;
     uint64_t enqueue_cycle = 0;
+    int32_t pc = 0;
+    uint8_t nranges = 0;
+    std::array<Range, isa::kMaxAccessRanges> ranges{};
+    std::array<int64_t, 4> reg_values{};
+    const Range* begin() const { return ranges.data(); }
+    const Range* end() const { return ranges.data() + nranges; }
   };
   struct InflightWrite {
-    isa::AccessRange range;
+    Range range;
     uint64_t completion_cycle;
   };
   enum class PipeState : uint8_t { idle, waiting_start, draining, flag_wait };
@@ -131,6 +172,8 @@ class Core : public sc_core::sc_module {
     uint64_t start_cycle = 0;  // s of the instruction in progress
     uint64_t set_cycle = 0;    // set_flag: t_set
     int32_t op_index = -1;     // sync instructions: op_index (their entry is already freed)
+    // PipeStats of this pipe, kept here (hot) and added to stats_ by flush_stats.
+    uint64_t instructions = 0, busy_cycles = 0;
   };
 
   void scalar_method();
@@ -140,7 +183,9 @@ class Core : public sc_core::sc_module {
   void execute_data(isa::Pipe p, const Entry& e, uint64_t start);
   /// Enters the instruction at scalar_pc_ into its pipe's queue at max(t + c_s, ...); false when
   /// the queue is full (the method then waits on progress_ and calls it again).
-  bool dispatch(const isa::Instruction& in, int32_t pc);
+  bool dispatch(const Decoded& d, int32_t pc);
+  /// Resolves code_[e.pc] with the register values of its entry into run_.resolved.
+  const isa::Instruction& resolve_entry(const Entry& e);
   /// After an instruction the scalar unit handled: moves to `next`, checks max_cycles; false when
   /// it yields to SystemC (every kQuantum instructions).
   bool advance(size_t next);
@@ -166,6 +211,7 @@ class Core : public sc_core::sc_module {
   CoreBarrier& core_barrier_;
   const npu::HwConfig& hw_;
   const std::vector<isa::Instruction>& code_;
+  std::vector<Decoded> decoded_;  // code_ decoded (Decoded), one per instruction
   CoreStats& stats_;
   const uint64_t cs_;   // scalar cycles per instruction
   const size_t depth_;  // issue queue depth

@@ -56,6 +56,10 @@ struct RunState {
   std::vector<DramTransfer> dram_transfers;  // likewise
   bool tracing = false;
   MulticastTable multicast;  // dma_mc reads pending for their core sets
+  /// The data instruction a core is dispatching or starting, resolved (Core::resolve_entry): one
+  /// per run, not one per queue entry, so that a 1,024-core run's working set fits the caches.
+  /// Valid only within one activation of one core's process (SystemC runs one at a time).
+  isa::Instruction resolved;
 
   std::exception_ptr error;  // first exception raised inside a SystemC process
 

@@ -139,12 +139,12 @@ SimResult Simulator::run() {
     if (!run.error && !deadlock) {
       top->finish_memory();
       for (size_t c = 0; c < top->cores().size(); ++c) {
+        top->cores()[c]->flush_stats();
         const uint64_t f = top->cores()[c]->finish_cycle();
         run.result.cores[c].finish_cycle = f;
         run.result.total_cycles = std::max(run.result.total_cycles, f);
       }
-      run.result.dram_model =
-          hw_.dram.model == npu::DramModel::banked ? "banked" : "simple";
+      run.result.dram_model = hw_.dram.model == npu::DramModel::banked ? "banked" : "simple";
       run.result.dram_channels = top->dram().channel_stats();
     }
     // Delete the processes newest first, so the context's teardown is linear in their number
@@ -153,7 +153,7 @@ SimResult Simulator::run() {
     // sc_stop, and its teardown pays the quadratic list walk, once.
     if (!run.error) top->end_processes();
     if (!run.error && !deadlock) top->dram().commit_trace();  // else its destructor removes it
-    top.reset();  // modules before their context
+    top.reset();                                              // modules before their context
   }
   if (run.error) std::rethrow_exception(run.error);
   if (deadlock) throw Error(deadlock_message);
