@@ -5,12 +5,15 @@
 //
 //   BM_Fp32Model/M      the float model on tessel's CPU backend (JIT, 1 thread, as
 //                       bench_cpu_models), the whole model;
+//   BM_Int8Model/M/P    the folded int8 model, the whole model, compiled for --target cpu
+//                       (compile_cpu + CpuJit: the int8 kernels on path P beside the generated
+//                       fp32 kernels of the float ops), 1 thread; one run of the entry point
+//                       (inputs and outputs in place, no compile);
 //   BM_Int8Layers/M/P   the folded int8 model's integer nodes (every QLinearConv, QLinearMatMul,
 //                       QuantizeLinear, DequantizeLinear after fold_qdq) on the CPU int8 kernels
 //                       (compiler/backend/cpu/qgemm.h), path P = 0 plain, 1 AVX-512 VNNI, each
 //                       node on inputs captured from a reference run; the float ops between them
-//                       (HardSwish, pooling, Add, softmax, ...) are NOT included: the int8 kernels
-//                       are not wired into --target cpu yet (docs/cpu_backend.md). Counter
+//                       (HardSwish, pooling, Add, softmax, ...) are NOT included. Counter
 //                       kernel_ms: the generated kernels' share (the rest is host-side im2col and
 //                       per-call weight packing).
 // Before timing, every int8 node's CPU result is checked equal to the reference's.
@@ -193,7 +196,40 @@ void BM_Int8Layers(benchmark::State& state) {
                              kNames[state.range(0)], cpu_backend::qgemm_path_name(p)));
 }
 
+void BM_Int8Model(benchmark::State& state) {
+  Model* m = model(static_cast<int>(state.range(0)));
+  if (!m) return state.SkipWithError("model missing: run scripts/fetch_models.sh");
+  const QGemmPath p = state.range(1) ? QGemmPath::vnni : QGemmPath::plain;
+  if (p == QGemmPath::vnni && cpu_backend::qgemm_host_path() != QGemmPath::vnni)
+    return state.SkipWithError("no AVX-512 VNNI on this host");
+  tessel_cpu_set_threads(1);
+  cpu_backend::CpuCompileOptions o;
+  o.qgemm_path = p;
+  o.target.threads = 1;
+  const cpu_backend::CpuJit jit(cpu_backend::compile_cpu(*m->int8, o));
+  std::vector<Tensor> outs;
+  std::vector<float*> out_ptrs;
+  std::vector<const float*> in_ptrs;
+  for (const auto& b : jit.program().inputs) in_ptrs.push_back(m->inputs.at(b.value).data<float>());
+  for (const auto& b : jit.program().outputs) outs.emplace_back(b.dtype, b.shape);
+  for (auto& t : outs) out_ptrs.push_back(reinterpret_cast<float*>(t.raw()));
+  jit.run(in_ptrs.data(), out_ptrs.data());  // warm-up (page faults, kernels' first use)
+  for (auto _ : state) {
+    jit.run(in_ptrs.data(), out_ptrs.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(fmt::format("{} int8 whole model, --target cpu plan, {} kernels, 1 thread",
+                             kNames[state.range(0)], cpu_backend::qgemm_path_name(p)));
+}
+
 BENCHMARK(BM_Fp32Model)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_Int8Model)
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
 BENCHMARK(BM_Int8Layers)
     ->Args({0, 0})
     ->Args({0, 1})

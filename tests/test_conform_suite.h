@@ -33,6 +33,13 @@ inline const std::vector<std::string> kOnnxSuites = {"node", "pytorch-converted"
 inline const std::map<std::string, int> kCompiledTargetPinnedPasses = {
     {"node", 393}, {"pytorch-converted", 50}, {"pytorch-operator", 25}, {"simple", 5}};
 
+/// The cpu target's: the compiled float targets' plus the node tests of the ops only its int8
+/// kernels run (compiler/backend/cpu/int8_kernels.h: test_qlinearconv, test_qlinearmatmul_2D and
+/// _3D, test_matmulinteger, test_basic_convinteger, test_convinteger_with_padding and
+/// _without_padding, test_quantizelinear(_axis), test_dequantizelinear(_axis): 11).
+inline const std::map<std::string, int> kCpuPinnedPasses = {
+    {"node", 404}, {"pytorch-converted", 50}, {"pytorch-operator", 25}, {"simple", 5}};
+
 /// `name` with every character outside [A-Za-z0-9] replaced by '_' (a GoogleTest parameter name).
 inline std::string gtest_param_name(std::string name) {
   for (char& c : name)

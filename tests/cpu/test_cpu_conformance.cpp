@@ -8,7 +8,7 @@
 // Tolerance: the ONNX backend-test default (rtol 1e-3, atol 1e-7; driver::conform_tolerance), as
 // for the fp32 reference: the CPU computes in fp32 too and differs only in summation order.
 // Every case runs in its own child process (one JIT compile each, ~10-50 ms). The pass count of
-// every suite is pinned (kCompiledTargetPinnedPasses in tests/test_conform_suite.h;
+// every suite is pinned (kCpuPinnedPasses in tests/test_conform_suite.h;
 // tests/conformance/test_conformance_suites.cpp says why).
 #include <gtest/gtest.h>
 
@@ -41,7 +41,7 @@ TEST_P(CpuOnnxSuite, EveryCaseHasItsExpectedStatus) {
   const auto results = driver::run_conform_cases(cases, o, 2);
 
   expect_suite_as_recorded("cpu", suite, dir, "expected_conform_cpu.txt", expected, results,
-                           kCompiledTargetPinnedPasses.at(suite));
+                           kCpuPinnedPasses.at(suite));
 }
 
 INSTANTIATE_TEST_SUITE_P(Conformance, CpuOnnxSuite, ::testing::ValuesIn(kOnnxSuites),

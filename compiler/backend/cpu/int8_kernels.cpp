@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include "compiler/support/error.h"
 
@@ -124,9 +125,12 @@ class NodeKernel : public ExternKernel {
     } else {
       const Slot& a = slots_[0];
       const Slot& b = slots_[w_slot];
-      if (a.shape.size() < 2 || b.shape.size() != 2)
-        unsupported(node, fmt::format("A {} x B {} (A of rank >= 2, B 2-D only)",
-                                      shape_to_string(a.shape), shape_to_string(b.shape)));
+      const bool batched = b.shape.size() > 2 && a.shape.size() == b.shape.size() &&
+                           std::equal(a.shape.begin(), a.shape.end() - 2, b.shape.begin());
+      if (a.shape.size() < 2 || (b.shape.size() != 2 && !batched))
+        unsupported(node,
+                    fmt::format("A {} x B {} (A of rank >= 2 with a 2-D B, or equal batch dims)",
+                                shape_to_string(a.shape), shape_to_string(b.shape)));
     }
   }
 
@@ -168,8 +172,43 @@ class NodeKernel : public ExternKernel {
     return a.reshaped({a.numel() / std::max<int64_t>(k, 1), k});
   }
 
+  /// Matrix `i` of a batched tensor (rank > 2) as a 2-D tensor.
+  static Tensor batch_slice(const Tensor& t, int64_t i) {
+    const int64_t r = t.shape()[t.rank() - 2], c = t.shape()[t.rank() - 1];
+    Tensor s(t.dtype(), {r, c});
+    const size_t bytes = static_cast<size_t>(r * c) * dtype_size(t.dtype());
+    std::memcpy(s.raw(), t.raw() + static_cast<size_t>(i) * bytes, bytes);
+    return s;
+  }
+
+  /// QLinearMatMul / MatMulInteger with equal batch dims of A and B: one product per matrix.
+  Tensor batched(const std::vector<const Tensor*>& v, size_t b_slot,
+                 const std::function<Tensor(const Tensor&, const Tensor&)>& product) const {
+    const Tensor& a = *v[0];
+    const Tensor& b = *v[b_slot];
+    const int64_t batches = a.numel() / (a.shape()[a.rank() - 2] * a.shape()[a.rank() - 1]);
+    Tensor y(out_dtype_, out_shape_);
+    const size_t step =
+        static_cast<size_t>(y.numel() / std::max<int64_t>(batches, 1)) * dtype_size(out_dtype_);
+    for (int64_t i = 0; i < batches; ++i) {
+      const Tensor r = product(batch_slice(a, i), batch_slice(b, i));
+      std::memcpy(y.raw() + static_cast<size_t>(i) * step, r.raw(), step);
+    }
+    return y;
+  }
+
   Tensor compute(const std::vector<const Tensor*>& v) const {
     auto at = [&](size_t i) -> const Tensor* { return i < v.size() ? v[i] : nullptr; };
+    if (op_ == "QLinearMatMul" && v[3]->rank() > 2)
+      return batched(v, 3, [&](const Tensor& a, const Tensor& b) {
+        return qlinear_matmul_cpu(a, *v[1], *v[2], b, *v[4], *v[5], *v[6], *v[7], nullptr, path_);
+      });
+    if (op_ == "MatMulInteger" && v[1]->rank() > 2) {
+      const Tensor azp = zero_or(at(2), v[0]->dtype()), bzp = zero_or(at(3), v[1]->dtype());
+      return batched(v, 1, [&](const Tensor& a, const Tensor& b) {
+        return matmul_integer_cpu(a, azp, b, bzp, path_);
+      });
+    }
     if (op_ == "QuantizeLinear") return quantize_linear_cpu(*v[0], *v[1], at(2), axis_);
     if (op_ == "DequantizeLinear") return dequantize_linear_cpu(*v[0], *v[1], at(2), axis_);
     if (op_ == "QLinearMatMul")
