@@ -644,6 +644,10 @@ Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name
       const uint8_t op = b & kOpcodeMask;
       if (op >= kNumOpcodes)
         r.corrupt(at, "invalid opcode {} (expected 0..{})", op, kNumOpcodes - 1);
+      // Version 6 added l2_prefetch and l2_discard (the last opcodes).
+      if (version < 6 && op >= static_cast<uint8_t>(Opcode::l2_prefetch))
+        r.corrupt(at, "invalid opcode {} in a version {} image (expected 0..{})", op, version,
+                  static_cast<int>(Opcode::l2_prefetch) - 1);
       in.op = static_cast<Opcode>(op);
       if (b & kOpIndexFlag) {
         const std::size_t dat = r.pos();

@@ -89,7 +89,10 @@
   X(vnot,         vector,  data,         vector,       (dst, src0),         (bits_only))         \
   X(vconv,        vector,  data,         vector,       (dst, src0, src_dtype), (converts))   \
   /* ---- data movement: multicast (one GM read delivered to a set of cores) ---- */         \
-  X(dma_mc,       dma,     data,         mte2,         (dst, src, cores),   ())
+  X(dma_mc,       dma,     data,         mte2,         (dst, src, cores),   ())                  \
+  /* ---- L2 placement hints (no effect on values; no-ops without an L2) ---- */              \
+  X(l2_prefetch,  l2hint,  data,         mte2,         (src),               ())                  \
+  X(l2_discard,   l2hint,  data,         mte2,         (src),               ())
 
 // The element types of data operands: X(enumerator, name, bytes, class). The enumerator's value is
 // the binary dtype code; the compact binary form stores it in kDTypeFlagBits bits (isa/encoding.cpp).
@@ -120,5 +123,5 @@
   X(a) X(b) X(m1) X(k1) X(n1) X(acc)                                                            \
   X(dst_dtype) X(m) X(n) X(dst_row_stride) X(relu)                                              \
   X(src0) X(src1) X(src2) X(count) X(repeat) X(scalar) X(src_dtype) X(cores)                \
-  X(a_dtype) X(b_dtype) X(quant) X(zero_point) X(per_channel)
+  X(a_dtype) X(b_dtype) X(quant) X(zero_point) X(per_channel) X(bytes)
 // clang-format on

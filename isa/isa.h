@@ -261,6 +261,16 @@ struct VectorArgs {
   bool operator==(const VectorArgs&) const = default;
 };
 
+/// l2_prefetch / l2_discard: a hint about the GM bytes [src, src + bytes) to the shared L2
+/// (memory.l2). l2_prefetch fills the range's lines into L2 in the background (DRAM idle
+/// cycles); l2_discard drops the range's lines without writing them back (the data is dead).
+/// Neither changes a value; without an L2 both do nothing (docs/isa.md, "l2_prefetch").
+struct L2HintArgs {
+  MemRef src;
+  uint32_t bytes = 0;
+  bool operator==(const L2HintArgs&) const = default;
+};
+
 /// The operand classes: X(class, operand struct). The position is the index of the struct in
 /// Instruction::args (the full binary form stores it). Each class's fields are described in
 /// isa/operand_classes.h.
@@ -272,7 +282,8 @@ struct VectorArgs {
   X(img2col, Img2colArgs)          \
   X(mmad, MmadArgs)                \
   X(fix, FixArgs)                  \
-  X(vector, VectorArgs)
+  X(vector, VectorArgs)            \
+  X(l2hint, L2HintArgs)
 
 /// An operand class, valued as the index of its struct in Instruction::args.
 enum class ArgsClass : uint8_t {
@@ -286,7 +297,7 @@ enum class ArgsClass : uint8_t {
 struct Instruction {
   Opcode op = Opcode::li;
   std::variant<ScalarArgs, SyncArgs, DmaArgs, Load2dArgs, Img2colArgs, MmadArgs, FixArgs,
-               VectorArgs>
+               VectorArgs, L2HintArgs>
       args;
   int32_t op_index = -1;
 
@@ -352,13 +363,13 @@ struct InstrInfo {
   std::array<Field, 8> operands{};
   int num_operands = 0;
   uint64_t operand_bits = 0;  // bit f set for each Field f in `operands`
-  bool reads_dst = false;   // trait reads_dst: the destination operand is read as well
-  bool reduction = false;   // trait reduction: the destination holds one element per repeat
-  bool bool_dst = false;    // trait bool_dst: the destination holds bool elements (comparisons)
-  bool bool_src0 = false;   // trait bool_src0: src0 holds bool elements (vsel's mask)
-  bool converts = false;    // trait converts: src0 holds elements of `src_dtype` (vconv)
-  bool float_only = false;  // trait float_only: the dtype must be f16 or f32
-  bool bits_only = false;   // trait bits_only: the dtype must be an integer type or bool
+  bool reads_dst = false;     // trait reads_dst: the destination operand is read as well
+  bool reduction = false;     // trait reduction: the destination holds one element per repeat
+  bool bool_dst = false;      // trait bool_dst: the destination holds bool elements (comparisons)
+  bool bool_src0 = false;     // trait bool_src0: src0 holds bool elements (vsel's mask)
+  bool converts = false;      // trait converts: src0 holds elements of `src_dtype` (vconv)
+  bool float_only = false;    // trait float_only: the dtype must be f16 or f32
+  bool bits_only = false;     // trait bits_only: the dtype must be an integer type or bool
 
   constexpr bool uses(Field f) const { return (operand_bits >> static_cast<int>(f)) & 1; }
 };

@@ -475,6 +475,17 @@ struct ClassDesc<VectorArgs> {
           .only_when_listed());
 };
 
+template <>
+struct ClassDesc<L2HintArgs> {
+  static constexpr const char* flags_what = nullptr;
+  // Encoding version 6 added the class; every field exists since then.
+  static constexpr auto fields = std::make_tuple(
+      field<kind::Mem>(Field::src, &L2HintArgs::src)
+          .operand("the GM operand gm[xR+offset]")
+          .reads(scopes({Scope::gm})),
+      field<kind::U32>(Field::bytes, &L2HintArgs::bytes).required("a byte count").nonzero());
+};
+
 // ---------------------------------------------------------------------------------------------
 // Traversal
 

@@ -989,6 +989,9 @@ void exec(const npu::HwConfig&, Opcode op, const VectorArgs& v, CoreMemory& mem)
   }
 }
 
+// l2_prefetch / l2_discard: hints to the shared L2; they change no value (docs/isa.md).
+void exec(const npu::HwConfig&, Opcode, const L2HintArgs&, CoreMemory&) {}
+
 template <class A>
 void exec(const npu::HwConfig&, Opcode op, const A&, CoreMemory&) {
   internal_fail("execute: {} is not a data instruction", opcode_name(op));

@@ -281,6 +281,16 @@ class Verifier {
   // The rules of each operand class beyond its field table; false: skip the footprints.
   bool rules(const ScalarArgs&) { return true; }
 
+  // l2_prefetch / l2_discard: src in GM (the field table), bytes > 0 (nonzero); the range must
+  // lie in the program's GM.
+  bool rules(const L2HintArgs& a) {
+    if (a.src.reg == 0 && p_.gm_bytes > 0 &&
+        (a.src.offset < 0 || static_cast<uint64_t>(a.src.offset) + a.bytes > p_.gm_bytes))
+      problem("{} of GM bytes [{}, {}) outside the program's {} GM bytes", opcode_name(instr_->op),
+              a.src.offset, a.src.offset + static_cast<int64_t>(a.bytes), p_.gm_bytes);
+    return true;
+  }
+
   bool rules(const SyncArgs& a) {
     const bool src_ok = static_cast<int>(a.src) < kNumPipes;
     const bool dst_ok = static_cast<int>(a.dst) < kNumPipes;

@@ -277,7 +277,23 @@ const Field& schema() {
                            [](const HwConfig& h) {
                              return static_cast<int64_t>(h.l2.write_policy);
                            },
-                           "write_back")}),
+                           "write_back"),
+                       [] {
+                         Field f = index_choice(
+                             "placement", {"none", "prefetch", "discard", "prefetch_discard"},
+                             [](HwConfig& h, int64_t v) {
+                               h.l2.placement = static_cast<L2Placement>(v);
+                             },
+                             [](const HwConfig& h) { return static_cast<int64_t>(h.l2.placement); },
+                             "none: no L2 hints; prefetch: the compiler prefetches the next "
+                             "kernels' weights into L2 (l2_prefetch); discard: it drops dead "
+                             "intermediate tensors' lines without write-back (l2_discard); "
+                             "prefetch_discard: both");
+                         f.written_when = [](const HwConfig& h) {
+                           return h.l2.placement != L2Placement::none;
+                         };  // when set: configs without it keep their written form and hash
+                         return f;
+                       }()}),
                   [](const HwConfig& h) { return h.l2.enabled(); }),
               [] {
                 Field f = index_choice(

@@ -158,6 +158,13 @@ struct DramConfig {
 /// write_through forwards every write to DRAM (and updates a resident line).
 enum class L2WritePolicy : uint8_t { write_back, write_through };
 
+/// What the compiler places into the L2 with hints (memory.l2.placement; docs/isa.md, l2_prefetch
+/// and l2_discard): none; prefetch: at a kernel's start, the constant GM tensors (weights) of the
+/// next kernels are prefetched into L2 (passes/loop/l2_prefetch.cpp); discard: after the last
+/// reader of an intermediate GM tensor its lines are dropped without write-back
+/// (passes/loop/l2_discard.cpp); prefetch_discard: both.
+enum class L2Placement : uint8_t { none, prefetch, discard, prefetch_discard };
+
 /// Optional shared L2 between the cores' DMA engines and DRAM (Ascend's L2, a TPU's CMEM): a
 /// set-associative, LRU, hardware-managed cache of GM lines that every GM dma passes through.
 /// `memory.l2` in YAML; absent (capacity_bytes == 0) means no L2: the DMA engines reach DRAM
@@ -170,8 +177,19 @@ struct L2Config {
   int bytes_per_cycle = 64;    // per bank: the bank streams this many bytes per cycle
   int latency_cycles = 40;     // added to the completion of every request (hit or miss)
   L2WritePolicy write_policy = L2WritePolicy::write_back;
+  L2Placement placement = L2Placement::none;  // compiler hints (optional key, default none)
   bool enabled() const { return capacity_bytes > 0; }
   int64_t sets() const { return enabled() ? capacity_bytes / (int64_t{line_bytes} * ways) : 0; }
+  /// The placement asks for l2_prefetch hints (prefetch or prefetch_discard) on an L2.
+  bool prefetches() const {
+    return enabled() &&
+           (placement == L2Placement::prefetch || placement == L2Placement::prefetch_discard);
+  }
+  /// The placement asks for l2_discard hints (discard or prefetch_discard) on an L2.
+  bool discards() const {
+    return enabled() &&
+           (placement == L2Placement::discard || placement == L2Placement::prefetch_discard);
+  }
   bool operator==(const L2Config&) const = default;
 };
 

@@ -296,6 +296,8 @@ void traffic(const HwConfig&, Opcode op, const isa::VectorArgs& v, ScopeTraffic&
 }
 
 void traffic(const HwConfig&, Opcode, const isa::ScalarArgs&, ScopeTraffic&) {}
+// l2_prefetch / l2_discard move nothing through the core's scopes (the L2's fills are DRAM bytes).
+void traffic(const HwConfig&, Opcode, const isa::L2HintArgs&, ScopeTraffic&) {}
 void traffic(const HwConfig&, Opcode, const isa::SyncArgs&, ScopeTraffic&) {}
 
 // The pipe-side cost (occupancy before the 1-cycle minimum, latency) of each data instruction
@@ -343,6 +345,13 @@ void engine_cost(const HwConfig& hw, Opcode, const isa::FixArgs& f, InstrCost& c
 void engine_cost(const HwConfig& hw, Opcode op, const isa::VectorArgs& v, InstrCost& cost) {
   cost.occupancy_cycles = uint64_t{v.repeat} * vector_per_repeat(hw, op, v);
   cost.latency_cycles = static_cast<uint64_t>(hw.core.vector.pipeline_latency_cycles);
+}
+
+// l2_prefetch / l2_discard: the MTE2 pipe only hands the hint to the L2 (occupancy 1 cycle, set by
+// instruction_cost's minimum; no latency): the fills happen in the background (simulator/l2.h).
+void engine_cost(const HwConfig&, Opcode, const isa::L2HintArgs&, InstrCost& cost) {
+  cost.occupancy_cycles = 1;
+  cost.latency_cycles = 0;
 }
 
 [[noreturn]] void not_data(Opcode op) {

@@ -8,7 +8,8 @@ experiments/memory_l2.yaml (run names MODEL/CONFIG/cN):
 Per model and memory configuration: total cycles on 1 and 4 cores, the 4-core speed-up over 1 core
 of the same configuration and over 1 core without L2 or multicast (config `none`), the DRAM bytes
 of the 4-core run (read + written: what DRAM moved), its L2 read-line hit rate and the GM bytes
-multicast saved."""
+multicast saved. The `l2_8m_pf`, `l2_8m_dc` and `l2_8m_pd` rows add memory.l2.placement
+prefetch, discard and prefetch_discard (the compiler's l2_prefetch / l2_discard hints)."""
 import json
 import sys
 
@@ -19,6 +20,9 @@ LABELS = {
     "l2_8m": "L2 8 MiB",
     "l2_16m": "L2 16 MiB",
     "l2_8m_mc": "L2 8 MiB + multicast",
+    "l2_8m_pf": "L2 8 MiB, placement prefetch",
+    "l2_8m_dc": "L2 8 MiB, placement discard",
+    "l2_8m_pd": "L2 8 MiB, placement prefetch_discard",
 }
 
 

@@ -561,10 +561,11 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
   Decoded& d = decoded_[e.pc];
   uint64_t occupancy = 0, latency = 0;
   try {
-    // The instruction itself is read only when its operands matter here: a dma (GM address,
-    // descriptor), a functional run, or a cost not known from decoding.
+    // The instruction itself is read only when its operands matter here: a dma or an L2 hint (GM
+    // address, descriptor), a functional run, or a cost not known from decoding.
+    const bool l2_hint = d.op == Opcode::l2_prefetch || d.op == Opcode::l2_discard;
     const isa::Instruction* in =
-        d.is_dma || functional_ || !d.cost_known ? &resolve_entry(e) : nullptr;
+        d.is_dma || l2_hint || functional_ || !d.cost_known ? &resolve_entry(e) : nullptr;
     if (d.cost_known) {
       occupancy = d.cost.occupancy;
       latency = d.cost.latency;
@@ -587,6 +588,33 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
       occupancy = std::max(
           occupancy, received.dram_done_cycle > s ? received.dram_done_cycle - s : uint64_t{0});
       latency += received.latency_cycles;
+    } else if (const auto* h = l2_hint ? std::get_if<isa::L2HintArgs>(&in->args) : nullptr) {
+      // l2_prefetch / l2_discard: handed to the L2 (its one issue cycle on MTE2); without an L2
+      // they do nothing. They never change a value.
+      if (hw_.l2.enabled()) {
+        trans_.set_command(tlm::TLM_READ_COMMAND);
+        trans_.set_address(static_cast<uint64_t>(h->src.offset));
+        trans_.set_data_ptr(nullptr);
+        trans_.set_data_length(h->bytes);
+        trans_.set_streaming_width(h->bytes);
+        trans_.set_byte_enable_ptr(nullptr);
+        trans_.set_dmi_allowed(false);
+        trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        ext_.instr = in;
+        ext_.memory = &memory_;
+        ext_.functional = false;
+        ext_.core = id_;
+        trans_.set_extension(&ext_);
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        struct ClearExt {
+          tlm::tlm_generic_payload& t;
+          DmaExtension* x;
+          ~ClearExt() { t.clear_extension(x); }
+        } clear{trans_, &ext_};
+        mte2_socket->b_transport(trans_, delay);
+        if (trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
+          internal_fail("L2 returned {}", trans_.get_response_string());
+      }
     } else if (dma && (dma->src.scope == Scope::gm || dma->dst.scope == Scope::gm)) {
       // GM access: one TLM-2.0 transaction to the shared DRAM target (arbitration + copy).
       const bool load = dma->src.scope == Scope::gm;

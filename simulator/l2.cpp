@@ -10,11 +10,12 @@
 
 namespace tessel::sim {
 
-L2::L2(sc_core::sc_module_name name, RunState& run)
+L2::L2(sc_core::sc_module_name name, RunState& run, Dram& dram)
     : sc_core::sc_module(name),
       socket("socket"),
       dram_socket("dram_socket"),
       run_(run),
+      dram_(dram),
       cfg_(run.hw->l2) {
   const int64_t line = cfg_.line_bytes;
   if (!cfg_.enabled() || line < 1 || (line & (line - 1)) != 0 || cfg_.ways < 1 || cfg_.banks < 1 ||
@@ -57,6 +58,7 @@ bool L2::access(uint64_t line, bool allocate, Way** way) {
   if (lru->line != UINT64_MAX && lru->dirty) victims_.push_back({lru->line, nullptr});
   lru->line = line;
   lru->dirty = false;
+  lru->prefetched = false;
   lru->last_use = ++clock_;
   *way = lru;
   return false;
@@ -81,6 +83,7 @@ uint64_t L2::dram_access(bool read, uint64_t address, uint64_t bytes, uint64_t i
   dram_ext_ = DmaExtension{};
   dram_ext_.instr = &dram_instr_;
   dram_ext_.functional = false;  // L2 performs the request's copy itself
+  dram_ext_.core = core_;        // --dram-trace: the core whose request caused the transfer
   dram_trans_.set_extension(&dram_ext_);
   struct ClearExt {
     tlm::tlm_generic_payload& t;
@@ -91,7 +94,94 @@ uint64_t L2::dram_access(bool read, uint64_t address, uint64_t bytes, uint64_t i
   dram_socket->b_transport(dram_trans_, d);
   if (dram_trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
     internal_fail("L2: Dram returned {}", dram_trans_.get_response_string());
+  dram_free_ = std::max(dram_free_, dram_ext_.dram_done_cycle);
   return dram_ext_.dram_done_cycle;
+}
+
+DramServed L2::dram_direct(bool read, int core, uint64_t issue) {
+  uint64_t burst = 0, bytes = 0;
+  const DramServed served = dram_.serve_runs(issue, read, core, direct_runs_, &burst);
+  for (const GmRun& r : direct_runs_) bytes += r.bytes;
+  (read ? run_.result.dram_read_bytes : run_.result.dram_write_bytes) += bytes;
+  run_.result.dram_burst_bytes += burst;
+  dram_free_ = std::max(dram_free_, served.accepted_cycle);
+  return served;
+}
+
+void L2::line_runs(const std::vector<std::pair<uint64_t, Way*>>& lines, int shift,
+                   std::vector<GmRun>& runs) {
+  runs.clear();
+  for (size_t i = 0; i < lines.size();) {
+    size_t j = i + 1;
+    while (j < lines.size() && lines[j].first == lines[j - 1].first + 1) ++j;
+    runs.push_back({lines[i].first << shift, static_cast<uint64_t>(j - i) << shift});
+    i = j;
+  }
+}
+
+void L2::drain_prefetches(uint64_t until) {
+  L2Stats& st = run_.result.l2;
+  while (!prefetch_.empty()) {
+    PrefetchRange& r = prefetch_.front();
+    if (r.next >= r.end) {
+      prefetch_.pop_front();
+      continue;
+    }
+    const uint64_t s = std::max(dram_free_, r.issue);
+    if (s >= until) break;  // the DRAM is not idle before the request that is arriving
+    const uint64_t chunk_end =
+        std::min(r.end, (r.next / kPrefetchChunkBytes + 1) * kPrefetchChunkBytes);
+    misses_.clear();
+    victims_.clear();
+    for (uint64_t line = r.next >> line_shift_; line <= (chunk_end - 1) >> line_shift_; ++line) {
+      Way* way = nullptr;
+      if (!access(line, true, &way)) {
+        way->prefetched = true;
+        misses_.push_back({line, way});
+      }
+    }
+    r.next = chunk_end;
+    const int core = r.core;
+    if (r.next >= r.end) prefetch_.pop_front();  // r is not used below
+    if (misses_.empty()) continue;               // all resident: no DRAM time
+    line_runs(misses_, line_shift_, direct_runs_);
+    const DramServed fill = dram_direct(true, core, s);
+    const uint64_t ready = fill.done_cycle + static_cast<uint64_t>(run_.hw->dram.latency_cycles);
+    for (auto& [line, way] : misses_) way->ready_cycle = ready;
+    st.fill_bytes += misses_.size() << line_shift_;
+    st.prefetch_fill_bytes += misses_.size() << line_shift_;
+    if (!victims_.empty()) {
+      std::sort(victims_.begin(), victims_.end());
+      st.writeback_bytes += victims_.size() << line_shift_;
+      line_runs(victims_, line_shift_, direct_runs_);
+      dram_direct(false, core, s);  // posted, as a demand request's write-backs
+    }
+  }
+}
+
+void L2::hint(const isa::Instruction& in, int core, uint64_t issue) {
+  const auto* h = std::get_if<isa::L2HintArgs>(&in.args);
+  if (!h) internal_fail("L2: {} without its operands", isa::opcode_name(in.op));
+  L2Stats& st = run_.result.l2;
+  drain_prefetches(issue);
+  const uint64_t a = static_cast<uint64_t>(h->src.offset), n = h->bytes;
+  if (in.op == isa::Opcode::l2_prefetch) {
+    ++st.prefetch_requests;
+    st.prefetch_bytes += n;
+    if (n > 0) prefetch_.push_back({a, a + n, issue, core});
+    return;
+  }
+  ++st.discard_requests;
+  const uint64_t line_bytes = uint64_t{1} << line_shift_;
+  // Lines wholly inside [a, a + n).
+  const uint64_t first = (a + line_bytes - 1) >> line_shift_, end = (a + n) >> line_shift_;
+  for (uint64_t line = first; line < end; ++line) {
+    Way* way = nullptr;
+    if (!access(line, false, &way)) continue;
+    st.discarded_bytes += line_bytes;
+    if (way->dirty) st.discarded_dirty_bytes += line_bytes;
+    *way = Way{};
+  }
 }
 
 uint64_t L2::dram_lines(bool read, const std::vector<std::pair<uint64_t, Way*>>& lines,
@@ -113,9 +203,18 @@ uint64_t L2::dram_lines(bool read, const std::vector<std::pair<uint64_t, Way*>>&
 void L2::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   DmaExtension* ext = trans.get_extension<DmaExtension>();
   if (!ext || !ext->instr) internal_fail("L2: transaction without a DmaExtension");
+  const uint64_t issue = sc_core::sc_time_stamp().value() + delay.value();
+  if (ext->instr->op == isa::Opcode::l2_prefetch || ext->instr->op == isa::Opcode::l2_discard) {
+    hint(*ext->instr, ext->core, issue);
+    ext->dram_done_cycle = issue;
+    ext->dram_latency_cycles = 0;
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
   const auto* dma = std::get_if<isa::DmaArgs>(&ext->instr->args);
   if (!dma) internal_fail("L2: transaction for a non-dma instruction");
-  const uint64_t issue = sc_core::sc_time_stamp().value() + delay.value();
+  drain_prefetches(issue);  // background fills that start before this request, in DRAM idle time
+  core_ = ext->core;
   const bool read = trans.is_read();
   const bool through = !read && cfg_.write_policy == npu::L2WritePolicy::write_through;
   L2Stats& st = run_.result.l2;
@@ -140,6 +239,10 @@ void L2::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_ti
       Way* way = nullptr;
       const bool hit = access(line, !through, &way);
       hits += hit;
+      if (hit && way->prefetched) {
+        st.prefetch_used_lines += read;
+        way->prefetched = false;
+      }
       if (hit) ready = std::max(ready, way->ready_cycle);  // a fill still in flight
       if (read) {
         ++(hit ? st.read_hit_lines : st.read_miss_lines);
@@ -191,6 +294,7 @@ void L2::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_ti
     dram_socket->b_transport(trans, d);
     ext->functional = functional;
     done = std::max(done, ext->dram_done_cycle);
+    dram_free_ = std::max(dram_free_, ext->dram_done_cycle);
     waited_on_dram = true;
   }
   ext->dram_done_cycle = done;
@@ -205,6 +309,7 @@ void L2::finish() {
   uint64_t dirty = 0;
   for (const Way& w : ways_) dirty += w.line != UINT64_MAX && w.dirty;
   run_.result.l2.dirty_bytes_at_end = dirty << line_shift_;
+  for (const PrefetchRange& r : prefetch_) run_.result.l2.prefetch_dropped_bytes += r.end - r.next;
 }
 
 }  // namespace tessel::sim

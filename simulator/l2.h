@@ -19,6 +19,21 @@
 // every bank and every DRAM transfer it waits on (its fills; a write_through write) is done;
 // latency_cycles is added to its completion, plus the DRAM latency when it waited on DRAM (a read
 // with a miss, a write_through write). Dirty lines left at the end are counted, not flushed.
+//
+// Placement hints (docs/isa.md, l2_prefetch, l2_discard; the cores send them only with an L2):
+//  - l2_prefetch [a, a + n) at cycle t queues the range (FIFO, with its core and t) and returns
+//    at once (the MTE2 pipe is busy its 1 issue cycle). The queue is served in kPrefetchChunkBytes
+//    chunks (aligned; the lines of [a, a + n) in that chunk) in DRAM idle time: before any demand
+//    request arriving at cycle t_d (and any hint) is served, the head chunk is issued at
+//    s = max(dram_free, its range's t) as long as s < t_d, where dram_free is when the DRAM last
+//    accepted a transfer from the L2 (the L2 is the DRAM's only client). A chunk whose lines are
+//    all resident takes no time; otherwise its missing lines are allocated (LRU, dirty victims
+//    written back, posted) and read as one DRAM transfer per run of consecutive lines at s,
+//    ready at the DRAM's done cycle + memory.dram.latency_cycles. So demand requests wait at most
+//    for the chunk in flight when they arrive. Ranges still queued at the end are counted as
+//    dropped. Prefetch fills are attributed to the issuing core in --dram-trace.
+//  - l2_discard [a, a + n): every resident line wholly inside the range is invalidated without a
+//    write-back (its data is dead); lines partly outside stay. Takes no L2 or DRAM time.
 #pragma once
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
@@ -27,6 +42,7 @@
 #include <tlm>
 
 #include <cstdint>
+#include <deque>
 #include <utility>
 #include <vector>
 
@@ -44,7 +60,12 @@ class L2 : public sc_core::sc_module {
   tlm_utils::multi_passthrough_target_socket<L2> socket;  // bound by every core's MTE2/MTE3
   tlm_utils::simple_initiator_socket<L2> dram_socket;     // to Dram::socket
 
-  L2(sc_core::sc_module_name name, RunState& run);
+  /// `dram` is the module dram_socket is bound to (prefetch fills are timed on it directly, at
+  /// cycles that may precede the current simulation time).
+  L2(sc_core::sc_module_name name, RunState& run, Dram& dram);
+
+  /// Prefetch fills are issued in chunks of this many bytes (aligned).
+  static constexpr uint64_t kPrefetchChunkBytes = 2048;
 
   /// Writes the end-of-run statistics (dirty lines left) into run.result.l2.
   void finish();
@@ -55,9 +76,25 @@ class L2 : public sc_core::sc_module {
     uint64_t last_use = 0;       // LRU stamp
     uint64_t ready_cycle = 0;    // when its data is there (a fill in flight: the fill's end)
     bool dirty = false;
+    bool prefetched = false;  // brought by a prefetch and not read since
+  };
+  struct PrefetchRange {
+    uint64_t next = 0, end = 0;  // GM bytes [next, end) still to fetch
+    uint64_t issue = 0;          // cycle the l2_prefetch reached the L2
+    int core = -1;
   };
 
   void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  /// An l2_prefetch / l2_discard arriving at `issue`.
+  void hint(const isa::Instruction& in, int core, uint64_t issue);
+  /// Issues queued prefetch chunks that start before cycle `until` (DRAM idle time).
+  void drain_prefetches(uint64_t until);
+  /// A transfer of runs on the DRAM at `issue` (may precede the simulation time), counted as the
+  /// Dram target counts its own; returns when it was accepted and done.
+  DramServed dram_direct(bool read, int core, uint64_t issue);
+  /// The runs of consecutive lines of a sorted line list as GM byte runs (lines of 1 << shift).
+  static void line_runs(const std::vector<std::pair<uint64_t, Way*>>& lines, int shift,
+                        std::vector<GmRun>& runs);
   /// Looks `line` up; on a miss with `allocate`, takes its set's LRU way (a dirty victim's line
   /// index is appended to victims_). Returns whether it hit; *way is the way (nullptr: not held).
   bool access(uint64_t line, bool allocate, Way** way);
@@ -71,6 +108,7 @@ class L2 : public sc_core::sc_module {
                       uint64_t issue);
 
   RunState& run_;
+  Dram& dram_;
   npu::L2Config cfg_;
   int line_shift_ = 0;
   uint64_t sets_ = 0;
@@ -79,6 +117,10 @@ class L2 : public sc_core::sc_module {
   std::vector<uint64_t> bank_bytes_;                         // per request, scratch
   std::vector<std::pair<uint64_t, Way*>> misses_, victims_;  // (line, its way; victims: null)
   uint64_t clock_ = 0;                                       // LRU counter
+  int core_ = -1;           // the core of the request being served (its DRAM transfers' core)
+  uint64_t dram_free_ = 0;  // when the DRAM last accepted a transfer the L2 made
+  std::deque<PrefetchRange> prefetch_;
+  std::vector<GmRun> direct_runs_;  // scratch: dram_direct's runs
   // The sub-transaction to DRAM (one at a time: b_transport is blocking).
   tlm::tlm_generic_payload dram_trans_;
   DmaExtension dram_ext_;

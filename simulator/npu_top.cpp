@@ -25,7 +25,7 @@ NpuTop::NpuTop(sc_core::sc_module_name name, RunState& run) : sc_core::sc_module
   barrier_ = std::make_unique<CoreBarrier>(n, &run.multicast);
   dram_ = std::make_unique<Dram>("dram", run);
   if (run.hw->l2.enabled()) {  // cores -> L2 -> DRAM; without an L2 the cores reach DRAM directly
-    l2_ = std::make_unique<L2>("l2", run);
+    l2_ = std::make_unique<L2>("l2", run, *dram_);
     l2_->dram_socket.bind(dram_->socket);
   }
   for (int c = 0; c < n; ++c) {

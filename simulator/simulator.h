@@ -81,6 +81,16 @@ struct L2Stats {
   uint64_t read_bytes = 0, write_bytes = 0;
   uint64_t fill_bytes = 0, writeback_bytes = 0;
   uint64_t dirty_bytes_at_end = 0;  // dirty lines still in L2 when the run ended (not flushed)
+  // Placement hints (l2_prefetch, l2_discard; memory.l2.placement). fill_bytes includes
+  // prefetch_fill_bytes; the requests above do not count the hints.
+  uint64_t prefetch_requests = 0;       // l2_prefetch instructions received
+  uint64_t prefetch_bytes = 0;          // GM bytes they asked for
+  uint64_t prefetch_fill_bytes = 0;     // lines the background fills brought from DRAM
+  uint64_t prefetch_used_lines = 0;     // demand read lines that hit on a prefetched line
+  uint64_t prefetch_dropped_bytes = 0;  // asked for but not fetched when the run ended
+  uint64_t discard_requests = 0;        // l2_discard instructions received
+  uint64_t discarded_bytes = 0;         // resident lines dropped
+  uint64_t discarded_dirty_bytes = 0;   // ... of them dirty: write-backs that never happen
   bool operator==(const L2Stats&) const = default;
 };
 

@@ -177,6 +177,15 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
                {"fill_bytes", l.fill_bytes},
                {"writeback_bytes", l.writeback_bytes},
                {"dirty_bytes_at_end", l.dirty_bytes_at_end}};
+    if (l.prefetch_requests > 0 || l.discard_requests > 0)  // memory.l2.placement hints
+      j["l2"]["placement"] = {{"prefetch_requests", l.prefetch_requests},
+                              {"prefetch_bytes", l.prefetch_bytes},
+                              {"prefetch_fill_bytes", l.prefetch_fill_bytes},
+                              {"prefetch_used_lines", l.prefetch_used_lines},
+                              {"prefetch_dropped_bytes", l.prefetch_dropped_bytes},
+                              {"discard_requests", l.discard_requests},
+                              {"discarded_bytes", l.discarded_bytes},
+                              {"discarded_dirty_bytes", l.discarded_dirty_bytes}};
   }
   if (s.multicast.requests > 0)
     j["multicast"] = {{"requests", s.multicast.requests},
@@ -323,6 +332,14 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
           with_commas(l.write_hit_lines), with_commas(l.write_miss_lines),
           with_commas(l.fill_bytes), with_commas(l.writeback_bytes),
           with_commas(l.dirty_bytes_at_end));
+      if (l.prefetch_requests > 0 || l.discard_requests > 0)
+        out += fmt::format(
+            "  L2 hints   {} prefetches ({} bytes asked, {} filled, {} lines used, {} dropped), "
+            "{} discards ({} bytes dropped, {} of them dirty)\n",
+            with_commas(l.prefetch_requests), with_commas(l.prefetch_bytes),
+            with_commas(l.prefetch_fill_bytes), with_commas(l.prefetch_used_lines),
+            with_commas(l.prefetch_dropped_bytes), with_commas(l.discard_requests),
+            with_commas(l.discarded_bytes), with_commas(l.discarded_dirty_bytes));
     }
     if (s.multicast.requests > 0)
       out += fmt::format(

@@ -7,6 +7,9 @@
 //   tensorize_vector          scalar stage nests on UB -> vector instructions
 //   plan_memory               scratchpad addresses for every allocation (capacity checked)
 //   insert_sync               set_flag/wait_flag pairs for the cross-pipe dependences only
+// and, over the whole program's kernels when memory.l2.placement asks for them (an L2 only):
+//   l2_prefetch               at a kernel's start, prefetch the next kernels' weights into L2
+//   l2_discard                after an intermediate GM tensor's last reader, drop its L2 lines
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,7 @@
 
 #include "compiler/loop/loop.h"
 #include "compiler/te/te.h"
+#include "isa/isa.h"
 #include "npu_model/hw_config.h"
 
 namespace tessel::passes {
@@ -101,5 +105,40 @@ void plan_memory(const loop::Stmt& body, const NpuTarget& target, const std::str
 /// by an earlier pair of the same pipes are dropped. Event ids are assigned per pipe pair; when a
 /// pair of pipes needs more than core.sync.event_ids, the remaining dependences get a barrier.
 loop::Stmt insert_sync(const loop::Stmt& body, const NpuTarget& target);
+
+/// A GM byte range [address, address + bytes) of one allocation (a GM tensor).
+struct GmRange {
+  uint64_t address = 0, bytes = 0;
+  bool operator==(const GmRange&) const = default;
+  bool operator<(const GmRange& o) const {
+    return address != o.address ? address < o.address : bytes < o.bytes;
+  }
+};
+
+/// The GM allocations one kernel touches, for the L2 placement passes (whole allocations: a view
+/// counts as its allocation). `constants` are read-only weights (isa::GmKind::constant);
+/// `intermediates` are the scratch tensors (neither graph input, output nor constant) it reads
+/// or writes.
+struct KernelGmUse {
+  std::vector<GmRange> constants;
+  std::vector<GmRange> intermediates;
+};
+
+/// The l2_prefetch plan (passes/loop/l2_prefetch.cpp): for each kernel, in program order, the
+/// ranges core 0 prefetches at its start: the constants of the following kernels, nearest first,
+/// while the constants ahead of the kernel fit in half of `l2_capacity_bytes` (a range that does
+/// not fit is cut to the part that does). Each constant is prefetched at most once, never by
+/// the kernel that reads it first. Empty lists when l2_capacity_bytes is 0.
+std::vector<std::vector<GmRange>> plan_l2_prefetch(const std::vector<KernelGmUse>& kernels,
+                                                   uint64_t l2_capacity_bytes);
+
+/// The l2_discard plan (passes/loop/l2_discard.cpp): for each kernel i, the intermediates whose
+/// last use (read or write) is kernel i, to be discarded after every core has finished kernel i
+/// (the caller places them after kernel i's core barrier). Sorted by address.
+std::vector<std::vector<GmRange>> plan_l2_discard(const std::vector<KernelGmUse>& kernels);
+
+/// One l2_prefetch or l2_discard instruction (`op`) of GM range `r` (gm[x0 + address], bytes),
+/// tagged with `op_index`. Throws tessel::Error if r.bytes does not fit the operand (2^32 - 1).
+isa::Instruction l2_hint(isa::Opcode op, const GmRange& r, int32_t op_index);
 
 }  // namespace tessel::passes

@@ -99,6 +99,26 @@ TEST(DramCli, TraceBytesAddUpToTheReportWithTheSimpleModel) {
   EXPECT_EQ(run["dram"]["channels"][0]["read_bytes"].get<uint64_t>(), t.read_bytes);
 }
 
+TEST(DramCli, TraceBytesAddUpWithL2PlacementHints) {
+  // An 8 MiB L2 with memory.l2.placement=prefetch_discard on the banked model: the prefetch fills
+  // the L2 makes in DRAM idle time are traced (under the core that asked) like every other
+  // request, and the trace still adds up to the report's burst bytes.
+  const fs::path d = temp_dir("dram_hints");
+  const CliResult r = tessel(
+      "sim '" + kCls +
+      "' --hw hw_configs/npu_4core_lpddr5.yaml --hw-set memory.l2.capacity_bytes=8388608 "
+      "--hw-set memory.l2.placement=prefetch_discard --input-shape x=1,3,48,192 --timing-only "
+      "--report '" +
+      (d / "r.json").string() + "' --dram-trace '" + (d / "t.txt").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json run = json::parse(slurp_file(d / "r.json"))["runs"][0];
+  ASSERT_TRUE(run["l2"].contains("placement")) << run["l2"].dump();
+  EXPECT_GT(run["l2"]["placement"]["prefetch_fill_bytes"].get<uint64_t>(), 0u);
+  const TraceSums t = sum_trace(d / "t.txt");
+  EXPECT_EQ(t.bytes, run["dram_bytes"]["burst"].get<uint64_t>());
+  EXPECT_EQ(t.read_bytes, run["dram_bytes"]["read"].get<uint64_t>());
+}
+
 TEST(DramCli, BankedReportHasAChannelTable) {
   const CliResult r = tessel("sim '" + kCls +
                              "' --hw hw_configs/npu_4core_lpddr5.yaml --input-shape x=1,3,48,192 "

@@ -65,5 +65,30 @@ TEST(MemoryReport, ABadL2KeyIsExit2NamingIt) {
       << r.err;
 }
 
+TEST(MemoryReport, L2PlacementHintsAreReportedAndABadValueIsExit2) {
+  const auto d = temp_dir("memory_report_placement");
+  CliResult r = tessel("sim models/hello_deepa.onnx --hw " + kHw +
+                       " --hw-set memory.l2.capacity_bytes=1048576 --hw-set "
+                       "memory.l2.placement=prefetch_discard --report '" +
+                       (d / "r.json").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;  // functional: checked against the reference interpreter
+  EXPECT_NE(r.out.find("  L2 hints   "), std::string::npos) << r.out;
+  const json run = json::parse(slurp_file(d / "r.json")).at("runs").at(0);
+  const json& l2 = run.at("l2");
+  ASSERT_TRUE(l2.contains("placement")) << l2.dump();
+  EXPECT_GT(l2.at("placement").at("discard_requests").get<uint64_t>(), 0u);
+  // Prefetch fills are line fills too: the DRAM reads are still the L2's fills.
+  EXPECT_EQ(l2.at("fill_bytes"), run.at("dram_bytes").at("read"));
+  EXPECT_EQ(run.at("hw").at("config").at("memory").at("l2").at("placement"), "prefetch_discard");
+  r = tessel("sim models/hello_deepa.onnx --hw " + kHw +
+             " --timing-only --hw-set memory.l2.capacity_bytes=1048576 --hw-set "
+             "memory.l2.placement=prefetch-discard");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--hw-set memory.l2.placement=prefetch-discard: expected one of none, "
+                       "prefetch, discard, prefetch_discard"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace tessel::testing

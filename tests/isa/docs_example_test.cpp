@@ -105,7 +105,7 @@ TEST(DocsExample, SyntaxTableExamplesAreCanonical) {
     EXPECT_EQ(format_instruction(p.cores[0].back()), example);
     ++checked;
   }
-  EXPECT_EQ(checked, 26);  // one row per syntax form (mmad and fix twice: float and int8 mode)
+  EXPECT_EQ(checked, 27);  // one row per syntax form (mmad and fix twice: float and int8 mode)
 }
 
 }  // namespace

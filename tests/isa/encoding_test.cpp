@@ -71,7 +71,7 @@ TEST(Encoding, GoldenBytes) {
   p.cores[0].push_back(make(Opcode::jmp, sargs(0, 0, 0, 0, 0), 0));
   const std::vector<uint8_t> expected = {
       'T',  'S',  'N',  'P',   // magic
-      0x05,                    // version
+      0x06,                    // version
       0x01,                    // core count (uvarint)
       0x01, 't',               // name: length, bytes
       0x00,                    // gm_bytes
@@ -83,7 +83,7 @@ TEST(Encoding, GoldenBytes) {
       0x48,                    // jmp = opcode 8 | 0x40 (op_index delta follows)
       0x02,                    // delta +1 (zigzag 2): op_index -1 -> 0
       0x00,                    // target 0 (uvarint)
-      0x42, 0x64, 0x56, 0x76,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0x76566442), LE
+      0x99, 0x41, 0x37, 0x0a,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0x0a374199), LE
   };
   EXPECT_EQ(encode(p), expected);
 }
@@ -167,6 +167,33 @@ TEST(Encoding, Version4ImagesStillDecode) {
     for (int i = 0; i < 4; ++i) b[b.size() - 4 + i] = static_cast<uint8_t>(crc >> (8 * i));
     EXPECT_EQ(program_difference(decode(b, "v4.bin"), p), "") << which;
   }
+}
+
+TEST(Encoding, Version5ImagesStillDecodeAndHaveNoL2Hints) {
+  // Version 6 added l2_prefetch and l2_discard (opcodes 52, 53; operand class 8) and changed no
+  // existing form: a version-5 image of a program without them is the version-6 bytes with the
+  // version byte 5. One with an l2_prefetch is corrupt as version 5.
+  Program p;
+  p.name = "t";
+  p.gm_bytes = 1 << 16;
+  p.cores.resize(1);
+  DmaArgs d;
+  d.dst = mem(Scope::ub, 0, 0), d.src = mem(Scope::gm, 1, 64);
+  d.extent[0] = 16, d.dst_stride[0] = d.src_stride[0] = 1, d.valid_end[0] = 16;
+  p.cores[0].push_back(make(Opcode::dma, d));
+  auto as_version = [](std::vector<uint8_t> b, uint8_t v) {
+    b[4] = v;
+    const uint32_t crc = crc32_of(b, b.size() - 4);
+    for (int i = 0; i < 4; ++i) b[b.size() - 4 + i] = static_cast<uint8_t>(crc >> (8 * i));
+    return b;
+  };
+  std::vector<uint8_t> b = encode(p);
+  ASSERT_EQ(b[4], 6);
+  EXPECT_EQ(program_difference(decode(as_version(b, 5), "v5.bin"), p), "");
+  p.cores[0].push_back(make(Opcode::l2_prefetch, L2HintArgs{mem(Scope::gm, 0, 4096), 2048}));
+  b = encode(p);
+  EXPECT_EQ(program_difference(decode(b, "v6.bin"), p), "");
+  EXPECT_THROW(decode(as_version(b, 5), "v5.bin"), Error);
 }
 
 TEST(Encoding, CommonInstructionsAreSmall) {

@@ -237,6 +237,9 @@ inline Program every_opcode_program() {
     m.dst = mem(Scope::l1, 5, 1024);
     m.cores = 2;
     c1.push_back(make(Opcode::dma_mc, m, 1));
+    // L2 hints (GM only): a prefetch by register, a discard at an absolute address.
+    c1.push_back(make(Opcode::l2_prefetch, L2HintArgs{mem(Scope::gm, 3, 128), 4096}, 1));
+    c1.push_back(make(Opcode::l2_discard, L2HintArgs{mem(Scope::gm, 0, 512), 256}, 1));
   }
   p.cores.push_back(c1);
   return p;
@@ -314,7 +317,7 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
   in.op_index = u(0, 2) == 0 ? -1 : static_cast<int32_t>(u(0, 5));
   const InstrInfo& r = instr_info(in.op);  // the operand class and fields come from the record
   std::size_t cls = args_index(in.op);
-  if (!text_safe && u(0, 9) == 0) cls = u(0, 7);  // wrong operand class: only the binary keeps it
+  if (!text_safe && u(0, 9) == 0) cls = u(0, 8);  // wrong operand class: only the binary keeps it
   const bool extras = u(0, 3) == 0;               // set fields the opcode does not use
   switch (cls) {
     case 0: {
@@ -411,6 +414,11 @@ inline Instruction random_instruction(std::mt19937_64& rng, bool text_safe) {
         a.per_channel = u(0, 1), a.quant = memref({Scope::ub});
         a.zero_point = static_cast<int32_t>(i64());
       }
+      break;
+    }
+    case 8: {
+      auto& a = in.args.emplace<L2HintArgs>();
+      a.src = memref({Scope::gm}), a.bytes = u32();
       break;
     }
     default: {

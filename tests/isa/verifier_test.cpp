@@ -222,6 +222,39 @@ TEST(Verifier, MulticastRules) {
       << msgs[0];
 }
 
+TEST(Verifier, L2HintRules) {
+  // Instruction 1 of valid_program() replaced by an L2 hint: valid inside GM; a zero byte count is
+  // a zero extent; a range past gm_bytes (base register x0) is reported; src must be in GM.
+  auto hint = [](Program& p, MemRef src, uint32_t bytes) {
+    at(p, 1).op = Opcode::l2_prefetch;
+    at(p, 1).args = L2HintArgs{src, bytes};
+  };
+  EXPECT_EQ(verify_program(
+                [&] {
+                  Program p = valid_program();
+                  hint(p, MemRef{Scope::gm, 0, 0}, 64);
+                  return p;
+                }(),
+                test_hw(1)),
+            std::vector<std::string>{});
+  expect_problem(
+      [&](Program& p) {
+        hint(p, MemRef{Scope::gm, 0, 0}, 0);
+      },
+      {"instruction 1", "zero extent"});
+  expect_problem(
+      [&](Program& p) {
+        hint(p, MemRef{Scope::gm, 0, static_cast<int64_t>(p.gm_bytes)}, 64);
+        at(p, 1).op = Opcode::l2_discard;
+      },
+      {"instruction 1", "l2_discard of GM bytes", "outside the program's"});
+  expect_problem(
+      [&](Program& p) {
+        hint(p, MemRef{Scope::ub, 0, 0}, 64);
+      },
+      {"instruction 1", "must be in gm"});
+}
+
 TEST(Verifier, Buffers) {
   expect_problem([](Program& p) { p.buffers[2].address = 0x5000; },
                  {"buffer 2 'c': [0x5000, 0x7000) lies outside gm_bytes = 24576"});

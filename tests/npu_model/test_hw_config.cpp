@@ -221,13 +221,14 @@ TEST(HwConfigPresets, EveryPresetRoundTripsThroughYaml) {
 TEST(HwConfigPresets, KeysListIsTheSchemaAndDocsDescribeEveryKey) {
   const std::vector<std::string> keys = hw_config_keys();
   // 3 top-level + scalar 2 + cube 6 + cube.int8 3 + vector 2 + buffers 5 + dma 4x2 + sync 1 +
-  // dram 5 + banked 15 + banked.timing_ck 15 + l2 7 + multicast 1 + tech = 74 (cube.int8: the
+  // dram 5 + banked 15 + banked.timing_ck 15 + l2 8 + multicast 1 + tech = 75 (cube.int8: the
   // optional int8-mode fractal m, k, n; dram: bytes_per_cycle,
   // latency_cycles, capacity_bytes and the optional burst_bytes and model; banked: the banked
   // model's section with the optional channel_hash, docs/memory.md; the optional section l2:
-  // capacity_bytes, line_bytes, ways, banks, bytes_per_cycle, latency_cycles, write_policy; the
+  // capacity_bytes, line_bytes, ways, banks, bytes_per_cycle, latency_cycles, write_policy,
+  // placement; the
   // optional memory.multicast; tech: the optional technology table of the area/energy model, last).
-  ASSERT_EQ(keys.size(), 74u);
+  ASSERT_EQ(keys.size(), 75u);
   EXPECT_EQ(keys.front(), "name");
   EXPECT_EQ(keys[3], "core.scalar.cycles_per_instruction");
   EXPECT_EQ(keys[10], "core.cube.pipeline_latency_cycles");
@@ -239,7 +240,8 @@ TEST(HwConfigPresets, KeysListIsTheSchemaAndDocsDescribeEveryKey) {
   EXPECT_EQ(keys[64], "memory.dram.banked.timing_ck.tRFC");
   EXPECT_EQ(keys[65], "memory.l2.capacity_bytes");
   EXPECT_EQ(keys[71], "memory.l2.write_policy");
-  EXPECT_EQ(keys[72], "memory.multicast");
+  EXPECT_EQ(keys[72], "memory.l2.placement");
+  EXPECT_EQ(keys[73], "memory.multicast");
   EXPECT_EQ(keys.back(), "tech");
   const std::string docs = read_text(kSourceDir + "/docs/hw_config.md");
   for (const std::string& key : keys) {

@@ -354,6 +354,51 @@ TEST(DramBanked, DramTraceBytesAddUpToTheReport) {
   EXPECT_EQ(lines[1].op, 'R');
 }
 
+TEST(DramBanked, DramTraceAddsUpWithL2HintsAndNamesThePrefetchingCore) {
+  // Two cores behind a 64 KiB L2 (128-byte lines, 4 ways, 4 banks). Core 0 loads 8192 B from GM
+  // 65536. Core 1 prefetches GM [0, 8192), runs a 4000-repeat vdup (4000 cycles) and then, after a
+  // flag, loads 2048 B from GM 131072: the DRAM is idle long before that load arrives, so the
+  // prefetch's 4 chunks are filled first. Nobody else reads GM [0, 8192): its trace lines are the
+  // prefetch fills, all under core 1, 8192 bytes. In both models the trace's bytes add up to the
+  // report's DRAM burst bytes.
+  for (const bool banked : {true, false}) {
+    npu::HwConfig hw = banked ? banked_hw() : test_hw();
+    hw.dram.burst_bytes = 32;
+    hw.cores = 2;
+    hw.l2.capacity_bytes = 64 << 10;
+    hw.l2.ways = 4;
+    hw.l2.banks = 4;
+    hw.l2.bytes_per_cycle = 32;
+    Instruction prefetch;
+    prefetch.op = Opcode::l2_prefetch;
+    prefetch.args = isa::L2HintArgs{gm(0), 8192};
+    isa::Program p = program({dma(DType::f16, ub(0), gm(65536), {4096})});
+    p.cores.push_back(
+        {prefetch, vec(Opcode::vdup, DType::f16, vo(ub(0)), vo(ub(0)), vo(ub(0)), 128, 4000, 1.0f),
+         set_flag(Pipe::vector, Pipe::mte2, 0), wait_flag(Pipe::vector, Pipe::mte2, 0),
+         dma(DType::f16, ub(32768), gm(131072), {1024})});
+    const std::string path = ::testing::TempDir() + "/dram_trace_hints.txt";
+    sim::SimOptions o;
+    o.dram_trace_path = path;
+    sim::Simulator s(hw, o);
+    s.load(p);
+    const sim::SimResult r = s.run();
+    uint64_t bytes = 0, prefetched = 0;
+    for (const TraceLine& t : read_trace(path)) {
+      bytes += t.bytes;
+      if (t.address < 8192) {
+        EXPECT_EQ(t.core, 1) << "prefetch fill at " << t.address;
+        EXPECT_EQ(t.op, 'R');
+        prefetched += t.bytes;
+      }
+    }
+    EXPECT_EQ(r.l2.prefetch_fill_bytes, 8192u) << banked;
+    EXPECT_EQ(prefetched, 8192u) << banked;
+    EXPECT_EQ(bytes, r.dram_burst_bytes) << banked;
+    EXPECT_EQ(r.dram_burst_bytes, 8192u + 8192u + 2048u) << banked;
+  }
+}
+
 TEST(DramBanked, ChromeTraceHasPerChannelAndRowBufferCounters) {
   // Two channels interleaved every burst; the per-channel counters (bytes per cycle, mean per
   // window W) sum back to each channel's burst bytes, the row-buffer counter to the requests.

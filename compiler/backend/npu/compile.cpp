@@ -513,13 +513,18 @@ struct LoweredGraph::Impl {
 
   /// Appends a compiled kernel to every core, each followed by a barrier (core_barrier with
   /// several cores: kernels reuse scratchpad addresses and read each other's results from GM).
-  void append(KernelInfo& info, const CoreCode& code) {
-    append_to(mod.program, info.op_index, code);
+  /// `hints` (L2 placement: l2_discard, l2_prefetch) go on core 0 before the kernel's code.
+  void append(KernelInfo& info, const CoreCode& code,
+              const std::vector<isa::Instruction>& hints = {}) {
+    append_to(mod.program, info.op_index, code, hints);
+    info.instructions += hints.size();
     for (int core = 0; core < hw.cores; ++core) info.instructions += code[core].size() + 1;
   }
-  void append_to(isa::Program& prog, int32_t op_index, const CoreCode& code) const {
+  void append_to(isa::Program& prog, int32_t op_index, const CoreCode& code,
+                 const std::vector<isa::Instruction>& hints = {}) const {
     for (int core = 0; core < hw.cores; ++core) {
       auto& stream = prog.cores[core];
+      if (core == 0) stream.insert(stream.end(), hints.begin(), hints.end());
       // Branch targets were emitted relative to the kernel's first instruction: relocate them.
       const int32_t base = static_cast<int32_t>(stream.size());
       for (isa::Instruction in : code[core]) {
@@ -528,6 +533,29 @@ struct LoweredGraph::Impl {
       }
       stream.push_back(barrier(op_index));
     }
+  }
+
+  /// The GM allocations each kernel touches (passes::KernelGmUse), in kernel order.
+  std::vector<passes::KernelGmUse> gm_uses() const {
+    std::map<uint64_t, const isa::GmBuffer*> by_address;
+    for (const isa::GmBuffer& b : mod.program.buffers) by_address.emplace(b.address, &b);
+    std::vector<passes::KernelGmUse> uses(specs.size());
+    for (size_t i = 0; i < specs.size(); ++i) {
+      std::set<uint64_t> done;
+      for (const auto& [t, b] : specs[i].gm) {
+        const L::BufferNode* st = b->storage();
+        if (st->address_bytes < 0) continue;
+        const uint64_t a = static_cast<uint64_t>(st->address_bytes);
+        auto it = by_address.find(a);
+        if (it == by_address.end() || !done.insert(a).second) continue;
+        const passes::GmRange r{a, it->second->bytes};
+        if (it->second->kind == isa::GmKind::constant)
+          uses[i].constants.push_back(r);
+        else if (it->second->kind == isa::GmKind::scratch)
+          uses[i].intermediates.push_back(r);
+      }
+    }
+    return uses;
   }
 
   isa::Instruction barrier(int32_t op_index) const {
@@ -763,9 +791,26 @@ NpuModule LoweredGraph::finish() {
   Impl& m = *impl_;
   TESSEL_CHECK(!m.finished, "LoweredGraph::finish called twice");
   m.finished = true;
-  for (size_t i = 0; i < m.kernels.size(); ++i) {
+  // L2 placement (memory.l2.placement, an L2 only): l2_prefetch of the next kernels' weights at a
+  // kernel's start, l2_discard of the intermediates whose last kernel was the previous one (after
+  // its core barrier); both on core 0.
+  const size_t n = m.kernels.size();
+  std::vector<std::vector<passes::GmRange>> prefetch(n), discard(n);
+  if (m.hw.l2.prefetches() || m.hw.l2.discards()) {
+    const std::vector<passes::KernelGmUse> uses = m.gm_uses();
+    if (m.hw.l2.prefetches())
+      prefetch = passes::plan_l2_prefetch(uses, static_cast<uint64_t>(m.hw.l2.capacity_bytes));
+    if (m.hw.l2.discards()) discard = passes::plan_l2_discard(uses);
+  }
+  for (size_t i = 0; i < n; ++i) {
     const Kernel& k = m.kernels[i];
     KernelInfo& info = m.mod.kernels[k.op];
+    std::vector<isa::Instruction> hints;
+    if (i > 0)
+      for (const passes::GmRange& r : discard[i - 1])
+        hints.push_back(passes::l2_hint(isa::Opcode::l2_discard, r, info.op_index));
+    for (const passes::GmRange& r : prefetch[i])
+      hints.push_back(passes::l2_hint(isa::Opcode::l2_prefetch, r, info.op_index));
     ScheduledKernel sk;
     sk.task = k.task;
     sk.kind = k.schedule->space().kind;
@@ -774,7 +819,7 @@ NpuModule LoweredGraph::finish() {
     const CoreCode code =
         m.compile(i, k.knobs, m.options.keep_loop_ir ? &info.loop_ir : nullptr, &sk.comment);
     info.schedules.push_back(std::move(sk));
-    m.append(info, code);
+    m.append(info, code, hints);
   }
   return std::move(m.mod);
 }
