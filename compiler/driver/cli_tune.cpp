@@ -134,8 +134,9 @@ Command add_tune_command(CLI::App& app) {
       "depends on timing). Exit code: 0 done, 2 an error (nothing is written).");
   add_model_hw_options(cmd, *args);
   cmd->add_option("--budget", args->budget,
-                  "trials (measured points) over all tasks (default 1000; with --seconds alone: "
-                  "until the time is up)");
+                  "trials (measured points) over all tasks, the warm-up included (default 1000; "
+                  "with --seconds alone: until the time is up); the warm-up measures every "
+                  "task's default candidates even beyond it");
   cmd->add_option("--seconds", args->seconds, "stop after this many seconds of wall time");
   cmd->add_option("--strategy", args->strategy, "exhaustive | random | anneal | evolutionary")
       ->default_val("evolutionary");

@@ -74,8 +74,10 @@ struct Progress {
 };
 
 struct TuneOptions {
-  int64_t budget = 1000;  // trials (measured points) over all tasks, the warm-up included
-  double seconds = 0;     // wall-clock limit besides the budget (0: none)
+  /// Trials (measured points) over all tasks, the warm-up included; the warm-up measures every
+  /// task's default candidates even when they exceed the budget.
+  int64_t budget = 1000;
+  double seconds = 0;  // wall-clock limit besides the budget (0: none)
   Strategy strategy = Strategy::evolutionary;
   Oracle oracle = Oracle::learned;
   uint64_t seed = 0;

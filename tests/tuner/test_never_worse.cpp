@@ -87,3 +87,59 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace tessel::testing
+
+namespace tessel::testing {
+namespace {
+
+// The whole-program check simulates LoweredGraph::timing_program: with no override it is the
+// program finish() assembles (same cycles, same instruction streams), and an override of one
+// task's knobs is the program compiled with those knobs set.
+TEST(WholeProgramCheck, TimingProgramIsTheProgramFinishAssembles) {
+  graph_passes::PipelineOptions passes;
+  passes.available = driver::target_ops(driver::Target::npu);
+  const auto graph = driver::load_model(
+      std::string(TESSEL_SOURCE_DIR) + "/tests/data/cases/ppocr_cls_b1/model.onnx",
+      {{"x", {1, 3, 48, 192}}}, passes);
+  const npu::HwConfig hw = preset("npu_4core");
+  npu_backend::NpuCompileOptions options;
+  options.candidates = tuner::default_candidates;
+  options.candidates_within = tuner::kDefaultCandidatesWithin;
+  // A task with more than one candidate: its second candidate as the override.
+  std::string task;
+  passes::Knobs other;
+  {
+    const npu_backend::LoweredGraph lowered(*graph, hw, options);
+    for (const auto& t : tuner::tasks_of(lowered)) {
+      const auto* c = lowered.candidates(t.key);
+      if (c && c->size() > 1 && t.kind == "conv") {
+        task = t.key;
+        other = (*c)[1];
+        break;
+      }
+    }
+  }
+  ASSERT_FALSE(task.empty());
+  npu_backend::LoweredGraph plain(*graph, hw, options), set(*graph, hw, options);
+  const isa::Program p0 = plain.timing_program({}), p1 = set.timing_program({{task, other}});
+  set.set_task_knobs(task, {other, npu_backend::KnobSource::tuned, "test"});
+  const auto m0 = plain.finish(), m1 = set.finish();
+  ASSERT_EQ(p0.cores.size(), m0.program.cores.size());
+  for (size_t c = 0; c < p0.cores.size(); ++c) {
+    EXPECT_EQ(p0.cores[c].size(), m0.program.cores[c].size()) << c;
+    EXPECT_EQ(p1.cores[c].size(), m1.program.cores[c].size()) << c;
+  }
+  sim::SimOptions so;
+  so.functional = false;
+  so.skip_gm_image = true;
+  auto cycles = [&](const isa::Program& p) {
+    sim::Simulator s(hw, so);
+    s.load(p);
+    return s.run().total_cycles;
+  };
+  EXPECT_EQ(cycles(p0), simulate(hw, m0));
+  EXPECT_EQ(cycles(p1), simulate(hw, m1));
+  EXPECT_NE(cycles(p0), cycles(p1)) << "the override changed nothing: the test would not see it";
+}
+
+}  // namespace
+}  // namespace tessel::testing
