@@ -556,6 +556,33 @@ const isa::Instruction& Core::resolve_entry(const Entry& e) {
   return run_.resolved;
 }
 
+void Core::gm_transaction(tlm::tlm_command command, uint64_t address, unsigned char* data,
+                          unsigned int bytes, const isa::Instruction* in, bool functional,
+                          const char* target) {
+  trans_.set_command(command);
+  trans_.set_address(address);
+  trans_.set_data_ptr(data);
+  trans_.set_data_length(bytes);
+  trans_.set_streaming_width(bytes);
+  trans_.set_byte_enable_ptr(nullptr);
+  trans_.set_dmi_allowed(false);
+  trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  ext_.instr = in;
+  ext_.memory = &memory_;
+  ext_.functional = functional;
+  ext_.core = id_;
+  trans_.set_extension(&ext_);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  struct ClearExt {  // keep the payload from owning (and deleting) our member extension
+    tlm::tlm_generic_payload& t;
+    DmaExtension* x;
+    ~ClearExt() { t.clear_extension(x); }
+  } clear{trans_, &ext_};
+  (command == tlm::TLM_WRITE_COMMAND ? mte3_socket : mte2_socket)->b_transport(trans_, delay);
+  if (trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
+    internal_fail("{} returned {}", target, trans_.get_response_string());
+}
+
 void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
   PipeUnit& pu = pipes_[int(p)];
   Decoded& d = decoded_[e.pc];
@@ -591,60 +618,20 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
     } else if (const auto* h = l2_hint ? std::get_if<isa::L2HintArgs>(&in->args) : nullptr) {
       // l2_prefetch / l2_discard: handed to the L2 (its one issue cycle on MTE2); without an L2
       // they do nothing. They never change a value.
-      if (hw_.l2.enabled()) {
-        trans_.set_command(tlm::TLM_READ_COMMAND);
-        trans_.set_address(static_cast<uint64_t>(h->src.offset));
-        trans_.set_data_ptr(nullptr);
-        trans_.set_data_length(h->bytes);
-        trans_.set_streaming_width(h->bytes);
-        trans_.set_byte_enable_ptr(nullptr);
-        trans_.set_dmi_allowed(false);
-        trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-        ext_.instr = in;
-        ext_.memory = &memory_;
-        ext_.functional = false;
-        ext_.core = id_;
-        trans_.set_extension(&ext_);
-        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-        struct ClearExt {
-          tlm::tlm_generic_payload& t;
-          DmaExtension* x;
-          ~ClearExt() { t.clear_extension(x); }
-        } clear{trans_, &ext_};
-        mte2_socket->b_transport(trans_, delay);
-        if (trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
-          internal_fail("L2 returned {}", trans_.get_response_string());
-      }
+      if (hw_.l2.enabled())
+        gm_transaction(tlm::TLM_READ_COMMAND, static_cast<uint64_t>(h->src.offset), nullptr,
+                       static_cast<unsigned int>(h->bytes), in, false, "L2");
     } else if (dma && (dma->src.scope == Scope::gm || dma->dst.scope == Scope::gm)) {
       // GM access: one TLM-2.0 transaction to the shared DRAM target (arbitration + copy).
       const bool load = dma->src.scope == Scope::gm;
       uint64_t gm_address = 0;
       for (const Range& r : e)
         if (r.scope == Scope::gm) gm_address = r.begin;
-      trans_.set_command(load ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
-      trans_.set_address(gm_address);
-      trans_.set_data_ptr(run_.gm && gm_address < run_.gm_bytes ? run_.gm + gm_address : nullptr);
       const uint64_t g = npu::dma_gm_bytes(*dma);
-      trans_.set_data_length(static_cast<unsigned int>(g));
-      trans_.set_streaming_width(static_cast<unsigned int>(g));
-      trans_.set_byte_enable_ptr(nullptr);
-      trans_.set_dmi_allowed(false);
-      trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
       if (g > UINT32_MAX) fail("dma moves {} GM bytes, more than one transaction carries", g);
-      ext_.instr = in;
-      ext_.memory = &memory_;
-      ext_.functional = functional_;
-      ext_.core = id_;
-      trans_.set_extension(&ext_);
-      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-      struct ClearExt {  // keep the payload from owning (and deleting) our member extension
-        tlm::tlm_generic_payload& t;
-        DmaExtension* x;
-        ~ClearExt() { t.clear_extension(x); }
-      } clear{trans_, &ext_};
-      (load ? mte2_socket : mte3_socket)->b_transport(trans_, delay);
-      if (trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
-        internal_fail("Dram returned {}", trans_.get_response_string());
+      gm_transaction(load ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND, gm_address,
+                     run_.gm && gm_address < run_.gm_bytes ? run_.gm + gm_address : nullptr,
+                     static_cast<unsigned int>(g), in, functional_, "Dram");
       occupancy = std::max(occupancy, ext_.dram_done_cycle - s);
       latency += ext_.dram_latency_cycles;
       if (multicast)

@@ -181,6 +181,12 @@ class Core : public sc_core::sc_module {
   void run_pipe(isa::Pipe p);
   void run_scalar();
   void execute_data(isa::Pipe p, const Entry& e, uint64_t start);
+  /// One TLM-2.0 transaction of `bytes` at GM `address` through MTE2 (reads, L2 hints) or MTE3
+  /// (writes), carrying `in` in ext_; `data` may be null (timing only, or an L2 hint). Fails
+  /// internally (naming `target`) when the target does not answer OK.
+  void gm_transaction(tlm::tlm_command command, uint64_t address, unsigned char* data,
+                      unsigned int bytes, const isa::Instruction* in, bool functional,
+                      const char* target);
   /// Enters the instruction at scalar_pc_ into its pipe's queue at max(t + c_s, ...); false when
   /// the queue is full (the method then waits on progress_ and calls it again).
   bool dispatch(const Decoded& d, int32_t pc);
