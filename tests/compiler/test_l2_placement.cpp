@@ -24,8 +24,10 @@ TEST(L2Placement, PrefetchPlanTakesTheNextKernelsWeightsThatFitHalfTheL2) {
   // 3000).
   //  - at kernel 0: ahead = B (300), then C (450 <= 500); A is seen (read by kernel 0); D would
   //    make 850 > 500: cut to the 50 bytes that fit, and the walk stops -> {B, C, D[0, 50)}.
-  //  - at kernel 1: B is seen; C (150) and D (550 > 500) -- C and D were requested: nothing.
-  //  - at kernels 2 and 3: nothing left ahead to request.
+  //  - at kernel 1: B is seen; C (150, requested whole) and D (550 > 500): D may now have
+  //    500 - 150 = 350 bytes ahead, 50 were requested -> D[50, 350) = {3050, 300}.
+  //  - at kernel 2: C and A are seen; D (400 <= 500) whole, 350 requested -> {3350, 50}.
+  //  - at kernel 3: nothing left ahead to request.
   const GmRange A{0, 100}, B{1000, 300}, C{2000, 150}, D{3000, 400};
   std::vector<KernelGmUse> k(4);
   k[0].constants = {A};
@@ -35,8 +37,8 @@ TEST(L2Placement, PrefetchPlanTakesTheNextKernelsWeightsThatFitHalfTheL2) {
   const auto plan = passes::plan_l2_prefetch(k, 1000);
   ASSERT_EQ(plan.size(), 4u);
   EXPECT_EQ(plan[0], (std::vector<GmRange>{B, C, GmRange{3000, 50}}));
-  EXPECT_TRUE(plan[1].empty());
-  EXPECT_TRUE(plan[2].empty());
+  EXPECT_EQ(plan[1], (std::vector<GmRange>{GmRange{3050, 300}}));
+  EXPECT_EQ(plan[2], (std::vector<GmRange>{GmRange{3350, 50}}));
   EXPECT_TRUE(plan[3].empty());
   // Without an L2 there is no plan; with a big one every later constant at kernel 0.
   for (const auto& p : passes::plan_l2_prefetch(k, 0)) EXPECT_TRUE(p.empty());
