@@ -17,15 +17,15 @@
 // Buffers hold fp32 or fp16 elements (fp16 is widened to fp32 on load and rounded to nearest
 // even on store), or integer / bool elements (i8..i64, u8..u64, bool as one byte 0/1). A value
 // expression is computed in its value type (loop::value_dtype over the buffers it loads: f32 for
-// f16/f32 data, the integer's own type, i1 for bool and comparisons): integer arithmetic wraps
-// (two's complement), Div truncates toward zero (sdiv / udiv; a zero divisor gives 0 instead of
-// trapping, x / -1 is the wrapping negation), comparisons are signed, unsigned (icmp) or ordered
-// (fcmp; != is unordered, so NaN != x). Immediates take the type of the operand they meet (an
-// infinite immediate in an integer context is the type's minimum or maximum: the identities of
-// max / min reductions and of padded windows). A store converts the value to the buffer's dtype
-// by the rules of ONNX Cast as the reference implements them: float -> integer truncates toward
-// zero and saturates (NaN -> 0; llvm.fptosi.sat / fptoui.sat), integer -> integer wraps
-// (trunc / sext / zext by the source's signedness), anything -> bool is x != 0 (NaN -> true),
+// f16/f32 data, double for f64, the integer's own type, i1 for bool and comparisons): integer
+// arithmetic wraps (two's complement), Div truncates toward zero (sdiv / udiv; a zero divisor gives
+// 0 instead of trapping, x / -1 is the wrapping negation), comparisons are signed, unsigned (icmp)
+// or ordered (fcmp; != is unordered, so NaN != x). Immediates take the type of the operand they
+// meet (an infinite immediate in an integer context is the type's minimum or maximum: the
+// identities of max / min reductions and of padded windows). A store converts the value to the
+// buffer's dtype by the rules of ONNX Cast as the reference implements them: float -> integer
+// truncates toward zero and saturates (NaN -> 0; llvm.fptosi.sat / fptoui.sat), integer -> integer
+// wraps (trunc / sext / zext by the source's signedness), anything -> bool is x != 0 (NaN -> true),
 // bool -> number is 0 / 1. A target derives from it and supplies what differs: the function and its
 // parameters, allocations, the other loop kinds and statements, math functions it cannot take
 // from LLVM intrinsics, and the alignment it can prove for vector accesses.

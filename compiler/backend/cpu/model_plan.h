@@ -138,7 +138,8 @@ struct ModelPlan {
 std::string sanitize_symbol(const std::string& s);
 
 /// Plans `graph` (see the file comment). Throws tessel::Unsupported naming the node for an op
-/// without a compute (or a used second output, a non-float or float64 graph input).
+/// without a compute (or a used second output, a non-float graph input without typed_values, a
+/// training-mode Dropout).
 ModelPlan plan_model(const Graph& graph, KernelScheduler& scheduler, const PlanOptions& options);
 
 }  // namespace tessel::cpu_backend
