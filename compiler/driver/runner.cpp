@@ -111,8 +111,10 @@ graph_passes::OpAvailable target_ops(Target target) {
     std::vector<std::string> list = lower::compute_ops();
     if (target == Target::npu)
       for (const auto& op : lower::typed_compute_ops()) list.push_back(op);
-    if (target == Target::cpu)  // the CPU plan's int8 host kernels (int8_kernels.h)
+    if (target == Target::cpu) {  // typed computes, and the CPU plan's int8 host kernels
+      for (const auto& op : lower::typed_compute_ops()) list.push_back(op);
       for (const auto& op : cpu_backend::int8_ops()) list.push_back(op);
+    }
     return std::set<std::string>(list.begin(), list.end());
   }());
   return [ops](const std::string& op) { return ops->count(op) != 0; };

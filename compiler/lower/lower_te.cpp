@@ -79,6 +79,9 @@ std::map<const te::TensorNode*, bool> inlinable_stages(const te::Tensor& out) {
   std::map<const te::TensorNode*, bool> inl;
   for (const auto& t : order) {
     if (t == out || t->is_placeholder() || t->is_reduce() || !t->tag.empty()) continue;
+    // A stage that converts its body's values to another dtype (ONNX Cast on a typed target)
+    // keeps its buffer: the loop IR has no conversion node, the store into it converts.
+    if (t->dtype != te::value_dtype(t->body).value_or(DType::f32)) continue;
     auto it = counts.find(t.get());
     if (it != counts.end() && it->second == 1) inl[t.get()] = true;
   }
@@ -107,7 +110,7 @@ L::Stmt lower_te(const te::Tensor& out, const TensorBuffers& bound, const LowerT
     if (inlined.count(t.get())) continue;
     if (buffers.count(t.get())) continue;
     TESSEL_CHECK(!t->is_placeholder() && t != out, "lower_te: tensor {} has no buffer", t->name);
-    L::Buffer b = L::make_buffer(t->name, options.temp_scope, DType::f32, t->shape);
+    L::Buffer b = L::make_buffer(t->name, options.temp_scope, t->dtype, t->shape);
     buffers[t.get()] = b;
     temps.push_back(b);
   }

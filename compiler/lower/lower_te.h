@@ -9,8 +9,10 @@
 //   for i0 .. for in: { t[i] = identity; for r0 .. for rk: t[i] = combine(t[i], source') }
 // where body' / source' read buffers (Load) in place of tensors (TensorRead), padding preserved.
 // Axes of extent 1 get no loop (the variable is replaced by 0). Stages run in TE post order
-// (producers first); stages other than the output get a dense row-major temporary in
-// `temp_scope`, allocated around the statements that use it.
+// (producers first); stages other than the output get a dense row-major temporary of the stage's
+// dtype in `temp_scope`, allocated around the statements that use it. A stage whose dtype differs
+// from its body's value type (a conversion: ONNX Cast on a typed target) is never inlined: the
+// store into its temporary is where the values are converted.
 #pragma once
 
 #include <map>

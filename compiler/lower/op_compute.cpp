@@ -1232,6 +1232,8 @@ const std::map<std::string, ComputeFn>& typed_computes() {
   return table;
 }
 
+}  // namespace
+
 /// Ops whose computes are exact on integer tensors (wrapping arithmetic, truncating division,
 /// data movement, comparisons): a typed target takes integer and bool inputs for these.
 bool exact_on_integers(const std::string& op) {
@@ -1276,8 +1278,6 @@ bool exact_on_integers(const std::string& op) {
                                             "GatherElements"};
   return ops.count(op) > 0;
 }
-
-}  // namespace
 
 std::vector<std::string> typed_compute_ops() {
   std::vector<std::string> names;

@@ -66,4 +66,10 @@ std::vector<std::string> compute_ops();
 /// ArgMax, ArgMin, Trilu, Mod of integers.
 std::vector<std::string> typed_compute_ops();
 
+/// True for the ops whose computes are exact on integer tensors (wrapping Add/Sub/Mul, truncating
+/// Div, Min/Max/Abs/Neg/Clip/MaxPool, comparisons, logic, Where, Cast, Gather, ArgMax, Trilu,
+/// Mod, data movement): a typed target (ComputeContext::typed_values) takes integer and bool
+/// inputs for these and reads their integer operands in their own dtypes.
+bool exact_on_integers(const std::string& op);
+
 }  // namespace tessel::lower

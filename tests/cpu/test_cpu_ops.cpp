@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "compiler/backend/cpu/int8_kernels.h"
+#include "compiler/lower/op_compute.h"
 #include "tests/cpu/cpu_test_util.h"
 
 namespace tessel::testing {
@@ -383,9 +384,13 @@ const std::map<std::string, std::function<OpCase()>>& cases() {
 TEST(CpuOps, EveryCpuOpHasACase) {
   // The int8 ops (integer inputs and outputs, compared bit for bit rather than within a float
   // tolerance) have their cases in tests/cpu/test_cpu_int8_plan.cpp.
+  // The typed computes (integer and bool tensors, compared exactly) have theirs in
+  // tests/cpu/test_cpu_typed.cpp (CpuTyped.EveryTypedOpHasACase).
   const auto int8 = cpu_backend::int8_ops();
+  const auto typed = lower::typed_compute_ops();
   for (const auto& op : cpu_backend::cpu_ops()) {
     if (std::find(int8.begin(), int8.end(), op) != int8.end()) continue;
+    if (std::find(typed.begin(), typed.end(), op) != typed.end()) continue;
     EXPECT_TRUE(cases().count(op)) << op << " is compiled by the CPU backend but has no case here";
   }
 }

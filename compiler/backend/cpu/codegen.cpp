@@ -85,12 +85,14 @@ class KernelCodegen : public LoopCodegen {
     unsupported("NPU statement (copy/intrin/sync) in CPU code");
   }
 
-  /// Calls the scalar libm function `name` on every lane of `x`.
-  llvm::Value* libm_call(const char* name, const V& x) {
-    llvm::FunctionCallee f =
-        mod_.getOrInsertFunction(name, llvm::FunctionType::get(f32_, {f32_}, false));
+  /// Calls the scalar libm function `name` (fp32; `name` without its final 'f' for fp64) on
+  /// every lane of `x`.
+  llvm::Value* libm_call(std::string name, const V& x) {
+    llvm::Type* t = x.v->getType()->getScalarType();
+    if (t == f64_) name.pop_back();
+    llvm::FunctionCallee f = mod_.getOrInsertFunction(name, llvm::FunctionType::get(t, {t}, false));
     if (!x.vec) return b_.CreateCall(f, {x.v});
-    llvm::Value* r = llvm::UndefValue::get(vec_ty(f32_));
+    llvm::Value* r = llvm::UndefValue::get(vec_ty(t));
     for (int64_t i = 0; i < lanes_; ++i) {
       llvm::Value* e = b_.CreateExtractElement(x.v, static_cast<uint64_t>(i));
       r = b_.CreateInsertElement(r, b_.CreateCall(f, {e}), static_cast<uint64_t>(i));
@@ -107,8 +109,10 @@ class KernelCodegen : public LoopCodegen {
   void emit_allocate(const L::Stmt& s) override {
     const L::Buffer& buf = s->buffer;
     if (buf->base) unsupported("allocate of a view " + buf->name);
-    if (buf->dtype != DType::f32) unsupported("allocation " + buf->name + " is not fp32");
-    const int64_t n = std::max<int64_t>(1, buf->span_bytes() / 4);
+    // Any element dtype (integer and bool temporaries of typed kernels too): the bytes, rounded
+    // up to whole fp32 words; base_ holds every pointer as float* (base_of casts).
+    elem_ty(buf->dtype);  // refuses a dtype the code generator cannot load or store
+    const int64_t n = std::max<int64_t>(1, (buf->span_bytes() + 3) / 4);
     const int64_t bytes = n * 4;
     llvm::Value* ptr;
     if (bytes <= kMaxAllocaBytes) {

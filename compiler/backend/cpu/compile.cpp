@@ -39,6 +39,7 @@ std::vector<const CpuKernelInfo*> CpuProgram::timed_kernels() const {
 
 std::vector<std::string> cpu_ops() {
   std::vector<std::string> ops = lower::compute_ops();
+  for (const auto& t : lower::typed_compute_ops()) ops.push_back(t);
   for (const auto& p : lower::parts_ops()) ops.push_back(p);
   for (const char* v :
        {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Cast"})
@@ -64,6 +65,10 @@ class CpuScheduler : public KernelScheduler {
   std::optional<passes::CpuGemmResult> contraction(const passes::CpuKernelSpec& spec,
                                                    const te::Tensor& contraction,
                                                    CpuKernelInfo& info) override {
+    // The BLIS schedule packs fp32 panels: a contraction over other dtypes (float64) is
+    // scheduled generically.
+    for (const auto& [t, b] : spec.buffers)
+      if (b->dtype != DType::f32) return std::nullopt;
     passes::CpuGemmKnobs knobs;
     auto it = opts_.gemm_knobs.find(info.node);
     if (it != opts_.gemm_knobs.end()) knobs = it->second;
@@ -111,6 +116,7 @@ class Compiler {
     po.fuse_epilogues = opts_.fuse_epilogues;
     po.keep_loop_ir = opts_.keep_loop_ir;
     po.integer_inputs = true;
+    po.typed_values = true;
     plan_ = plan_model(graph_, sched, po);
     collect_code();
     prog_.kernels = plan_.kernels;
@@ -136,25 +142,31 @@ class Compiler {
       for (const auto& prm : p.params) {
         int c = prm.constant;
         if (c < 0 && prm.value && plan_.root(prm.value)->constant)
-          c = plan_.constant_of(plan_.root(prm.value));
+          c = constant_index(plan_.root(prm.value), prm.buffer->dtype);
         if (c >= 0 && seen.insert(c).second) order.push_back(c);
       }
     const_offset_.assign(plan_.constants.size(), -1);
     int64_t total = 0;
     for (int c : order) {
       const_offset_[c] = total;
-      total += align_up(std::max<int64_t>(1, plan_.constants[c].data().numel()) * 4);
+      total +=
+          align_up(std::max<int64_t>(1, static_cast<int64_t>(plan_.constants[c].data().nbytes())));
     }
     prog_.weights = AlignedBytes::zeros(total);
     prog_.constant_bytes = 0;
     for (int c : order) {
+      // fp32, or an integer / bool constant of a typed kernel in its own dtype.
       const Tensor& t = plan_.constants[c].data();
-      TESSEL_CHECK(t.dtype() == DType::f32, "constant {} is not fp32", plan_.constants[c].symbol);
-      if (t.numel() > 0)
-        std::memcpy(prog_.weights.data.get() + const_offset_[c], t.data<float>(),
-                    static_cast<size_t>(t.numel()) * 4);
-      prog_.constant_bytes += t.numel() * 4;
+      if (t.nbytes() > 0)
+        std::memcpy(prog_.weights.data.get() + const_offset_[c], t.raw(), t.nbytes());
+      prog_.constant_bytes += static_cast<int64_t>(t.nbytes());
     }
+  }
+
+  /// The constant index of constant value `v` read through a buffer of `dtype` (fp32: the fp32
+  /// copy; else the value in its own dtype).
+  int constant_index(const Value* v, DType dtype) {
+    return dtype == DType::f32 ? plan_.constant_of(v) : plan_.native_constant_of(v);
   }
 
   /// What parameter `p` of a kernel points at (`output_index`: the graph output an output-copy
@@ -174,7 +186,7 @@ class Compiler {
     const Value* r = plan_.root(p.value);
     if (r->constant) {
       a.kind = CpuArg::Kind::weights;
-      a.offset_bytes = const_offset_.at(plan_.constant_of(r));
+      a.offset_bytes = const_offset_.at(constant_index(r, p.buffer->dtype));
       return a;
     }
     auto it = plan_.storage.find(r);

@@ -9,7 +9,8 @@
 // BLIS schedule (passes/loop/cpu_gemm.cpp), everything else lower_te + cpu_vectorize + cpu_unroll
 // + cpu_parallel; codegen.h turns the loop IR into LLVM IR.
 //
-// Host buffers are fp32, dense row-major in their ONNX shape. Intermediate values live in one
+// Host buffers are dense row-major in their ONNX shape, fp32 for float32 / float16 values and
+// the value's own dtype otherwise (HostBinding::dtype). Intermediate values live in one
 // arena (offsets planned by liveness, 64-byte aligned) allocated by the entry point; graph
 // outputs are computed in place in the caller's output buffers. Constants (graph constants and
 // the panels schedules pack from them) are not part of any kernel's code: they are laid out in
@@ -82,8 +83,8 @@ class ExternKernel {
 struct HostBinding {
   std::string value;
   Shape shape;
-  /// The caller's buffer: fp32, or the value's own integer dtype (u8, i8, i32) for an integer
-  /// graph input and for an integer value an int8 kernel computes.
+  /// The caller's buffer: fp32 for float32 / float16 values, else the value's own dtype (float64,
+  /// the integers, bool as one byte 0 / 1; model_plan.h PlanOptions::typed_values).
   DType dtype = DType::f32;
 };
 

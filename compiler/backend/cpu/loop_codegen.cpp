@@ -5,6 +5,8 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
+#include <cmath>
+
 #include "compiler/backend/cpu/model_plan.h"
 #include "compiler/support/error.h"
 #include "passes/loop/cpu_passes.h"
@@ -19,6 +21,12 @@ namespace {
 /// Vector loads with a constant lane stride up to this are de-interleaved from contiguous loads
 /// (strided_load); larger or unknown strides are gathers.
 constexpr int64_t kMaxDeinterleaveStride = 4;
+
+/// Unsigned integer dtypes (and bool, 0 / 1): zero-extended, unsigned comparisons and division.
+bool is_unsigned(DType t) {
+  return t == DType::u8 || t == DType::u16 || t == DType::u32 || t == DType::u64 ||
+         t == DType::boolean;
+}
 }  // namespace
 
 LoopCodegen::LoopCodegen(llvm::Module& m, std::string name, std::string target)
@@ -29,8 +37,11 @@ LoopCodegen::LoopCodegen(llvm::Module& m, std::string name, std::string target)
       target_name_(std::move(target)) {
   f32_ = llvm::Type::getFloatTy(ctx_);
   f16_ = llvm::Type::getHalfTy(ctx_);
+  f64_ = llvm::Type::getDoubleTy(ctx_);
   i64_ = llvm::Type::getInt64Ty(ctx_);
   i32_ = llvm::Type::getInt32Ty(ctx_);
+  i16_ = llvm::Type::getInt16Ty(ctx_);
+  i8_ = llvm::Type::getInt8Ty(ctx_);
   i1_ = llvm::Type::getInt1Ty(ctx_);
   f32p_ = llvm::PointerType::getUnqual(f32_);
   i8p_ = llvm::Type::getInt8PtrTy(ctx_);
@@ -70,9 +81,92 @@ llvm::Type* LoopCodegen::elem_ty(DType dt) const {
       return f32_;
     case DType::f16:
       return f16_;
+    case DType::f64:
+      return f64_;
+    case DType::boolean:
+    case DType::i8:
+    case DType::u8:
+      return i8_;
+    case DType::i16:
+    case DType::u16:
+      return i16_;
+    case DType::i32:
+    case DType::u32:
+      return i32_;
+    case DType::i64:
+    case DType::u64:
+      return i64_;
     default:
       unsupported(fmt::format("buffers of dtype {}", dtype_to_string(dt)));
   }
+}
+
+DType LoopCodegen::compute_dtype(DType dt) { return dt == DType::f16 ? DType::f32 : dt; }
+
+llvm::Type* LoopCodegen::compute_ty(DType dt) const {
+  if (dt == DType::f16) return f32_;
+  if (dt == DType::boolean) return i1_;
+  return elem_ty(dt);
+}
+
+llvm::Value* LoopCodegen::typed_const(double v, DType dt) {
+  llvm::Type* t = compute_ty(dt);
+  if (dtype_is_float(dt)) return llvm::ConstantFP::get(t, v);
+  if (dt == DType::boolean) return llvm::ConstantInt::get(i1_, v != 0 ? 1 : 0);  // NaN: true
+  const unsigned bits = t->getIntegerBitWidth();
+  if (std::isnan(v)) return llvm::ConstantInt::get(t, 0);
+  if (is_unsigned(dt)) {
+    const long double hi = std::ldexp(1.0L, static_cast<int>(bits)) - 1;
+    if (v <= 0) return llvm::ConstantInt::get(t, 0);
+    if (static_cast<long double>(v) >= hi) return llvm::ConstantInt::getAllOnesValue(t);
+    return llvm::ConstantInt::get(t, static_cast<uint64_t>(v));
+  }
+  const long double lo = -std::ldexp(1.0L, static_cast<int>(bits) - 1);
+  if (static_cast<long double>(v) <= lo)
+    return llvm::ConstantInt::get(ctx_, llvm::APInt::getSignedMinValue(bits));
+  if (static_cast<long double>(v) >= -lo - 1)
+    return llvm::ConstantInt::get(ctx_, llvm::APInt::getSignedMaxValue(bits));
+  return llvm::ConstantInt::get(t, static_cast<uint64_t>(static_cast<int64_t>(v)), true);
+}
+
+LoopCodegen::V LoopCodegen::convert(const V& x, DType from, DType to) {
+  from = compute_dtype(from);
+  to = compute_dtype(to);
+  if (from == to) return x;
+  llvm::Type* st = compute_ty(to);
+  llvm::Type* tt = x.vec ? vec_ty(st) : st;
+  llvm::Value* zero = llvm::Constant::getNullValue(x.v->getType());
+  const bool ff = dtype_is_float(from), tf = dtype_is_float(to);
+  if (to == DType::boolean)
+    return {ff ? b_.CreateFCmpUNE(x.v, zero) : b_.CreateICmpNE(x.v, zero), x.vec};
+  if (from == DType::boolean)
+    return {tf ? b_.CreateUIToFP(x.v, tt) : b_.CreateZExt(x.v, tt), x.vec};
+  if (ff && tf) {
+    const bool wider = st->getPrimitiveSizeInBits() > x.v->getType()->getScalarSizeInBits();
+    return {wider ? b_.CreateFPExt(x.v, tt) : b_.CreateFPTrunc(x.v, tt), x.vec};
+  }
+  if (tf) return {is_unsigned(from) ? b_.CreateUIToFP(x.v, tt) : b_.CreateSIToFP(x.v, tt), x.vec};
+  if (ff) {
+    // Truncation toward zero, saturated at the type's range, NaN -> 0 (the reference's Cast).
+    const auto id = is_unsigned(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat;
+    llvm::Function* f = llvm::Intrinsic::getDeclaration(&mod_, id, {tt, x.v->getType()});
+    return {b_.CreateCall(f, {x.v}), x.vec};
+  }
+  const unsigned fb = x.v->getType()->getScalarSizeInBits(), tb = st->getIntegerBitWidth();
+  if (tb == fb) return {x.v, x.vec};
+  if (tb < fb) return {b_.CreateTrunc(x.v, tt), x.vec};
+  return {is_unsigned(from) ? b_.CreateZExt(x.v, tt) : b_.CreateSExt(x.v, tt), x.vec};
+}
+
+std::optional<DType> LoopCodegen::vtype(const Expr& e) {
+  auto it = vtype_.find(e.get());
+  if (it != vtype_.end()) return it->second;
+  std::optional<DType> t = L::value_dtype(e, [](const L::ExprNode& leaf) -> std::optional<DType> {
+    if (leaf.kind == ExprKind::Load && leaf.buffer) return compute_dtype(leaf.buffer->dtype);
+    return std::nullopt;
+  });
+  vtype_[e.get()] = t;
+  return t;
 }
 
 llvm::Value* LoopCodegen::splat(llvm::Value* v) {
@@ -166,12 +260,35 @@ LoopCodegen::V LoopCodegen::eval_int(const Expr& e) {
   }
 }
 
-LoopCodegen::V LoopCodegen::eval_cond(const Expr& e) {
+LoopCodegen::V LoopCodegen::eval_cond(const Expr& e, const V* guard) {
   switch (e->kind) {
     case ExprKind::Lt:
     case ExprKind::Le:
     case ExprKind::Eq:
     case ExprKind::Ne: {
+      const auto ta = vtype(e->args[0]), tb = vtype(e->args[1]);
+      if (ta || tb || e->args[0]->is_float || e->args[1]->is_float) {
+        // A comparison of values, in the type of its typed operand.
+        const DType ct = ta ? *ta : tb ? *tb : DType::f32;
+        V a = eval_value(e->args[0], ct, guard), c = eval_value(e->args[1], ct, guard);
+        const bool fl = dtype_is_float(ct), un = is_unsigned(ct);
+        return bin(a, c, [&](llvm::Value* x, llvm::Value* y) {
+          switch (e->kind) {
+            case ExprKind::Lt:
+              return fl   ? b_.CreateFCmpOLT(x, y)
+                     : un ? b_.CreateICmpULT(x, y)
+                          : b_.CreateICmpSLT(x, y);
+            case ExprKind::Le:
+              return fl   ? b_.CreateFCmpOLE(x, y)
+                     : un ? b_.CreateICmpULE(x, y)
+                          : b_.CreateICmpSLE(x, y);
+            case ExprKind::Eq:
+              return fl ? b_.CreateFCmpOEQ(x, y) : b_.CreateICmpEQ(x, y);
+            default:
+              return fl ? b_.CreateFCmpUNE(x, y) : b_.CreateICmpNE(x, y);
+          }
+        });
+      }
       V a = eval_int(e->args[0]), c = eval_int(e->args[1]);
       return bin(a, c, [&](llvm::Value* x, llvm::Value* y) {
         switch (e->kind) {
@@ -187,14 +304,16 @@ LoopCodegen::V LoopCodegen::eval_cond(const Expr& e) {
       });
     }
     case ExprKind::And:
-      return bin(eval_cond(e->args[0]), eval_cond(e->args[1]),
+      return bin(eval_cond(e->args[0], guard), eval_cond(e->args[1], guard),
                  [&](auto* x, auto* y) { return b_.CreateAnd(x, y); });
     case ExprKind::Or:
-      return bin(eval_cond(e->args[0]), eval_cond(e->args[1]),
+      return bin(eval_cond(e->args[0], guard), eval_cond(e->args[1], guard),
                  [&](auto* x, auto* y) { return b_.CreateOr(x, y); });
     case ExprKind::Int:
       return {llvm::ConstantInt::get(i1_, e->int_value != 0), false};
     default: {
+      if (auto t = vtype(e)) return convert(eval_value(e, *t, guard), *t, DType::boolean);
+      if (e->is_float) return convert(eval_value(e, DType::f32, guard), DType::f32, DType::boolean);
       V a = eval_int(e);
       return {b_.CreateICmpNE(a.v, llvm::Constant::getNullValue(a.v->getType())), a.vec};
     }
@@ -230,12 +349,18 @@ LoopCodegen::V LoopCodegen::load(const L::Buffer& buf, const std::vector<Expr>& 
   llvm::Value* base = base_of(buf);
   llvm::Type* et = elem_ty(buf->dtype);
   const llvm::Align al(static_cast<uint64_t>(dtype_size(buf->dtype)));
-  // Widens an fp16 value (scalar or vector) to fp32.
+  const DType ct = compute_dtype(buf->dtype);
+  // Widens an fp16 value (scalar or vector) to fp32; a bool byte becomes i1.
   auto widen = [&](llvm::Value* v, bool vec) -> V {
-    if (et == f32_) return {v, vec};
-    return {b_.CreateFPExt(v, vec ? vec_ty(f32_) : f32_), vec};
+    if (buf->dtype == DType::f16) return {b_.CreateFPExt(v, vec ? vec_ty(f32_) : f32_), vec};
+    if (buf->dtype == DType::boolean)
+      return {b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType())), vec};
+    return {v, vec};
   };
-  llvm::Value* pad_e = llvm::ConstantFP::get(et, pad);
+  // The padding value in the element's storage type.
+  llvm::Value* pad_e = buf->dtype == DType::f16       ? llvm::ConstantFP::get(et, pad)
+                       : buf->dtype == DType::boolean ? llvm::ConstantInt::get(i8_, pad != 0)
+                                                      : typed_const(pad, ct);
   auto scalar = [&]() -> V {
     llvm::Value* off = eval_int(lin).v;
     if (!mask) return widen(b_.CreateAlignedLoad(et, b_.CreateGEP(et, base, off), al), false);
@@ -253,7 +378,7 @@ LoopCodegen::V LoopCodegen::load(const L::Buffer& buf, const std::vector<Expr>& 
     llvm::Value* any = b_.CreateOrReduce(mask->v);
     llvm::Value* safe = b_.CreateSelect(any, off, i64c(0));
     V v = widen(b_.CreateAlignedLoad(et, b_.CreateGEP(et, base, safe), al), false);
-    return {b_.CreateSelect(mask->v, splat(v.v), splat(f32c(pad))), true};
+    return {b_.CreateSelect(mask->v, splat(v.v), splat(typed_const(pad, ct))), true};
   }
   llvm::Value* passthru = splat(pad_e);
   if (coeff && *coeff == 1) {
@@ -328,10 +453,13 @@ void LoopCodegen::store(const L::Buffer& buf, const std::vector<Expr>& idx, cons
   llvm::Value* base = base_of(buf);
   llvm::Type* et = elem_ty(buf->dtype);
   const llvm::Align al(static_cast<uint64_t>(dtype_size(buf->dtype)));
-  // Rounds an fp32 value to the buffer's element type.
+  // Rounds an fp32 value to fp16; a bool (i1) becomes a byte 0 / 1.
   auto narrow = [&](llvm::Value* v) {
-    if (et == f32_) return v;
-    return b_.CreateFPTrunc(v, v->getType()->isVectorTy() ? vec_ty(et) : et);
+    if (buf->dtype == DType::f16)
+      return b_.CreateFPTrunc(v, v->getType()->isVectorTy() ? vec_ty(et) : et);
+    if (buf->dtype == DType::boolean)
+      return b_.CreateZExt(v, v->getType()->isVectorTy() ? vec_ty(et) : et);
+    return v;
   };
   if (!lane_) {
     b_.CreateAlignedStore(narrow(value.v), b_.CreateGEP(et, base, eval_int(lin).v), al);
@@ -371,8 +499,8 @@ llvm::Value* LoopCodegen::fmin(llvm::Value* x, llvm::Value* y) {
 }
 
 LoopCodegen::V LoopCodegen::call(L::CallOp op, const V& x) {
-  llvm::Value* one = x.vec ? splat(f32c(1.0)) : f32c(1.0);
-  llvm::Value* zero = x.vec ? splat(f32c(0.0)) : f32c(0.0);
+  llvm::Value* one = llvm::ConstantFP::get(x.v->getType(), 1.0);
+  llvm::Value* zero = llvm::ConstantFP::get(x.v->getType(), 0.0);
   switch (op) {
     case L::CallOp::exp:
       return {unary_intrinsic(llvm::Intrinsic::exp, x.v), x.vec};
@@ -401,14 +529,29 @@ LoopCodegen::V LoopCodegen::call(L::CallOp op, const V& x) {
   unsupported(fmt::format("math function {}", L::call_name(op)));
 }
 
-LoopCodegen::V LoopCodegen::eval_float(const Expr& e, const V* guard) {
-  if (!e->is_float) {
-    V i = eval_int(e);
-    return {b_.CreateSIToFP(i.v, i.vec ? vec_ty(f32_) : f32_), i.vec};
+LoopCodegen::V LoopCodegen::eval_value(const Expr& e, DType t, const V* guard) {
+  t = compute_dtype(t);
+  switch (e->kind) {
+    case ExprKind::Lt:
+    case ExprKind::Le:
+    case ExprKind::Eq:
+    case ExprKind::Ne:
+    case ExprKind::And:
+    case ExprKind::Or:
+      return convert(eval_cond(e, guard), DType::boolean, t);
+    default:
+      break;
   }
+  if (!e->is_float) return convert(eval_int(e), DType::i64, t);  // index arithmetic
+  const bool fl = dtype_is_float(t);
+  const bool boolean = t == DType::boolean;
+  const bool un = is_unsigned(t);
+  auto operands = [&](const std::function<llvm::Value*(llvm::Value*, llvm::Value*)>& f) {
+    return bin(eval_value(e->args[0], t, guard), eval_value(e->args[1], t, guard), f);
+  };
   switch (e->kind) {
     case ExprKind::Float:
-      return {f32c(e->float_value), false};
+      return {typed_const(e->float_value, t), false};
     case ExprKind::Load: {
       V mask;
       const V* m = guard;
@@ -417,16 +560,17 @@ LoopCodegen::V LoopCodegen::eval_float(const Expr& e, const V* guard) {
         if (guard) mask = bin(mask, *guard, [&](auto* x, auto* y) { return b_.CreateAnd(x, y); });
         m = &mask;
       }
-      return load(e->buffer, e->args, m, e->padded ? e->pad_value : 0.0);
+      V v = load(e->buffer, e->args, m, e->padded ? e->pad_value : 0.0);
+      return convert(v, e->buffer->dtype, t);
     }
     case ExprKind::Add: {
       // a + b * c -> fmuladd(b, c, a)
-      for (int s = 0; s < 2; ++s) {
+      for (int s = 0; fl && s < 2; ++s) {
         const Expr& p = e->args[1 - s];
         if (p->kind == ExprKind::Mul && p->is_float && p->args[0]->is_float &&
             p->args[1]->is_float) {
-          V acc = eval_float(e->args[s], guard);
-          V x = eval_float(p->args[0], guard), y = eval_float(p->args[1], guard);
+          V acc = eval_value(e->args[s], t, guard);
+          V x = eval_value(p->args[0], t, guard), y = eval_value(p->args[1], t, guard);
           const bool vec = acc.vec || x.vec || y.vec;
           llvm::Value* xs = vec ? as_vec(x) : x.v;
           llvm::Value* ys = vec ? as_vec(y) : y.v;
@@ -437,40 +581,83 @@ LoopCodegen::V LoopCodegen::eval_float(const Expr& e, const V* guard) {
                   vec};
         }
       }
-      return bin(eval_float(e->args[0], guard), eval_float(e->args[1], guard),
-                 [&](auto* x, auto* y) { return b_.CreateFAdd(x, y); });
+      return operands([&](auto* x, auto* y) -> llvm::Value* {
+        if (fl) return b_.CreateFAdd(x, y);
+        if (boolean) return b_.CreateOr(x, y);
+        return b_.CreateAdd(x, y);  // wraps
+      });
     }
     case ExprKind::Sub:
-      return bin(eval_float(e->args[0], guard), eval_float(e->args[1], guard),
-                 [&](auto* x, auto* y) { return b_.CreateFSub(x, y); });
+      return operands([&](auto* x, auto* y) -> llvm::Value* {
+        if (fl) return b_.CreateFSub(x, y);
+        if (boolean) return b_.CreateXor(x, y);
+        return b_.CreateSub(x, y);
+      });
     case ExprKind::Mul:
-      return bin(eval_float(e->args[0], guard), eval_float(e->args[1], guard),
-                 [&](auto* x, auto* y) { return b_.CreateFMul(x, y); });
+      return operands([&](auto* x, auto* y) -> llvm::Value* {
+        if (fl) return b_.CreateFMul(x, y);
+        if (boolean) return b_.CreateAnd(x, y);
+        return b_.CreateMul(x, y);
+      });
     case ExprKind::Div:
-      return bin(eval_float(e->args[0], guard), eval_float(e->args[1], guard),
-                 [&](auto* x, auto* y) { return b_.CreateFDiv(x, y); });
+      return operands([&](llvm::Value* x, llvm::Value* y) -> llvm::Value* {
+        if (fl) return b_.CreateFDiv(x, y);
+        if (boolean) return x;  // x / true (x / false has no value; the reference refuses it)
+        // Truncating division that never traps: a zero divisor gives 0, x / -1 is -x (wrapping;
+        // sdiv of the minimum by -1 is undefined in LLVM).
+        llvm::Value* zero = llvm::Constant::getNullValue(y->getType());
+        llvm::Value* one = llvm::ConstantInt::get(y->getType(), 1);
+        llvm::Value* y0 = b_.CreateICmpEQ(y, zero);
+        if (un) return b_.CreateSelect(y0, zero, b_.CreateUDiv(x, b_.CreateSelect(y0, one, y)));
+        llvm::Value* ym1 = b_.CreateICmpEQ(y, llvm::Constant::getAllOnesValue(y->getType()));
+        llvm::Value* q = b_.CreateSDiv(x, b_.CreateSelect(b_.CreateOr(y0, ym1), one, y));
+        return b_.CreateSelect(y0, zero, b_.CreateSelect(ym1, b_.CreateSub(zero, x), q));
+      });
     case ExprKind::Min:
-      return bin(eval_float(e->args[0], guard), eval_float(e->args[1], guard),
-                 [&](auto* x, auto* y) { return fmin(x, y); });
+      return operands([&](auto* x, auto* y) -> llvm::Value* {
+        if (fl) return fmin(x, y);
+        if (boolean) return b_.CreateAnd(x, y);
+        return b_.CreateSelect(un ? b_.CreateICmpULT(x, y) : b_.CreateICmpSLT(x, y), x, y);
+      });
     case ExprKind::Max:
-      return bin(eval_float(e->args[0], guard), eval_float(e->args[1], guard),
-                 [&](auto* x, auto* y) { return fmax(x, y); });
+      return operands([&](auto* x, auto* y) -> llvm::Value* {
+        if (fl) return fmax(x, y);
+        if (boolean) return b_.CreateOr(x, y);
+        return b_.CreateSelect(un ? b_.CreateICmpUGT(x, y) : b_.CreateICmpSGT(x, y), x, y);
+      });
     case ExprKind::Select: {
-      V c = eval_cond(e->args[0]);
+      V c = eval_cond(e->args[0], guard);
       V nc{b_.CreateNot(c.v), c.vec};
       V gt = c, ge = nc;
       if (guard) {
         gt = bin(c, *guard, [&](auto* x, auto* y) { return b_.CreateAnd(x, y); });
         ge = bin(nc, *guard, [&](auto* x, auto* y) { return b_.CreateAnd(x, y); });
       }
-      V x = eval_float(e->args[1], &gt), y = eval_float(e->args[2], &ge);
+      V x = eval_value(e->args[1], t, &gt), y = eval_value(e->args[2], t, &ge);
       if (c.vec || x.vec || y.vec) return {b_.CreateSelect(as_vec(c), as_vec(x), as_vec(y)), true};
       return {b_.CreateSelect(c.v, x.v, y.v), false};
     }
-    case ExprKind::Call:
-      return call(e->call, eval_float(e->args[0], guard));
+    case ExprKind::Call: {
+      V x = eval_value(e->args[0], t, guard);
+      if (fl) return call(e->call, x);
+      llvm::Value* zero = llvm::Constant::getNullValue(x.v->getType());
+      switch (e->call) {
+        case L::CallOp::neg:
+          return {b_.CreateSub(zero, x.v), x.vec};
+        case L::CallOp::abs:
+          if (un) return x;
+          return {b_.CreateSelect(b_.CreateICmpSLT(x.v, zero), b_.CreateSub(zero, x.v), x.v),
+                  x.vec};
+        case L::CallOp::relu:
+          if (un) return x;
+          return {b_.CreateSelect(b_.CreateICmpSLT(x.v, zero), zero, x.v), x.vec};
+        default:
+          unsupported(fmt::format("math function {} on {} values", L::call_name(e->call),
+                                  dtype_to_string(t)));
+      }
+    }
     default:
-      unsupported("float expression " + L::to_string(e));
+      unsupported("value expression " + L::to_string(e));
   }
 }
 
@@ -493,8 +680,12 @@ void LoopCodegen::emit_stmt(const L::Stmt& s) {
         unsupported(fmt::format("store to a buffer in scope {}", L::scope_name(s->buffer->scope)));
       // Under a lane mask the loads of the value read only the enabled lanes too.
       const V guard{mask_, true};
-      V v = eval_float(s->value, mask_ ? &guard : nullptr);
-      store(s->buffer, s->indices, v);
+      // The value in its own type (an untyped one, e.g. a reduction's identity, in the
+      // buffer's), then converted to the buffer's dtype (ONNX Cast rules).
+      const DType bt = compute_dtype(s->buffer->dtype);
+      const DType vt = vtype(s->value).value_or(bt);
+      V v = eval_value(s->value, vt, mask_ ? &guard : nullptr);
+      store(s->buffer, s->indices, convert(v, vt, bt));
       return;
     }
     case L::StmtKind::Allocate:

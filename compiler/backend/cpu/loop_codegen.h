@@ -15,7 +15,18 @@
 //                               condition differs between lanes masks the stores (and their
 //                               loads) inside it (llvm.masked.store / masked scatter)
 // Buffers hold fp32 or fp16 elements (fp16 is widened to fp32 on load and rounded to nearest
-// even on store). A target derives from it and supplies what differs: the function and its
+// even on store), or integer / bool elements (i8..i64, u8..u64, bool as one byte 0/1). A value
+// expression is computed in its value type (loop::value_dtype over the buffers it loads: f32 for
+// f16/f32 data, double for f64, the integer's own type, i1 for bool and comparisons): integer
+// arithmetic wraps (two's complement), Div truncates toward zero (sdiv / udiv; a zero divisor gives
+// 0 instead of trapping, x / -1 is the wrapping negation), comparisons are signed, unsigned (icmp)
+// or ordered (fcmp; != is unordered, so NaN != x). Immediates take the type of the operand they
+// meet (an infinite immediate in an integer context is the type's minimum or maximum: the
+// identities of max / min reductions and of padded windows). A store converts the value to the
+// buffer's dtype by the rules of ONNX Cast as the reference implements them: float -> integer
+// truncates toward zero and saturates (NaN -> 0; llvm.fptosi.sat / fptoui.sat), integer -> integer
+// wraps (trunc / sext / zext by the source's signedness), anything -> bool is x != 0 (NaN -> true),
+// bool -> number is 0 / 1. A target derives from it and supplies what differs: the function and its
 // parameters, allocations, the other loop kinds and statements, math functions it cannot take
 // from LLVM intrinsics, and the alignment it can prove for vector accesses.
 #pragma once
@@ -24,6 +35,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,7 +61,7 @@ class LoopCodegen {
   llvm::IRBuilder<> b_;
   std::string name_;
   std::string target_name_;
-  llvm::Type *f32_, *f16_, *i64_, *i32_, *i1_;
+  llvm::Type *f32_, *f16_, *f64_, *i64_, *i32_, *i16_, *i8_, *i1_;
   llvm::PointerType *f32p_, *i8p_;
   llvm::Function* fn_ = nullptr;  // the function being emitted
   /// allocation -> pointer to its first element (any element type: base_of casts)
@@ -59,6 +71,8 @@ class LoopCodegen {
   const loop::VarNode* lane_ = nullptr;                    // vectorized loop variable
   int64_t lanes_ = 0;
   llvm::Value* mask_ = nullptr;  // <lanes x i1> inside an if whose condition varies by lane
+  /// value_dtype of the expressions seen (compute types: f16 data computes as f32).
+  std::map<const loop::ExprNode*, std::optional<DType>> vtype_;
 
   static std::string sanitize(const std::string& s);
   [[noreturn]] void unsupported(const std::string& what) const;
@@ -80,7 +94,19 @@ class LoopCodegen {
 
   // ---- types and constants ----
   llvm::Type* vec_ty(llvm::Type* t) const;
+  /// The storage type of a buffer element (bool: i8).
   llvm::Type* elem_ty(DType dt) const;
+  /// The type a value of dtype `dt` is computed in (f16 -> f32, bool -> i1).
+  llvm::Type* compute_ty(DType dt) const;
+  /// `dt`'s compute dtype (f16 -> f32, others themselves).
+  static DType compute_dtype(DType dt);
+  /// A constant of compute dtype `dt` (an integer: truncated, saturated, NaN -> 0).
+  llvm::Value* typed_const(double v, DType dt);
+  /// Converts `x` from compute dtype `from` to `to` (ONNX Cast rules, see the file comment).
+  V convert(const V& x, DType from, DType to);
+  /// The value type of `e` (loop::value_dtype with buffer dtypes as leaves, f16 -> f32); nullopt
+  /// for index arithmetic and immediates.
+  std::optional<DType> vtype(const loop::Expr& e);
   llvm::Value* splat(llvm::Value* v);
   llvm::Value* as_vec(const V& x);
   llvm::Value* i64c(int64_t v);
@@ -93,19 +119,25 @@ class LoopCodegen {
   // ---- expressions ----
   bool nonnegative(const loop::Expr& e);
   V eval_int(const loop::Expr& e);
-  V eval_cond(const loop::Expr& e);
+  /// An i1 condition; loads under `guard` read nothing where it is false.
+  V eval_cond(const loop::Expr& e, const V* guard = nullptr);
   /// Float value of `e`; loads under `guard` (a select condition) read nothing where it is false.
-  V eval_float(const loop::Expr& e, const V* guard = nullptr);
+  V eval_float(const loop::Expr& e, const V* guard = nullptr) {
+    return eval_value(e, DType::f32, guard);
+  }
+  /// Value of `e` computed in compute dtype `t` (operands of other types converted at the loads).
+  V eval_value(const loop::Expr& e, DType t, const V* guard = nullptr);
 
   // ---- memory ----
   /// Pointer to element 0 of `buf`'s allocation, typed by its dtype.
   llvm::Value* base_of(const loop::Buffer& buf);
   V in_bounds(const loop::Buffer& buf, const std::vector<loop::Expr>& idx);
-  /// Loads buf[idx] as fp32; where `mask` (optional) is false the result is `pad` and nothing is
-  /// read.
+  /// Loads buf[idx] in its compute type (compute_ty of its dtype); where `mask` (optional) is
+  /// false the result is `pad` and nothing is read.
   V load(const loop::Buffer& buf, const std::vector<loop::Expr>& idx, const V* mask, double pad);
   V strided_load(llvm::Value* ptr, llvm::Type* et, int64_t stride, const V* mask,
                  llvm::Value* passthru);
+  /// Stores `value` (of the buffer dtype's compute type) into buf[idx].
   void store(const loop::Buffer& buf, const std::vector<loop::Expr>& idx, const V& value);
 
   // ---- statements ----

@@ -27,9 +27,19 @@ bool epilogue_op(const std::string& op) {
   return ops.count(op) > 0;
 }
 
+/// Whether a value of dtype `dt` is stored (and computed) in its own dtype: integers, bool and
+/// float64 on a typed target; every other float is stored as fp32.
+bool own_dtype(DType dt, bool typed) { return typed && (dt == DType::f64 || !dtype_is_float(dt)); }
+
 class CpuContext : public lower::ComputeContext {
  public:
-  explicit CpuContext(std::map<const Value*, te::Tensor>* inside) : inside_(inside) {}
+  /// `typed`: integer and bool values are read in their own dtypes (PlanOptions::typed_values).
+  CpuContext(std::map<const Value*, te::Tensor>* inside, bool typed)
+      : inside_(inside), typed_(typed) {}
+  bool typed_values() const override { return typed_; }
+  /// The dtype a kernel reads `dt` in: its own for integers and bool on a typed target, else
+  /// fp32 (f16 / f64 values are stored as fp32).
+  DType storage(DType dt) const { return own_dtype(dt, typed_) ? dt : DType::f32; }
   te::Tensor input(const Value* v) override {
     if (inside_) {
       auto it = inside_->find(v);
@@ -37,13 +47,13 @@ class CpuContext : public lower::ComputeContext {
     }
     auto it = placeholders.find(v);
     if (it != placeholders.end()) return it->second;
-    te::Tensor p = te::placeholder(v->name, v->shape);
+    te::Tensor p = te::placeholder(v->name, v->shape, storage(v->dtype));
     placeholders[v] = p;
     order.push_back(v);
     return p;
   }
   te::Tensor derived_constant(const std::string& name, const Tensor& data) override {
-    te::Tensor p = te::placeholder(name, data.shape());
+    te::Tensor p = te::placeholder(name, data.shape(), storage(data.dtype()));
     derived.emplace_back(p, data);
     return p;
   }
@@ -53,6 +63,7 @@ class CpuContext : public lower::ComputeContext {
 
  private:
   std::map<const Value*, te::Tensor>* inside_;
+  bool typed_ = false;
 };
 
 Tensor to_f32(const Tensor& t) {
@@ -71,7 +82,7 @@ class Planner {
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
       const Value* v = graph_.inputs[i];
       const bool integer = v->dtype == DType::u8 || v->dtype == DType::i8 || v->dtype == DType::i32;
-      if (integer && opts_.integer_inputs) {
+      if ((integer && opts_.integer_inputs) || own_dtype(v->dtype, opts_.typed_values)) {
         plan_.storage[v] = {ValueStorage::Kind::input, static_cast<int>(i), 0};
         plan_.native.insert(v);
         ready_.insert(v);
@@ -105,6 +116,22 @@ class Planner {
   ModelPlan plan_;
 
   const Value* root(const Value* v) const { return plan_.root(v); }
+
+  /// The dtype `v` is stored in: its root's own dtype when the root is stored natively (an
+  /// integer or bool value on a typed target, an int8 kernel's integer value), else fp32.
+  DType storage(const Value* v) const {
+    const Value* r = root(v);
+    if (plan_.native.count(r) || own_dtype(r->dtype, opts_.typed_values)) return r->dtype;
+    return DType::f32;
+  }
+  /// Marks a value a generated kernel writes as stored natively when it is not a float.
+  void note_written(const Value* v) {
+    if (v && own_dtype(root(v)->dtype, opts_.typed_values)) plan_.native.insert(root(v));
+  }
+  /// The constant index of constant `v` in the dtype kernels read it in (storage()).
+  int constant_for(const Value* v) {
+    return storage(v) == DType::f32 ? plan_.constant_of(v) : plan_.native_constant_of(v);
+  }
 
   // ------------------------------------------------------------------ planning
   std::set<const Node*> fused_away_;  // nodes computed inside an earlier node's kernel
@@ -172,7 +199,10 @@ class Planner {
                           "computes only the first output",
                           node.describe(), i, extra->name, opts_.target));
       }
-      if (lower::is_alias_op(node)) {
+      if (node.op_type == "Dropout") require_inference_dropout(node);
+      // A float Cast between fp32-stored dtypes is a view; one to or from a float64 stored in
+      // its own dtype is computed.
+      if (lower::is_alias_op(node) && storage(node.input(0)) == storage(node.outputs[0])) {
         info.kind = "view";
         plan_.alias[node.outputs[0]] = node.input(0);
         plan_.kernels.push_back(info);
@@ -208,7 +238,7 @@ class Planner {
         continue;
       }
       if (chain.size() == 1) {
-        CpuContext pctx(nullptr);
+        CpuContext pctx(nullptr, opts_.typed_values);
         auto parts = lower::op_parts(last, pctx);
         if (!parts.empty()) {
           plan_parts(last, info, std::move(parts), pctx);
@@ -221,7 +251,7 @@ class Planner {
       plan.writes = last.outputs[0];
       // Build the fused TE: every chain node's compute reads the previous one's tensor.
       std::map<const Value*, te::Tensor> inside;
-      CpuContext ctx(&inside);
+      CpuContext ctx(&inside, opts_.typed_values);
       te::Tensor t;
       for (const Node* n : chain) {
         t = lower::op_compute(*n, ctx);
@@ -237,8 +267,32 @@ class Planner {
     }
   }
 
+  /// Dropout is a view only in inference: training_mode (input 2) absent or a constant false, or
+  /// the ratio a constant 0 (ONNX Dropout-13: nothing dropped, scale 1). Otherwise the output is
+  /// random, and tessel::Unsupported names the node (as the reference interpreter does).
+  void require_inference_dropout(const Node& node) const {
+    const Value* training = node.input(2);
+    if (!training) return;
+    if (training->constant && training->constant->numel() == 1 &&
+        training->constant->get_as_double(0) == 0)
+      return;
+    const Value* rv = node.input(1);
+    if (rv && !rv->constant)
+      throw Unsupported(fmt::format(
+          "{}: training_mode and ratio are run-time inputs; only inference Dropout (or ratio 0) "
+          "is compiled",
+          node.describe()));
+    const double ratio = rv ? rv->constant->get_as_double(0) : 0.5;
+    if (ratio == 0) return;
+    throw Unsupported(fmt::format(
+        "{}: training-mode Dropout with ratio {} is random; only inference (or ratio 0) is "
+        "supported{}",
+        node.describe(), ratio, training->constant ? "" : " (training_mode is a run-time input)"));
+  }
+
   /// Refuses a generated (fp32) kernel reading `v` when `v` is stored in its own integer dtype.
   void require_fp32_storage(const Value* v, const Node& node) const {
+    if (opts_.typed_values) return;  // generated kernels read every dtype
     if (plan_.native.count(root(v)))
       throw Unsupported(fmt::format(
           "{}: reads '{}' ({}), an integer tensor; the {} backend computes integer tensors only "
@@ -287,12 +341,12 @@ class Planner {
   /// returns the output parameter's allocation. Fills `spec` (buffers as dense views, constants).
   L::Buffer make_params(KernelPlan& plan, CpuContext& ctx, const Value* out_value,
                         passes::CpuKernelSpec& spec) {
-    auto add_param = [&](const std::string& name, const Shape& shape, const Value* v,
-                         int constant) {
+    auto add_param = [&](const std::string& name, const Shape& shape, const Value* v, int constant,
+                         DType dtype) {
       PlanParam p;
       p.value = v;
       p.constant = constant;
-      p.buffer = L::make_buffer(name, L::MemScope::host, DType::f32,
+      p.buffer = L::make_buffer(name, L::MemScope::host, dtype,
                                 {std::max<int64_t>(1, shape_numel(shape))});
       plan.params.push_back(p);
       return p.buffer;
@@ -307,21 +361,23 @@ class Planner {
       const te::Tensor& ph = ctx.placeholders.at(v);
       int c = -1;
       if (v->constant) {
-        c = plan_.constant_of(v);
+        c = ph->dtype == DType::f32 ? plan_.constant_of(v) : plan_.native_constant_of(v);
         spec.constants[ph.get()] = &plan_.constants[c].data();
       } else {
         plan.reads.push_back(v);
       }
-      spec.buffers[ph.get()] =
-          dense_view(add_param(v->name, v->shape, v->constant ? nullptr : v, c), v->name, v->shape);
+      spec.buffers[ph.get()] = dense_view(
+          add_param(v->name, v->shape, v->constant ? nullptr : v, c, ph->dtype), v->name, v->shape);
     }
     for (auto& [ph, data] : ctx.derived) {
-      const int c = plan_.add_constant(ph->name, to_f32(data));
+      const int c = plan_.add_constant(
+          ph->name, ph->dtype == DType::f32 ? to_f32(data) : data.cast(ph->dtype));
       spec.constants[ph.get()] = &plan_.constants[c].data();
       spec.buffers[ph.get()] =
-          dense_view(add_param(ph->name, ph->shape, nullptr, c), ph->name, ph->shape);
+          dense_view(add_param(ph->name, ph->shape, nullptr, c, ph->dtype), ph->name, ph->shape);
     }
-    return add_param(out_value->name, out_value->shape, out_value, -1);
+    note_written(out_value);
+    return add_param(out_value->name, out_value->shape, out_value, -1, storage(out_value));
   }
 
   /// The loop nest of one kernel (or part) computing spec.out: the target's contraction
@@ -399,7 +455,9 @@ class Planner {
     plan.writes = out;
     PlanParam op;
     op.value = out;
-    op.buffer = L::make_buffer(out->name, L::MemScope::host, DType::f32, {shape_numel(out->shape)});
+    note_written(out);
+    op.buffer =
+        L::make_buffer(out->name, L::MemScope::host, storage(out), {shape_numel(out->shape)});
     plan.params.push_back(op);
     std::vector<L::Stmt> parts;
     int64_t offset = 0;
@@ -408,9 +466,9 @@ class Planner {
       require_fp32_storage(in, node);
       L::Buffer src;
       PlanParam p;
-      p.buffer = L::make_buffer(in->name, L::MemScope::host, DType::f32, {shape_numel(in->shape)});
+      p.buffer = L::make_buffer(in->name, L::MemScope::host, storage(in), {shape_numel(in->shape)});
       if (in->constant) {
-        p.constant = plan_.constant_of(in);
+        p.constant = constant_for(in);
       } else {
         p.value = in;
         plan.reads.push_back(in);
@@ -419,7 +477,7 @@ class Planner {
       src = L::make_view(p.buffer, in->name, in->shape, L::dense_strides(in->shape), 0);
       L::Buffer dst =
           L::make_view(op.buffer, out->name, in->shape, strides, offset * strides[axis]);
-      te::Tensor ph = te::placeholder(in->name, in->shape);
+      te::Tensor ph = te::placeholder(in->name, in->shape, storage(in));
       te::Tensor cp = te::compute(node.name + ".part", in->shape,
                                   [&](const std::vector<L::Expr>& i) { return te::read(ph, i); });
       parts.push_back(sched_.generic(cp, {{ph.get(), src}, {cp.get(), dst}}));
@@ -442,6 +500,7 @@ class Planner {
     for (size_t j = 0; j < graph_.outputs.size(); ++j) {
       const Value* o = graph_.outputs[j];
       const Value* r = root(o);
+      if (own_dtype(r->dtype, opts_.typed_values)) plan_.native.insert(r);
       const bool native = plan_.native.count(r) > 0;
       plan_.outputs.push_back({o->name, o->shape, native ? r->dtype : DType::f32});
       if (shape_numel(o->shape) == 0) continue;  // zero elements: nothing to write
@@ -454,7 +513,7 @@ class Planner {
       }
       // Copy kernel: output j <- r (an input, a constant, or a value another output holds).
       KernelPlan plan;
-      if (native) {  // bytes of the integer dtype: a host copy
+      if (native && !opts_.typed_values) {  // bytes of the integer dtype: a host copy
         plan.ext =
             sched_.extern_copy(shape_numel(o->shape) * static_cast<int64_t>(dtype_size(r->dtype)));
         if (!plan.ext)
@@ -483,21 +542,22 @@ class Planner {
       info.op_type = "Copy";
       info.kind = "copy";
       info.function = fmt::format("tessel_k{}_output_copy", plan_.kernels.size());
+      // A copy kernel in the value's storage dtype (fp32, or an integer / bool dtype).
+      const DType sd = storage(r);
       PlanParam src;
-      src.buffer = L::make_buffer(r->name, L::MemScope::host, DType::f32, {shape_numel(o->shape)});
+      src.buffer = L::make_buffer(r->name, L::MemScope::host, sd, {shape_numel(o->shape)});
       if (r->constant) {
-        src.constant = plan_.constant_of(r);
+        src.constant = constant_for(r);
       } else {
         src.value = r;
         plan.reads.push_back(r);
       }
       PlanParam dst;
       dst.value = nullptr;
-      dst.buffer =
-          L::make_buffer(o->name + ".out", L::MemScope::host, DType::f32, {shape_numel(o->shape)});
+      dst.buffer = L::make_buffer(o->name + ".out", L::MemScope::host, sd, {shape_numel(o->shape)});
       plan.params = {src, dst};
       plan.output_copy = static_cast<int>(j);
-      te::Tensor ph = te::placeholder(r->name, {shape_numel(o->shape)});
+      te::Tensor ph = te::placeholder(r->name, {shape_numel(o->shape)}, sd);
       te::Tensor cp = te::compute(info.node, {shape_numel(o->shape)},
                                   [&](const std::vector<L::Expr>& i) { return te::read(ph, i); });
       plan.body = sched_.generic(cp, {{ph.get(), src.buffer}, {cp.get(), dst.buffer}});
@@ -579,6 +639,14 @@ int ModelPlan::add_constant(const std::string& name, Tensor data, const Tensor* 
   c.ref = ref;
   constant_bytes += c.data().numel() * dtype_size(c.data().dtype());
   return static_cast<int>(constants.size()) - 1;
+}
+
+int ModelPlan::native_constant_of(const Value* v) {
+  auto it = value_native_constant.find(v);
+  if (it != value_native_constant.end()) return it->second;
+  const int idx = add_constant(v->name, Tensor(), &*v->constant);
+  value_native_constant[v] = idx;
+  return idx;
 }
 
 int ModelPlan::constant_of(const Value* v) {

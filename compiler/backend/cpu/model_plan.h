@@ -102,6 +102,11 @@ struct PlanOptions {
   /// Integer graph inputs (u8, i8, i32) are taken in their own dtype (the CPU with its int8
   /// kernels); otherwise only float inputs.
   bool integer_inputs = false;
+  /// Integer and bool values (graph inputs, outputs, intermediates, constants) are stored and
+  /// computed in their own dtypes by the generated kernels (the CPU; lower::ComputeContext::
+  /// typed_values: the comparisons, logic, Where, Cast, Gather, ArgMax, ... computes): one byte
+  /// per bool, the integer's width otherwise. Float values stay fp32.
+  bool typed_values = false;
 };
 
 /// The planned model (see the file comment).
@@ -109,11 +114,12 @@ struct ModelPlan {
   std::vector<CpuKernelInfo> kernels;  // every node, in graph order (kinds view/const/... too)
   std::vector<KernelPlan> plans;       // kernels with code, in execution order
   std::vector<HostBinding> inputs, outputs;
-  std::map<const Value*, const Value*> alias;    // view -> viewed value
-  std::map<const Value*, ValueStorage> storage;  // root values
-  std::map<const Value*, int> value_constant;    // constant graph value -> constant index
-  std::set<const Value*> native;                 // roots stored in their own integer dtype
-  std::deque<PlanConstant> constants;            // stable addresses
+  std::map<const Value*, const Value*> alias;         // view -> viewed value
+  std::map<const Value*, ValueStorage> storage;       // root values
+  std::map<const Value*, int> value_constant;         // constant graph value -> constant index
+  std::map<const Value*, int> value_native_constant;  // ... in its own (integer / bool) dtype
+  std::set<const Value*> native;                      // roots stored in their own integer dtype
+  std::deque<PlanConstant> constants;                 // stable addresses
   int64_t arena_bytes = 0;
   int64_t constant_bytes = 0;
 
@@ -121,6 +127,8 @@ struct ModelPlan {
   const Value* root(const Value* v) const;
   /// The constant index of constant value `v` (added, fp32, on first use).
   int constant_of(const Value* v);
+  /// The constant index of constant value `v` in its own dtype (not copied; added on first use).
+  int native_constant_of(const Value* v);
   /// Adds a constant: `data`, or `*ref` when given (not copied: it must outlive the plan's
   /// use); its symbol is "tessel_const_<index>_<name>".
   int add_constant(const std::string& name, Tensor data, const Tensor* ref = nullptr);
@@ -130,7 +138,8 @@ struct ModelPlan {
 std::string sanitize_symbol(const std::string& s);
 
 /// Plans `graph` (see the file comment). Throws tessel::Unsupported naming the node for an op
-/// without a compute (or a used second output, a non-float or float64 graph input).
+/// without a compute (or a used second output, a non-float graph input without typed_values, a
+/// training-mode Dropout).
 ModelPlan plan_model(const Graph& graph, KernelScheduler& scheduler, const PlanOptions& options);
 
 }  // namespace tessel::cpu_backend

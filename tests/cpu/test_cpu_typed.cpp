@@ -1,0 +1,382 @@
+// Integer, bool and float64 tensors in the CPU backend's generated kernels (model_plan.h
+// PlanOptions::typed_values, loop_codegen.h): graph inputs, outputs and intermediates in their
+// own dtypes, the typed computes of lower::op_compute (comparisons, logic, Where, Cast, Gather,
+// GatherElements, ArgMax/ArgMin, Trilu, Mod) and integer inputs of the ops exact on integers
+// (wrapping Add/Sub/Mul, truncating Div, Min/Max/Abs/Neg/Clip/MaxPool, data movement).
+//
+// Every integer and bool output is compared with hand-derived values and with the reference
+// interpreter element for element (dtype, shape and bytes equal); float outputs of typed ops
+// (Where, Gather of floats, Cast to float) are exact too (they select or convert, never round
+// twice). `EveryTypedOpHasACase` fails when a typed compute is added without a case here.
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "compiler/backend/cpu/aot.h"
+#include "compiler/lower/op_compute.h"
+#include "tests/cpu/cpu_test_util.h"
+
+namespace tessel::testing {
+namespace {
+
+Tensor vec(DType dt, const std::vector<double>& v, Shape shape = {}) {
+  if (shape.empty()) shape = {static_cast<int64_t>(v.size())};
+  Tensor t(dt, shape);
+  for (size_t i = 0; i < v.size(); ++i) t.set_from_double(static_cast<int64_t>(i), v[i]);
+  return t;
+}
+
+Tensor scalar(DType dt, double v) {
+  Tensor t(dt, {});
+  t.set_from_double(0, v);
+  return t;
+}
+
+std::vector<double> values(const Tensor& t) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get_as_double(i));
+  return v;
+}
+
+/// Runs `graph` on the CPU; every output has the reference's dtype, shape and bytes (NaN bits
+/// aside: a float output compares NaN positions). Returns the CPU's outputs.
+std::map<std::string, Tensor> run_exact(const Graph& graph,
+                                        const std::map<std::string, Tensor>& in) {
+  cpu_backend::CpuJit jit(cpu_backend::compile_cpu(graph));
+  auto got = jit.run(in, true);
+  EXPECT_FALSE(got.kernel_seconds.empty());
+  const auto ref = ops::run_reference(graph, in);
+  for (const auto& [name, r] : ref) {
+    EXPECT_TRUE(got.outputs.count(name)) << name;
+    if (!got.outputs.count(name)) continue;
+    const Tensor& g = got.outputs.at(name);
+    EXPECT_EQ(dtype_to_string(g.dtype()), dtype_to_string(r.dtype())) << name;
+    EXPECT_EQ(g.shape(), r.shape()) << name;
+    if (g.dtype() != r.dtype() || g.shape() != r.shape()) continue;
+    for (int64_t i = 0; i < r.numel(); ++i) {
+      const double a = g.get_as_double(i), b = r.get_as_double(i);
+      if (std::isnan(a) && std::isnan(b)) continue;
+      EXPECT_EQ(a, b) << name << "[" << i << "]";
+    }
+  }
+  return got.outputs;
+}
+
+TEST(CpuTyped, IntegerGatherWithNegativeIndices) {
+  // Gather axis 0 of an i64 [5, 3] table with i64 indices [[4, -1], [0, -5]] (-1 -> 4, -5 -> 0);
+  // axis 1 with i32 indices [2, -3]; GatherElements axis 1 with [[0, 2, -1], ...].
+  CpuGraph b;
+  Value* data = b.input("data", {5, 3}, DType::i64);
+  Value* idx = b.input("idx", {2, 2}, DType::i64);
+  Value* idx1 = b.input("idx1", {2}, DType::i32);
+  Value* eidx = b.input("eidx", {5, 3}, DType::i64);
+  Value* g0 = b.node("Gather", {data, idx}, attrs({{"axis", int64_t{0}}}));
+  Value* g1 = b.node("Gather", {data, idx1}, attrs({{"axis", int64_t{1}}}));
+  Value* ge = b.node("GatherElements", {data, eidx}, attrs({{"axis", int64_t{1}}}));
+  auto g = b.finish({g0, g1, ge});
+  std::vector<double> d;
+  for (int i = 0; i < 15; ++i) d.push_back(i == 7 ? 5000000000.0 : 10 * i - 30);  // > 2^32
+  std::map<std::string, Tensor> in = {
+      {"data", vec(DType::i64, d, {5, 3})},
+      {"idx", vec(DType::i64, {4, -1, 0, -5}, {2, 2})},
+      {"idx1", vec(DType::i32, {2, -3})},
+      {"eidx", vec(DType::i64, {0, 2, -1, 1, 1, 1, 2, 0, 1, 0, 0, 0, -3, -2, -1}, {5, 3})}};
+  auto out = run_exact(*g, in);
+  EXPECT_EQ(values(out.at(g0->name)),
+            (std::vector<double>{90, 100, 110, 90, 100, 110, -30, -20, -10, -30, -20, -10}));
+  EXPECT_EQ(values(out.at(g1->name)),
+            (std::vector<double>{-10, -30, 20, 0, 50, 30, 80, 60, 110, 90}));
+  EXPECT_EQ(values(out.at(ge->name)),
+            (std::vector<double>{-30, -10, -10, 10, 10, 10, 50, 30, 5000000000.0, 60, 60, 60, 90,
+                                 100, 110}));
+  EXPECT_EQ(out.at(g0->name).dtype(), DType::i64);
+}
+
+TEST(CpuTyped, ComparisonsAndWhere) {
+  // Less / Greater / Equal of i32 (broadcast), of floats with NaN (every ordered comparison
+  // with NaN is false, Not(Equal) true), And / Or / Xor / Not of bools, Where selecting i64.
+  CpuGraph b;
+  Value* a = b.input("a", {2, 4}, DType::i32);
+  Value* c = b.input("c", {4}, DType::i32);
+  Value* x = b.input("x", {4});
+  Value* y = b.input("y", {4});
+  Value* p = b.input("p", {4}, DType::i64);
+  Value* q = b.input("q", {4}, DType::i64);
+  Value* lt = b.node("Less", {a, c});
+  Value* gt = b.node("Greater", {a, c});
+  Value* le = b.node("LessOrEqual", {a, c});
+  Value* ge = b.node("GreaterOrEqual", {x, y});
+  Value* eq = b.node("Equal", {x, y});
+  Value* ne = b.node("Not", {eq});
+  Value* both = b.node("And", {ge, ne});
+  Value* either = b.node("Or", {ge, eq});
+  Value* xo = b.node("Xor", {ge, ne});
+  Value* w = b.node("Where", {ge, p, q});
+  auto g = b.finish({lt, gt, le, eq, ne, both, either, xo, w});
+  const double nan = std::nan("");
+  std::map<std::string, Tensor> in = {
+      {"a", vec(DType::i32, {-5, 0, 7, 2147483647, 3, 3, 3, -2147483648.0}, {2, 4})},
+      {"c", vec(DType::i32, {-6, 0, 8, -1})},
+      {"x", vec(DType::f32, {1.5, nan, -0.0, 2})},
+      {"y", vec(DType::f32, {1.5, nan, 0.0, 3})},
+      {"p", vec(DType::i64, {1, 2, 3, 4})},
+      {"q", vec(DType::i64, {-1, -2, -3, -9000000000.0})}};
+  auto out = run_exact(*g, in);
+  EXPECT_EQ(out.at(lt->name).dtype(), DType::boolean);
+  EXPECT_EQ(values(out.at(lt->name)), (std::vector<double>{0, 0, 1, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(values(out.at(gt->name)), (std::vector<double>{1, 0, 0, 1, 1, 1, 0, 0}));
+  EXPECT_EQ(values(out.at(le->name)), (std::vector<double>{0, 1, 1, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(values(out.at(eq->name)), (std::vector<double>{1, 0, 1, 0}));  // -0 == 0
+  EXPECT_EQ(values(out.at(ne->name)), (std::vector<double>{0, 1, 0, 1}));
+  EXPECT_EQ(values(out.at(both->name)), (std::vector<double>{0, 0, 0, 0}));
+  EXPECT_EQ(values(out.at(either->name)), (std::vector<double>{1, 0, 1, 0}));
+  EXPECT_EQ(values(out.at(xo->name)), (std::vector<double>{1, 1, 1, 1}));
+  EXPECT_EQ(values(out.at(w->name)), (std::vector<double>{1, -2, 3, -9000000000.0}));
+}
+
+TEST(CpuTyped, CastRules) {
+  // float -> integer truncates toward zero and saturates (NaN -> 0), as the reference's Cast;
+  // float -> bool is x != 0 (NaN -> true, -0 -> false); integer -> integer wraps; bool -> number
+  // is 0 / 1; integer -> float rounds (2^24 + 1 -> 2^24 in fp32).
+  CpuGraph b;
+  Value* f = b.input("f", {8});
+  Value* i = b.input("i", {6}, DType::i64);
+  Value* u = b.input("u", {3}, DType::u8);
+  Value* s = b.input("s", {3}, DType::i8);
+  auto cast = [&](Value* v, DType to) {
+    return b.node("Cast", {v}, attrs({{"to", static_cast<int64_t>(to)}}));
+  };
+  Value* f_i32 = cast(f, DType::i32);
+  Value* f_u8 = cast(f, DType::u8);
+  Value* f_b = cast(f, DType::boolean);
+  Value* b_f = cast(f_b, DType::f32);
+  Value* b_i64 = cast(f_b, DType::i64);
+  Value* i_i8 = cast(i, DType::i8);
+  Value* i_f = cast(i, DType::f32);
+  Value* u_i32 = cast(u, DType::i32);
+  Value* s_u16 = cast(s, DType::u16);
+  Value* s_i64 = cast(s, DType::i64);
+  auto g = b.finish({f_i32, f_u8, f_b, b_f, b_i64, i_i8, i_f, u_i32, s_u16, s_i64});
+  const double nan = std::nan("");
+  std::map<std::string, Tensor> in = {
+      {"f", vec(DType::f32, {2.7, -2.7, nan, 1e10, -1e10, -0.0, 300.5, 0.4})},
+      {"i", vec(DType::i64, {300, -129, 127, -1, 16777217, -9000000000.0})},
+      {"u", vec(DType::u8, {0, 200, 255})},
+      {"s", vec(DType::i8, {-1, -128, 5})}};
+  auto out = run_exact(*g, in);
+  EXPECT_EQ(values(out.at(f_i32->name)),
+            (std::vector<double>{2, -2, 0, 2147483647, -2147483648.0, 0, 300, 0}));
+  EXPECT_EQ(values(out.at(f_u8->name)), (std::vector<double>{2, 0, 0, 255, 0, 0, 255, 0}));
+  EXPECT_EQ(values(out.at(f_b->name)), (std::vector<double>{1, 1, 1, 1, 1, 0, 1, 1}));
+  EXPECT_EQ(values(out.at(b_f->name)), (std::vector<double>{1, 1, 1, 1, 1, 0, 1, 1}));
+  EXPECT_EQ(values(out.at(b_i64->name)), (std::vector<double>{1, 1, 1, 1, 1, 0, 1, 1}));
+  EXPECT_EQ(values(out.at(i_i8->name)), (std::vector<double>{44, 127, 127, -1, 1, 0}));
+  EXPECT_EQ(values(out.at(i_f->name)),
+            (std::vector<double>{300, -129, 127, -1, 16777216, -8999999488.0}));  // ties to even
+  EXPECT_EQ(values(out.at(u_i32->name)), (std::vector<double>{0, 200, 255}));
+  EXPECT_EQ(values(out.at(s_u16->name)), (std::vector<double>{65535, 65408, 5}));
+  EXPECT_EQ(values(out.at(s_i64->name)), (std::vector<double>{-1, -128, 5}));
+  EXPECT_EQ(out.at(s_u16->name).dtype(), DType::u16);
+}
+
+TEST(CpuTyped, IntegerArithmeticWrapsAndDivTruncates) {
+  // i32 Div truncates toward zero; Mod fmod=0 takes the divisor's sign, fmod=1 the dividend's;
+  // u8 Div / Sub / Mul are unsigned and wrap; i32 Add wraps at 2^31; Abs / Neg / Min / Max.
+  CpuGraph b;
+  Value* a = b.input("a", {6}, DType::i32);
+  Value* d = b.input("d", {6}, DType::i32);
+  Value* ua = b.input("ua", {4}, DType::u8);
+  Value* ud = b.input("ud", {4}, DType::u8);
+  Value* div = b.node("Div", {a, d});
+  Value* mod = b.node("Mod", {a, d});
+  Value* fmod = b.node("Mod", {a, d}, attrs({{"fmod", int64_t{1}}}));
+  Value* add = b.node("Add", {a, d});
+  Value* mul = b.node("Mul", {a, d});
+  Value* udiv = b.node("Div", {ua, ud});
+  Value* usub = b.node("Sub", {ua, ud});
+  Value* umul = b.node("Mul", {ua, ud});
+  Value* umod = b.node("Mod", {ua, ud});
+  Value* abs = b.node("Abs", {a});
+  Value* neg = b.node("Neg", {a});
+  Value* mn = b.node("Min", {a, d});
+  Value* mx = b.node("Max", {ua, ud});
+  auto g = b.finish({div, mod, fmod, add, mul, udiv, usub, umul, umod, abs, neg, mn, mx});
+  std::map<std::string, Tensor> in = {
+      {"a", vec(DType::i32, {7, -7, 7, -7, 2147483647, -2147483647})},
+      {"d", vec(DType::i32, {2, 2, -2, -2, 1, 3})},
+      {"ua", vec(DType::u8, {200, 3, 255, 16})},
+      {"ud", vec(DType::u8, {3, 5, 2, 16})}};
+  auto out = run_exact(*g, in);
+  EXPECT_EQ(values(out.at(div->name)), (std::vector<double>{3, -3, -3, 3, 2147483647, -715827882}));
+  EXPECT_EQ(values(out.at(mod->name)), (std::vector<double>{1, 1, -1, -1, 0, 2}));
+  EXPECT_EQ(values(out.at(fmod->name)), (std::vector<double>{1, -1, 1, -1, 0, -1}));
+  EXPECT_EQ(values(out.at(add->name)),
+            (std::vector<double>{9, -5, 5, -9, -2147483648.0, -2147483644}));
+  EXPECT_EQ(values(out.at(mul->name)),
+            (std::vector<double>{14, -14, -14, 14, 2147483647, -2147483645}));  // wraps
+  EXPECT_EQ(values(out.at(udiv->name)), (std::vector<double>{66, 0, 127, 1}));
+  EXPECT_EQ(values(out.at(usub->name)), (std::vector<double>{197, 254, 253, 0}));
+  EXPECT_EQ(values(out.at(umul->name)), (std::vector<double>{88, 15, 254, 0}));
+  EXPECT_EQ(values(out.at(umod->name)), (std::vector<double>{2, 3, 1, 0}));
+  EXPECT_EQ(values(out.at(abs->name)), (std::vector<double>{7, 7, 7, 7, 2147483647, 2147483647}));
+  EXPECT_EQ(values(out.at(neg->name)),
+            (std::vector<double>{-7, 7, -7, 7, -2147483647, 2147483647}));
+  EXPECT_EQ(values(out.at(mn->name)), (std::vector<double>{2, -7, -2, -7, 1, -2147483647}));
+  EXPECT_EQ(values(out.at(mx->name)), (std::vector<double>{200, 5, 255, 16}));
+}
+
+TEST(CpuTyped, ArgMaxArgMinTies) {
+  // Ties: the first index, or the last with select_last_index=1; rows of 37 (a vector tail) with
+  // the extreme repeated; i32 input for ArgMin; keepdims=0.
+  CpuGraph b;
+  Value* x = b.input("x", {3, 37});
+  Value* xi = b.input("xi", {3, 37}, DType::i32);
+  Value* first = b.node("ArgMax", {x}, attrs({{"axis", int64_t{1}}}));
+  Value* last =
+      b.node("ArgMax", {x}, attrs({{"axis", int64_t{1}}, {"select_last_index", int64_t{1}}}));
+  Value* amin = b.node("ArgMin", {xi}, attrs({{"axis", int64_t{-1}}, {"keepdims", int64_t{0}}}));
+  Value* amin0 = b.node("ArgMin", {xi}, attrs({{"axis", int64_t{0}}}));
+  auto g = b.finish({first, last, amin, amin0});
+  std::vector<double> xv(3 * 37), iv(3 * 37);
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 37; ++k) {
+      xv[r * 37 + k] = (k * 7 + r) % 11 * 0.25;  // max 2.5 at several k
+      iv[r * 37 + k] = (k * 5 + r) % 13 - 6;     // min -6 at several k
+    }
+  // Row 2 all equal: first 0, last 36.
+  for (int k = 0; k < 37; ++k) xv[2 * 37 + k] = -1.5;
+  auto out =
+      run_exact(*g, {{"x", vec(DType::f32, xv, {3, 37})}, {"xi", vec(DType::i32, iv, {3, 37})}});
+  // Row 0: (7k) % 11 == 10 at k = 3, 14, 25, 36; row 1: (7k + 1) % 11 == 10 at k = 6, 17, 28.
+  EXPECT_EQ(values(out.at(first->name)), (std::vector<double>{3, 6, 0}));
+  EXPECT_EQ(values(out.at(last->name)), (std::vector<double>{36, 28, 36}));
+  EXPECT_EQ(out.at(first->name).dtype(), DType::i64);
+  EXPECT_EQ(out.at(first->name).shape(), (Shape{3, 1}));
+  // (5k + r) % 13 == 0: row 0 k = 0, 13, 26; row 1 k = 5, 18, 31; row 2 k = 10, 23, 36.
+  EXPECT_EQ(values(out.at(amin->name)), (std::vector<double>{0, 5, 10}));
+  EXPECT_EQ(out.at(amin->name).shape(), (Shape{3}));
+}
+
+TEST(CpuTyped, TriluClipMaxPoolAndDataMovementOnIntegers) {
+  // Trilu of i64 with a runtime k, Clip of i32 with scalar bounds, MaxPool of u8 with padding
+  // (the pad is the type's minimum, never a value), Transpose / Concat / Slice / Expand / Tile of
+  // integers, an int64 graph output that is a view of an input (a typed copy kernel).
+  CpuGraph b;
+  Value* m = b.input("m", {3, 4}, DType::i64);
+  Value* k = b.input("k", {}, DType::i64);
+  Value* ci = b.input("ci", {5}, DType::i32);
+  Value* img = b.input("img", {1, 1, 3, 3}, DType::u8);
+  Value* tu = b.node("Trilu", {m, k});
+  Value* tl = b.node("Trilu", {m, k}, attrs({{"upper", int64_t{0}}}));
+  Value* lo = b.constant("lo", scalar(DType::i32, -3));
+  Value* hi = b.constant("hi", scalar(DType::i32, 100000));
+  Value* cl = b.node("Clip", {ci, lo, hi});
+  Value* mp = b.node("MaxPool", {img},
+                     attrs({{"kernel_shape", std::vector<int64_t>{2, 2}},
+                            {"pads", std::vector<int64_t>{1, 1, 0, 0}}}));
+  Value* tr = b.node("Transpose", {m});
+  Value* cc = b.node("Concat", {m, m}, attrs({{"axis", int64_t{0}}}));
+  Value* rs = b.node("Reshape", {m, b.constant("shape", vec(DType::i64, {4, 3}))});
+  auto g = b.finish({tu, tl, cl, mp, tr, cc, rs});
+  std::vector<double> mv;
+  for (int i = 0; i < 12; ++i) mv.push_back(i - 4 + (i == 5 ? 1e12 : 0));
+  auto out = run_exact(*g, {{"m", vec(DType::i64, mv, {3, 4})},
+                            {"k", scalar(DType::i64, 1)},
+                            {"ci", vec(DType::i32, {-100, -3, 0, 99999, 2000000000})},
+                            {"img", vec(DType::u8, {0, 1, 2, 3, 4, 255, 6, 7, 8}, {1, 1, 3, 3})}});
+  // upper, k = 1: keep j - i >= 1.
+  EXPECT_EQ(values(out.at(tu->name)), (std::vector<double>{0, -3, -2, -1, 0, 0, 2, 3, 0, 0, 0, 7}));
+  EXPECT_EQ(values(out.at(tl->name)),
+            (std::vector<double>{-4, -3, 0, 0, 0, 1e12 + 1, 2, 0, 4, 5, 6, 7}));
+  EXPECT_EQ(values(out.at(cl->name)), (std::vector<double>{-3, -3, 0, 99999, 100000}));
+  EXPECT_EQ(values(out.at(mp->name)), (std::vector<double>{0, 1, 2, 3, 4, 255, 6, 7, 255}));
+  EXPECT_EQ(out.at(rs->name).dtype(), DType::i64);
+}
+
+TEST(CpuTyped, Float64ComputesInDouble) {
+  // Values beyond fp32's range and digits beyond its precision survive: Add, Mul, a reduction,
+  // Softmax, a Cast to and from float32, a MatMul (generic schedule, not the fp32 BLIS one).
+  CpuGraph b;
+  Value* x = b.input("x", {2, 3}, DType::f64);
+  Value* y = b.input("y", {3, 2}, DType::f64);
+  Value* z = b.input("z", {3}, DType::f64);
+  Value* add = b.node("Add", {x, x});
+  Value* mul = b.node("Mul", {x, b.constant("c", scalar(DType::f64, 1.0000000001))});
+  Value* mm = b.node("MatMul", {x, y});
+  Value* sm = b.node("Softmax", {b.node("Cast", {z}, attrs({{"to", int64_t{1}}}))});
+  Value* back = b.node("Cast", {sm}, attrs({{"to", int64_t{11}}}));
+  auto g = b.finish({add, mul, mm, back});
+  auto got = check_cpu(*g,
+                       {{"x", vec(DType::f64, {1e200, -3e250, 1.0, 2.0, 0.5, 1 + 1e-12}, {2, 3})},
+                        {"y", vec(DType::f64, {1, 2, 3, 4, 5, 6}, {3, 2})},
+                        {"z", vec(DType::f64, {0.5, 1, 2})}},
+                       1e-7);
+  EXPECT_EQ(got.outputs.at(add->name).dtype(), DType::f64);
+  EXPECT_EQ(got.outputs.at(add->name).get_as_double(0), 2e200);
+  EXPECT_EQ(got.outputs.at(add->name).get_as_double(5), 2 + 2e-12);
+  EXPECT_EQ(got.outputs.at(mul->name).get_as_double(1), -3e250 * 1.0000000001);
+  EXPECT_EQ(got.outputs.at(back->name).dtype(), DType::f64);
+}
+
+TEST(CpuTyped, SharedLibraryTakesIntegerAndBoolBuffers) {
+  // AOT: an i64 input, a bool and an i32 output through the C entry point (pointers cast to
+  // float*, as the header says), the header naming each buffer's C type and dtype.
+  CpuGraph b;
+  Value* x = b.input("x", {5}, DType::i64);
+  Value* t = b.constant("t", scalar(DType::i64, 3));
+  Value* gt = b.node("Greater", {x, t});
+  Value* c = b.node("Cast", {b.node("Add", {x, t})}, attrs({{"to", int64_t{6}}}));
+  auto g = b.finish({gt, c});
+  auto prog = cpu_backend::compile_cpu(*g);
+  CpuTempDir dir;
+  const auto so = dir.path / "typed.so";
+  cpu_backend::write_shared_library(prog, so.string(), "typed");
+  const std::string header = cpu_backend::c_header(prog, "typed");
+  EXPECT_NE(header.find("int64_t[5]"), std::string::npos) << header;
+  EXPECT_NE(header.find("TESSEL_MODEL_OUTPUT_0_DTYPE \"bool\""), std::string::npos) << header;
+  EXPECT_NE(header.find("TESSEL_MODEL_OUTPUT_1_DTYPE \"i32\""), std::string::npos) << header;
+  void* h = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << ::dlerror();
+  auto run = reinterpret_cast<int (*)(const float**, float**)>(::dlsym(h, "tessel_model_run"));
+  ASSERT_NE(run, nullptr);
+  int64_t xin[5] = {1, 3, 4, -7, 5000000000};
+  uint8_t gout[5] = {9, 9, 9, 9, 9};
+  int32_t cout[5] = {};
+  const float* ins[] = {reinterpret_cast<const float*>(xin)};
+  float* outs[] = {reinterpret_cast<float*>(gout), reinterpret_cast<float*>(cout)};
+  EXPECT_EQ(run(ins, outs), 0);
+  EXPECT_EQ(std::vector<int>(gout, gout + 5), (std::vector<int>{0, 0, 1, 0, 1}));
+  // 5000000003 wraps to 5000000003 - 2^32 = 705032707.
+  EXPECT_EQ(std::vector<int32_t>(cout, cout + 5), (std::vector<int32_t>{4, 6, 7, -4, 705032707}));
+  ::dlclose(h);
+}
+
+TEST(CpuTyped, FloatOnlyOpsRefuseIntegerInputsByName) {
+  CpuGraph b;
+  // MatMul takes int32 in ONNX; its compute is a float contraction, so the CPU refuses it.
+  Value* x = b.input("x", {2, 4}, DType::i32);
+  Value* e = b.node("MatMul", {x, b.constant("w", vec(DType::i32, {1, 2, 3, 4}, Shape{4, 1}))});
+  auto g = b.finish({e});
+  try {
+    cpu_backend::compile_cpu(*g);
+    FAIL() << "MatMul of i32 tensors compiled";
+  } catch (const Unsupported& err) {
+    EXPECT_NE(std::string(err.what()).find("MatMul"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("i32"), std::string::npos) << err.what();
+  }
+}
+
+TEST(CpuTyped, EveryTypedOpHasACase) {
+  // The ops the cases above run (CpuOps.* covers the float ops).
+  const std::set<std::string> covered = {
+      "Equal", "Less",  "LessOrEqual", "Greater", "GreaterOrEqual", "And",    "Or",     "Xor",
+      "Not",   "Where", "Cast",        "Gather",  "GatherElements", "ArgMax", "ArgMin", "Trilu",
+      "Mod"};
+  for (const auto& op : lower::typed_compute_ops())
+    EXPECT_TRUE(covered.count(op)) << op << " is a typed compute without a case here";
+}
+
+}  // namespace
+}  // namespace tessel::testing
