@@ -166,12 +166,29 @@ LoopCodegen::V LoopCodegen::eval_int(const Expr& e) {
   }
 }
 
-LoopCodegen::V LoopCodegen::eval_cond(const Expr& e) {
+LoopCodegen::V LoopCodegen::eval_cond(const Expr& e, const V* guard) {
   switch (e->kind) {
     case ExprKind::Lt:
     case ExprKind::Le:
     case ExprKind::Eq:
     case ExprKind::Ne: {
+      if (e->args[0]->is_float || e->args[1]->is_float) {
+        // A comparison of float values (ONNX semantics: ordered, so NaN compares false; != is
+        // unordered, true for NaN).
+        V a = eval_float(e->args[0], guard), c = eval_float(e->args[1], guard);
+        return bin(a, c, [&](llvm::Value* x, llvm::Value* y) {
+          switch (e->kind) {
+            case ExprKind::Lt:
+              return b_.CreateFCmpOLT(x, y);
+            case ExprKind::Le:
+              return b_.CreateFCmpOLE(x, y);
+            case ExprKind::Eq:
+              return b_.CreateFCmpOEQ(x, y);
+            default:
+              return b_.CreateFCmpUNE(x, y);
+          }
+        });
+      }
       V a = eval_int(e->args[0]), c = eval_int(e->args[1]);
       return bin(a, c, [&](llvm::Value* x, llvm::Value* y) {
         switch (e->kind) {
@@ -187,10 +204,10 @@ LoopCodegen::V LoopCodegen::eval_cond(const Expr& e) {
       });
     }
     case ExprKind::And:
-      return bin(eval_cond(e->args[0]), eval_cond(e->args[1]),
+      return bin(eval_cond(e->args[0], guard), eval_cond(e->args[1], guard),
                  [&](auto* x, auto* y) { return b_.CreateAnd(x, y); });
     case ExprKind::Or:
-      return bin(eval_cond(e->args[0]), eval_cond(e->args[1]),
+      return bin(eval_cond(e->args[0], guard), eval_cond(e->args[1], guard),
                  [&](auto* x, auto* y) { return b_.CreateOr(x, y); });
     case ExprKind::Int:
       return {llvm::ConstantInt::get(i1_, e->int_value != 0), false};
@@ -394,8 +411,17 @@ LoopCodegen::V LoopCodegen::call(L::CallOp op, const V& x) {
       V e = call(L::CallOp::exp, {b_.CreateFNeg(x.v), x.vec});
       return {b_.CreateFDiv(one, b_.CreateFAdd(one, e.v)), x.vec};
     }
+    case L::CallOp::floor:
+      return {unary_intrinsic(llvm::Intrinsic::floor, x.v), x.vec};
+    case L::CallOp::ceil:
+      return {unary_intrinsic(llvm::Intrinsic::ceil, x.v), x.vec};
+    case L::CallOp::round:  // ties to even (ONNX Round)
+      return {unary_intrinsic(llvm::Intrinsic::roundeven, x.v), x.vec};
     case L::CallOp::tanh:
     case L::CallOp::erf:
+    case L::CallOp::sin:
+    case L::CallOp::cos:
+    case L::CallOp::atan:
       break;
   }
   unsupported(fmt::format("math function {}", L::call_name(op)));
@@ -456,7 +482,7 @@ LoopCodegen::V LoopCodegen::eval_float(const Expr& e, const V* guard) {
       return bin(eval_float(e->args[0], guard), eval_float(e->args[1], guard),
                  [&](auto* x, auto* y) { return fmax(x, y); });
     case ExprKind::Select: {
-      V c = eval_cond(e->args[0]);
+      V c = eval_cond(e->args[0], guard);
       V nc{b_.CreateNot(c.v), c.vec};
       V gt = c, ge = nc;
       if (guard) {

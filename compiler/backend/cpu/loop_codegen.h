@@ -93,7 +93,7 @@ class LoopCodegen {
   // ---- expressions ----
   bool nonnegative(const loop::Expr& e);
   V eval_int(const loop::Expr& e);
-  V eval_cond(const loop::Expr& e);
+  V eval_cond(const loop::Expr& e, const V* guard = nullptr);
   /// Float value of `e`; loads under `guard` (a select condition) read nothing where it is false.
   V eval_float(const loop::Expr& e, const V* guard = nullptr);
 
