@@ -54,6 +54,15 @@ double call_roundings(L::CallOp op) {
       return 4;
     case L::CallOp::erf:  // |x| p, + 1, 1/., a5 t, 4 x (+ a, x t), x q e, 1 - .: 14
       return 14;
+    case L::CallOp::floor:  // exact: the result is an integer (the sequence has no error)
+    case L::CallOp::ceil:
+    case L::CallOp::round:
+      return 0;
+    case L::CallOp::sin:  // r = x - k pi: 4; r^2, 7 (Horner), r^3 (.), + r: 10; sign exact
+    case L::CallOp::cos:
+      return 14;
+    case L::CallOp::atan:  // 1/|x|, z^2, 15 (Horner), z P, + pi/2, + p: 20
+      return 20;
   }
   return 1;
 }

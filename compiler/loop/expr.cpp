@@ -227,6 +227,18 @@ const char* call_name(CallOp op) {
       return "tanh";
     case CallOp::erf:
       return "erf";
+    case CallOp::floor:
+      return "floor";
+    case CallOp::ceil:
+      return "ceil";
+    case CallOp::round:
+      return "round";
+    case CallOp::sin:
+      return "sin";
+    case CallOp::cos:
+      return "cos";
+    case CallOp::atan:
+      return "atan";
   }
   return "?";
 }

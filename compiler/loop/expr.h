@@ -61,8 +61,27 @@ enum class ExprKind : uint8_t {
   Reduce,      // te only: combiner over reduce_axes of args[0]
 };
 
-/// Unary math functions (fp32).
-enum class CallOp : uint8_t { exp, log, sqrt, rsqrt, recip, abs, neg, relu, sigmoid, tanh, erf };
+/// Unary math functions (fp32). floor, ceil and round (to nearest, ties to even: ONNX Round)
+/// give integral values; sin, cos (radians) and atan (in [-pi/2, pi/2]) as in C.
+enum class CallOp : uint8_t {
+  exp,
+  log,
+  sqrt,
+  rsqrt,
+  recip,
+  abs,
+  neg,
+  relu,
+  sigmoid,
+  tanh,
+  erf,
+  floor,
+  ceil,
+  round,
+  sin,
+  cos,
+  atan
+};
 
 /// Reduction combiners with their identities: sum 0, max -inf, min +inf.
 enum class ReduceOp : uint8_t { sum, max, min };

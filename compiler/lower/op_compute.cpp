@@ -850,6 +850,10 @@ te::Tensor gelu_compute(const Node& node, ComputeContext& ctx) {
 
 using ComputeFn = std::function<te::Tensor(const Node&, ComputeContext&)>;
 
+// The computes of docs/conformance.md's "more ops" (defined below the typed table).
+void add_more_computes(std::map<std::string, ComputeFn>& m);
+void add_more_typed_computes(std::map<std::string, ComputeFn>& m);
+
 const std::map<std::string, ComputeFn>& computes() {
   static const std::map<std::string, ComputeFn> table = [] {
     std::map<std::string, ComputeFn> m;
@@ -1023,6 +1027,7 @@ const std::map<std::string, ComputeFn>& computes() {
           [inv](Expr x) { return L::mul(x, L::float_imm(inv)); });
     };
     un("Silu", [](Expr x) { return L::mul(x, sigmoid(x)); });
+    add_more_computes(m);
     return m;
   }();
   return table;
@@ -1185,6 +1190,428 @@ te::Tensor mod_compute(const Node& node, ComputeContext& ctx) {
   });
 }
 
+// ---- More ops (issue #15, docs/conformance.md) ------------------------------------------------
+
+/// A scalar compile-time constant input (CumSum's axis): tessel::Unsupported naming the node
+/// and `what` when it is absent or not a constant scalar.
+int64_t constant_scalar_input(const Node& node, int idx, const char* what) {
+  const Value* v = node.input(idx);
+  if (!v || !v->constant || v->constant->numel() != 1)
+    unsupported(node, fmt::format("{} must be a constant scalar", what));
+  return static_cast<int64_t>(v->constant->get_as_double(0));
+}
+
+/// The float constant [0, 1, ..., K-1] (NAME.iota_f): index values for computes that compare
+/// indices as data on float-only targets (exact in fp16 for K <= 2048).
+te::Tensor float_iota(const Node& node, ComputeContext& ctx, int64_t K) {
+  if (K > 2048) unsupported(node, fmt::format("an axis of {} > 2048 elements", K));
+  std::vector<float> v(static_cast<size_t>(K));
+  for (int64_t k = 0; k < K; ++k) v[k] = static_cast<float>(k);
+  return ctx.derived_constant(node.name + ".iota_f", Tensor::from_floats({K}, v));
+}
+
+// Shrink (opset 9): x < -lambd ? x + bias : (x > lambd ? x - bias : 0).
+te::Tensor shrink_compute(const Node& node, ComputeContext& ctx) {
+  const double lambd = node.attrs.get_float_or("lambd", 0.5f, node.name);
+  const double bias = node.attrs.get_float_or("bias", 0.0f, node.name);
+  return unary(node, ctx, [&](Expr x) {
+    Expr lo = bias == 0 ? x : L::add(x, L::float_imm(bias));
+    Expr hi = bias == 0 ? x : L::sub(x, L::float_imm(bias));
+    return L::select(L::lt(x, L::float_imm(-lambd)), lo,
+                     L::select(L::lt(L::float_imm(lambd), x), hi, L::float_imm(0.0)));
+  });
+}
+
+// ReduceProd (opset 13, axes attribute): the product of the reduced elements, unrolled as a chain
+// of multiplications of reads at constant offsets along the reduced axes (there is no product
+// combiner; every read stays affine). At most 256 terms per output; the empty product is 1.
+te::Tensor reduce_prod_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  const size_t rank = xv->shape.size();
+  std::vector<int64_t> axes = node.attrs.get_ints_or("axes", {}, node.name);
+  if (axes.empty() && node.input(1)) {
+    if (!node.input(1)->constant) unsupported(node, "reduction axes must be constant");
+    axes = node.input(1)->constant->to_int64_vector();
+  }
+  te::Tensor x = ctx.input(xv);
+  if (axes.empty()) {
+    if (node.attrs.get_int_or("noop_with_empty_axes", 0, node.name))
+      return elementwise(node, ctx, [&](const std::vector<Expr>& i) { return te::read(x, i); });
+    for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
+  }
+  axes = normalized_axes(node, axes, rank);
+  const bool keep = node.attrs.get_int_or("keepdims", 1, node.name) != 0;
+  int64_t count = 1;
+  for (int64_t a : axes) count *= xv->shape[a];
+  constexpr int64_t kMaxTerms = 256;
+  if (count > kMaxTerms)
+    unsupported(node, fmt::format("ReduceProd of {} terms per output (at most {} are unrolled)",
+                                  count, kMaxTerms));
+  return te::compute(node.name, out0(node)->shape, [&](const std::vector<Expr>& o) {
+    if (count == 0) return L::float_imm(1.0);
+    Expr r;
+    for (int64_t t = 0; t < count; ++t) {
+      // Digits of t over the reduced axes, row-major.
+      std::vector<int64_t> digit(axes.size());
+      int64_t rest = t;
+      for (int k = static_cast<int>(axes.size()) - 1; k >= 0; --k) {
+        digit[k] = rest % xv->shape[axes[k]];
+        rest /= xv->shape[axes[k]];
+      }
+      std::vector<Expr> xi;
+      size_t oi = 0, ri = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        if (ri < axes.size() && axes[ri] == static_cast<int64_t>(d)) {
+          xi.push_back(L::int_imm(digit[ri++]));
+          if (keep) ++oi;
+        } else {
+          xi.push_back(o[oi++]);
+        }
+      }
+      Expr v = te::read(x, xi);
+      r = r ? L::mul(r, v) : v;
+    }
+    return r;
+  });
+}
+
+// CumSum (opset 14): y[..i..] = sum over j of x[..j..] for j <= i (exclusive: j < i; reverse:
+// j >= i, j > i) along the constant `axis` input, as sum_j x[..j..] m[i][j] with a constant 0/1
+// mask m [K, K] (K <= 1024): O(K) work per output, every read affine.
+te::Tensor cumsum_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  const int64_t rank = static_cast<int64_t>(xv->shape.size());
+  int64_t axis = constant_scalar_input(node, 1, "CumSum axis");
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank)
+    unsupported(node, fmt::format("axis {} of a rank-{} input", axis, rank));
+  const bool exclusive = node.attrs.get_int_or("exclusive", 0, node.name) != 0;
+  const bool reverse = node.attrs.get_int_or("reverse", 0, node.name) != 0;
+  const int64_t K = xv->shape[axis];
+  if (K > 1024) unsupported(node, fmt::format("CumSum along an axis of {} > 1024 elements", K));
+  std::vector<float> mask(static_cast<size_t>(K * K), 0.f);
+  for (int64_t i = 0; i < K; ++i)
+    for (int64_t j = 0; j < K; ++j) {
+      const bool in = reverse ? (exclusive ? j > i : j >= i) : (exclusive ? j < i : j <= i);
+      mask[i * K + j] = in ? 1.f : 0.f;
+    }
+  te::Tensor m = ctx.derived_constant(node.name + ".mask", Tensor::from_floats({K, K}, mask));
+  te::Tensor x = ctx.input(xv);
+  te::IterVar r = te::reduce_axis(K, "j");
+  return te::compute(node.name, xv->shape, [&](const std::vector<Expr>& o) {
+    std::vector<Expr> xi = o;
+    xi[axis] = L::var_ref(r.var);
+    return te::sum(L::mul(te::read(x, xi), te::read(m, {o[axis], L::var_ref(r.var)})), {r});
+  });
+}
+
+// Hardmax (opset 13): 1 at the first maximum along `axis` (default -1), 0 elsewhere: m = max
+// over the axis, f = min over k of (x[k] == m ? k : K), y[i] = (i == f), the indices read from a
+// constant float iota (the vector unit compares data, not loop indices).
+te::Tensor hardmax_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  const int64_t rank = static_cast<int64_t>(xv->shape.size());
+  int64_t axis = node.attrs.get_int_or("axis", -1, node.name);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank)
+    unsupported(node, fmt::format("axis {} of a rank-{} input", axis, rank));
+  const int64_t K = xv->shape[axis];
+  te::Tensor x = ctx.input(xv);
+  te::Tensor iota = float_iota(node, ctx, K);
+  Shape red = xv->shape;
+  red[axis] = 1;
+  auto with_axis = [axis](std::vector<Expr> i, Expr k) {
+    i[axis] = std::move(k);
+    return i;
+  };
+  te::IterVar r = te::reduce_axis(K, "r");
+  te::Tensor m = te::compute(node.name + ".max", red, [&](const std::vector<Expr>& i) {
+    return te::max_reduce(te::read(x, with_axis(i, L::var_ref(r.var))), {r});
+  });
+  te::IterVar r2 = te::reduce_axis(K, "r2");
+  te::Tensor f = te::compute(node.name + ".first", red, [&](const std::vector<Expr>& i) {
+    Expr hit = L::eq(te::read(x, with_axis(i, L::var_ref(r2.var))), te::read(m, i));
+    return te::min_reduce(
+        L::select(hit, te::read(iota, {L::var_ref(r2.var)}), L::float_imm(static_cast<double>(K))),
+        {r2});
+  });
+  return te::compute(node.name, xv->shape, [&](const std::vector<Expr>& i) {
+    Expr hit = L::eq(te::read(iota, {i[axis]}), te::read(f, with_axis(i, L::int_imm(0))));
+    return L::select(hit, L::float_imm(1.0), L::float_imm(0.0));
+  });
+}
+
+// Einsum (opset 12): out[free] = sum over the contracted labels of the product of the operands
+// read at their labels (repeated labels within an operand read its diagonal; "..." stands for
+// the broadcast leading dims, right-aligned, a size-1 dim read at 0). Without "->" the output is
+// the "..." dims and then the labels used once, in alphabetical order. One compute: a reduction
+// with affine reads (the vector unit's per-step multiply-accumulate, not the cube).
+te::Tensor einsum_compute(const Node& node, ComputeContext& ctx) {
+  std::string eq = node.attrs.get_string_or("equation", "", node.name);
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  const size_t arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t p = 0;;) {
+    const size_t c = lhs.find(',', p);
+    terms.push_back(lhs.substr(p, c == std::string::npos ? std::string::npos : c - p));
+    if (c == std::string::npos) break;
+    p = c + 1;
+  }
+  std::vector<const Value*> ins;
+  for (const Value* v : node.inputs)
+    if (v) ins.push_back(v);
+  if (terms.size() != ins.size())
+    unsupported(node, fmt::format("Einsum equation '{}' has {} operands, the node {}", eq,
+                                  terms.size(), ins.size()));
+  // Labels: letters as themselves, the k-th "..." dim (from the left of E) as 256 + k.
+  int64_t E = 0;
+  std::vector<std::vector<int>> labels(ins.size());
+  auto parse = [&](const std::string& t, int64_t rank, std::vector<int>* out, int64_t* e_out) {
+    const size_t dots = t.find("...");
+    int64_t letters = 0;
+    for (char ch : t)
+      if (std::isalpha(static_cast<unsigned char>(ch)))
+        ++letters;
+      else if (ch != '.')
+        unsupported(node, fmt::format("Einsum equation '{}'", eq));
+    const int64_t e = dots == std::string::npos ? 0 : rank - letters;
+    if (e < 0 || (dots == std::string::npos && letters != rank))
+      unsupported(node, fmt::format("Einsum term '{}' does not match a rank-{} operand", t, rank));
+    *e_out = e;
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t[i] == '.') {
+        if (i == dots)
+          for (int64_t k = 0; k < e; ++k) out->push_back(-static_cast<int>(e - k));
+        continue;
+      }
+      out->push_back(t[i]);
+    }
+  };
+  std::vector<int64_t> e_of(ins.size());
+  for (size_t k = 0; k < ins.size(); ++k) {
+    parse(terms[k], static_cast<int64_t>(ins[k]->shape.size()), &labels[k], &e_of[k]);
+    E = std::max(E, e_of[k]);
+  }
+  // "..." dims as 256 + position from the left of the E broadcast dims (right-aligned).
+  for (size_t k = 0; k < ins.size(); ++k)
+    for (int& l : labels[k])
+      if (l < 0) l = 256 + static_cast<int>(E) + l;  // -(e - j) -> 256 + E - e + j
+  std::map<int, int64_t> extent;
+  std::map<int, int> uses;
+  for (size_t k = 0; k < ins.size(); ++k)
+    for (size_t d = 0; d < labels[k].size(); ++d) {
+      const int l = labels[k][d];
+      const int64_t n = ins[k]->shape[d];
+      auto it = extent.find(l);
+      if (it == extent.end() || it->second == 1)
+        extent[l] = n;
+      else if (n != 1 && n != it->second)
+        unsupported(node, fmt::format("Einsum label sizes {} and {} differ", it->second, n));
+      ++uses[l];
+    }
+  std::vector<int> out_labels;
+  if (arrow != std::string::npos) {
+    int64_t e_out = 0;
+    const std::string rhs = eq.substr(arrow + 2);
+    const size_t dots = rhs.find("...");
+    for (size_t i = 0; i < rhs.size(); ++i) {
+      if (rhs[i] == '.') {
+        if (i == dots)
+          for (int64_t k = 0; k < E; ++k) out_labels.push_back(256 + static_cast<int>(k));
+        continue;
+      }
+      if (!extent.count(rhs[i]))
+        unsupported(node, fmt::format("Einsum output label '{}' is not an input's", rhs[i]));
+      out_labels.push_back(rhs[i]);
+    }
+    (void)e_out;
+  } else {
+    for (int64_t k = 0; k < E; ++k) out_labels.push_back(256 + static_cast<int>(k));
+    for (const auto& [l, n] : uses)
+      if (l < 256 && n == 1) out_labels.push_back(l);
+  }
+  const Shape& os = out0(node)->shape;
+  if (os.size() != out_labels.size()) unsupported(node, "Einsum output rank differs");
+  std::map<int, te::IterVar> raxes;
+  std::vector<te::IterVar> rlist;
+  for (const auto& [l, n] : extent)
+    if (std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end()) {
+      raxes[l] = te::reduce_axis(n, fmt::format("r{}", l));
+      rlist.push_back(raxes[l]);
+    }
+  std::vector<te::Tensor> ts;
+  for (const Value* v : ins) ts.push_back(ctx.input(v));
+  return te::compute(node.name, os, [&](const std::vector<Expr>& o) {
+    Expr prod;
+    for (size_t k = 0; k < ins.size(); ++k) {
+      std::vector<Expr> xi;
+      for (size_t d = 0; d < labels[k].size(); ++d) {
+        const int l = labels[k][d];
+        if (ins[k]->shape[d] == 1 && extent[l] != 1) {
+          xi.push_back(L::int_imm(0));
+          continue;
+        }
+        auto it = std::find(out_labels.begin(), out_labels.end(), l);
+        xi.push_back(it != out_labels.end() ? o[it - out_labels.begin()]
+                                            : L::var_ref(raxes.at(l).var));
+      }
+      Expr v = te::read(ts[k], xi);
+      prod = prod ? L::mul(prod, v) : v;
+    }
+    return rlist.empty() ? prod : te::sum(prod, rlist);
+  });
+}
+
+// EyeLike (opset 9): the 2-D constant with ones on diagonal k (the input gives only the shape),
+// copied from a compile-time constant; dtype the attribute's or the input's.
+te::Tensor eyelike_compute(const Node& node, ComputeContext& ctx) {
+  const Shape& os = out0(node)->shape;
+  const DType dt = out0(node)->dtype;
+  if (os.size() != 2) unsupported(node, "EyeLike of a non-2-D input");
+  if (!dtype_is_float(dt) && !ctx.typed_values())
+    unsupported(node, fmt::format("EyeLike of dtype {} on a target computing float tensors only",
+                                  dtype_to_string(dt)));
+  const int64_t k = node.attrs.get_int_or("k", 0, node.name);
+  Tensor eye(dtype_is_float(dt) ? DType::f32 : dt, os);
+  for (int64_t i = 0; i < os[0]; ++i)
+    if (i + k >= 0 && i + k < os[1]) eye.set_from_double(i * os[1] + i + k, 1.0);
+  te::Tensor e = ctx.derived_constant(node.name + ".eye", eye);
+  return te::compute(node.name, os, [&](const std::vector<Expr>& i) { return te::read(e, i); });
+}
+
+// OneHot (opset 11): y[.., d, ..] (d on `axis`) = values[1] where the index at the other
+// coordinates, normalised (idx < 0: idx + depth), equals d, else values[0]; depth a constant.
+// Float indices are truncated toward zero first (as the reference casts them). An index outside
+// [-depth, depth) matches nothing (off value), as in the reference.
+te::Tensor onehot_compute(const Node& node, ComputeContext& ctx) {
+  const Value* iv = node.input(0);
+  const Value* vv = node.input(2);
+  double depth_v;
+  if (!scalar_constant(node.input(1), &depth_v)) unsupported(node, "depth must be a constant");
+  const int64_t depth = static_cast<int64_t>(depth_v);
+  const Shape& os = out0(node)->shape;
+  const int64_t orank = static_cast<int64_t>(os.size());
+  int64_t axis = node.attrs.get_int_or("axis", -1, node.name);
+  if (axis < 0) axis += orank;
+  const bool float_idx = dtype_is_float(iv->dtype);
+  te::Tensor idx = ctx.input(iv);
+  te::Tensor iota =
+      float_idx ? float_iota(node, ctx, depth) : iota_constant(node, ctx, iv->dtype, depth);
+  te::Tensor norm = te::compute(node.name + ".index", iv->shape, [&](const std::vector<Expr>& i) {
+    Expr x = te::read(idx, i);
+    if (float_idx)
+      x = L::select(L::lt(x, L::float_imm(0.0)),
+                    L::call(CallOp::neg, L::call(CallOp::floor, L::call(CallOp::neg, x))),
+                    L::call(CallOp::floor, x));
+    return L::select(L::lt(x, L::float_imm(0.0)),
+                     L::add(x, L::float_imm(static_cast<double>(depth))), x);
+  });
+  Operand off, on;
+  if (vv->constant && vv->constant->numel() == 2) {
+    off.is_imm = on.is_imm = true;
+    off.imm = vv->constant->get_as_double(0);
+    on.imm = vv->constant->get_as_double(1);
+  }
+  te::Tensor values = off.is_imm ? nullptr : ctx.input(vv);
+  const size_t vrank = vv->shape.size();
+  auto value_at = [&](int64_t k) -> Expr {
+    if (off.is_imm) return L::float_imm(k ? on.imm : off.imm);
+    std::vector<Expr> vi(vrank, L::int_imm(0));
+    if (vrank) vi.back() = L::int_imm(k);
+    return te::read(values, vi);
+  };
+  return te::compute(node.name, os, [&](const std::vector<Expr>& o) {
+    std::vector<Expr> ii;
+    for (int64_t d = 0; d < orank; ++d)
+      if (d != axis) ii.push_back(o[d]);
+    Expr hit = L::eq(te::read(norm, ii), te::read(iota, {o[axis]}));
+    return L::select(hit, value_at(1), value_at(0));
+  });
+}
+
+// Mod (opset 13) of floats: fmod=1 (C fmod) x - trunc(x / y) y, fmod=0 (Python %, the
+// divisor's sign) x - floor(x / y) y; integers: mod_compute. The quotient is rounded to the
+// storage format before it is truncated, so a quotient within its rounding of an integer may
+// truncate to the neighbouring integer (an error of |y|).
+te::Tensor any_mod_compute(const Node& node, ComputeContext& ctx) {
+  if (!dtype_is_float(node.input(0)->dtype)) return mod_compute(node, ctx);
+  const bool c_fmod = node.attrs.get_int_or("fmod", 0, node.name) != 0;
+  return binary(node, ctx, [c_fmod](Expr x, Expr y) {
+    Expr q = L::fdiv(x, y);
+    Expr n = c_fmod ? L::select(L::lt(q, L::float_imm(0.0)), L::call(CallOp::ceil, q),
+                                L::call(CallOp::floor, q))
+                    : L::call(CallOp::floor, q);
+    return L::sub(x, L::mul(n, y));
+  });
+}
+
+// Pow (opset 15) with a run-time float exponent tensor y (a scalar constant: pow_compute):
+// exp(y log|x|), 1 where y == 0 (also for x = 0 or NaN); for x < 0 the sign (-1)^y for an
+// integral y (y / 2 - round(y / 2) = +-0.5 for odd y) and NaN for a non-integral one. The
+// relative error grows with |y log x| (exp of a rounded exponent).
+te::Tensor pow_tensor_compute(const Node& node, ComputeContext& ctx) {
+  double c;
+  if (scalar_constant(node.input(1), &c)) return pow_compute(node, ctx);
+  for (int k = 0; k < 2; ++k)
+    if (!dtype_is_float(node.input(k)->dtype))
+      unsupported(node, fmt::format("Pow with a run-time exponent of integer tensors ('{}' is {})",
+                                    node.input(k)->name, dtype_to_string(node.input(k)->dtype)));
+  return binary(node, ctx, [](Expr x, Expr y) {
+    Expr mag = L::call(CallOp::exp, L::mul(y, L::call(CallOp::log, L::call(CallOp::abs, x))));
+    Expr half = L::mul(y, L::float_imm(0.5));
+    Expr odd = L::ne(L::call(CallOp::round, half), half);
+    Expr integral = L::eq(L::call(CallOp::round, y), y);
+    Expr neg = L::select(integral, L::select(odd, L::call(CallOp::neg, mag), mag),
+                         L::float_imm(std::nan("")));
+    return L::select(L::eq(y, L::float_imm(0.0)), L::float_imm(1.0),
+                     L::select(L::lt(x, L::float_imm(0.0)), neg, mag));
+  });
+}
+
+void add_more_computes(std::map<std::string, ComputeFn>& m) {
+  auto un = [&](const char* op, std::function<Expr(Expr)> f) {
+    m[op] = [f](const Node& n, ComputeContext& c) { return unary(n, c, f); };
+  };
+  m["Shrink"] = shrink_compute;
+  m["ThresholdedRelu"] = [](const Node& n, ComputeContext& c) {
+    const double alpha = n.attrs.get_float_or("alpha", 1.0f, n.name);
+    return unary(n, c, [alpha](Expr x) {
+      return L::select(L::lt(L::float_imm(alpha), x), x, L::float_imm(0.0));
+    });
+  };
+  // Sign: 1, -1, or x itself (0, -0, NaN).
+  un("Sign", [](Expr x) {
+    return L::select(L::lt(L::float_imm(0.0), x), L::float_imm(1.0),
+                     L::select(L::lt(x, L::float_imm(0.0)), L::float_imm(-1.0), x));
+  });
+  un("Floor", [](Expr x) { return L::call(CallOp::floor, x); });
+  un("Ceil", [](Expr x) { return L::call(CallOp::ceil, x); });
+  un("Round", [](Expr x) { return L::call(CallOp::round, x); });
+  un("Sin", [](Expr x) { return L::call(CallOp::sin, x); });
+  un("Cos", [](Expr x) { return L::call(CallOp::cos, x); });
+  un("Tan", [](Expr x) { return L::fdiv(L::call(CallOp::sin, x), L::call(CallOp::cos, x)); });
+  un("Atan", [](Expr x) { return L::call(CallOp::atan, x); });
+  // asin x = atan(x / sqrt((1 - x)(1 + x))) (inf at |x| = 1 gives +-pi/2); acos x =
+  // 2 atan(sqrt((1 - x) / (1 + x))) (no cancellation near x = 1; x = -1 gives 2 atan(inf) = pi).
+  un("Asin", [](Expr x) {
+    Expr d = L::mul(L::sub(L::float_imm(1.0), x), L::add(L::float_imm(1.0), x));
+    return L::call(CallOp::atan, L::mul(x, L::call(CallOp::rsqrt, d)));
+  });
+  un("Acos", [](Expr x) {
+    Expr r = L::fdiv(L::sub(L::float_imm(1.0), x), L::add(L::float_imm(1.0), x));
+    return L::mul(L::call(CallOp::atan, L::call(CallOp::sqrt, r)), L::float_imm(2.0));
+  });
+  m["ReduceProd"] = reduce_prod_compute;
+  m["CumSum"] = cumsum_compute;
+  m["Hardmax"] = hardmax_compute;
+  m["Einsum"] = einsum_compute;
+  m["EyeLike"] = eyelike_compute;
+  m["OneHot"] = onehot_compute;
+  m["Mod"] = any_mod_compute;
+  m["Pow"] = pow_tensor_compute;
+}
+
 // Computes of targets with typed values (ComputeContext::typed_values, the NPU): comparisons
 // (bool results), logic on bools, Where and Cast (conversion rules of ONNX Cast; the instruction
 // semantics in docs/isa.md). Greater/GreaterOrEqual are Less/LessOrEqual with swapped operands,
@@ -1227,9 +1654,32 @@ const std::map<std::string, ComputeFn>& typed_computes() {
     m["Mod"] = mod_compute;
     m["Gather"] = gather_compute;
     m["GatherElements"] = gather_compute;
+    add_more_typed_computes(m);
     return m;
   }();
   return table;
+}
+
+void add_more_typed_computes(std::map<std::string, ComputeFn>& m) {
+  // CastLike (opset 15): Cast to the dtype of its second input (already the output's).
+  m["CastLike"] = m.at("Cast");
+  // IsNaN: x != x. IsInf (opset 10): x == +inf (detect_positive, default 1) or x == -inf
+  // (detect_negative, default 1).
+  m["IsNaN"] = [](const Node& n, ComputeContext& c) {
+    return unary(n, c, [](Expr x) { return L::ne(x, x); });
+  };
+  m["IsInf"] = [](const Node& n, ComputeContext& c) {
+    const bool pos = n.attrs.get_int_or("detect_positive", 1, n.name) != 0;
+    const bool neg = n.attrs.get_int_or("detect_negative", 1, n.name) != 0;
+    return unary(n, c, [pos, neg](Expr x) -> Expr {
+      Expr p = L::eq(x, L::float_imm(INFINITY));
+      Expr q = L::eq(x, L::float_imm(-INFINITY));
+      if (pos && neg) return L::logical_or(p, q);
+      if (pos) return p;
+      if (neg) return q;
+      return L::logical_and(p, q);  // neither detected: never true
+    });
+  };
 }
 
 }  // namespace
@@ -1276,7 +1726,8 @@ bool exact_on_integers(const std::string& op) {
                                             "Trilu",
                                             "Mod",
                                             "GatherElements"};
-  return ops.count(op) > 0;
+  // OneHot's indices, EyeLike's input (its shape only), CastLike's inputs.
+  return ops.count(op) > 0 || op == "OneHot" || op == "EyeLike" || op == "CastLike";
 }
 
 std::vector<std::string> typed_compute_ops() {
@@ -1289,7 +1740,7 @@ bool is_alias_op(const Node& node) {
   static const std::set<std::string> alias = {"Reshape",   "Flatten",  "Squeeze",
                                               "Unsqueeze", "Identity", "Dropout"};
   if (alias.count(node.op_type)) return true;
-  if (node.op_type == "Cast") {
+  if (node.op_type == "Cast" || node.op_type == "CastLike") {
     const Value* in = node.input(0);
     const Value* out = node.outputs.at(0);
     return in && dtype_is_float(in->dtype) && dtype_is_float(out->dtype);

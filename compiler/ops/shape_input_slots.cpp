@@ -29,6 +29,8 @@ const std::map<std::string, std::vector<int>>& shape_input_slots() {
       {"STFT", {1, 3}},
       {"MelWeightMatrix", {0, 1, 2, 3, 4}},
       {"Compress", {1}},
+      // CumSum: the axis is a tensor input; the compiled targets need it at compile time.
+      {"CumSum", {1}},
       {"Unique", {0}},
       {"NonMaxSuppression", {0, 1, 2, 3, 4}},
       // Loop: M and cond fix the trip count, the length of its scan outputs.

@@ -45,12 +45,31 @@ bool is_leaf(const Expr& e) {
   return e->kind == ExprKind::Load || e->kind == ExprKind::TensorRead || e->kind == ExprKind::Float;
 }
 
+/// Scratch temporaries of a call's instruction sequence beside its result (Tensorizer::eval).
+int call_scratch_temps(L::CallOp op) {
+  switch (op) {
+    case L::CallOp::erf:
+      return 2;
+    case L::CallOp::floor:
+    case L::CallOp::ceil:
+    case L::CallOp::round:
+      return 3;
+    case L::CallOp::sin:
+    case L::CallOp::cos:
+    case L::CallOp::atan:
+      return 4;
+    default:
+      return 0;
+  }
+}
+
 TempNeed temp_need(const Expr& e, bool is_root) {
   if (is_leaf(e)) return {0, false};
   if (e->kind == ExprKind::Call) {
     TempNeed c = temp_need(e->args[0], false);
-    // erf is a sequence of instructions with two scratch temporaries beside its result.
-    const int extra = e->call == L::CallOp::erf ? 2 : 0;
+    // erf is a sequence of instructions with two scratch temporaries beside its result;
+    // floor/ceil/round take three, sin/cos/atan four (call_scratch_temps).
+    const int extra = call_scratch_temps(e->call);
     const int live_child = c.result_is_temp ? 1 : 0;
     const int during = live_child + extra + (is_root || c.result_is_temp ? 0 : 1);
     if (is_root) return {std::max(c.max_live, during), false};
@@ -416,6 +435,119 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
     return l;
   };
 
+  // Rounding to an integral value (floor, ceil, round half to even) of float `a` into `d`, with
+  // scratch c, t, g, exactly (no rounding error): with M = 2^(p-1) for the dtype's p-bit
+  // significand (1024 for f16, 2^23 for f32), c = clamp(a, -M, M); |c| + M rounds (to nearest
+  // even, as every instruction rounds its result to the dtype) to an integer, so
+  // (|c| + M) - M = round(|c|), given c's sign by sign(c) = clamp(c 1e30, -1, 1) (exact for
+  // |c| >= 0.5, and round(|c|) = 0 below); floor subtracts step(round(c) - c), ceil adds
+  // step(c - round(c)), step(v) = clamp(v 1e30 [1e30], 0, 1) (1 for any v > 0, the differences
+  // being multiples of c's spacing); a - c (0 for |a| <= M, else a - (+-M), exact) adds back the
+  // part beyond M, where every value is an integer. NaN propagates through the clamp (a NaN in
+  // src0 of max/min is kept), +-inf gives +-M + +-inf = +-inf.
+  auto emit_rounding = [&](L::CallOp op, const Loc& d, const Loc& a, const Loc& c, const Loc& t,
+                           const Loc& g) {
+    const bool f16 = cur == isa::DType::f16;
+    const double M = f16 ? 1024.0 : 8388608.0, big = 1e30;
+    emit(Opcode::vmaxs, c, &a, nullptr, -M, count, repeat);
+    emit(Opcode::vmins, c, &c, nullptr, M, count, repeat);
+    emit(Opcode::vabs, t, &c, nullptr, 0, count, repeat);
+    emit(Opcode::vadds, t, &t, nullptr, M, count, repeat);
+    emit(Opcode::vadds, t, &t, nullptr, -M, count, repeat);
+    emit(Opcode::vmuls, g, &c, nullptr, big, count, repeat);
+    emit(Opcode::vmaxs, g, &g, nullptr, -1.0, count, repeat);
+    emit(Opcode::vmins, g, &g, nullptr, 1.0, count, repeat);
+    emit(Opcode::vmul, t, &t, &g, 0, count, repeat);
+    if (op != L::CallOp::round) {
+      const bool fl = op == L::CallOp::floor;
+      emit(Opcode::vsub, g, fl ? &t : &c, fl ? &c : &t, 0, count, repeat);
+      emit(Opcode::vmuls, g, &g, nullptr, big, count, repeat);
+      if (!f16) emit(Opcode::vmuls, g, &g, nullptr, big, count, repeat);
+      emit(Opcode::vmaxs, g, &g, nullptr, 0.0, count, repeat);
+      emit(Opcode::vmins, g, &g, nullptr, 1.0, count, repeat);
+      emit(fl ? Opcode::vsub : Opcode::vadd, t, &t, &g, 0, count, repeat);
+    }
+    emit(Opcode::vsub, g, &a, &c, 0, count, repeat);
+    emit(Opcode::vadd, d, &t, &g, 0, count, repeat);
+  };
+  // sin(a) (phase 0) or cos(a) = sin(a + pi/2) (phase 0.5) into `d`, scratch k, c, t, g:
+  // k = round(a / pi + phase); r = a - (k - phase) pi in [-pi/2, pi/2] (Cody-Waite: pi =
+  // 3.140625 + 9.676535897932e-4, the first part 8 significant bits, so k 3.140625 is exact for
+  // |k| < 8 in f16, |a| < 25); sin(r) by its Taylor polynomial to r^9 (truncation below
+  // (pi/2)^11 / 11! = 3.6e-6); the result times (-1)^k = 1 - 4 |round(|k| / 2) - |k| / 2|
+  // (|k| / 2 + M rounds to even). Accurate for |a| < 8 pi (then the roundings of r, the
+  // polynomial's and the result's: compiler/driver/compare.cpp counts 14), degrading beyond as
+  // u |a| absolute, and wrong for |k| >= 2M.
+  auto emit_sin = [&](double phase, const Loc& d, const Loc& a, const Loc& k, const Loc& c,
+                      const Loc& t, const Loc& g) {
+    const bool f16 = cur == isa::DType::f16;
+    const double M = f16 ? 1024.0 : 8388608.0;
+    const double pi1 = 3.140625, pi2 = M_PI - 3.140625;
+    emit(Opcode::vmuls, k, &a, nullptr, 1.0 / M_PI, count, repeat);
+    if (phase != 0) emit(Opcode::vadds, k, &k, nullptr, phase, count, repeat);
+    emit_rounding(L::CallOp::round, k, k, c, t, g);
+    emit(Opcode::vmuls, t, &k, nullptr, -pi1, count, repeat);
+    emit(Opcode::vadd, c, &a, &t, 0, count, repeat);
+    if (phase != 0) emit(Opcode::vadds, c, &c, nullptr, phase * pi1, count, repeat);
+    emit(Opcode::vmuls, t, &k, nullptr, -pi2, count, repeat);
+    emit(Opcode::vadd, c, &c, &t, 0, count, repeat);
+    if (phase != 0) emit(Opcode::vadds, c, &c, nullptr, phase * pi2, count, repeat);
+    emit(Opcode::vmul, t, &c, &c, 0, count, repeat);  // r^2
+    emit(Opcode::vmuls, g, &t, nullptr, 1.0 / 362880, count, repeat);
+    emit(Opcode::vadds, g, &g, nullptr, -1.0 / 5040, count, repeat);
+    emit(Opcode::vmul, g, &g, &t, 0, count, repeat);
+    emit(Opcode::vadds, g, &g, nullptr, 1.0 / 120, count, repeat);
+    emit(Opcode::vmul, g, &g, &t, 0, count, repeat);
+    emit(Opcode::vadds, g, &g, nullptr, -1.0 / 6, count, repeat);
+    emit(Opcode::vmul, g, &g, &t, 0, count, repeat);
+    emit(Opcode::vmul, g, &g, &c, 0, count, repeat);
+    emit(Opcode::vadd, c, &c, &g, 0, count, repeat);  // sin(r)
+    emit(Opcode::vabs, t, &k, nullptr, 0, count, repeat);
+    emit(Opcode::vmuls, t, &t, nullptr, 0.5, count, repeat);
+    emit(Opcode::vadds, g, &t, nullptr, M, count, repeat);
+    emit(Opcode::vadds, g, &g, nullptr, -M, count, repeat);
+    emit(Opcode::vsub, g, &g, &t, 0, count, repeat);
+    emit(Opcode::vabs, g, &g, nullptr, 0, count, repeat);
+    emit(Opcode::vmuls, g, &g, nullptr, -4.0, count, repeat);
+    emit(Opcode::vadds, g, &g, nullptr, 1.0, count, repeat);
+    emit(Opcode::vmul, d, &c, &g, 0, count, repeat);
+  };
+  // atan(a) into `d`, scratch t, g, c, x: z = min(|a|, 1 / |a|) in [0, 1]; atan(z) = z P(z^2),
+  // Abramowitz & Stegun 4.4.49 (|error| <= 2e-8 on [0, 1]); for |a| > 1, atan|a| = pi/2 -
+  // atan(z), selected by b = step(|a| - 1) as p + b (pi/2 - 2p); times sign(a) = clamp(a 1e30,
+  // -1, 1). |a| = inf gives z = 0 and pi/2; NaN propagates.
+  auto emit_atan = [&](const Loc& d, const Loc& a, const Loc& t, const Loc& g, const Loc& c,
+                       const Loc& x) {
+    const bool f16 = cur == isa::DType::f16;
+    const double big = 1e30;
+    static const double coef[] = {0.0028662257, -0.0161657367, 0.0429096138, -0.0752896400,
+                                  0.1065626393, -0.1420889944, 0.1999355085, -0.3333314528};
+    emit(Opcode::vabs, t, &a, nullptr, 0, count, repeat);
+    emit(Opcode::vrec, g, &t, nullptr, 0, count, repeat);
+    emit(Opcode::vmin, c, &t, &g, 0, count, repeat);  // z
+    emit(Opcode::vadds, t, &t, nullptr, -1.0, count, repeat);
+    emit(Opcode::vmuls, t, &t, nullptr, big, count, repeat);
+    if (!f16) emit(Opcode::vmuls, t, &t, nullptr, big, count, repeat);
+    emit(Opcode::vmaxs, t, &t, nullptr, 0.0, count, repeat);
+    emit(Opcode::vmins, t, &t, nullptr, 1.0, count, repeat);  // b
+    emit(Opcode::vmul, x, &c, &c, 0, count, repeat);          // z^2
+    emit(Opcode::vmuls, g, &x, nullptr, coef[0], count, repeat);
+    for (int i = 1; i < 8; ++i) {
+      emit(Opcode::vadds, g, &g, nullptr, coef[i], count, repeat);
+      emit(Opcode::vmul, g, &g, &x, 0, count, repeat);
+    }
+    emit(Opcode::vadds, g, &g, nullptr, 1.0, count, repeat);
+    emit(Opcode::vmul, g, &g, &c, 0, count, repeat);  // p = atan(z)
+    emit(Opcode::vmuls, x, &g, nullptr, -2.0, count, repeat);
+    emit(Opcode::vadds, x, &x, nullptr, M_PI / 2, count, repeat);
+    emit(Opcode::vmul, x, &x, &t, 0, count, repeat);
+    emit(Opcode::vadd, g, &g, &x, 0, count, repeat);
+    emit(Opcode::vmuls, x, &a, nullptr, big, count, repeat);
+    emit(Opcode::vmaxs, x, &x, nullptr, -1.0, count, repeat);
+    emit(Opcode::vmins, x, &x, nullptr, 1.0, count, repeat);
+    emit(Opcode::vmul, d, &g, &x, 0, count, repeat);
+  };
+
   // Evaluates `e` over (count, repeat); writes into `dst` when given (the root).
   std::function<Loc(const Expr&, const Loc*)> eval = [&](const Expr& e, const Loc* dst) -> Loc {
     if (e->kind == ExprKind::Float) {
@@ -579,6 +711,35 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
           emit(Opcode::vmul, d, &q, &t, 0, count, repeat);
           release(t);
           release(q);
+          break;
+        }
+        case L::CallOp::floor:
+        case L::CallOp::ceil:
+        case L::CallOp::round: {
+          Loc c = new_temp(), t = new_temp(), g = new_temp();
+          emit_rounding(e->call, d, a, c, t, g);
+          release(c);
+          release(t);
+          release(g);
+          break;
+        }
+        case L::CallOp::sin:
+        case L::CallOp::cos: {
+          Loc k = new_temp(), c = new_temp(), t = new_temp(), g = new_temp();
+          emit_sin(e->call == L::CallOp::cos ? 0.5 : 0.0, d, a, k, c, t, g);
+          release(k);
+          release(c);
+          release(t);
+          release(g);
+          break;
+        }
+        case L::CallOp::atan: {
+          Loc t = new_temp(), g = new_temp(), c = new_temp(), x = new_temp();
+          emit_atan(d, a, t, g, c, x);
+          release(t);
+          release(g);
+          release(c);
+          release(x);
           break;
         }
       }

@@ -350,6 +350,40 @@ const std::map<std::string, IntCaseFn>& cases() {
                         {{"x", random_int_tensor(kShape, DType::i64, 236, -100000, 100000)}},
                         "Mod"};
        }},
+      // IsNaN / IsInf (bool results) on grid floats with NaN and +-inf put in.
+      {"IsNaN_f32",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape);
+         Value* y = b.node("IsNaN", {x});
+         Tensor xs = quarter_grid(kShape, 237, -64, 64);
+         for (int64_t i = 0; i < xs.numel(); i += 7) xs.data<float>()[i] = NAN;
+         for (int64_t i = 3; i < xs.numel(); i += 11) xs.data<float>()[i] = INFINITY;
+         return IntCase{b.finish({y}), {{"x", xs}}, "IsNaN"};
+       }},
+      {"IsInf_f32_negative_only",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape);
+         Value* y = b.node("IsInf", {x}, attrs({{"detect_positive", int64_t{0}}}));
+         Tensor xs = quarter_grid(kShape, 238, -64, 64);
+         for (int64_t i = 0; i < xs.numel(); i += 5) xs.data<float>()[i] = -INFINITY;
+         for (int64_t i = 2; i < xs.numel(); i += 9) xs.data<float>()[i] = INFINITY;
+         for (int64_t i = 4; i < xs.numel(); i += 13) xs.data<float>()[i] = NAN;
+         return IntCase{b.finish({y}), {{"x", xs}}, "IsInf"};
+       }},
+      // CastLike: Cast to the dtype of the second input (truncation toward zero to i32).
+      {"CastLike_f32_to_i32",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape);
+         Value* like = b.input("like", {2}, DType::i32);
+         Value* y = b.node("CastLike", {x, like});
+         return IntCase{b.finish({y}),
+                        {{"x", quarter_grid(kShape, 239, -64, 64)},
+                         {"like", random_int_tensor({2}, DType::i32, 240, 0, 9)}},
+                        "CastLike"};
+       }},
       // A chain with integer and bool intermediates: Where(x + y < 0, -x, x * y).
       {"Chain_i32",
        [] {

@@ -66,6 +66,24 @@ OpCase binary(const std::string& op, float lo, float hi, Bound bound, float ylo 
           bound};
 }
 
+/// A graph y = op(x) over kShape.
+std::unique_ptr<Graph> unary_graph(const std::string& op, Attributes a = {}) {
+  GraphBuilder b;
+  Value* x = b.input("x", kShape);
+  Value* y = b.node(op, {x}, std::move(a));
+  return b.finish({y});
+}
+
+/// Floats on the grid of sixteenths in [lo, hi] (exact in fp16: their rounding cannot move a
+/// value across an integer or a tie).
+Tensor sixteenth_grid(const Shape& shape, uint32_t seed, int64_t lo, int64_t hi) {
+  const Tensor k = random_int_tensor(shape, DType::i64, seed, 16 * lo, 16 * hi);
+  Tensor t(DType::f32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = static_cast<float>(k.data<int64_t>()[i]) / 16.0f;
+  return t;
+}
+
 /// Three inputs x [3,40,37], y [37], z [40,1] in [-1, 1).
 OpCase variadic(const std::string& op, Bound bound) {
   GraphBuilder b;
@@ -718,6 +736,159 @@ const std::map<std::string, CaseFn>& cases() {
        [] {
          return rearrange_case("Tile", {2, 8, 6, 4}, {}, {1, 3, 1, 2});
        }},
+      // ---- more ops (issue #15). Inputs on the fp16 grid where an op is exact (its only
+      // error would be the input's rounding, which can move a value across an integer).
+      // Selects of the input (exact): Shrink adds/subtracts the bias (vadds, u |y|).
+      {"Shrink",
+       [] {
+         return OpCase{unary_graph("Shrink", attrs({{"lambd", 0.5f}, {"bias", 0.25f}})),
+                       {{"x", random_tensor(kShape, 160, -2, 2)}},
+                       {q, 2 * u}};
+       }},
+      {"ThresholdedRelu",
+       [] {
+         return OpCase{unary_graph("ThresholdedRelu", attrs({{"alpha", 0.5f}})),
+                       {{"x", random_tensor(kShape, 161, -2, 2)}},
+                       {q, u}};
+       }},
+      {"Sign",
+       [] {
+         return OpCase{unary_graph("Sign"), {{"x", sixteenth_grid(kShape, 162, -8, 8)}}, {q, 0}};
+       }},
+      // floor, ceil, round (ties to even: the grid holds every k/2) are exact on grid inputs.
+      {"Floor",
+       [] {
+         return OpCase{unary_graph("Floor"), {{"x", sixteenth_grid(kShape, 163, -8, 8)}}, {q, 0}};
+       }},
+      {"Ceil",
+       [] {
+         return OpCase{unary_graph("Ceil"), {{"x", sixteenth_grid(kShape, 164, -8, 8)}}, {q, 0}};
+       }},
+      {"Round",
+       [] {
+         return OpCase{unary_graph("Round"), {{"x", sixteenth_grid(kShape, 165, -8, 8)}}, {q, 0}};
+       }},
+      // sin/cos, x in [-4, 4) (tensorize_vector.cpp emit_sin): the input's u |x| (<= 4u moved
+      // through a derivative <= 1); r = x - (k - phase) pi: four roundings of values <= pi/2
+      // (6.3u); the polynomial: r^2 and seven Horner steps on g <= r^2 / 6 <= 0.41 and g r^3
+      // (3u), the last vadd (u): 14.3u absolute; the sign multiply is exact.
+      {"Sin",
+       [] {
+         return OpCase{
+             unary_graph("Sin"), {{"x", random_tensor(kShape, 166, -4, 4)}}, {14.3 * u, u}};
+       }},
+      {"Cos",
+       [] {
+         return OpCase{
+             unary_graph("Cos"), {{"x", random_tensor(kShape, 167, -4, 4)}}, {14.3 * u, u}};
+       }},
+      // sin / cos, x in [-0.7, 0.7): sin off by 5u (k = 0: r = x exactly; input, polynomial,
+      // result), cos by 14.3u; |tan'| terms: 5u / cos + |sin| 14.3u / cos^2 (cos >= 0.76,
+      // |sin| <= 0.65) = 6.6u + 16.1u, vdiv u |y| (|y| <= 0.85): 23.5u.
+      {"Tan",
+       [] {
+         return OpCase{
+             unary_graph("Tan"), {{"x", random_tensor(kShape, 168, -0.7f, 0.7f)}}, {23.5 * u, u}};
+       }},
+      // atan, x in [-4, 4): the input's u |x| / (1 + x^2) <= u / 2; z = min(|x|, 1 / |x|) (vrec:
+      // u z, atan' <= 1), z^2 (2u), the Horner chain on values <= 1 whose errors reach p times
+      // z^2 <= 1 damped (8u), z P (u), pi/2 - 2p and the sum (3u): 15.5u absolute.
+      {"Atan",
+       [] {
+         return OpCase{
+             unary_graph("Atan"), {{"x", random_tensor(kShape, 169, -4, 4)}}, {15.5 * u, u}};
+       }},
+      // asin x = atan(x rsqrt((1 - x)(1 + x))), x in [-0.8, 0.8): the argument w (|w| <= 1.34)
+      // off by (input + 1 - x, 1 + x, product, vsqrt, vrec, vmul: 6u) relative, moved through
+      // atan' = 1 / (1 + w^2) <= 1 times |w|: 8u; atan itself 15.5u: 23.5u.
+      {"Asin",
+       [] {
+         return OpCase{
+             unary_graph("Asin"), {{"x", random_tensor(kShape, 170, -0.8f, 0.8f)}}, {23.5 * u, u}};
+       }},
+      // acos x = 2 atan(sqrt((1 - x) / (1 + x))), x in [-0.8, 0.8): w (<= 3) off by 3.5u relative
+      // (input moved through 1 - x and 1 + x, vdiv, vsqrt), atan' w <= 1/2: 1.75u; atan 15.5u;
+      // times 2 (exact): 34.5u, + u |y|.
+      {"Acos",
+       [] {
+         return OpCase{
+             unary_graph("Acos"), {{"x", random_tensor(kShape, 171, -0.8f, 0.8f)}}, {34.5 * u, u}};
+       }},
+      // Product of the 3 elements along axis 0 of x in [0.5, 2): 3 inputs' u and 2 vmul: 5u.
+      {"ReduceProd",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape);
+         Value* y = b.node("ReduceProd", {x}, attrs({{"axes", std::vector<int64_t>{0}}}));
+         return OpCase{b.finish({y}), {{"x", random_tensor(kShape, 172, 0.5f, 2)}}, {q, 5 * u}};
+       }},
+      // Running sum over axis 2 (K = 37 terms, reverse, exclusive), x in [-1, 1): each term's
+      // input rounding u |x| (the mask products are exact), the fp32 sum K 2^-24, the result u:
+      // (u + 37 2^-24) 37 + u |y|.
+      {"CumSum",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape);
+         Value* y = b.node("CumSum", {x, b.constant("axis", Tensor::from_int64s({}, {2}))},
+                           attrs({{"exclusive", int64_t{1}}, {"reverse", int64_t{1}}}));
+         return OpCase{
+             b.finish({y}), {{"x", random_tensor(kShape, 173)}}, {(u + 37 * u32) * 37, u}};
+       }},
+      // One-hot of the first maximum along axis 1: exact (grid values, ties included).
+      {"Hardmax",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape);
+         Value* y = b.node("Hardmax", {x}, attrs({{"axis", int64_t{1}}}));
+         return OpCase{b.finish({y}), {{"x", sixteenth_grid(kShape, 174, -2, 2)}}, {q, 0}};
+       }},
+      // Batched product with a transposed operand: "bij,bkj->bik", K = 37.
+      {"Einsum",
+       [] {
+         const Tensor w = random_tensor({3, 11, 37}, 175, -0.5f, 0.5f);
+         auto build = [=](bool abs) {
+           GraphBuilder b;
+           Value* x = b.input("x", kShape);
+           Value* y = b.node("Einsum", {x, b.constant("w", abs_of(w, abs))},
+                             attrs({{"equation", std::string("bij,bkj->bik")}}));
+           return b.finish({y});
+         };
+         return contraction(build, {{"x", random_tensor(kShape, 176)}}, 37, 0.0);
+       }},
+      {"EyeLike",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {7, 9});
+         Value* y = b.node("EyeLike", {x}, attrs({{"k", int64_t{2}}}));
+         return OpCase{b.finish({y}), {{"x", random_tensor({7, 9}, 177)}}, {q, 0}};
+       }},
+      // Float indices (truncated toward zero, negative ones counted from the end), depth 10
+      // on axis 1, values [-2, 3]: exact.
+      {"OneHot",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {4, 23});
+         Value* y = b.node("OneHot",
+                           {x, b.constant("depth", Tensor::scalar_f32(10.f)),
+                            b.constant("values", Tensor::from_floats({2}, {-2.f, 3.f}))},
+                           attrs({{"axis", int64_t{1}}}));
+         return OpCase{b.finish({y}), {{"x", sixteenth_grid({4, 23}, 178, -12, 12)}}, {q, 0}};
+       }},
+      // Mod of floats (fmod=0: the divisor's sign), x on the grid of 1/32 + k/16 (never a
+      // multiple of the divisor), y = +-2^j: x / y, its floor, the product and the difference
+      // are exact.
+      {"Mod",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", kShape);
+         Value* y = b.input("y", {40, 1});
+         Value* z = b.node("Mod", {x, y});
+         Tensor xs = sixteenth_grid(kShape, 179, -8, 8);
+         for (int64_t i = 0; i < xs.numel(); ++i) xs.data<float>()[i] += 1.f / 32;
+         std::vector<float> ys(40);
+         for (int i = 0; i < 40; ++i) ys[i] = (i % 2 ? -1.f : 1.f) * std::ldexp(1.f, i % 4 - 1);
+         return OpCase{b.finish({z}), {{"x", xs}, {"y", Tensor::from_floats({40, 1}, ys)}}, {q, 0}};
+       }},
   };
   return m;
 }
@@ -761,6 +932,35 @@ TEST_P(NpuOp, BitIdenticalOnBothModelsAndWithinItsDerivedBound) {
   for (const auto& k : r.module.kernels)
     ran |= k.op_type.find(op) != std::string::npos && (k.kind != "const");
   EXPECT_TRUE(ran) << op << " did not become a kernel";
+}
+
+// Pow with a run-time exponent tensor: exp(y log|x|) with the sign of an integral exponent for
+// x < 0 and 1 for y = 0. x in +-[0.5, 2) (the sign from the index), y integral in [-3, 3] on
+// x < 0 and any in [-3, 3) on x > 0: |y log|x|| <= 2.08; the input's u |x| times |y| <= 3u,
+// log |x| (u |log|), the product (u |z|) and vexp (u): (3u + 2.08 (2u) + u) relative = 8.2u.
+TEST(NpuMoreOps, PowWithARuntimeExponent) {
+  GraphBuilder b;
+  Value* x = b.input("x", kShape);
+  Value* y = b.input("y", kShape);
+  Value* z = b.node("Pow", {x, y});
+  Tensor xs = random_tensor(kShape, 180, 0.5f, 2), ys = random_tensor(kShape, 181, -3, 3);
+  for (int64_t i = 0; i < xs.numel(); ++i)
+    if (i % 3 == 0) {
+      xs.data<float>()[i] = -xs.data<float>()[i];
+      ys.data<float>()[i] = std::round(ys.data<float>()[i]);
+    }
+  ys.data<float>()[1] = 0.f;
+  const NpuCheck r = check_npu(*b.finish({z}), {{"x", xs}, {"y", ys}}, "npu_4core", {q, 8.2 * u});
+  const Tensor& got = r.outputs.at(z->name);
+  EXPECT_EQ(got.get_as_double(1), 1.0);  // x^0
+  // Negative bases: the sign of (-1)^y (odd exponents give negative results).
+  const Tensor& want = r.reference.at(z->name);
+  int negative = 0;
+  for (int64_t i = 0; i < got.numel(); i += 3) {
+    EXPECT_EQ(std::signbit(got.get_as_double(i)), std::signbit(want.get_as_double(i))) << i;
+    negative += std::signbit(want.get_as_double(i));
+  }
+  EXPECT_GT(negative, 100);
 }
 
 std::vector<std::string> case_names() {

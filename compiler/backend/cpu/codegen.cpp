@@ -103,6 +103,9 @@ class KernelCodegen : public LoopCodegen {
   V call(L::CallOp op, const V& x) override {
     if (op == L::CallOp::tanh) return {libm_call("tanhf", x), x.vec};
     if (op == L::CallOp::erf) return {libm_call("erff", x), x.vec};
+    if (op == L::CallOp::sin) return {libm_call("sinf", x), x.vec};
+    if (op == L::CallOp::cos) return {libm_call("cosf", x), x.vec};
+    if (op == L::CallOp::atan) return {libm_call("atanf", x), x.vec};
     return LoopCodegen::call(op, x);
   }
 

@@ -522,8 +522,17 @@ LoopCodegen::V LoopCodegen::call(L::CallOp op, const V& x) {
       V e = call(L::CallOp::exp, {b_.CreateFNeg(x.v), x.vec});
       return {b_.CreateFDiv(one, b_.CreateFAdd(one, e.v)), x.vec};
     }
+    case L::CallOp::floor:
+      return {unary_intrinsic(llvm::Intrinsic::floor, x.v), x.vec};
+    case L::CallOp::ceil:
+      return {unary_intrinsic(llvm::Intrinsic::ceil, x.v), x.vec};
+    case L::CallOp::round:  // ties to even (ONNX Round)
+      return {unary_intrinsic(llvm::Intrinsic::roundeven, x.v), x.vec};
     case L::CallOp::tanh:
     case L::CallOp::erf:
+    case L::CallOp::sin:
+    case L::CallOp::cos:
+    case L::CallOp::atan:
       break;
   }
   unsupported(fmt::format("math function {}", L::call_name(op)));
