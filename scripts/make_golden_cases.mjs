@@ -101,6 +101,12 @@ const NPM_CASES = [
     checks: ['softmax_last_axis'] },
   { name: 'oww_hey_jarvis', model: 'oww_hey_jarvis_v0.1.onnx', inputs: [{ shape: [1, 16, 96], fill: 'uniform' }],
     checks: ['unit_interval'] },
+  // openwakeword-js@0.1.27's other two heads (hello_deepa's earlier version and "namaste deepa"):
+  // the same architecture as hello_deepa, 24 frames.
+  { name: 'hello_deepa_old', model: 'hello_deepa_old.onnx', inputs: [{ shape: [1, 24, 96], fill: 'uniform' }],
+    checks: ['unit_interval'] },
+  { name: 'namaste_deepa', model: 'namaste_deepa.onnx', inputs: [{ shape: [1, 24, 96], fill: 'uniform' }],
+    checks: ['unit_interval'] },
   // openWakeWord's front end: the melspectrogram (1-D conv STFT) on 1760 samples of int16-scale
   // audio, and the speech-embedding CNN (tf2onnx, NHWC) on a 76x32 mel window.
   { name: 'oww_melspectrogram', model: 'oww_melspectrogram.onnx',
