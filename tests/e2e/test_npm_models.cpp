@@ -1,0 +1,152 @@
+// The real models from other npm packages (issue 15; scripts/fetch_models.sh names each package,
+// version, file and SHA-256; tests/data/cases/<case>/README.md the inputs; docs/golden_cases.md
+// the list and what blocks the others): every case is checked against ONNX Runtime 1.20.1's
+// outputs on the reference interpreter, and the cases that compile are checked on the simulated
+// NPU (three presets) and on the CPU backend, value by value, through `tessel check`.
+//
+// Tolerances: the reference and the CPU backend use the fp32 tolerance of `tessel check` (rtol
+// 1e-3, atol 1e-5, widened where the model amplifies fp32 rounding: driver::fp32_tolerances), the
+// NPU its derived fp16 bound (driver::npu_tolerances).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/driver/commands.h"
+
+namespace tessel::testing {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kSrc = TESSEL_SOURCE_DIR;
+
+struct CheckRun {
+  int exit_code;
+  std::string out, err;
+  nlohmann::json report;
+};
+
+/// `tessel check tests/data/cases/<name> --target <target> [--hw hw_configs/<hw>.yaml]`. The CPU
+/// backend's kernel cache goes to a directory of this test's own.
+CheckRun check_case(const std::string& name, const std::string& target,
+                    const std::string& hw = "") {
+  const std::string tag = name + "_" + target + (hw.empty() ? "" : "_" + hw);
+  const fs::path tmp = fs::path(::testing::TempDir()) / ("npm_" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  setenv("TESSEL_CACHE_DIR", (tmp / "cache").c_str(), 1);
+  driver::CheckArgs args;
+  args.case_dirs = {kSrc + "/tests/data/cases/" + name};
+  args.target = target;
+  if (!hw.empty()) args.hw = kSrc + "/hw_configs/" + hw + ".yaml";
+  args.report_path = (tmp / (tag + ".json")).string();
+  std::ostringstream out, err;
+  CheckRun r;
+  r.exit_code = driver::cmd_check(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  std::ifstream f(args.report_path);
+  if (f) r.report = nlohmann::json::parse(f);
+  return r;
+}
+
+/// Every output of the case's one data set passes; returns the outputs' JSON.
+nlohmann::json expect_pass(const CheckRun& r, const std::string& what) {
+  EXPECT_EQ(r.exit_code, 0) << what << "\n" << r.out << r.err;
+  if (r.report.is_null()) return {};
+  const auto& set = r.report["cases"][0]["data_sets"][0];
+  EXPECT_EQ(set["status"], "pass") << what;
+  EXPECT_FALSE(set["outputs"].empty()) << what;
+  for (const auto& o : set["outputs"]) {
+    EXPECT_TRUE(o["pass"].get<bool>()) << what << " " << o.dump();
+    std::cout << "  " << what << " " << o["name"].get<std::string>()
+              << ": max_abs_error=" << o["max_abs_error"]
+              << " error/bound=" << o["error_over_bound"] << "\n";
+  }
+  return set["outputs"];
+}
+
+bool have(const std::string& name) {
+  return fs::exists(kSrc + "/tests/data/cases/" + name + "/model.onnx");
+}
+
+// Cases that pass on ref, npu and cpu.
+const std::vector<std::string> kCompiled = {
+    "oww_alexa",          "oww_hey_rhasspy", "oww_weather",
+    "oww_timer",          "oww_embedding",   "blazeface_front_128",
+    "blazeface_back_256", "hello_deepa_old", "namaste_deepa",
+};
+// Cases the reference runs but a compiled target does not compile yet (docs/golden_cases.md has
+// each one's blocking op and message).
+const std::vector<std::string> kReferenceOnly = {
+    "oww_hey_jarvis",      "oww_melspectrogram", "silero_vad_legacy", "silero_vad_op18_ifless",
+    "silero_vad_16k_op15", "mlsd_tiny_320",      "mlsd_large_320",
+};
+
+class NpmModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NpmModel, ReferenceMatchesOnnxRuntime) {
+  ASSERT_TRUE(have(GetParam())) << "models missing: run scripts/fetch_models.sh";
+  expect_pass(check_case(GetParam(), "ref"), GetParam() + " ref");
+}
+
+INSTANTIATE_TEST_SUITE_P(Compiled, NpmModel, ::testing::ValuesIn(kCompiled));
+INSTANTIATE_TEST_SUITE_P(ReferenceOnly, NpmModel, ::testing::ValuesIn(kReferenceOnly));
+
+class NpmModelCompiled : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NpmModelCompiled, NpuMatchesOnnxRuntimeOnEveryPreset) {
+  ASSERT_TRUE(have(GetParam())) << "models missing: run scripts/fetch_models.sh";
+  for (const char* hw : {"npu_4core", "edge_1core", "server_32core"}) {
+    const CheckRun r = check_case(GetParam(), "npu", hw);
+    expect_pass(r, GetParam() + " npu " + hw);
+    if (r.report.is_null()) continue;
+    const auto& set = r.report["cases"][0]["data_sets"][0];
+    EXPECT_GT(set["total_cycles"].get<uint64_t>(), 0u);
+    EXPECT_GT(set["dram_bytes"]["read"].get<uint64_t>(), 0u);
+  }
+}
+
+TEST_P(NpmModelCompiled, CpuMatchesOnnxRuntime) {
+  ASSERT_TRUE(have(GetParam())) << "models missing: run scripts/fetch_models.sh";
+  const CheckRun r = check_case(GetParam(), "cpu");
+  expect_pass(r, GetParam() + " cpu");
+  if (r.report.is_null()) return;
+  EXPECT_FALSE(r.report["cases"][0]["data_sets"][0]["cpu"]["kernels"].empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, NpmModelCompiled, ::testing::ValuesIn(kCompiled));
+
+// The M-LSD line-segment detector is the TensorFlow-exported model of issue 15 whose reference
+// output `offsets` differed from ONNX Runtime's by up to 3% relative (here 1.26e-2 absolute at
+// values near 0.4; max|offsets| 174). That is rounding amplified by the model, not a rule of the
+// reference: every one of its 111 nodes, run alone on ONNX Runtime's own inputs for it, agrees
+// with ONNX Runtime within 0.68 of the fixed bound; ONNX Runtime against itself moves `offsets`
+// by 5.4e-3 for a 1e-7 relative change of the input and by 1.39e-2 between its graph
+// optimization levels (docs/golden_cases.md). The check's fp32 tolerance follows that
+// amplification (fp32_tolerances): `offsets` passes with atol widened to about 0.03, and
+// `scores`, which the model does not amplify, keeps close to the fixed bound.
+TEST(NpmModelTolerance, MlsdOffsetsWithinTheDerivedFp32Bound) {
+  ASSERT_TRUE(have("mlsd_tiny_320")) << "models missing: run scripts/fetch_models.sh";
+  const auto outs = expect_pass(check_case("mlsd_tiny_320", "ref"), "mlsd_tiny_320 ref");
+  ASSERT_EQ(outs.size(), 2u);
+  const auto& offsets = outs[0];
+  const auto& scores = outs[1];
+  EXPECT_EQ(offsets["name"], "offsets");
+  // The difference from ORT is far above the fixed atol 1e-5 (before fp32_tolerances this case
+  // failed with error / bound 122.9) and the widened atol stays below 0.03% of max|offsets|.
+  EXPECT_GT(offsets["max_abs_error"].get<double>(), 1e-3);
+  EXPECT_GT(offsets["atol"].get<double>(), offsets["max_abs_error"].get<double>());
+  EXPECT_LT(offsets["atol"].get<double>(), 3e-4 * offsets["max_expected"].get<double>());
+  EXPECT_EQ(offsets["rtol"].get<double>(), 1e-3);
+  EXPECT_LT(scores["atol"].get<double>(), 1e-4);
+}
+
+}  // namespace
+}  // namespace tessel::testing
