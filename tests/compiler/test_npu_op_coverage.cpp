@@ -718,6 +718,17 @@ const std::map<std::string, CaseFn>& cases() {
        [] {
          return rearrange_case("Tile", {2, 8, 6, 4}, {}, {1, 3, 1, 2});
        }},
+      // Pad, reflect mode (op_parts: one kernel per box of the output), pads 2 and 1 on H, 3 and
+      // a crop of 1 on W: copies, only the input's rounding.
+      {"Pad",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {2, 5, 6, 9});
+         Value* y = b.node(
+             "Pad", {x, b.constant("pads", Tensor::from_int64s({8}, {0, 0, 2, 3, 0, 0, 1, -1}))},
+             attrs({{"mode", std::string("reflect")}}));
+         return OpCase{b.finish({y}), {{"x", random_tensor({2, 5, 6, 9}, 146)}}, {q, u}};
+       }},
   };
   return m;
 }
