@@ -99,8 +99,10 @@ std::unique_ptr<Graph> load_model(
     graph = frontend::import_onnx(path, opts);
   }
   // Control flow whose path is known at compile time becomes straight-line dataflow before the
-  // pipeline (which then folds and fuses what it exposes); the compiled targets need it.
+  // pipeline (which then folds and fuses what it exposes); the compiled targets need it, and
+  // 1-D convolution and pooling as their 2-D forms (exact; conv_as_2d).
   graph_passes::fold_control(*graph);
+  graph_passes::conv_as_2d(*graph);
   graph_passes::run_pipeline(*graph, passes);
   return graph;
 }
@@ -153,14 +155,17 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
   // The compiled targets take straight-line graphs of single-output nodes: control flow whose
   // path is known at compile time is inlined first (load_model does it too; conform imports
   // models itself), and Split / LayerNormalization with several used outputs become
-  // single-output nodes (graph_passes::split_outputs).
+  // single-output nodes (graph_passes::split_outputs); 1-D convolution and pooling become their
+  // 2-D forms over a height-1 image (graph_passes::conv_as_2d).
   std::unique_ptr<Graph> inlined;
   bool control = false;
   for (const auto& n : model.nodes()) control |= !node_subgraphs(*n).empty();
-  if (control || graph_passes::needs_split_outputs(model)) {
+  if (control || graph_passes::needs_split_outputs(model) ||
+      graph_passes::needs_conv_as_2d(model)) {
     inlined = clone_graph(model);
     if (control) graph_passes::fold_control(*inlined);
     graph_passes::split_outputs(*inlined);
+    graph_passes::conv_as_2d(*inlined);
   }
   const Graph& graph = inlined ? *inlined : model;
   if (target == Target::cpu) {

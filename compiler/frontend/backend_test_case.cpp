@@ -61,10 +61,18 @@ BackendTestInputs backend_test_inputs(const onnx::ModelProto& model) {
     for (const auto& o : n->output()) producer[o] = n;
   std::set<std::string> visited;
   std::vector<std::string> work;
+  // The weight slots of the contractions and BatchNormalization's parameters: a deployed model
+  // holds them as initializers (the backend tests feed them as inputs); the compiled targets lay
+  // them out at compile time (the NPU's fractal weight format, the folded BN scale and shift).
+  static const std::map<std::string, std::vector<int>> weight_slots = {
+      {"Conv", {1, 2}}, {"ConvTranspose", {1, 2}}, {"BatchNormalization", {1, 2, 3, 4}}};
   for (const onnx::NodeProto* n : nodes) {
+    std::vector<int> slots;
     auto it = ops::shape_input_slots().find(n->op_type());
-    if (it == ops::shape_input_slots().end()) continue;
-    for (int slot : it->second)
+    if (it != ops::shape_input_slots().end()) slots = it->second;
+    auto wt = weight_slots.find(n->op_type());
+    if (wt != weight_slots.end()) slots.insert(slots.end(), wt->second.begin(), wt->second.end());
+    for (int slot : slots)
       if (slot < n->input_size() && !n->input(slot).empty()) work.push_back(n->input(slot));
   }
   while (!work.empty()) {

@@ -26,7 +26,9 @@ struct BackendTestInputs {
   /// Graph inputs that are not initializers, in order: input_K.pb holds the K-th.
   std::vector<std::string> input_names;
   /// Those a shape-determining input slot (ops::shape_input_slots: Reshape's shape, Expand's
-  /// shape, ...) depends on, directly or through other nodes: they must be known at compile time.
+  /// shape, ...) depends on, directly or through other nodes: they must be known at compile time;
+  /// and those the weight slots depend on (Conv/ConvTranspose W and B, BatchNormalization's
+  /// scale, B, mean and var), which a deployed model holds as initializers.
   std::set<std::string> bind;
 };
 BackendTestInputs backend_test_inputs(const onnx::ModelProto& model);

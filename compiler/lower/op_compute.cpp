@@ -690,6 +690,148 @@ OpPart tile_part(const Node& node, ComputeContext& ctx) {
   return {t, view, L::dense_strides(view), 0};
 }
 
+// ---- Pad (ONNX Pad-13/18, as canonicalised by the frontend: pads an i64 constant input 1 over
+// every axis, [b_0, ..., b_{r-1}, e_0, ..., e_{r-1}], negative = crop; constant_value input 2) ----
+
+/// The pads of a Pad node (input 1, a constant of 2 * rank entries) and its mode; throws
+/// tessel::Unsupported naming the node otherwise.
+std::vector<int64_t> pad_amounts(const Node& node, std::string* mode) {
+  const Value* xv = node.input(0);
+  const Value* pv = node.input(1);
+  if (!pv || !pv->constant) unsupported(node, "Pad needs constant pads (input 1)");
+  std::vector<int64_t> pads = pv->constant->to_int64_vector();
+  if (pads.size() != 2 * xv->shape.size())
+    unsupported(node, fmt::format("Pad has {} pads for a rank-{} input (expected {})", pads.size(),
+                                  xv->shape.size(), 2 * xv->shape.size()));
+  *mode = node.attrs.get_string_or("mode", "constant", node.name);
+  if (*mode != "constant" && *mode != "reflect" && *mode != "edge")
+    unsupported(node, "Pad mode '" + *mode + "' (constant, reflect, edge)");
+  return pads;
+}
+
+/// True when Pad is one kernel (op_compute): constant mode with an absent or constant scalar
+/// constant_value. Otherwise it is computed by op_parts (pad_parts).
+bool pad_is_single_kernel(const Node& node) {
+  std::string mode;
+  pad_amounts(node, &mode);
+  double v;
+  return mode == "constant" && (!node.input(2) || scalar_constant(node.input(2), &v));
+}
+
+// Pad in constant mode with a compile-time value c: y[i] = x[i - b] where inside x, else c (a
+// padded read: every index is affine, the pad value an immediate; negative pads crop).
+te::Tensor pad_compute(const Node& node, ComputeContext& ctx) {
+  std::string mode;
+  const std::vector<int64_t> pads = pad_amounts(node, &mode);
+  double value = 0.0;
+  if (node.input(2) && !scalar_constant(node.input(2), &value))
+    unsupported(node, "Pad constant_value is a run-time tensor (computed by op_parts)");
+  if (mode != "constant")
+    unsupported(node, "Pad mode '" + mode + "' is compiled as several kernels (op_parts)");
+  const Value* xv = node.input(0);
+  const size_t rank = xv->shape.size();
+  te::Tensor x = ctx.input(xv);
+  return elementwise(node, ctx, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> xi(rank);
+    for (size_t d = 0; d < rank; ++d) xi[d] = L::sub(i[d], L::int_imm(pads[d]));
+    return te::read_padded(x, xi, value);
+  });
+}
+
+// Pad in reflect or edge mode, or with a run-time constant_value: the output is cut, along each
+// axis, into segments on which the source index is affine: the copied middle (x[o - b], o the
+// output index; cropped where a pad is negative), an edge pad (x[0] or x[n-1] for all its
+// positions), one segment per reflected position (x[r], r reflected about the edge element
+// without repeating it, as numpy's 'reflect', repeating the reflection when the pad exceeds
+// n - 1), and in constant mode the pad segments, which read the scalar constant_value. Each
+// cell of the product of the axes' segments is one kernel writing its box of the output.
+struct PadSegment {
+  int64_t out_begin = 0, len = 0;
+  int64_t src = 0;    // the source index at the segment's first position
+  int64_t step = 0;   // 1 for the copied middle, 0 for a pad
+  bool fill = false;  // constant mode: the value, not x
+};
+
+std::vector<PadSegment> pad_segments(int64_t n, int64_t b, int64_t e, const std::string& mode,
+                                     const Node& node) {
+  std::vector<PadSegment> segs;
+  const int64_t out = n + b + e;
+  if (n == 0 && (b > 0 || e > 0) && mode != "constant")
+    unsupported(node, "Pad mode '" + mode + "' of an empty axis");
+  auto reflect = [n](int64_t s) {
+    if (n == 1) return int64_t{0};
+    const int64_t period = 2 * (n - 1);
+    s = ((s % period) + period) % period;
+    return s >= n ? period - s : s;
+  };
+  auto pad = [&](int64_t o0, int64_t len) {
+    if (len <= 0) return;
+    if (mode == "constant") {
+      segs.push_back({o0, len, 0, 0, true});
+    } else if (mode == "edge") {
+      segs.push_back({o0, len, o0 - b < 0 ? 0 : n - 1, 0, false});
+    } else {
+      for (int64_t o = o0; o < o0 + len; ++o) segs.push_back({o, 1, reflect(o - b), 0, false});
+    }
+  };
+  const int64_t mid_begin = std::max<int64_t>(b, 0), mid_end = std::min<int64_t>(out, b + n);
+  pad(0, mid_begin);
+  if (mid_end > mid_begin)
+    segs.push_back({mid_begin, mid_end - mid_begin, mid_begin - b, 1, false});
+  pad(std::max(mid_end, mid_begin), out - std::max(mid_end, mid_begin));
+  return segs;
+}
+
+std::vector<OpPart> pad_parts(const Node& node, ComputeContext& ctx) {
+  std::string mode;
+  const std::vector<int64_t> pads = pad_amounts(node, &mode);
+  const Value* xv = node.input(0);
+  const size_t rank = xv->shape.size();
+  const Shape& os = out0(node)->shape;
+  const std::vector<int64_t> ostr = L::dense_strides(os);
+  std::vector<std::vector<PadSegment>> axes(rank);
+  for (size_t d = 0; d < rank; ++d)
+    axes[d] = pad_segments(xv->shape[d], pads[d], pads[d + rank], mode, node);
+  te::Tensor x = ctx.input(xv);
+  Operand value;
+  value.is_imm = true;
+  if (node.input(2)) value = operand(node.input(2), ctx);
+  if (!value.is_imm && shape_numel(value.tensor->shape) != 1)
+    unsupported(node, "Pad constant_value must be a scalar");
+  std::vector<OpPart> parts;
+  std::vector<size_t> pick(rank, 0);
+  for (;;) {
+    Shape box(rank);
+    int64_t offset = 0;
+    bool fill = false;
+    std::string tag;
+    for (size_t d = 0; d < rank; ++d) {
+      const PadSegment& s = axes[d][pick[d]];
+      box[d] = s.len;
+      offset += s.out_begin * ostr[d];
+      fill |= s.fill;
+      tag += fmt::format("_{}", s.out_begin);
+    }
+    te::Tensor t = te::compute(node.name + ".part" + tag, box, [&](const std::vector<Expr>& o) {
+      if (fill) {
+        if (value.is_imm) return L::float_imm(value.imm);
+        return te::read(value.tensor, std::vector<Expr>(value.tensor->shape.size(), L::int_imm(0)));
+      }
+      std::vector<Expr> xi(rank);
+      for (size_t d = 0; d < rank; ++d) {
+        const PadSegment& s = axes[d][pick[d]];
+        xi[d] = s.step ? L::add(o[d], L::int_imm(s.src)) : L::int_imm(s.src);
+      }
+      return te::read(x, xi);
+    });
+    parts.push_back({t, box, ostr, offset});
+    size_t d = rank;
+    while (d > 0 && ++pick[d - 1] == axes[d - 1].size()) pick[--d] = 0;
+    if (d == 0) break;
+  }
+  return parts;
+}
+
 // InstanceNormalization (NCHW..., per n and c over the spatial dims):
 // y = scale[c] (x - mean) / sqrt(var + epsilon) + B[c]; the moments are sums of pre-scaled terms.
 te::Tensor instance_norm_compute(const Node& node, ComputeContext& ctx) {
@@ -906,6 +1048,7 @@ const std::map<std::string, ComputeFn>& computes() {
     m["HardSigmoid"] = hard_sigmoid_compute;
     m["BatchNormalization"] = batch_norm_compute;
     m["Conv"] = conv_compute;
+    m["Pad"] = pad_compute;
     m["MatMul"] = matmul_compute;
     m["Gemm"] = gemm_compute;
     m["ReduceMean"] = [](const Node& n, ComputeContext& c) {
@@ -1800,6 +1943,7 @@ std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
   if (node.op_type == "DepthToSpace") return {depth_to_space_part(node, ctx)};
   if (node.op_type == "SpaceToDepth") return {space_to_depth_part(node, ctx)};
   if (node.op_type == "Tile") return {tile_part(node, ctx)};
+  if (node.op_type == "Pad") return pad_is_single_kernel(node) ? parts : pad_parts(node, ctx);
   if (node.op_type == "Concat") {
     int64_t axis = node.attrs.get_int("axis", node.name);
     if (axis < 0) axis += static_cast<int64_t>(os.size());

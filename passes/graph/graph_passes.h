@@ -34,6 +34,15 @@ bool split_outputs(Graph& graph);
 /// True when split_outputs would change `graph`.
 bool needs_split_outputs(const Graph& graph);
 
+/// conv_as_2d.cpp: Conv, ConvTranspose, MaxPool and AveragePool of a rank-3 input [N, C, L]
+/// become the 2-D op over [N, C, 1, L] between Reshapes (views), the attributes given a leading
+/// spatial axis of extent 1 (kernel 1, stride 1, dilation 1, pads 0): the compiled backends
+/// compute 2-D windows. A MaxPool whose Indices output is used is left alone. Not a pipeline
+/// pass: the driver runs it before compiling for npu/cpu (driver::load_model, driver::run_model).
+bool conv_as_2d(Graph& graph);
+/// True when conv_as_2d would change `graph`.
+bool needs_conv_as_2d(const Graph& graph);
+
 /// shape_folding.cpp: every node whose outputs are all known at compile time (Value::constant set
 /// on a produced value by ops::infer_graph's data propagation: Shape/Size of static shapes and the
 /// small integer chains on them, e.g. Shape -> Cast -> Slice -> Concat feeding a Reshape) is

@@ -119,5 +119,25 @@ TEST(GoldenAsm, GatherNegativeIndices) {
   EXPECT_TRUE(bit_equal(got.begin()->second, ops::run_reference(*g, in).begin()->second));
 }
 
+TEST(GoldenAsm, PadReflect) {
+  // Pad reflect of x [1, 2, 3, 4] by 1 on H and 2 / -1 (a crop) on W: one copy kernel per box of
+  // the output (lower::op_parts): 3 H segments x 3 W segments (two reflected columns, the middle).
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 2, 3, 4});
+  Value* y =
+      b.node("Pad", {x, b.constant("pads", Tensor::from_int64s({8}, {0, 0, 1, 2, 0, 0, 1, -1}))},
+             attrs({{"mode", std::string("reflect")}}));
+  auto g = b.finish({y});
+  npu::HwConfig hw = npu::load_hw_config(
+      std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml", {{"cores", "1"}});
+  auto mod = npu_backend::compile_npu(*g, hw);
+  expect_golden(mod, "pad_reflect.s");
+  std::map<std::string, Tensor> in{{"x", random_tensor({1, 2, 3, 4}, 9)}};
+  auto got = run_simulator(mod, hw, in);
+  // A copy: only the input's rounding to fp16 (u relative).
+  EXPECT_TRUE(
+      all_close(got.begin()->second, ops::run_reference(*g, in).begin()->second, 1e-7, 1.0 / 2048));
+}
+
 }  // namespace
 }  // namespace tessel::testing

@@ -889,6 +889,17 @@ const std::map<std::string, CaseFn>& cases() {
          for (int i = 0; i < 40; ++i) ys[i] = (i % 2 ? -1.f : 1.f) * std::ldexp(1.f, i % 4 - 1);
          return OpCase{b.finish({z}), {{"x", xs}, {"y", Tensor::from_floats({40, 1}, ys)}}, {q, 0}};
        }},
+      // Pad, reflect mode (op_parts: one kernel per box of the output), pads 2 and 1 on H, 3 and
+      // a crop of 1 on W: copies, only the input's rounding.
+      {"Pad",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {2, 5, 6, 9});
+         Value* y = b.node(
+             "Pad", {x, b.constant("pads", Tensor::from_int64s({8}, {0, 0, 2, 3, 0, 0, 1, -1}))},
+             attrs({{"mode", std::string("reflect")}}));
+         return OpCase{b.finish({y}), {{"x", random_tensor({2, 5, 6, 9}, 146)}}, {q, u}};
+       }},
   };
   return m;
 }

@@ -41,9 +41,9 @@ const std::map<std::pair<std::string, std::string>, int> kPinnedPasses = {
     {{"ref", "pytorch-converted"}, 82},
     {{"ref", "pytorch-operator"}, 35},
     {{"ref", "simple"}, 7},
-    {{"npu", "node"}, 558},
-    {{"npu", "pytorch-converted"}, 51},
-    {{"npu", "pytorch-operator"}, 27},
+    {{"npu", "node"}, 571},
+    {{"npu", "pytorch-converted"}, 66},
+    {{"npu", "pytorch-operator"}, 29},
     {{"npu", "simple"}, 5},
 };
 

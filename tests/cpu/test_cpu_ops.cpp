@@ -343,6 +343,17 @@ const std::map<std::string, std::function<OpCase()>>& cases() {
       return rearrange_case("SpaceToDepth", attrs({{"blocksize", int64_t{2}}}));
     };
     c["Tile"] = [] { return rearrange_case("Tile", {}, {1, 3, 1, 2}); };
+    // Pad in edge mode with a crop (op_parts), exact.
+    c["Pad"] = [] {
+      CpuGraph b;
+      Value* x = b.input("x", {2, 8, 6, 4});
+      Value* y = b.node(
+          "Pad", {x, b.constant("pads", Tensor::from_int64s({8}, {0, 1, 2, -1, 0, 0, 3, 2}))},
+          attrs({{"mode", std::string("edge")}}));
+      OpCase k{b.finish({y}), {{"x", cpu_random({2, 8, 6, 4}, 52)}}};
+      k.rel = 0;
+      return k;
+    };
     c["LeakyRelu"] = [] {
       return unary_case("LeakyRelu", {3, 5, 37}, -2.f, 2.f, attrs({{"alpha", 0.2f}}));
     };
