@@ -353,6 +353,56 @@ TEST(CpuTyped, SharedLibraryTakesIntegerAndBoolBuffers) {
   ::dlclose(h);
 }
 
+TEST(CpuTyped, VectorizedAndParallelIntegerKernelsMatchTheReference) {
+  // Rows of 45 (vector loops with a masked / scalar tail), and a 64 x 1024 i64 Add (a parallel
+  // loop outlined with typed buffer pointers): i32 Add, Cast f32 -> i16 and -> bool, Less of u8,
+  // Where over i64 with a bool condition, Gather of a [45, 45] f32 table by i64 indices, ArgMax
+  // along axis 0; all equal to the reference element for element.
+  CpuGraph b;
+  Value* a = b.input("a", {5, 45}, DType::i32);
+  Value* c = b.input("c", {5, 45}, DType::i32);
+  Value* f = b.input("f", {5, 45});
+  Value* u = b.input("u", {5, 45}, DType::u8);
+  Value* v = b.input("v", {5, 45}, DType::u8);
+  Value* p = b.input("p", {5, 45}, DType::i64);
+  Value* big = b.input("big", {64, 1024}, DType::i64);
+  Value* idx = b.input("idx", {5, 45}, DType::i64);
+  Value* table = b.input("table", {45, 45});
+  Value* add = b.node("Add", {a, c});
+  Value* f16 = b.node("Cast", {f}, attrs({{"to", int64_t{5}}}));
+  Value* fb = b.node("Cast", {f}, attrs({{"to", int64_t{9}}}));
+  Value* lt = b.node("Less", {u, v});
+  Value* w = b.node("Where", {lt, p, b.node("Neg", {p})});
+  Value* g = b.node("Gather", {table, idx}, attrs({{"axis", int64_t{0}}}));
+  Value* am = b.node("ArgMax", {a}, attrs({{"axis", int64_t{0}}}));
+  Value* bb = b.node("Add", {big, big});
+  auto graph = b.finish({add, f16, fb, lt, w, g, am, bb});
+  Tensor fv = cpu_random({5, 45}, 7, -40000.f, 40000.f);
+  for (int64_t i = 0; i < fv.numel(); i += 9) fv.set_from_double(i, 0.0);
+  std::map<std::string, Tensor> in = {
+      {"a", random_int_tensor({5, 45}, DType::i32, 1, -2147483648LL, 2147483647LL)},
+      {"c", random_int_tensor({5, 45}, DType::i32, 2, -2147483648LL, 2147483647LL)},
+      {"f", fv},
+      {"u", random_int_tensor({5, 45}, DType::u8, 3, 0, 255)},
+      {"v", random_int_tensor({5, 45}, DType::u8, 4, 0, 255)},
+      {"p", random_int_tensor({5, 45}, DType::i64, 5, -(1LL << 50), 1LL << 50)},
+      {"big", random_int_tensor({64, 1024}, DType::i64, 6, -(1LL << 62), 1LL << 62)},
+      {"idx", random_int_tensor({5, 45}, DType::i64, 8, -45, 44)},
+      {"table", cpu_random({45, 45}, 9)}};
+  // The schedules really vectorized the integer kernels and ran the big Add in parallel.
+  cpu_backend::CpuCompileOptions o;
+  o.keep_loop_ir = true;
+  const auto prog = cpu_backend::compile_cpu(*graph, o);
+  std::map<std::string, std::string> ir;
+  for (const auto& k : prog.kernels) ir[k.node] = k.loop_ir;
+  EXPECT_NE(ir.at(add->producer->name).find("vectorized"), std::string::npos);
+  EXPECT_NE(ir.at(w->producer->name).find("vectorized"), std::string::npos);
+  EXPECT_NE(ir.at(bb->producer->name).find("parallel"), std::string::npos);
+  auto out = run_exact(*graph, in);
+  EXPECT_EQ(out.at(f16->name).dtype(), DType::i16);
+  EXPECT_EQ(out.at(bb->name).dtype(), DType::i64);
+}
+
 TEST(CpuTyped, FloatOnlyOpsRefuseIntegerInputsByName) {
   CpuGraph b;
   // MatMul takes int32 in ONNX; its compute is a float contraction, so the CPU refuses it.
