@@ -346,9 +346,66 @@ class GpuKernelCodegen : public LoopCodegen {
         llvm::Value* small = b_.CreateFCmpOLT(ax, k(x, 1.0));
         return {b_.CreateSelect(small, series, tail), x.vec};
       }
+      case L::CallOp::sin:
+        return sin_quadrant(x, 0.0);
+      case L::CallOp::cos:
+        return sin_quadrant(x, 1.0);
+      case L::CallOp::atan: {
+        // atan |x| on z = min(|x|, 1/|x|) <= 1; z > tan(pi/12) is moved below it with
+        // atan z = pi/6 + atan((sqrt3 z - 1) / (z + sqrt3)) (Cody & Waite, "Software Manual for
+        // the Elementary Functions", ch. 11); the Taylor series to w^15 on |w| <= 0.268 (truncation
+        // below 1e-10); atan |x| = pi/2 - atan(1/|x|) for |x| > 1; the sign of x restored.
+        llvm::Value* ax = unary_intrinsic(llvm::Intrinsic::fabs, x.v);
+        llvm::Value* inv = b_.CreateFCmpOGT(ax, k(x, 1.0));
+        llvm::Value* z = b_.CreateSelect(inv, b_.CreateFDiv(k(x, 1.0), ax), ax);
+        llvm::Value* far = b_.CreateFCmpOGT(z, k(x, 0.2679491924311227));
+        const double r3 = 1.7320508075688772;
+        llvm::Value* moved = b_.CreateFDiv(b_.CreateFSub(b_.CreateFMul(z, k(x, r3)), k(x, 1.0)),
+                                           b_.CreateFAdd(z, k(x, r3)));
+        llvm::Value* w = b_.CreateSelect(far, moved, z);
+        V w2{b_.CreateFMul(w, w), x.vec};
+        std::vector<double> c;
+        for (int n = 0; n <= 7; ++n) c.push_back((n % 2 ? -1.0 : 1.0) / (2 * n + 1));
+        llvm::Value* a = b_.CreateFMul(poly(w2, c), w);
+        a = b_.CreateSelect(far, b_.CreateFAdd(a, k(x, M_PI / 6)), a);
+        a = b_.CreateSelect(inv, b_.CreateFSub(k(x, M_PI / 2), a), a);
+        llvm::Value* neg = b_.CreateFCmpOLT(x.v, k(x, 0.0));
+        return {b_.CreateSelect(neg, b_.CreateFNeg(a), a), x.vec};
+      }
       default:
         return LoopCodegen::call(op, x);
     }
+  }
+
+  /// sin(x + shift pi/2) (shift 0: sin, 1: cos): k = round(x 2/pi), r = x - k pi/2 in three
+  /// Cody-Waite parts (exact products for |k| < 2^11), then sin r or cos r on |r| <= pi/4 by
+  /// the Taylor series to r^13 / r^12 (truncation below 1e-11), chosen and signed by the
+  /// quadrant q = (k + shift) mod 4.
+  V sin_quadrant(const V& x, double shift) {
+    llvm::Value* kk =
+        unary_intrinsic(llvm::Intrinsic::roundeven, b_.CreateFMul(x.v, k(x, 2.0 / M_PI)));
+    llvm::Value* r = b_.CreateFSub(x.v, b_.CreateFMul(kk, k(x, 1.5703125)));
+    r = b_.CreateFSub(r, b_.CreateFMul(kk, k(x, 4.837512969970703125e-4)));
+    r = b_.CreateFSub(r, b_.CreateFMul(kk, k(x, 7.54978995489188216e-8)));
+    V r2{b_.CreateFMul(r, r), x.vec};
+    std::vector<double> cs, cc;  // sin r / r and cos r as series in r^2
+    double f = 1;
+    for (int i = 1; i <= 13; ++i) {
+      f *= i;
+      const double t = ((i / 2) % 2 ? -1.0 : 1.0) / f;
+      if (i % 2) cs.push_back(t);
+      if (i % 2 == 0) cc.push_back(t);
+    }
+    cc.insert(cc.begin(), 1.0);
+    llvm::Value* sr = b_.CreateFMul(poly(r2, cs), r);
+    llvm::Value* cr = poly(r2, cc);
+    llvm::Value* q = b_.CreateFAdd(kk, k(x, shift));
+    q = b_.CreateFSub(q, b_.CreateFMul(k(x, 4.0), unary_intrinsic(llvm::Intrinsic::floor,
+                                                                  b_.CreateFMul(q, k(x, 0.25)))));
+    llvm::Value* odd = b_.CreateOr(b_.CreateFCmpOEQ(q, k(x, 1.0)), b_.CreateFCmpOEQ(q, k(x, 3.0)));
+    llvm::Value* v = b_.CreateSelect(odd, cr, sr);
+    llvm::Value* negq = b_.CreateFCmpOGE(q, k(x, 2.0));
+    return {b_.CreateSelect(negq, b_.CreateFNeg(v), v), x.vec};
   }
 };
 
