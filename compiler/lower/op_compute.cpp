@@ -1673,18 +1673,18 @@ te::Tensor onehot_compute(const Node& node, ComputeContext& ctx) {
   });
 }
 
-// Mod (opset 13) of floats: fmod=1 (C fmod) x - trunc(x / y) y, fmod=0 (Python %, the
-// divisor's sign) x - floor(x / y) y; integers: mod_compute. The quotient is rounded to the
+// Mod (opset 13) of floats, which ONNX defines for fmod=1 only (C fmod): x - trunc(x / y) y,
+// trunc(q) = q < 0 ? ceil(q) : floor(q); integers: mod_compute. The quotient is rounded to the
 // storage format before it is truncated, so a quotient within its rounding of an integer may
 // truncate to the neighbouring integer (an error of |y|).
 te::Tensor any_mod_compute(const Node& node, ComputeContext& ctx) {
   if (!dtype_is_float(node.input(0)->dtype)) return mod_compute(node, ctx);
-  const bool c_fmod = node.attrs.get_int_or("fmod", 0, node.name) != 0;
-  return binary(node, ctx, [c_fmod](Expr x, Expr y) {
+  if (node.attrs.get_int_or("fmod", 0, node.name) == 0)
+    unsupported(node, "Mod of floats needs fmod=1 (ONNX Mod)");
+  return binary(node, ctx, [](Expr x, Expr y) {
     Expr q = L::fdiv(x, y);
-    Expr n = c_fmod ? L::select(L::lt(q, L::float_imm(0.0)), L::call(CallOp::ceil, q),
-                                L::call(CallOp::floor, q))
-                    : L::call(CallOp::floor, q);
+    Expr n =
+        L::select(L::lt(q, L::float_imm(0.0)), L::call(CallOp::ceil, q), L::call(CallOp::floor, q));
     return L::sub(x, L::mul(n, y));
   });
 }

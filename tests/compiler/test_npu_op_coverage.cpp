@@ -874,15 +874,15 @@ const std::map<std::string, CaseFn>& cases() {
                            attrs({{"axis", int64_t{1}}}));
          return OpCase{b.finish({y}), {{"x", sixteenth_grid({4, 23}, 178, -12, 12)}}, {q, 0}};
        }},
-      // Mod of floats (fmod=0: the divisor's sign), x on the grid of 1/32 + k/16 (never a
-      // multiple of the divisor), y = +-2^j: x / y, its floor, the product and the difference
-      // are exact.
+      // Mod of floats (fmod=1, C fmod: the dividend's sign), x on the grid of 1/32 + k/16 (never
+      // a multiple of the divisor), y = +-2^j: x / y, its truncation, the product and the
+      // difference are exact.
       {"Mod",
        [] {
          GraphBuilder b;
          Value* x = b.input("x", kShape);
          Value* y = b.input("y", {40, 1});
-         Value* z = b.node("Mod", {x, y});
+         Value* z = b.node("Mod", {x, y}, attrs({{"fmod", int64_t{1}}}));
          Tensor xs = sixteenth_grid(kShape, 179, -8, 8);
          for (int64_t i = 0; i < xs.numel(); ++i) xs.data<float>()[i] += 1.f / 32;
          std::vector<float> ys(40);
@@ -961,11 +961,13 @@ TEST(NpuMoreOps, PowWithARuntimeExponent) {
       ys.data<float>()[i] = std::round(ys.data<float>()[i]);
     }
   ys.data<float>()[1] = 0.f;
-  const NpuCheck r = check_npu(*b.finish({z}), {{"x", xs}, {"y", ys}}, "npu_4core", {q, 8.2 * u});
-  const Tensor& got = r.outputs.at(z->name);
+  const std::string name = z->name;
+  auto g = b.finish({z});
+  const NpuCheck r = check_npu(*g, {{"x", xs}, {"y", ys}}, "npu_4core", {q, 8.2 * u});
+  const Tensor& got = r.outputs.at(name);
   EXPECT_EQ(got.get_as_double(1), 1.0);  // x^0
   // Negative bases: the sign of (-1)^y (odd exponents give negative results).
-  const Tensor& want = r.reference.at(z->name);
+  const Tensor& want = r.reference.at(name);
   int negative = 0;
   for (int64_t i = 0; i < got.numel(); i += 3) {
     EXPECT_EQ(std::signbit(got.get_as_double(i)), std::signbit(want.get_as_double(i))) << i;

@@ -381,6 +381,89 @@ const std::map<std::string, std::function<OpCase()>>& cases() {
     c["LayerNormalization"] = layernorm_case;
     c["Resize"] = resize_case;
     c["ConvTranspose"] = conv_transpose_case;
+    // ---- more ops (issue #15): selects and exact roundings (0 error: rel 0 plus the 1e-6
+    // floor), libm trig as the reference's std:: functions (1e-6), Tan/Asin/Acos through their
+    // sin/cos/atan forms (a few ulp of the intermediates: 4e-6), sums 2e-5.
+    c["Shrink"] = [] {
+      return unary_case("Shrink", {3, 5, 37}, -2.f, 2.f, attrs({{"lambd", 0.5f}, {"bias", 0.25f}}));
+    };
+    c["ThresholdedRelu"] = [] {
+      return unary_case("ThresholdedRelu", {3, 5, 37}, -2.f, 2.f, attrs({{"alpha", 0.5f}}));
+    };
+    for (const char* op : {"Sign", "Floor", "Ceil", "Round", "Sin", "Cos", "Atan"})
+      c[op] = [op] {
+        OpCase k = unary_case(op, {3, 5, 37}, -4.f, 4.f);
+        // Exact ties for Round (ties to even) and integers for Floor/Ceil/Sign.
+        Tensor& x = k.inputs.at("x");
+        for (int64_t i = 0; i < x.numel(); i += 4) x.data<float>()[i] = 0.5f * (i % 17 - 8);
+        return k;
+      };
+    for (const char* op : {"Tan", "Asin", "Acos"})
+      c[op] = [op] {
+        OpCase k = unary_case(op, {3, 5, 37}, -0.8f, 0.8f);
+        k.rel = 4e-6;
+        return k;
+      };
+    c["ReduceProd"] = [] {
+      CpuGraph b;
+      Value* x = b.input("x", {3, 7, 45});
+      Value* y = b.node("ReduceProd", {x}, attrs({{"axes", std::vector<int64_t>{0, 1}}}));
+      OpCase k{b.finish({y}), {{"x", cpu_random({3, 7, 45}, 52, 0.5f, 1.5f)}}};
+      k.rel = 4e-6;
+      return k;
+    };
+    c["CumSum"] = [] {
+      CpuGraph b;
+      Value* x = b.input("x", {3, 7, 45});
+      Value* y = b.node("CumSum", {x, b.constant("axis", Tensor::from_int64s({}, {-1}))},
+                        attrs({{"exclusive", int64_t{1}}}));
+      OpCase k{b.finish({y}), {{"x", cpu_random({3, 7, 45}, 53)}}};
+      k.rel = 2e-5;
+      return k;
+    };
+    c["Hardmax"] = [] {
+      OpCase k = unary_case("Hardmax", {3, 7, 45}, -2.f, 2.f, attrs({{"axis", int64_t{1}}}));
+      k.rel = 0;
+      return k;
+    };
+    c["Einsum"] = [] {
+      CpuGraph b;
+      Value* x = b.input("x", {3, 5, 37});
+      Value* w = b.input("w", {3, 37, 9});
+      Value* y = b.node("Einsum", {x, w}, attrs({{"equation", std::string("bij,bjk->bik")}}));
+      OpCase k{b.finish({y}),
+               {{"x", cpu_random({3, 5, 37}, 54)}, {"w", cpu_random({3, 37, 9}, 55)}}};
+      k.rel = 2e-5;
+      return k;
+    };
+    c["EyeLike"] = [] {
+      OpCase k = unary_case("EyeLike", {7, 9}, -1.f, 1.f, attrs({{"k", int64_t{-2}}}));
+      k.rel = 0;
+      return k;
+    };
+    c["OneHot"] = [] {
+      CpuGraph b;
+      Value* x = b.input("x", {4, 23});
+      Value* v = b.input("values", {2});
+      Value* y = b.node("OneHot", {x, b.constant("depth", Tensor::scalar_f32(10.f)), v},
+                        attrs({{"axis", int64_t{0}}}));
+      Tensor idx = cpu_random({4, 23}, 56, -12.f, 12.f);
+      OpCase k{b.finish({y}), {{"x", idx}, {"values", Tensor::from_floats({2}, {-2.f, 3.f})}}};
+      k.rel = 0;
+      return k;
+    };
+    c["Mod"] = [] {
+      // fmod=1 (ONNX defines float Mod only so), mixed signs.
+      CpuGraph b;
+      Value* x = b.input("x", {2, 3, 5, 37});
+      Value* y = b.input("y", {3, 1, 37});
+      Value* z = b.node("Mod", {x, y}, attrs({{"fmod", int64_t{1}}}));
+      Tensor ys = cpu_random({3, 1, 37}, 13, 0.5f, 2.f);
+      for (int64_t i = 0; i < ys.numel(); i += 2) ys.data<float>()[i] = -ys.data<float>()[i];
+      OpCase k{b.finish({z}), {{"x", cpu_random({2, 3, 5, 37}, 12, -4.f, 4.f)}, {"y", ys}}};
+      k.rel = 1e-5;
+      return k;
+    };
     // A storage-format conversion: the CPU ignores formats, so it is a copy of the values (to
     // NCHW here: the builder's output value is plain, which the verifier checks against it).
     c["TransData"] = [] {
@@ -404,6 +487,22 @@ TEST(CpuOps, EveryCpuOpHasACase) {
     if (std::find(typed.begin(), typed.end(), op) != typed.end()) continue;
     EXPECT_TRUE(cases().count(op)) << op << " is compiled by the CPU backend but has no case here";
   }
+}
+
+// Pow with a run-time exponent tensor: exp(y log|x|), (-1)^y for x < 0 and an integral y, 1 for
+// y = 0; the reference's std::pow differs by a few ulp of exp's argument (|y log x| <= 4.2).
+TEST(CpuMoreOps, PowWithARuntimeExponent) {
+  CpuGraph b;
+  Value* x = b.input("x", {3, 5, 37});
+  Value* y = b.input("y", {3, 5, 37});
+  Value* z = b.node("Pow", {x, y});
+  Tensor xs = cpu_random({3, 5, 37}, 57, 0.5f, 2.f), ys = cpu_random({3, 5, 37}, 58, -3.f, 3.f);
+  for (int64_t i = 0; i < xs.numel(); i += 3) {
+    xs.data<float>()[i] = -xs.data<float>()[i];
+    ys.data<float>()[i] = std::round(ys.data<float>()[i]);
+  }
+  ys.data<float>()[1] = 0.f;
+  check_cpu(*b.finish({z}), {{"x", xs}, {"y", ys}}, 1e-5);
 }
 
 class CpuOp : public ::testing::TestWithParam<std::string> {};
