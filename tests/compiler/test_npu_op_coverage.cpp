@@ -39,6 +39,9 @@ struct OpCase {
   Bound bound;
   std::string hw = "npu_4core";
   npu_backend::NpuCompileOptions options;
+  /// The bound at max|y| may be at most this fraction of max|y| (the test that the bound says
+  /// something): 1%, except where the derived worst case is wider, stated at the case.
+  double loose_fraction = 0.01;
 };
 using CaseFn = std::function<OpCase()>;
 
@@ -747,8 +750,9 @@ const std::map<std::string, CaseFn>& cases() {
        }},
       {"ThresholdedRelu",
        [] {
+         // Inputs on the fp16 grid: a rounded input never crosses the threshold.
          return OpCase{unary_graph("ThresholdedRelu", attrs({{"alpha", 0.5f}})),
-                       {{"x", random_tensor(kShape, 161, -2, 2)}},
+                       {{"x", sixteenth_grid(kShape, 161, -2, 2)}},
                        {q, u}};
        }},
       {"Sign",
@@ -787,8 +791,12 @@ const std::map<std::string, CaseFn>& cases() {
       // |sin| <= 0.65) = 6.6u + 16.1u, vdiv u |y| (|y| <= 0.85): 23.5u.
       {"Tan",
        [] {
-         return OpCase{
+         // The derived worst case is 24.3u at max|y| = tan 0.7 = 0.842: 1.41% of it (measured
+         // errors are about a tenth of the bound).
+         OpCase c{
              unary_graph("Tan"), {{"x", random_tensor(kShape, 168, -0.7f, 0.7f)}}, {23.5 * u, u}};
+         c.loose_fraction = 0.015;
+         return c;
        }},
       // atan, x in [-4, 4): the input's u |x| / (1 + x^2) <= u / 2; z = min(|x|, 1 / |x|) (vrec:
       // u z, atan' <= 1), z^2 (2u), the Horner chain on values <= 1 whose errors reach p times
@@ -803,8 +811,11 @@ const std::map<std::string, CaseFn>& cases() {
       // atan' = 1 / (1 + w^2) <= 1 times |w|: 8u; atan itself 15.5u: 23.5u.
       {"Asin",
        [] {
-         return OpCase{
+         // The derived worst case is 24.4u at max|y| = asin 0.8 = 0.927: 1.29% of it.
+         OpCase c{
              unary_graph("Asin"), {{"x", random_tensor(kShape, 170, -0.8f, 0.8f)}}, {23.5 * u, u}};
+         c.loose_fraction = 0.015;
+         return c;
        }},
       // acos x = 2 atan(sqrt((1 - x) / (1 + x))), x in [-0.8, 0.8): w (<= 3) off by 3.5u relative
       // (input moved through 1 - x and 1 + x, vdiv, vsqrt), atan' w <= 1/2: 1.75u; atan 15.5u;
@@ -930,9 +941,9 @@ TEST_P(NpuOp, BitIdenticalOnBothModelsAndWithinItsDerivedBound) {
   OpCase c = cases().at(op)();
   const NpuCheck r = check_npu(*c.graph, c.inputs, c.hw, c.bound, c.options);
   for (const auto& [name, ref] : r.reference) {
-    // The bound says something: an error of 1% of the largest output fails it.
+    // The bound says something: an error of 1% (loose_fraction) of the largest output fails it.
     const double m = max_abs(ref), at_max = c.bound.atol + c.bound.rtol * m;
-    EXPECT_LT(at_max, 0.01 * m) << name << ": the bound is loose";
+    EXPECT_LT(at_max, c.loose_fraction * m) << name << ": the bound is loose";
     const TensorDiff d = diff_tensors(r.outputs.at(name), ref, c.bound.atol, c.bound.rtol);
     std::cout << "  " << op << " " << name << ": max|y| " << m << ", bound at max|y| " << at_max / m
               << " of it; max error " << d.max_abs_error << ", worst error / bound "
