@@ -88,12 +88,12 @@ TEST(Cli, CaseDirectoryWithoutModel) {
 }
 
 TEST(Cli, OpWithoutNpuLoweringNamesOpAndNode) {
-  // Round has a reference kernel but no NPU lowering.
+  // Det has a reference kernel but no NPU lowering.
   Result r = tessel(
-      "check /usr/share/libonnx-testdata/data/node/test_round --target npu --hw "
+      "check /usr/share/libonnx-testdata/data/node/test_det_2d --target npu --hw "
       "hw_configs/npu_4core.yaml");
   EXPECT_EQ(r.code, 2) << r.out << r.err;
-  EXPECT_CONTAINS(r.err, "Round");
+  EXPECT_CONTAINS(r.err, "Det");
   EXPECT_CONTAINS(r.err, "no compute definition");
 }
 
@@ -181,8 +181,8 @@ TEST(Cli, ExperimentWithUnknownKey) {
 // internal error (yaml-cpp's "bad conversion"), not as an error naming the key.
 TEST(Cli, ExperimentWithAListAsKey) {
   fs::path d = temp_dir("list_key");
-  write(d / "e.yaml", "name: bad\nmodel: " + kModels +
-                          "/hello_deepa.onnx\ninputs:\n  x: {shape: 1, [3, 48]}\n");
+  write(d / "e.yaml",
+        "name: bad\nmodel: " + kModels + "/hello_deepa.onnx\ninputs:\n  x: {shape: 1, [3, 48]}\n");
   Result r = tessel("run '" + (d / "e.yaml").string() + "'");
   EXPECT_EQ(r.code, 2);
   EXPECT_CONTAINS(r.err,

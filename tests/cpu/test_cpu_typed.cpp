@@ -418,12 +418,38 @@ TEST(CpuTyped, FloatOnlyOpsRefuseIntegerInputsByName) {
   }
 }
 
+TEST(CpuTyped, IsNaNIsInfAndCastLike) {
+  // IsNaN and IsInf (detect_negative 0: +inf only) give bool, bit-equal to the reference.
+  CpuGraph b;
+  Value* x = b.input("x", {6}, DType::f32);
+  Value* nan = b.node("IsNaN", {x});
+  Value* inf = b.node("IsInf", {x});
+  Value* pinf = b.node("IsInf", {x}, attrs({{"detect_negative", int64_t{0}}}));
+  auto g = b.finish({nan, inf, pinf});
+  const double q = std::numeric_limits<double>::quiet_NaN(), i = INFINITY;
+  auto out = run_exact(*g, {{"x", vec(DType::f32, {1.5, q, i, -i, -2.75, 0})}});
+  EXPECT_EQ(values(out.at(nan->name)), (std::vector<double>{0, 1, 0, 0, 0, 0}));
+  EXPECT_EQ(values(out.at(inf->name)), (std::vector<double>{0, 0, 1, 1, 0, 0}));
+  EXPECT_EQ(values(out.at(pinf->name)), (std::vector<double>{0, 0, 1, 0, 0, 0}));
+  EXPECT_EQ(out.at(nan->name).dtype(), DType::boolean);
+  // CastLike takes the dtype of its second input (i32: truncation toward zero, as Cast).
+  CpuGraph c;
+  Value* y = c.input("y", {4}, DType::f32);
+  Value* like = c.input("like", {1}, DType::i32);
+  Value* cl = c.node("CastLike", {y, like});
+  auto g2 = c.finish({cl});
+  auto out2 = run_exact(
+      *g2, {{"y", vec(DType::f32, {1.5, -2.75, 100.9, 0})}, {"like", vec(DType::i32, {7})}});
+  EXPECT_EQ(values(out2.at(cl->name)), (std::vector<double>{1, -2, 100, 0}));
+  EXPECT_EQ(out2.at(cl->name).dtype(), DType::i32);
+}
+
 TEST(CpuTyped, EveryTypedOpHasACase) {
   // The ops the cases above run (CpuOps.* covers the float ops).
   const std::set<std::string> covered = {
       "Equal", "Less",  "LessOrEqual", "Greater", "GreaterOrEqual", "And",    "Or",     "Xor",
       "Not",   "Where", "Cast",        "Gather",  "GatherElements", "ArgMax", "ArgMin", "Trilu",
-      "Mod"};
+      "Mod",   "IsNaN", "IsInf",       "CastLike"};
   for (const auto& op : lower::typed_compute_ops())
     EXPECT_TRUE(covered.count(op)) << op << " is a typed compute without a case here";
 }

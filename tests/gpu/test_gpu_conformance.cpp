@@ -58,12 +58,13 @@ TEST_P(GpuOnnxSuite, EveryCaseHasItsExpectedStatusAndPtxAssembles) {
     gpu_backend::GpuCompileOptions go;
     go.entry_prefix = cpu_backend::sanitize_symbol(c.id()) + "_";
     // The compiled targets take straight-line graphs of single-output nodes: known control flow
-    // is inlined and multi-output Split / LayerNormalization are split, as driver::run_model
-    // does. Compiled before the file is opened: a case the backend does not support (it throws)
-    // leaves no file.
+    // is inlined, multi-output Split / LayerNormalization are split and 1-D conv/pooling become
+    // 2-D, as driver::run_model does. Compiled before the file is opened: a case the backend does
+    // not support (it throws) leaves no file.
     auto inlined = clone_graph(g);
     graph_passes::fold_control(*inlined);
     graph_passes::split_outputs(*inlined);
+    graph_passes::conv_as_2d(*inlined);
     const std::string ptx = gpu_backend::gpu_ptx(gpu_backend::compile_gpu(*inlined, go));
     std::ofstream(ptx_dir / (go.entry_prefix + ".ptx")) << ptx;
   };

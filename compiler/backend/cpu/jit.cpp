@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -115,6 +116,12 @@ void optimize_module(llvm::Module& module, llvm::TargetMachine& tm, int opt_leve
   mpm.run(module, mam);
 }
 
+namespace {
+/// roundevenf / roundeven for JIT-compiled code (see host_jit_with_symbols).
+extern "C" float roundevenf_nearest(float x) { return std::nearbyintf(x); }
+extern "C" double roundeven_nearest(double x) { return std::nearbyint(x); }
+}  // namespace
+
 std::unique_ptr<llvm::orc::LLJIT> host_jit_with_symbols(
     const std::map<std::string, const void*>& symbols, int opt_level) {
   auto jit =
@@ -127,6 +134,14 @@ std::unique_ptr<llvm::orc::LLJIT> host_jit_with_symbols(
   jd.addGenerator(std::move(*gen));
   llvm::orc::SymbolMap syms;
   auto& es = (*jit)->getExecutionSession();
+  // llvm.roundeven lowers to a libm call on x86 without SSE4.1 rounding in the selected code
+  // (and always for scalars at -O0); glibc exports roundevenf/roundeven only to C2X callers, so
+  // the process search may not find them: defined here as nearbyint, which rounds to nearest
+  // even in the default rounding mode (the only one tessel runs in).
+  syms[es.intern("roundevenf")] = llvm::JITEvaluatedSymbol(
+      llvm::pointerToJITTargetAddress(&roundevenf_nearest), llvm::JITSymbolFlags::Exported);
+  syms[es.intern("roundeven")] = llvm::JITEvaluatedSymbol(
+      llvm::pointerToJITTargetAddress(&roundeven_nearest), llvm::JITSymbolFlags::Exported);
   for (const auto& [name, addr] : symbols)
     syms[es.intern(name)] = llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(addr),
                                                      llvm::JITSymbolFlags::Exported);

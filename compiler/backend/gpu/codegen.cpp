@@ -346,6 +346,19 @@ class GpuKernelCodegen : public LoopCodegen {
         llvm::Value* small = b_.CreateFCmpOLT(ax, k(x, 1.0));
         return {b_.CreateSelect(small, series, tail), x.vec};
       }
+      case L::CallOp::round: {
+        // Ties to even (ONNX Round) from floor: f = floor x, d = x - f (exact); d > 1/2 rounds
+        // up, d < 1/2 down, d = 1/2 to the even one of f and f + 1 (llvm.roundeven would be a
+        // libm call on the host emulator).
+        llvm::Value* f = unary_intrinsic(llvm::Intrinsic::floor, x.v);
+        llvm::Value* d = b_.CreateFSub(x.v, f);
+        llvm::Value* up = b_.CreateFAdd(f, k(x, 1.0));
+        llvm::Value* half_f = unary_intrinsic(llvm::Intrinsic::floor, b_.CreateFMul(f, k(x, 0.5)));
+        llvm::Value* even = b_.CreateFCmpOEQ(b_.CreateFMul(half_f, k(x, 2.0)), f);
+        llvm::Value* tie = b_.CreateSelect(even, f, up);
+        llvm::Value* r = b_.CreateSelect(b_.CreateFCmpOGT(d, k(x, 0.5)), up, f);
+        return {b_.CreateSelect(b_.CreateFCmpOEQ(d, k(x, 0.5)), tie, r), x.vec};
+      }
       case L::CallOp::sin:
         return sin_quadrant(x, 0.0);
       case L::CallOp::cos:
@@ -377,13 +390,13 @@ class GpuKernelCodegen : public LoopCodegen {
     }
   }
 
-  /// sin(x + shift pi/2) (shift 0: sin, 1: cos): k = round(x 2/pi), r = x - k pi/2 in three
+  /// sin(x + shift pi/2) (shift 0: sin, 1: cos): k = floor(x 2/pi + 1/2), r = x - k pi/2 in three
   /// Cody-Waite parts (exact products for |k| < 2^11), then sin r or cos r on |r| <= pi/4 by
   /// the Taylor series to r^13 / r^12 (truncation below 1e-11), chosen and signed by the
   /// quadrant q = (k + shift) mod 4.
   V sin_quadrant(const V& x, double shift) {
-    llvm::Value* kk =
-        unary_intrinsic(llvm::Intrinsic::roundeven, b_.CreateFMul(x.v, k(x, 2.0 / M_PI)));
+    llvm::Value* kk = unary_intrinsic(
+        llvm::Intrinsic::floor, b_.CreateFAdd(b_.CreateFMul(x.v, k(x, 2.0 / M_PI)), k(x, 0.5)));
     llvm::Value* r = b_.CreateFSub(x.v, b_.CreateFMul(kk, k(x, 1.5703125)));
     r = b_.CreateFSub(r, b_.CreateFMul(kk, k(x, 4.837512969970703125e-4)));
     r = b_.CreateFSub(r, b_.CreateFMul(kk, k(x, 7.54978995489188216e-8)));
