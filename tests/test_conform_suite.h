@@ -38,7 +38,7 @@ inline const std::map<std::string, int> kCompiledTargetPinnedPasses = {
 /// _3D, test_matmulinteger, test_basic_convinteger, test_convinteger_with_padding and
 /// _without_padding, test_quantizelinear(_axis), test_dequantizelinear(_axis): 11).
 inline const std::map<std::string, int> kCpuPinnedPasses = {
-    {"node", 415}, {"pytorch-converted", 50}, {"pytorch-operator", 25}, {"simple", 5}};
+    {"node", 417}, {"pytorch-converted", 50}, {"pytorch-operator", 25}, {"simple", 5}};
 
 /// `name` with every character outside [A-Za-z0-9] replaced by '_' (a GoogleTest parameter name).
 inline std::string gtest_param_name(std::string name) {

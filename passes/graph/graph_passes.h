@@ -27,9 +27,12 @@ bool fold_control(Graph& graph);
 
 /// split_outputs.cpp: a Split with several outputs becomes one Slice per output, and a
 /// LayerNormalization whose Mean or InvStdDev output is used becomes ReduceMean, Sub, Mul,
-/// ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul (, Add) producing all three: the compiled backends
-/// compute one output per node. Outputs keep their values. Not a pipeline pass: the driver runs it
-/// before compiling for npu/cpu (driver::run_model).
+/// ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul (, Add) producing all three, a deterministic
+/// Dropout whose mask is used becomes Identity + Expand(true), and a TopK (constant k <= 64,
+/// float input) becomes k ReduceMax/ArgMax steps masking the taken positions with Where (ReduceMin/
+/// ArgMin for largest=0) and a Concat of each: the compiled backends compute one output per node.
+/// Throws tessel::Unsupported for a TopK with k > 64. Outputs keep their values. Not a pipeline
+/// pass: the driver runs it before compiling for npu/cpu (driver::run_model).
 bool split_outputs(Graph& graph);
 /// True when split_outputs would change `graph`.
 bool needs_split_outputs(const Graph& graph);

@@ -41,7 +41,7 @@ const std::map<std::pair<std::string, std::string>, int> kPinnedPasses = {
     {{"ref", "pytorch-converted"}, 82},
     {{"ref", "pytorch-operator"}, 35},
     {{"ref", "simple"}, 7},
-    {{"npu", "node"}, 656},
+    {{"npu", "node"}, 661},
     {{"npu", "pytorch-converted"}, 51},
     {{"npu", "pytorch-operator"}, 27},
     {{"npu", "simple"}, 5},
