@@ -87,7 +87,9 @@ std::map<std::string, Tolerance> fp32_tolerances(const Graph& graph,
 /// u max|expected| < 1% of max|expected|, which holds for every golden case but the PP-OCRv4
 /// detector on a text-like image, whose final sigmoid turns the logits' rounding into 4% of its
 /// range (docs/architecture.md, Numerics). Deterministic: the runs are seeded. Each run costs one
-/// reference run of the graph. `reference`, if given, receives the unperturbed outputs.
+/// reference run of the graph. The graph is first put in the form the NPU compiles
+/// (driver::compiled_form: recurrent layers unrolled, losses expanded, multi-output nodes split),
+/// whose nodes are the ones that round. `reference`, if given, receives the unperturbed outputs.
 std::map<std::string, Tolerance> npu_tolerances(const npu::HwConfig& hw, const Graph& graph,
                                                 const std::map<std::string, Tensor>& inputs,
                                                 std::map<std::string, Tensor>* reference = nullptr);

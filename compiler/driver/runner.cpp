@@ -143,6 +143,24 @@ CompiledNpu compile_for_npu(const Graph& graph, const npu::HwConfig& hw,
   return c;
 }
 
+std::unique_ptr<Graph> compiled_form(const Graph& model) {
+  bool control = false;
+  for (const auto& n : model.nodes()) control |= !node_subgraphs(*n).empty();
+  const bool recurrent = graph_passes::needs_expand_recurrent(model);
+  const bool losses = graph_passes::needs_expand_losses(model);
+  if (!control && !recurrent && !losses && !graph_passes::needs_split_outputs(model) &&
+      !graph_passes::needs_conv_as_2d(model))
+    return nullptr;
+  std::unique_ptr<Graph> g = clone_graph(model);
+  // Inlined control flow may hold the others; the losses expand into nodes split_outputs sees.
+  if (control) graph_passes::fold_control(*g);
+  graph_passes::expand_recurrent(*g);
+  graph_passes::expand_losses(*g);
+  graph_passes::split_outputs(*g);
+  graph_passes::conv_as_2d(*g);  // 1-D convolution and pooling as 2-D over a height-1 image
+  return g;
+}
+
 RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
                     const std::map<std::string, Tensor>& inputs, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -152,21 +170,8 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
     out.seconds = seconds_since(t0);
     return out;
   }
-  // The compiled targets take straight-line graphs of single-output nodes: control flow whose
-  // path is known at compile time is inlined first (load_model does it too; conform imports
-  // models itself), and Split / LayerNormalization with several used outputs become
-  // single-output nodes (graph_passes::split_outputs); 1-D convolution and pooling become their
-  // 2-D forms over a height-1 image (graph_passes::conv_as_2d).
-  std::unique_ptr<Graph> inlined;
-  bool control = false;
-  for (const auto& n : model.nodes()) control |= !node_subgraphs(*n).empty();
-  if (control || graph_passes::needs_split_outputs(model) ||
-      graph_passes::needs_conv_as_2d(model)) {
-    inlined = clone_graph(model);
-    if (control) graph_passes::fold_control(*inlined);
-    graph_passes::split_outputs(*inlined);
-    graph_passes::conv_as_2d(*inlined);
-  }
+  // The compiled targets take straight-line graphs of single-output nodes in the ops they have.
+  std::unique_ptr<Graph> inlined = compiled_form(model);
   const Graph& graph = inlined ? *inlined : model;
   if (target == Target::cpu) {
     // Compile (TE -> loop IR -> LLVM IR -> JIT), then one profiled run: per-kernel wall times.

@@ -49,6 +49,15 @@ std::unique_ptr<Graph> load_model(
 /// (lower::compute_ops()), so the pattern fusions only form ops the backend compiles.
 graph_passes::OpAvailable target_ops(Target target);
 
+/// The form of `model` the compiled targets (npu, cpu, gpu) take, or null when `model` is already
+/// in it: control flow whose path is known at compile time inlined (graph_passes::fold_control),
+/// recurrent layers unrolled (graph_passes::expand_recurrent), the loss functions expanded into
+/// their ONNX function bodies (graph_passes::expand_losses) and nodes with several used outputs
+/// made single-output ones (graph_passes::split_outputs). run_model applies it before compiling;
+/// the NPU tolerance of a conformance case is derived on it, the graph whose roundings the NPU
+/// makes. Throws tessel::Unsupported from an expansion that cannot express a node.
+std::unique_ptr<Graph> compiled_form(const Graph& model);
+
 /// What compile_for_npu returns: the module, the tuning figures when it tuned, and the host
 /// seconds the compile took.
 struct CompiledNpu {

@@ -27,9 +27,12 @@ bool fold_control(Graph& graph);
 
 /// split_outputs.cpp: a Split with several outputs becomes one Slice per output, and a
 /// LayerNormalization whose Mean or InvStdDev output is used becomes ReduceMean, Sub, Mul,
-/// ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul (, Add) producing all three: the compiled backends
-/// compute one output per node. Outputs keep their values. Not a pipeline pass: the driver runs it
-/// before compiling for npu/cpu (driver::run_model).
+/// ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul (, Add) producing all three, a deterministic
+/// Dropout whose mask is used becomes Identity + Expand(true), and a TopK (constant k <= 64,
+/// float input) becomes k ReduceMax/ArgMax steps masking the taken positions with Where (ReduceMin/
+/// ArgMin for largest=0) and a Concat of each: the compiled backends compute one output per node.
+/// Throws tessel::Unsupported for a TopK with k > 64. Outputs keep their values. Not a pipeline
+/// pass: the driver runs it before compiling for npu/cpu (driver::run_model).
 bool split_outputs(Graph& graph);
 /// True when split_outputs would change `graph`.
 bool needs_split_outputs(const Graph& graph);
@@ -42,6 +45,29 @@ bool needs_split_outputs(const Graph& graph);
 bool conv_as_2d(Graph& graph);
 /// True when conv_as_2d would change `graph`.
 bool needs_conv_as_2d(const Graph& graph);
+
+/// expand_recurrent.cpp: every LSTM, GRU and RNN node becomes its computation unrolled over the
+/// (static) sequence length, in ops the compiled targets have: one MatMul of all steps' inputs by
+/// W^T, per step a MatMul by R^T, Add, Slice into gates, the gate activations (with alpha/beta),
+/// Mul/Sub for the state update, Clip for `clip`, 0/1 masks for a shorter sequence_lens, and
+/// Unsqueeze + Concat for Y, Y_h, Y_c (both layouts, every direction, the optional inputs B,
+/// sequence_lens, initial_h, initial_c, P; GRU linear_before_reset; LSTM input_forget), after the
+/// ONNX operator docs (opset 14). Outputs keep their names and values. Throws tessel::Unsupported
+/// for an activation outside the ops' list and for more than kMaxUnrolledIterations steps. Not a
+/// pipeline pass: the driver runs it for the compiled targets (driver::compiled_form).
+bool expand_recurrent(Graph& graph);
+/// True when `graph` has an LSTM, GRU or RNN node.
+bool needs_expand_recurrent(const Graph& graph);
+
+/// expand_losses.cpp: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss become the ops of
+/// their ONNX function bodies (opset 13): Unsqueeze, Equal/Where for ignore_index, GatherElements,
+/// Gather of the weights, Neg, Mul, and ReduceSum/ReduceMean/Div for reduction sum/mean (N-d
+/// inputs [N, C, d1, ...]); SoftmaxCrossEntropyLoss's log_prob is LogSoftmax(scores, axis=1).
+/// Outputs keep their names and values. Not a pipeline pass: the driver runs it for the compiled
+/// targets (driver::compiled_form).
+bool expand_losses(Graph& graph);
+/// True when `graph` has a NegativeLogLikelihoodLoss or SoftmaxCrossEntropyLoss node.
+bool needs_expand_losses(const Graph& graph);
 
 /// shape_folding.cpp: every node whose outputs are all known at compile time (Value::constant set
 /// on a produced value by ops::infer_graph's data propagation: Shape/Size of static shapes and the

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <memory>
 
+#include "compiler/ops/op_registry.h"
+#include "passes/graph/graph_passes.h"
+
 namespace tessel::graph_passes {
 
 UseMap::UseMap(const Graph& graph) {
@@ -216,5 +219,78 @@ bool forward_value(Graph& graph, Value* from, Value* to) {
   graph.replace_all_uses(from, to);
   return true;
 }
+
+bool value_used(const Graph& g, const Value* v) {
+  if (!v) return false;
+  for (const Value* o : g.outputs)
+    if (o == v) return true;
+  return !g.users(v).empty();
+}
+
+Value* NodeExpander::emit(const std::string& op, std::vector<Value*> ins, Attributes attrs,
+                          Value* out) {
+  const std::string base = at_->name + "_" + op;
+  const bool taken = out != nullptr;
+  if (!out) out = g_.add_value(g_.unique_value_name(base), DType::undefined, {});
+  Node* n = g_.insert_node_before(at_, op, g_.unique_node_name(base), std::move(ins), {out},
+                                  std::move(attrs));
+  ops::infer_and_propagate(*n);
+  if (taken) return out;
+  bool all_constant = !n->inputs.empty();
+  for (const Value* in : n->inputs)
+    if (in && !in->constant) all_constant = false;
+  if (!all_constant || shape_numel(out->shape) > kMaxFoldedElements) return out;
+  const ops::OpDef* def = ops::find_op(op);
+  if (!def || !def->reference) return out;
+  std::vector<const Tensor*> inputs;
+  for (const Value* in : n->inputs) inputs.push_back(in ? in->constant.get() : nullptr);
+  std::vector<Tensor> r;
+  try {
+    r = ops::run_reference_node(*n, inputs);
+  } catch (const Unsupported&) {
+    return out;
+  }
+  if (r.size() != 1 || r[0].dtype() != out->dtype || r[0].shape() != out->shape) return out;
+  make_constant(g_, out, std::move(r[0]));
+  return out;
+}
+
+Value* NodeExpander::i64s(const std::vector<int64_t>& v) {
+  return g_.add_constant(g_.unique_value_name(at_->name + "_i"),
+                         Tensor::from_int64s({static_cast<int64_t>(v.size())}, v));
+}
+
+Value* NodeExpander::scalar(double v, DType dt) {
+  Tensor t(dt, {});
+  t.set_from_double(0, v);
+  return constant(std::move(t));
+}
+
+Value* NodeExpander::constant(Tensor t) {
+  return g_.add_constant(g_.unique_value_name(at_->name + "_c"), std::move(t));
+}
+
+Value* NodeExpander::slice(Value* x, int64_t axis, int64_t start, int64_t end) {
+  return emit("Slice", {x, i64s({start}), i64s({end}), i64s({axis})});
+}
+
+Value* NodeExpander::squeeze(Value* x, int64_t axis) { return emit("Squeeze", {x, i64s({axis})}); }
+
+Value* NodeExpander::unsqueeze(Value* x, int64_t axis) {
+  return emit("Unsqueeze", {x, i64s({axis})});
+}
+
+Value* NodeExpander::take_output(size_t k) {
+  Value* original = at_->outputs[k];
+  Value* dummy = g_.add_value(g_.unique_value_name(original->name + "_expanded"), original->dtype,
+                              original->shape);
+  dummy->producer = at_;
+  dummy->producer_output = static_cast<int>(k);
+  at_->outputs[k] = dummy;
+  original->producer = nullptr;
+  return original;
+}
+
+void NodeExpander::finish() { g_.remove_node(at_); }
 
 }  // namespace tessel::graph_passes

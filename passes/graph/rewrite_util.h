@@ -89,6 +89,46 @@ Value* match_scale(const Node* n, double factor, double rel_tol = 1e-6);
 /// When `n` is Add(x, c) or Add(c, x) with the constant c == `addend`: x, else null.
 Value* match_add_const(const Node* n, double addend, double rel_tol = 1e-6);
 
+/// Builds the replacement of one node `at` out of other ops (the graph-level expansions run for
+/// the compiled targets: expand_recurrent, expand_losses, split_outputs). Every node it emits is
+/// inserted right before `at` and shape-inferred at once; a node whose inputs are all constants
+/// (and that produces no taken output) is evaluated with the reference kernel and becomes a
+/// constant, so slices and transposes of constant weights cost nothing at run time.
+class NodeExpander {
+ public:
+  NodeExpander(Graph& graph, Node* at) : g_(graph), at_(at) {}
+
+  /// `op(ins) {attrs}` producing `out` (a value taken with take_output), or a new value.
+  Value* emit(const std::string& op, std::vector<Value*> ins, Attributes attrs = {},
+              Value* out = nullptr);
+  /// A 1-D int64 constant.
+  Value* i64s(const std::vector<int64_t>& v);
+  /// A rank-0 constant of dtype `dt` (a float or integer type) holding `v`.
+  Value* scalar(double v, DType dt);
+  /// A constant holding `t`.
+  Value* constant(Tensor t);
+  /// Slice(x, [start], [end], [axis]) (one axis).
+  Value* slice(Value* x, int64_t axis, int64_t start, int64_t end);
+  /// Squeeze / Unsqueeze of one axis (opset-13 form: axes as an input).
+  Value* squeeze(Value* x, int64_t axis);
+  Value* unsqueeze(Value* x, int64_t axis);
+  /// Output `k` of `at`, detached from it (a fresh unused value takes its slot) so an emitted
+  /// node can produce it.
+  Value* take_output(size_t k);
+  /// Removes `at` (call once every used output has been taken).
+  void finish();
+
+  Graph& graph() { return g_; }
+  Node* at() { return at_; }
+
+ private:
+  Graph& g_;
+  Node* at_;
+};
+
+/// True when `v` is read by a node of `g` or is one of its outputs.
+bool value_used(const Graph& g, const Value* v);
+
 /// True when `available` is empty or says yes.
 inline bool op_available(const OpAvailable& available, const std::string& op) {
   return !available || available(op);

@@ -24,6 +24,7 @@
 
 #include "compiler/backend/cpu/model_plan.h"
 #include "compiler/driver/conform.h"
+#include "compiler/driver/runner.h"
 #include "passes/graph/graph_passes.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/test_conform_suite.h"
@@ -58,14 +59,12 @@ TEST_P(GpuOnnxSuite, EveryCaseHasItsExpectedStatusAndPtxAssembles) {
     gpu_backend::GpuCompileOptions go;
     go.entry_prefix = cpu_backend::sanitize_symbol(c.id()) + "_";
     // The compiled targets take straight-line graphs of single-output nodes: known control flow
-    // is inlined, multi-output Split / LayerNormalization are split and 1-D conv/pooling become
-    // 2-D, as driver::run_model does. Compiled before the file is opened: a case the backend does
+    // is inlined, recurrent layers and losses expanded, multi-output nodes split and 1-D
+    // conv/pooling made 2-D: driver::compiled_form, as driver::run_model does. Compiled before the file is opened: a case the backend does
     // not support (it throws) leaves no file.
-    auto inlined = clone_graph(g);
-    graph_passes::fold_control(*inlined);
-    graph_passes::split_outputs(*inlined);
-    graph_passes::conv_as_2d(*inlined);
-    const std::string ptx = gpu_backend::gpu_ptx(gpu_backend::compile_gpu(*inlined, go));
+    std::unique_ptr<Graph> form = driver::compiled_form(g);
+    const Graph& inlined = form ? *form : g;
+    const std::string ptx = gpu_backend::gpu_ptx(gpu_backend::compile_gpu(inlined, go));
     std::ofstream(ptx_dir / (go.entry_prefix + ".ptx")) << ptx;
   };
   const auto results = driver::run_conform_cases(cases, o, 2);
