@@ -60,8 +60,8 @@ TEST_P(GpuOnnxSuite, EveryCaseHasItsExpectedStatusAndPtxAssembles) {
     go.entry_prefix = cpu_backend::sanitize_symbol(c.id()) + "_";
     // The compiled targets take straight-line graphs of single-output nodes: known control flow
     // is inlined, recurrent layers and losses expanded, multi-output nodes split and 1-D
-    // conv/pooling made 2-D: driver::compiled_form, as driver::run_model does. Compiled before the file is opened: a case the backend does
-    // not support (it throws) leaves no file.
+    // conv/pooling made 2-D: driver::compiled_form, as driver::run_model does. Compiled before the
+    // file is opened: a case the backend does not support (it throws) leaves no file.
     std::unique_ptr<Graph> form = driver::compiled_form(g);
     const Graph& inlined = form ? *form : g;
     const std::string ptx = gpu_backend::gpu_ptx(gpu_backend::compile_gpu(inlined, go));
