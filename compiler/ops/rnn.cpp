@@ -11,20 +11,17 @@
 #include <cmath>
 
 #include "compiler/ops/op_util.h"
+#include "compiler/ops/rnn_activations.h"
 
 namespace tessel::ops {
 namespace {
 
-enum class Cell { rnn, gru, lstm };
+using Cell = RnnCell;
 
 int gate_count(Cell c) { return c == Cell::rnn ? 1 : (c == Cell::gru ? 3 : 4); }
-int activation_count(Cell c) { return c == Cell::rnn ? 1 : (c == Cell::gru ? 2 : 3); }
 
 /// An activation function of the recurrent ops' list (with its alpha / beta).
-struct Activation {
-  std::string name;
-  float alpha = 0, beta = 0;
-
+struct Activation : RnnActivation {
   template <class C>
   C operator()(C x) const {
     const C a = static_cast<C>(alpha), b = static_cast<C>(beta);
@@ -55,49 +52,8 @@ struct RnnConfig {
 };
 
 std::vector<Activation> parse_activations(const Node& node, Cell cell, int64_t dirs) {
-  static const char* defaults[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
-  const int per = activation_count(cell);
-  std::vector<std::string> names = [&] {
-    auto it = node.attrs.all().find("activations");
-    if (it == node.attrs.all().end()) return std::vector<std::string>{};
-    if (auto* v = std::get_if<std::vector<std::string>>(&it->second)) return *v;
-    node_fail(node, "attribute activations must be a list of strings");
-  }();
-  if (names.empty())
-    for (int64_t d = 0; d < dirs; ++d)
-      for (int k = 0; k < per; ++k) names.push_back(defaults[static_cast<int>(cell)][k]);
-  if (static_cast<int64_t>(names.size()) != per * dirs)
-    node_fail(node, "activations has {} entries, expected {} ({} per direction)", names.size(),
-              per * dirs, per);
-  const auto alphas = node.attrs.get_floats_or("activation_alpha", {}, node.name);
-  const auto betas = node.attrs.get_floats_or("activation_beta", {}, node.name);
-  size_t ai = 0, bi = 0;
   std::vector<Activation> acts;
-  for (const std::string& n : names) {
-    Activation a{n};
-    // ONNX defaults of the corresponding ops; list values are consumed in order by the
-    // activations that take them.
-    float da = 0, db = 0;
-    bool uses_a = true, uses_b = false;
-    if (n == "Affine") {
-      da = 1, db = 0, uses_b = true;
-    } else if (n == "LeakyRelu") {
-      da = 0.01f;
-    } else if (n == "ThresholdedRelu" || n == "Elu") {
-      da = 1;
-    } else if (n == "ScaledTanh") {
-      da = 1, db = 1, uses_b = true;
-    } else if (n == "HardSigmoid") {
-      da = 0.2f, db = 0.5f, uses_b = true;
-    } else if (n == "Sigmoid" || n == "Tanh" || n == "Relu" || n == "Softsign" || n == "Softplus") {
-      uses_a = false;
-    } else {
-      node_unsupported(node, "activation '{}' is not supported", n);
-    }
-    a.alpha = uses_a && ai < alphas.size() ? alphas[ai++] : da;
-    a.beta = uses_b && bi < betas.size() ? betas[bi++] : db;
-    acts.push_back(a);
-  }
+  for (const RnnActivation& a : parse_rnn_activations(node, cell, dirs)) acts.push_back({a});
   return acts;
 }
 

@@ -33,6 +33,7 @@
 #include <fmt/format.h>
 
 #include "compiler/ops/op_registry.h"
+#include "compiler/ops/rnn_activations.h"
 #include "compiler/support/error.h"
 #include "passes/graph/graph_passes.h"
 #include "passes/graph/rewrite_util.h"
@@ -41,67 +42,12 @@ namespace tessel::graph_passes {
 
 namespace {
 
-enum class Cell { rnn, gru, lstm };
+using Cell = ops::RnnCell;
 
 int gate_count(Cell c) { return c == Cell::rnn ? 1 : (c == Cell::gru ? 3 : 4); }
-int activation_count(Cell c) { return c == Cell::rnn ? 1 : (c == Cell::gru ? 2 : 3); }
+using ops::activation_count;
 
-struct Act {
-  std::string name;
-  float alpha = 0, beta = 0;
-};
-
-/// The activations per direction, with the alpha / beta the ONNX recurrent ops give them
-/// (defaults of the ops of the same name; the lists are consumed in order by the activations that
-/// take a value, as compiler/ops/rnn.cpp reads them).
-std::vector<Act> activations(const Node& node, Cell cell, int64_t dirs) {
-  static const char* defaults[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
-  const int per = activation_count(cell);
-  std::vector<std::string> names;
-  auto it = node.attrs.all().find("activations");
-  if (it != node.attrs.all().end()) {
-    const auto* v = std::get_if<std::vector<std::string>>(&it->second);
-    if (!v) fail("{}: attribute activations must be a list of strings", node.describe());
-    names = *v;
-  }
-  if (names.empty())
-    for (int64_t d = 0; d < dirs; ++d)
-      for (int k = 0; k < per; ++k) names.push_back(defaults[static_cast<int>(cell)][k]);
-  if (static_cast<int64_t>(names.size()) != per * dirs)
-    fail("{}: activations has {} entries, expected {} ({} per direction)", node.describe(),
-         names.size(), per * dirs, per);
-  const auto alphas = node.attrs.get_floats_or("activation_alpha", {}, node.name);
-  const auto betas = node.attrs.get_floats_or("activation_beta", {}, node.name);
-  size_t ai = 0, bi = 0;
-  std::vector<Act> acts;
-  for (const std::string& n : names) {
-    float da = 0, db = 0;
-    bool uses_a = true, uses_b = false;
-    if (n == "Affine") {
-      da = 1, db = 0, uses_b = true;
-    } else if (n == "LeakyRelu") {
-      da = 0.01f;
-    } else if (n == "ThresholdedRelu" || n == "Elu") {
-      da = 1;
-    } else if (n == "ScaledTanh") {
-      da = 1, db = 1, uses_b = true;
-    } else if (n == "HardSigmoid") {
-      da = 0.2f, db = 0.5f, uses_b = true;
-    } else if (n == "Sigmoid" || n == "Tanh" || n == "Relu" || n == "Softsign" || n == "Softplus") {
-      uses_a = false;
-    } else {
-      throw Unsupported(fmt::format(
-          "{}: activation '{}' is not one of the recurrent ops' list (Relu, Tanh, Sigmoid, Affine, "
-          "LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus)",
-          node.describe(), n));
-    }
-    Act a{n};
-    a.alpha = uses_a && ai < alphas.size() ? alphas[ai++] : da;
-    a.beta = uses_b && bi < betas.size() ? betas[bi++] : db;
-    acts.push_back(a);
-  }
-  return acts;
-}
+using Act = ops::RnnActivation;
 
 /// Expands one recurrent node (see the file comment).
 class Recurrent {
@@ -124,7 +70,7 @@ class Recurrent {
     clip_ = n.attrs.get_float_or("clip", 0.0f, n.name);
     lbr_ = n.attrs.get_int_or("linear_before_reset", 0, n.name) != 0;
     input_forget_ = n.attrs.get_int_or("input_forget", 0, n.name) != 0;
-    acts_ = activations(n, cell_, dirs_);
+    acts_ = ops::parse_rnn_activations(n, cell_, dirs_);
     if (seq_ <= 0) fail("{}: the sequence length must be known and positive", n.describe());
     if (seq_ > kMaxUnrolledIterations)
       throw Unsupported(fmt::format("{}: {} time steps, more than the {} expand_recurrent unrolls",
