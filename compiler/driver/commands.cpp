@@ -636,6 +636,8 @@ int run_experiment(const Experiment& ex, const RunArgs& args, std::ostream& out,
           opts.schedule.tune->progress = tune_progress(err);
         }
       }
+      // A long compile shows where it is (the tuner has its own line).
+      if (!opts.schedule.tune) opts.schedule.progress = compile_progress(err);
       if (!args.trace_path.empty() && r.target == Target::npu) {
         fs::path tp(args.trace_path);
         opts.trace_path = ex.runs.size() == 1
@@ -1055,6 +1057,7 @@ int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
       opts.keep_loop_ir = emit_arg == "loop";
       tuner::ScheduleRequest request;
       request.tuning_log = args.tuning_log;
+      request.progress = compile_progress(err);
       auto mod = tuner::compile_scheduled(*graph, hw, opts, request).module;
       if (emit_arg == "loop") {
         for (const auto& k : mod.kernels)

@@ -10,8 +10,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <iostream>
+#include <memory>
 
 namespace tessel::driver {
 
@@ -563,6 +565,22 @@ std::function<void(const tuner::Progress&)> tune_progress(std::ostream& err) {
         p.trials_per_second, with_commas(static_cast<uint64_t>(p.best_total_cycles)),
         p.eta_seconds >= 0 ? fmt::format(", ETA {:.0f} s", p.eta_seconds) : std::string());
     if (p.trials >= p.budget) err << "\n";
+    err.flush();
+  };
+}
+
+std::function<void(const std::string&, size_t, size_t)> compile_progress(std::ostream& err) {
+  if (&err != &std::cerr || !::isatty(2)) return {};
+  const auto start = std::chrono::steady_clock::now();
+  auto shown = std::make_shared<bool>(false);
+  return [&err, start, shown](const std::string& phase, size_t done, size_t total) {
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!*shown && s < 2.0) return;
+    *shown = true;
+    const char* unit = phase == "lower" ? "nodes" : phase == "measure" ? "candidates" : "kernels";
+    err << fmt::format("\rcompile: {} {}/{} {}, {:.0f} s   ", phase, done, total, unit, s);
+    if (phase == "compile" && done == total) err << "\n";
     err.flush();
   };
 }

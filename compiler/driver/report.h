@@ -56,6 +56,12 @@ std::string tuning_text(const tuner::TuneResult& result);
 /// A progress callback that rewrites one line on `err` ("tune: 120/1000 trials, 35.2 trials/s,
 /// best ... cycles, ETA 25 s") when `err` is std::cerr on a terminal; an empty callback otherwise.
 std::function<void(const tuner::Progress&)> tune_progress(std::ostream& err);
+/// A progress callback for a long NPU compile (tuner::ScheduleRequest::progress) that rewrites one
+/// line on `err` ("compile: measure 120/481 candidates, 12 s") once the compile has taken more than
+/// 2 s, ending it with a newline after the last kernel; empty unless `err` is std::cerr on a
+/// terminal (so logs and tests see nothing).
+std::function<void(const std::string& phase, size_t done, size_t total)> compile_progress(
+    std::ostream& err);
 
 /// JSON rows of output checks: name, shape_ok, max_abs_error, max_rel_error, max_expected,
 /// error_over_bound (OutputCheck::worst_ratio; "inf" when infinite), atol, rtol, tolerance_basis,

@@ -132,10 +132,15 @@ Measurer::~Measurer() {
   }
 }
 
-std::vector<Measurement> Measurer::measure(const std::vector<Request>& batch) {
+std::vector<Measurement> Measurer::measure(const std::vector<Request>& batch,
+                                           const std::function<void(size_t, size_t)>& progress) {
   std::vector<Measurement> out(batch.size());
   if (workers_.empty()) {
-    for (size_t i = 0; i < batch.size(); ++i) out[i] = measure_one(lowered_, hw_, batch[i]);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (progress) progress(i, batch.size());
+      out[i] = measure_one(lowered_, hw_, batch[i]);
+    }
+    if (progress) progress(batch.size(), batch.size());
     return out;
   }
   // Hand requests to idle workers; collect replies as they come.
@@ -174,6 +179,7 @@ std::vector<Measurement> Measurer::measure(const std::vector<Request>& batch) {
         m.error = line.size() > 4 ? line.substr(4) : "measurement failed";
       }
       ++done;
+      if (progress) progress(done, batch.size());
       busy[w] = -1;
       dispatch(w);
     }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,7 +42,10 @@ class Measurer {
 
   /// The measurements of `batch`, in its order. Requests are handed to idle workers as they
   /// free up; the result of each is independent of which worker ran it.
-  std::vector<Measurement> measure(const std::vector<Request>& batch);
+  /// `progress`, when set, is called with (done, total) as measurements complete.
+  std::vector<Measurement> measure(
+      const std::vector<Request>& batch,
+      const std::function<void(size_t done, size_t total)>& progress = {});
   int jobs() const {
     return static_cast<int>(workers_.size()) > 0 ? static_cast<int>(workers_.size()) : 1;
   }

@@ -638,6 +638,7 @@ ScheduledModule compile_scheduled(const Graph& graph, const npu::HwConfig& hw,
   }
   options.candidates = default_candidates;
   options.candidates_within = kDefaultCandidatesWithin;
+  if (request.progress) options.progress = request.progress;
   npu_backend::LoweredGraph lowered(graph, hw, options);
   if (request.tune) {
     out.tuned = tune(lowered, hw, *request.tune);
@@ -660,7 +661,12 @@ ScheduledModule compile_scheduled(const Graph& graph, const npu::HwConfig& hw,
     }
     if (!batch.empty()) {
       Measurer measurer(lowered, hw, request.jobs);
-      const std::vector<Measurement> ms = measurer.measure(batch);
+      std::function<void(size_t, size_t)> measured;
+      if (request.progress)
+        measured = [&request](size_t done, size_t total) {
+          request.progress("measure", done, total);
+        };
+      const std::vector<Measurement> ms = measurer.measure(batch, measured);
       for (size_t o = 0; o < owner.size(); ++o) {
         const size_t end = o + 1 < owner.size() ? owner[o + 1].second : batch.size();
         size_t best = end;

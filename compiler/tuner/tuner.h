@@ -146,6 +146,9 @@ struct ScheduleRequest {
   /// fastest) or, when false, the analytical default.
   bool measure_default = true;
   int jobs = 1;  // measurement workers of the measured default
+  /// Called as the compile advances: the phases of NpuCompileOptions::progress ("lower",
+  /// "compile") and "measure" (done of total default candidates simulated); unset: not called.
+  std::function<void(const std::string& phase, size_t done, size_t total)> progress;
 };
 
 struct ScheduledModule {

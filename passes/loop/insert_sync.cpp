@@ -18,8 +18,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "compiler/support/error.h"
 #include "passes/loop/npu_passes.h"
@@ -73,6 +75,7 @@ class SyncInserter {
   std::map<const L::StmtNode*, std::pair<int, int>> span_;  // node -> [first leaf, last leaf]
   std::vector<Pair> pairs_;
   std::map<const L::BufferNode*, std::vector<int>> readers_, writers_;  // leaf ids per allocation
+  std::map<const L::BufferNode*, std::vector<int>> touchers_;  // readers and writers, ascending
 
   /// Deep copy where every For body is a Seq (so flags can be inserted inside loop bodies).
   static L::Stmt normalize(const L::Stmt& s) {
@@ -130,31 +133,22 @@ class SyncInserter {
     return {first, last};
   }
 
-  bool covered(const Pair& p) const {
-    for (const auto& q : pairs_)
-      if (q.seq == p.seq && q.carried == p.carried && q.src == p.src && q.dst == p.dst &&
-          q.set_after >= p.set_after && q.wait_before <= p.wait_before &&
-          (p.carried || q.set_after < q.wait_before))
-        return true;
-    return false;
-  }
-
   /// True when some other leaf writes `x` strictly between a and b in execution order: then the
   /// dependence a -> b on x is either dead (b reads the later write) or implied by the two
   /// dependences through that writer.
   bool written_between(const Leaf& a, const Leaf& b, const L::BufferNode* x, bool carried,
                        std::pair<int, int> loop_span) const {
-    for (const int id : writers_.at(x)) {
-      const Leaf& c = leaves_[static_cast<size_t>(id)];
-      if (c.id == a.id || c.id == b.id) continue;
-      if (!carried) {
-        if (a.id < c.id && c.id < b.id) return true;
-      } else if (c.id >= loop_span.first && c.id <= loop_span.second &&
-                 (c.id > a.id || c.id < b.id)) {
-        return true;
-      }
-    }
-    return false;
+    // writers_ lists ids ascending: each test is a binary search.
+    const std::vector<int>& w = writers_.at(x);
+    const auto any_in = [&w](int lo, int hi) {  // some writer id in [lo, hi]
+      if (lo > hi) return false;
+      const auto it = std::lower_bound(w.begin(), w.end(), lo);
+      return it != w.end() && *it <= hi;
+    };
+    if (!carried) return any_in(a.id + 1, b.id - 1);
+    // Carried (b.id < a.id): a write after a in this iteration or before b in the next one.
+    return any_in(std::max(a.id + 1, loop_span.first), loop_span.second) ||
+           any_in(loop_span.first, std::min(b.id - 1, loop_span.second));
   }
 
   bool needed(const Leaf& a, const Leaf& b, bool carried, std::pair<int, int> loop_span) const {
@@ -173,19 +167,56 @@ class SyncInserter {
       for (const auto* x : l.reads) readers_[x].push_back(l.id);
       for (const auto* x : l.writes) writers_[x].push_back(l.id);
     }
+    for (const auto& [x, ids] : readers_) {
+      auto& t = touchers_[x];
+      t = ids;
+      if (auto w = writers_.find(x); w != writers_.end())
+        t.insert(t.end(), w->second.begin(), w->second.end());
+    }
+    for (const auto& [x, ids] : writers_)
+      if (!readers_.count(x)) touchers_[x] = ids;
+    for (auto& [x, t] : touchers_) {
+      std::sort(t.begin(), t.end());
+      t.erase(std::unique(t.begin(), t.end()), t.end());
+    }
     std::vector<Pair> candidates;
     std::vector<int> partners;
     for (const auto& a : leaves_) {
+      // The partners b that can pass needed() below, found from the sorted id lists instead of
+      // every leaf touching a's allocations (quadratic in kernels of thousands of leaves):
+      // forward (b after a) only up to the next write of x; carried (b before a, in the next
+      // iteration of a loop around a) only up to the first write of x in that loop's body.
       partners.clear();
+      std::vector<int> loop_starts;  // span start of each loop enclosing a
+      for (const auto& [seq, idx] : a.path)
+        if (const L::StmtNode* loop = seqs_.at(seq).owner_for)
+          loop_starts.push_back(span_.at(loop).first);
       for (const auto* x : a.writes) {
-        if (auto r = readers_.find(x); r != readers_.end())
-          partners.insert(partners.end(), r->second.begin(), r->second.end());
-        const auto& w = writers_.at(x);
-        partners.insert(partners.end(), w.begin(), w.end());
+        const std::vector<int>& w = writers_.at(x);
+        const std::vector<int>& t = touchers_.at(x);
+        const auto next_w = std::upper_bound(w.begin(), w.end(), a.id);
+        const int fwd_hi = next_w == w.end() ? std::numeric_limits<int>::max() : *next_w;
+        for (auto it = std::upper_bound(t.begin(), t.end(), a.id); it != t.end() && *it <= fwd_hi;
+             ++it)
+          partners.push_back(*it);
+        for (const int lo : loop_starts) {
+          const int first_w = *std::lower_bound(w.begin(), w.end(), lo);  // exists: a writes x
+          const int hi = std::min(first_w, a.id - 1);
+          for (auto it = std::lower_bound(t.begin(), t.end(), lo); it != t.end() && *it <= hi; ++it)
+            partners.push_back(*it);
+        }
       }
-      for (const auto* x : a.reads)
-        if (auto w = writers_.find(x); w != writers_.end())
-          partners.insert(partners.end(), w->second.begin(), w->second.end());
+      for (const auto* x : a.reads) {
+        const auto wi = writers_.find(x);
+        if (wi == writers_.end()) continue;
+        const std::vector<int>& w = wi->second;
+        if (auto next_w = std::upper_bound(w.begin(), w.end(), a.id); next_w != w.end())
+          partners.push_back(*next_w);
+        for (const int lo : loop_starts)
+          if (auto first_w = std::lower_bound(w.begin(), w.end(), lo);
+              first_w != w.end() && *first_w < a.id)
+            partners.push_back(*first_w);
+      }
       std::sort(partners.begin(), partners.end());
       partners.erase(std::unique(partners.begin(), partners.end()), partners.end());
       for (const int bid : partners) {
@@ -226,8 +257,18 @@ class SyncInserter {
       if (x.wait_before != y.wait_before) return x.wait_before < y.wait_before;
       return x.set_after > y.set_after;
     });
-    for (const auto& p : candidates)
-      if (!covered(p)) pairs_.push_back(p);
+    // A candidate is covered by a placed pair of the same seq, kind and pipes that sets no earlier
+    // and waits no later. Placed pairs come earlier in this order, so they wait no later; a
+    // forward pair always sets before it waits (the two leaves sit in different children). So the
+    // test is: the latest set placed for the key is at or after this one's.
+    std::map<std::tuple<L::StmtNode*, bool, Pipe, Pipe>, int> latest_set;
+    for (const auto& p : candidates) {
+      const auto key = std::make_tuple(p.seq, p.carried, p.src, p.dst);
+      const auto it = latest_set.find(key);
+      if (it != latest_set.end() && it->second >= p.set_after) continue;
+      latest_set[key] = it == latest_set.end() ? p.set_after : std::max(it->second, p.set_after);
+      pairs_.push_back(p);
+    }
   }
 
   void assign_events() {

@@ -231,6 +231,95 @@ TEST_F(InsertSync, TileLoopGetsForwardAndLoopCarriedFlagsOnly) {
             "wait_flag mte3->vector ev0\n");
 }
 
+namespace {
+
+/// `groups` unrolled copies (no loop) of: copy in gx[g] (mte2) -> vadds (vector) -> copy out gy[g]
+/// (mte3), all through the same two UB buffers, as the tile loops of a large kernel become when
+/// unrolled; then insert_sync.
+L::Stmt unrolled_pipeline_synced(int groups, const passes::NpuTarget& target) {
+  auto gx = L::make_buffer("gx", L::MemScope::gm, DType::f16, {groups, 64});
+  auto gy = L::make_buffer("gy", L::MemScope::gm, DType::f16, {groups, 64});
+  auto ux = L::make_buffer("ux", L::MemScope::ub, DType::f16, {64});
+  auto uy = L::make_buffer("uy", L::MemScope::ub, DType::f16, {64});
+  std::vector<L::Stmt> stmts;
+  for (int g = 0; g < groups; ++g) {
+    stmts.push_back(L::copy(
+        L::Region{
+            L::make_view(ux, "ux", {1, 64}, {64, 1}, 0), {L::int_imm(0), L::int_imm(0)}, {1, 64}},
+        L::Region{gx, {L::int_imm(g), L::int_imm(0)}, {1, 64}}));
+    isa::Instruction add;
+    add.op = Opcode::vadds;
+    isa::VectorArgs va;
+    va.count = 64;
+    va.scalar = 1.0f;
+    add.args = va;
+    stmts.push_back(L::intrin(add, {{uy, L::int_imm(0)}, {ux, L::int_imm(0)}}));
+    stmts.push_back(L::copy(
+        L::Region{gy, {L::int_imm(g), L::int_imm(0)}, {1, 64}},
+        L::Region{
+            L::make_view(uy, "uy", {1, 64}, {64, 1}, 0), {L::int_imm(0), L::int_imm(0)}, {1, 64}}));
+  }
+  auto body = L::seq(stmts);
+  passes::plan_memory(body, target, "k");
+  return passes::insert_sync(body, target);
+}
+
+}  // namespace
+
+TEST_F(InsertSync, UnrolledPipelineGetsOnlyTheNearestDependences) {
+  // Group g's copy-in overwrites ux, which group g-1's vadds read (vector -> mte2, WAR); its vadds
+  // read ux after the copy-in (mte2 -> vector) and overwrite uy, which group g-1's copy-out read
+  // (mte3 -> vector, WAR); its copy-out reads uy after the vadds (vector -> mte3). The accesses of
+  // group g-2 and earlier are each ordered through these (another write of the buffer lies
+  // between), so no flag reaches back further than one group. Straight-line code: nothing is
+  // carried.
+  EXPECT_EQ(L::to_string(unrolled_pipeline_synced(2, target)),
+            "copy.mte2 ux[0:+1, 0:+64] <- gx[0:+1, 0:+64]\n"
+            "set_flag mte2->vector ev0\n"
+            "wait_flag mte2->vector ev0\n"
+            "vadds.vector uy[0], ux[0] count=64 repeat=1 strides=(1,0)(1,0)(1,0) scalar=1\n"
+            "set_flag vector->mte3 ev0\n"
+            "set_flag vector->mte2 ev0\n"
+            "wait_flag vector->mte3 ev0\n"
+            "copy.mte3 gy[0:+1, 0:+64] <- uy[0:+1, 0:+64]\n"
+            "set_flag mte3->vector ev0\n"
+            "wait_flag vector->mte2 ev0\n"
+            "copy.mte2 ux[0:+1, 0:+64] <- gx[1:+1, 0:+64]\n"
+            "set_flag mte2->vector ev0\n"
+            "wait_flag mte2->vector ev0\n"
+            "wait_flag mte3->vector ev0\n"
+            "vadds.vector uy[0], ux[0] count=64 repeat=1 strides=(1,0)(1,0)(1,0) scalar=1\n"
+            "set_flag vector->mte3 ev0\n"
+            "wait_flag vector->mte3 ev0\n"
+            "copy.mte3 gy[1:+1, 0:+64] <- uy[0:+1, 0:+64]\n");
+}
+
+TEST_F(InsertSync, ThousandsOfUnrolledLeavesKeepThePerGroupPattern) {
+  // 2,000 groups (6,000 leaves touching two UB buffers, the size of the largest kernels of a
+  // 1024x1024 segmentation network): the same four flag pairs per group boundary as above, i.e.
+  // 4 set/wait pairs between consecutive groups plus 2 within each group: 2 * 2000 + 2 * 1999
+  // set_flags, as many wait_flags.
+  const std::string text = L::to_string(unrolled_pipeline_synced(2000, target));
+  const auto count = [&text](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("set_flag"), 2u * 2000 + 2u * 1999);
+  EXPECT_EQ(count("wait_flag"), 2u * 2000 + 2u * 1999);
+  EXPECT_EQ(count("set_flag vector->mte2"), 1999u);
+  EXPECT_EQ(count("set_flag mte3->vector"), 1999u);
+  EXPECT_EQ(count("set_flag mte2->vector"), 2000u);
+  EXPECT_EQ(count("set_flag vector->mte3"), 2000u);
+  // The last group's tail is the 2-group case's tail.
+  EXPECT_NE(text.find("wait_flag vector->mte2 ev0\n"
+                      "copy.mte2 ux[0:+1, 0:+64] <- gx[1999:+1, 0:+64]\n"
+                      "set_flag mte2->vector ev0\n"
+                      "wait_flag mte2->vector ev0\n"
+                      "wait_flag mte3->vector ev0\n"),
+            std::string::npos);
+}
+
 TEST(PlanMemory, OverflowNamesKernelScopeAndBuffers) {
   npu::HwConfig hw = preset("edge_1core");
   passes::NpuTarget target{&hw, DType::f16};

@@ -641,7 +641,11 @@ void LoweredGraph::Impl::lower() {
     }
   };
 
+  const size_t node_count = graph.nodes().size();
+  size_t nodes_done = 0;
   for (const auto& nptr : graph.nodes()) {
+    if (options.progress) options.progress("lower", nodes_done, node_count);
+    ++nodes_done;
     const Node& node = *nptr;
     if (fused.count(&node)) continue;
     KernelInfo info;
@@ -714,6 +718,7 @@ void LoweredGraph::Impl::lower() {
     record_value(out, out_gm);
   }
 
+  if (options.progress) options.progress("lower", node_count, node_count);
   for (const Value* v : graph.outputs) {
     if (v->constant && !v->producer)
       throw Unsupported(
@@ -803,6 +808,7 @@ NpuModule LoweredGraph::finish() {
     if (m.hw.l2.discards()) discard = passes::plan_l2_discard(uses);
   }
   for (size_t i = 0; i < n; ++i) {
+    if (m.options.progress) m.options.progress("compile", i, n);
     const Kernel& k = m.kernels[i];
     KernelInfo& info = m.mod.kernels[k.op];
     std::vector<isa::Instruction> hints;
@@ -821,6 +827,7 @@ NpuModule LoweredGraph::finish() {
     info.schedules.push_back(std::move(sk));
     m.append(info, code, hints);
   }
+  if (m.options.progress) m.options.progress("compile", n, n);
   return std::move(m.mod);
 }
 

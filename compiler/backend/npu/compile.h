@@ -65,6 +65,10 @@ struct NpuCompileOptions {
   /// with their cores value (passes::screen's `within`; 0: every point). Without `candidates`
   /// only the best point is kept (within 1).
   double candidates_within = 0;
+  /// Called as the compile advances (phase "lower": done of total graph nodes lowered and
+  /// screened; "compile": done of total kernels compiled by finish()); unset: nothing is called.
+  /// For a progress line on a terminal (driver compile_progress).
+  std::function<void(const std::string& phase, size_t done, size_t total)> progress;
 };
 
 /// The schedule one kernel was compiled with.
