@@ -87,6 +87,9 @@ class Core : public sc_core::sc_module {
   int32_t core_barrier_pc() const {
     return scalar_state_ == ScalarState::core_barrier ? scalar_pc_ : -1;
   }
+  /// 1 + the largest op_index of the core's stream (0 when none): found while decoding it, so
+  /// that Simulator::run sizes its per-op tables without a pass of its own over the program.
+  size_t op_count() const { return op_count_; }
   /// The processes this core spawned (the scalar unit, then each pipe its stream uses), in spawn
   /// order; NpuTop::end_processes kills them after a finished run.
   std::vector<sc_core::sc_process_handle>& processes() { return processes_; }
@@ -106,12 +109,19 @@ class Core : public sc_core::sc_module {
     int32_t op_index = -1;
     bool cost_known = false;  // data: `occupancy`/`latency` hold npu::instruction_cost
     bool is_dma = false;      // data: dma or dma_mc (needs the resolved operands at start)
+    bool x0_only = false;     // data: every memory operand uses x0 (the instruction is resolved)
     uint64_t executed = 0;    // data: times started (the stats are summed in flush_stats)
     union {
       isa::ScalarArgs scalar;  // alu / branch / jump
       isa::SyncArgs sync;      // set_flag / wait_flag
       struct {
         uint64_t occupancy, latency;  // data, when cost_known (address-independent)
+        // data, when ranges_known (x0_only, and the ranges are inside the scratchpads and GM):
+        // its access ranges are static_ranges_[ranges_at, ranges_at + nranges), so dispatch
+        // neither reads the instruction nor resolves it.
+        uint32_t ranges_at;
+        uint8_t nranges;
+        bool ranges_known;
       } cost;
     };
     Decoded() : scalar() {}
@@ -217,7 +227,9 @@ class Core : public sc_core::sc_module {
   CoreBarrier& core_barrier_;
   const npu::HwConfig& hw_;
   const std::vector<isa::Instruction>& code_;
-  std::vector<Decoded> decoded_;  // code_ decoded (Decoded), one per instruction
+  std::vector<Decoded> decoded_;      // code_ decoded (Decoded), one per instruction
+  std::vector<Range> static_ranges_;  // the access ranges of the ranges_known instructions
+  size_t op_count_ = 0;
   CoreStats& stats_;
   const uint64_t cs_;   // scalar cycles per instruction
   const size_t depth_;  // issue queue depth
