@@ -212,8 +212,10 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
     if (!has_process_[p]) continue;
     PipeUnit& pu = pipes_[p];
     pu.pool.resize(depth_ + 1);
-    pu.ring.assign(depth_, 0);
-    for (size_t i = depth_ + 1; i-- > 0;) pu.free_slots.push_back(static_cast<uint32_t>(i));
+    pu.depth = depth_;
+    pu.ring.resize(depth_);
+    pu.free_slots.resize(depth_ + 1);
+    for (size_t i = depth_ + 1; i-- > 0;) pu.free_slots[pu.nfree++] = static_cast<uint32_t>(i);
     pu.writes.reserve(32);
   }
 
@@ -421,8 +423,7 @@ bool Core::dispatch(const Decoded& in, int32_t pc) {
       run_.trace.push_back(stall);
     }
   }
-  const uint32_t slot = pu.free_slots.back();  // free: the queue has room (pool = depth + 1)
-  pu.free_slots.pop_back();
+  const uint32_t slot = pu.free_slots[--pu.nfree];  // free: the queue has room (pool = depth + 1)
   pu.ring[(pu.head + pu.size) % depth_] = slot;
   Entry& e = pu.pool[slot];
   e.nranges = 0;
@@ -443,6 +444,9 @@ bool Core::dispatch(const Decoded& in, int32_t pc) {
     }
   }
   e.pc = pc;
+  e.op_index = in.op_index;
+  e.kind = kind;
+  if (is_sync) e.sync = in.sync;
   e.enqueue_cycle = q;
   // Only a pipe waiting for an entry waits on `pushed` (an immediate notification nobody waits
   // for does nothing, and at 1,024 cores the event is one more cache miss).
@@ -513,27 +517,26 @@ void Core::run_pipe(Pipe p) {
         --pu.size;
         if (scalar_listening_) progress_->notify();
         ++pu.instructions;
-        const Decoded& d = decoded_[cur.pc];
-        switch (d.kind) {
+        switch (cur.kind) {
           case isa::InstrKind::set_flag:
-            pu.flag = d.sync;
-            pu.op_index = d.op_index;
-            pu.free_slots.push_back(slot);
+            pu.flag = cur.sync;
+            pu.op_index = cur.op_index;
+            pu.free_slots[pu.nfree++] = slot;
             pu.set_cycle = std::max(s, pu.max_completion);
             pu.state = PipeState::draining;
             pu.step = PipeStep::set_flag;
             if (wait_until(pu.set_cycle)) return;
             break;
           case isa::InstrKind::wait_flag:
-            pu.flag = d.sync;
-            pu.op_index = d.op_index;
-            pu.free_slots.push_back(slot);
+            pu.flag = cur.sync;
+            pu.op_index = cur.op_index;
+            pu.free_slots[pu.nfree++] = slot;
             pu.state = PipeState::flag_wait;
             pu.step = PipeStep::wait_flag;
             break;
           default:
             execute_data(p, cur, s);  // does not yield: `cur` stays untouched until it returns
-            pu.free_slots.push_back(slot);
+            pu.free_slots[pu.nfree++] = slot;
             pu.step = PipeStep::next;
             break;
         }

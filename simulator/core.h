@@ -134,10 +134,16 @@ class Core : public sc_core::sc_module {
   };
   /// A queued instruction: its index, the values of the registers its memory operands use at
   /// dispatch (data instructions are resolved from code_ and these when they start) and its
-  /// resolved access ranges. No copy of the instruction.
+  /// resolved access ranges. No copy of the instruction. A sync instruction's entry carries
+  /// what its pipe needs (kind, flag, op_index), copied from the Decoded record while the scalar
+  /// unit has it in cache: the pipe then starts it reading the entry alone, not the entry and
+  /// then decoded_ (at 1,024 cores each is a cache miss, one waiting for the other).
   struct Entry {
     uint64_t enqueue_cycle = 0;
     int32_t pc = 0;
+    int32_t op_index = -1;
+    isa::InstrKind kind = isa::InstrKind::data;
+    isa::SyncArgs sync{};  // set_flag / wait_flag
     uint8_t nranges = 0;
     std::array<Range, isa::kMaxAccessRanges> ranges{};
     std::array<int64_t, 4> reg_values{};
@@ -159,16 +165,40 @@ class Core : public sc_core::sc_module {
   /// for the other cores), `done`.
   enum class ScalarStep : uint8_t { fetch, dispatch, barrier, core_barrier, done };
 
+  /// Pool slot indices, held in the PipeUnit itself up to kInline (a default-depth queue's ring
+  /// and free list need no allocation of their own: at 1,024 cores each separate allocation is
+  /// one more cache miss per dispatch and per start), on the heap beyond that.
+  class Slots {
+   public:
+    Slots() = default;
+    Slots(const Slots&) = delete;  // data_ may point into inline_
+    Slots& operator=(const Slots&) = delete;
+    void resize(size_t n) {
+      heap_.assign(n > kInline ? n : 0, 0);
+      data_ = n > kInline ? heap_.data() : inline_.data();
+    }
+    uint32_t& operator[](size_t i) { return data_[i]; }
+    uint32_t operator[](size_t i) const { return data_[i]; }
+
+   private:
+    static constexpr size_t kInline = 17;  // issue_queue_depth 16 (+ 1: the pool's size)
+    std::array<uint32_t, kInline> inline_{};
+    std::vector<uint32_t> heap_;
+    uint32_t* data_ = inline_.data();
+  };
+
   struct PipeUnit {
     // The issue queue: `ring` holds, in issue order, the pool slots of the entries not yet
     // started (capacity = issue queue depth). Slots come from and go back to `free_slots` last
     // in, first out, so the few entries in flight stay in cache instead of the queue cycling
     // through depth x sizeof(Entry) bytes (at 1,024 cores that memory exceeds the host's caches).
-    std::vector<Entry> pool;           // depth + 1 slots: the queue and the entry being started
-    std::vector<uint32_t> free_slots;  // unused pool slots
-    std::vector<uint32_t> ring;        // pool slots, ring buffer of depth entries
+    std::vector<Entry> pool;  // depth + 1 slots: the queue and the entry being started
+    Slots free_slots;         // unused pool slots, a stack of nfree
+    size_t nfree = 0;
+    Slots ring;  // pool slots, ring buffer of depth entries
     size_t head = 0, size = 0;
-    const Entry& queued(size_t i) const { return pool[ring[(head + i) % ring.size()]]; }
+    size_t depth = 0;
+    const Entry& queued(size_t i) const { return pool[ring[(head + i) % depth]]; }
     sc_core::sc_event* pushed = nullptr;    // an entry was added (the pipe waits when empty)
     sc_core::sc_event* flag_set = nullptr;  // a flag whose dst is this pipe was incremented
     uint64_t free_cycle = 0;                // start + occupancy of the previous instruction
