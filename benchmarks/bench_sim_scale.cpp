@@ -7,7 +7,12 @@
 //    every candidate (compiler/backend/npu/compile.cpp, simulated_cycles): each core loads 16
 //    tiles of 256 B GM -> UB, adds a scalar on the vector unit and stores them back, every step
 //    ordered by set_flag/wait_flag (11 instructions a tile, each core its own GM region), then a
-//    core_barrier. Each iteration is Simulator construction + load + run(), timing-only.
+//    core_barrier. Each iteration is Simulator construction + load + run(), timing-only; the
+//    program is built once, outside the timed loop, and shared (Simulator::load of a
+//    shared_ptr<const isa::Program>: no copy), as a caller that simulates one program many times
+//    holds it (the tile selection moves each candidate in: no copy either).
+//  BM_KernelAtCoresCopy/N: the same with load(const isa::Program&), which copies the streams
+//    every iteration (what every caller paid before the shared and moved loads).
 //  BM_KernelAtCoresDramPerCore/N: the same kernel with memory.dram.bytes_per_cycle = 64 x N, so
 //    the cores do not queue for the one DRAM channel: the simulated run is as long at every N
 //    (what is left is the simulator's own per-core cost).
@@ -15,7 +20,8 @@
 //    core before any instruction is simulated (modules, events, the scalar unit's process).
 //  BM_ClassifierAtCores/N: the PP-OCR direction classifier (1x3x48x192, 75 kernels) compiled for
 //    N cores once, outside the timed loop; each iteration simulates the whole program
-//    timing-only (construction + load with the constants' GM image + run()).
+//    timing-only (construction + load of the shared program with the constants' GM image +
+//    run()).
 // Counters: s_per_core_kernel = host seconds per iteration / (N x kernels); sim_cycles; processes
 // (SystemC processes spawned: one scalar unit per core plus one per pipe a core's stream uses).
 // Run: build/bin/bench_bench_sim_scale (the 1,024-core classifier compile takes about a minute).
@@ -103,23 +109,28 @@ void report(benchmark::State& state, int64_t cores, int64_t kernels, uint64_t cy
   state.counters["processes"] = process_count(p);
 }
 
-void run_kernel(benchmark::State& state, int64_t tiles, bool dram_per_core = false) {
+void run_kernel(benchmark::State& state, int64_t tiles, bool dram_per_core = false,
+                bool copy = false) {
   const int64_t cores = state.range(0);
   const npu::HwConfig hw = hw_with_cores(cores, dram_per_core);
-  const isa::Program p = kernel_program(cores, tiles);
+  const auto p = std::make_shared<const isa::Program>(kernel_program(cores, tiles));
   sim::SimOptions options;
   options.functional = false;
   options.skip_gm_image = true;  // as the measured tile selection runs its candidates
   uint64_t cycles = 0;
   for (auto _ : state) {
     sim::Simulator s(hw, options);
-    s.load(p);
+    if (copy)
+      s.load(*p);
+    else
+      s.load(p);
     cycles = s.run().total_cycles;
   }
-  report(state, cores, 1, cycles, p);
+  report(state, cores, 1, cycles, *p);
 }
 
 void BM_KernelAtCores(benchmark::State& state) { run_kernel(state, 16); }
+void BM_KernelAtCoresCopy(benchmark::State& state) { run_kernel(state, 16, false, true); }
 void BM_BarrierAtCores(benchmark::State& state) { run_kernel(state, 0); }
 void BM_KernelAtCoresDramPerCore(benchmark::State& state) { run_kernel(state, 16, true); }
 
@@ -128,12 +139,13 @@ void BM_ClassifierAtCores(benchmark::State& state) {
   const npu::HwConfig hw = hw_with_cores(cores);
   const npu_backend::NpuModule& m =
       bench::compiled_model("ppocr_cls", static_cast<int>(cores)).module;
+  const auto program = std::make_shared<const isa::Program>(m.program);
   sim::SimOptions options;
   options.functional = false;
   uint64_t cycles = 0;
   for (auto _ : state) {
     sim::Simulator s(hw, options);
-    s.load(m.program);
+    s.load(program);
     cycles = s.run().total_cycles;
   }
   report(state, cores, static_cast<int64_t>(m.kernels.size()), cycles, m.program);
@@ -146,6 +158,7 @@ void at_core_counts(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_KernelAtCores)->Apply(at_core_counts);
+BENCHMARK(BM_KernelAtCoresCopy)->Apply(at_core_counts);
 BENCHMARK(BM_KernelAtCoresDramPerCore)->Apply(at_core_counts);
 BENCHMARK(BM_BarrierAtCores)->Apply(at_core_counts);
 BENCHMARK(BM_ClassifierAtCores)->Apply(at_core_counts)->Iterations(2);

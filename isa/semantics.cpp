@@ -1001,23 +1001,24 @@ void exec(const npu::HwConfig&, Opcode op, const A&, CoreMemory&) {
 
 // ---------------------------------------------------------------------------------------------
 
-void check_stream(const std::vector<Instruction>& code, size_t core) {
-  for (size_t i = 0; i < code.size(); ++i) {
-    const Instruction& in = code[i];
-    if (!is_valid_opcode(in.op))
-      fail("core {} instruction {}: invalid opcode value {}", core, i, static_cast<int>(in.op));
-    if (in.args.index() != args_index(in.op))
-      fail("core {} instruction {} ({}): the operand struct does not match the opcode", core, i,
-           opcode_name(in.op));
-    if (const auto* s = std::get_if<ScalarArgs>(&in.args)) {
-      if (s->rd >= kNumRegs || s->rs >= kNumRegs || s->rt >= kNumRegs)
-        fail("core {} instruction {} ({}): register index out of range x0..x{}", core, i,
-             opcode_name(in.op), kNumRegs - 1);
-      if (is_branch(in.op) && (s->target < 0 || static_cast<size_t>(s->target) > code.size()))
-        fail("core {} instruction {} ({}): branch target {} outside the stream of {} instructions",
-             core, i, opcode_name(in.op), s->target, code.size());
-    }
+void check_instruction(const Instruction& in, size_t i, size_t size, size_t core) {
+  if (!is_valid_opcode(in.op))
+    fail("core {} instruction {}: invalid opcode value {}", core, i, static_cast<int>(in.op));
+  if (in.args.index() != args_index(in.op))
+    fail("core {} instruction {} ({}): the operand struct does not match the opcode", core, i,
+         opcode_name(in.op));
+  if (const auto* s = std::get_if<ScalarArgs>(&in.args)) {
+    if (s->rd >= kNumRegs || s->rs >= kNumRegs || s->rt >= kNumRegs)
+      fail("core {} instruction {} ({}): register index out of range x0..x{}", core, i,
+           opcode_name(in.op), kNumRegs - 1);
+    if (is_branch(in.op) && (s->target < 0 || static_cast<size_t>(s->target) > size))
+      fail("core {} instruction {} ({}): branch target {} outside the stream of {} instructions",
+           core, i, opcode_name(in.op), s->target, size);
   }
+}
+
+void check_stream(const std::vector<Instruction>& code, size_t core) {
+  for (size_t i = 0; i < code.size(); ++i) check_instruction(code[i], i, code.size(), core);
 }
 
 VectorAccess vector_access(Opcode op) {

@@ -125,6 +125,10 @@ void check_ranges(const Instruction& resolved, const AccessRangeList& ranges,
 /// kNumRegs, branch targets lie in [0, code.size()] (code.size() = fall off the end). Throws
 /// tessel::Error naming the core and the instruction index.
 void check_stream(const std::vector<Instruction>& code, size_t core);
+/// check_stream's checks of one instruction, `index` of a stream of `size` instructions of core
+/// `core` (the same errors): for a caller that reads every instruction anyway (the simulator's
+/// core checks and decodes its stream in one pass).
+void check_instruction(const Instruction& in, size_t index, size_t size, size_t core);
 
 // is_data_instruction(op) (the instructions execute() accepts) and is_vector_opcode(op) are in
 // isa/isa.h, derived from the instruction records.

@@ -105,8 +105,6 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
          core.scalar.issue_queue_depth);
   if (events_ < 0) fail("hardware config: core.sync.event_ids is {}, expected >= 0", events_);
 
-  isa::check_stream(code_, static_cast<size_t>(id_));  // operand structs, registers, targets
-
   const auto& b = core.buffers_bytes;
   const std::array<int64_t, isa::kNumScopes> bytes{0, b.l1, b.l0a, b.l0b, b.l0c, b.ub};
   sizes_[int(Scope::gm)] = run.gm_bytes;
@@ -128,15 +126,21 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
     wait_seq_.assign(flags_.size(), 0);
   }
 
-  // The stream decoded once (Decoded): what the scalar unit and the pipes read per instruction.
+  // The stream checked (isa::check_stream's checks) and decoded (Decoded) in one pass: the only
+  // time a run reads the whole stream (at 1,024 cores the streams exceed the host's caches).
   decoded_.resize(code_.size());
   for (size_t i = 0; i < code_.size(); ++i) {
     const isa::Instruction& in = code_[i];
+    isa::check_instruction(in, i, code_.size(), static_cast<size_t>(id_));
     Decoded& d = decoded_[i];
     d.op = in.op;
     d.kind = isa::instr_info(in.op).kind;
     d.pipe = in.pipe();
     d.op_index = in.op_index;
+    if (in.op_index >= 0) op_count_ = std::max(op_count_, static_cast<size_t>(in.op_index) + 1);
+    // A pipe no instruction of the stream runs on gets no process (below).
+    const int pipe = int(d.pipe);  // scalar (0) for what the scalar unit executes itself
+    if (pipe > 0 && pipe < isa::kNumPipes) has_process_[pipe] = true;  // dispatch rejects others
     switch (d.kind) {
       case isa::InstrKind::alu:
       case isa::InstrKind::branch:
@@ -148,7 +152,9 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
         d.sync = std::get<isa::SyncArgs>(in.args);
         break;
       case isa::InstrKind::data: {
+        d.cost = {};
         d.is_dma = std::holds_alternative<isa::DmaArgs>(in.args);
+        d.x0_only = true;
         // The registers isa::resolve reads (x0 reads as 0; an invalid one fails at dispatch).
         std::visit(
             [&](const auto& a) {
@@ -157,6 +163,7 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
                 using K = typename std::decay_t<decltype(f)>::kind_type;
                 if constexpr (isa::opclass::kIsMemory<K>) {
                   const uint8_t r = isa::opclass::mem_ref(f.get(a)).reg;
+                  if (r != 0) d.x0_only = false;
                   if (r == 0 || r >= isa::kNumRegs) return;
                   for (uint8_t k = 0; k < d.nregs; ++k)
                     if (d.regs[k] == r) return;
@@ -175,6 +182,21 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
           d.cost_known = true;
         } catch (...) {
         }
+        // An instruction whose operands all use x0 is its own resolved form: its access ranges
+        // are the same at every dispatch. One that fails these checks is resolved and checked at
+        // dispatch, and fails there as it always did.
+        if (d.x0_only) {
+          try {
+            const isa::AccessRangeList ranges = isa::access_range_list(hw_, in);
+            isa::check_ranges(in, ranges, sizes_);
+            d.cost.ranges_at = static_cast<uint32_t>(static_ranges_.size());
+            d.cost.nranges = static_cast<uint8_t>(ranges.count);
+            for (const isa::AccessRange& r : ranges)
+              static_ranges_.push_back(Range{r.begin, r.end, r.scope, r.write});
+            d.cost.ranges_known = true;
+          } catch (...) {
+          }
+        }
         break;
       }
       default:
@@ -186,16 +208,14 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
   // the whole run (a 1,024-core run whose kernel uses three pipes per core spawns half the
   // processes). Its PipeUnit stays idle and empty, which is all the barrier, drained() and the
   // reports read.
-  for (const Decoded& d : decoded_) {
-    const int p = int(d.pipe);  // scalar (0) for what the scalar unit executes itself
-    if (p > 0 && p < isa::kNumPipes) has_process_[p] = true;  // dispatch rejects other pipes
-  }
   for (int p = 1; p < isa::kNumPipes; ++p) {
     if (!has_process_[p]) continue;
     PipeUnit& pu = pipes_[p];
     pu.pool.resize(depth_ + 1);
-    pu.ring.assign(depth_, 0);
-    for (size_t i = depth_ + 1; i-- > 0;) pu.free_slots.push_back(static_cast<uint32_t>(i));
+    pu.depth = depth_;
+    pu.ring.resize(depth_);
+    pu.free_slots.resize(depth_ + 1);
+    for (size_t i = depth_ + 1; i-- > 0;) pu.free_slots[pu.nfree++] = static_cast<uint32_t>(i);
     pu.writes.reserve(32);
   }
 
@@ -403,12 +423,15 @@ bool Core::dispatch(const Decoded& in, int32_t pc) {
       run_.trace.push_back(stall);
     }
   }
-  const uint32_t slot = pu.free_slots.back();  // free: the queue has room (pool = depth + 1)
-  pu.free_slots.pop_back();
+  const uint32_t slot = pu.free_slots[--pu.nfree];  // free: the queue has room (pool = depth + 1)
   pu.ring[(pu.head + pu.size) % depth_] = slot;
   Entry& e = pu.pool[slot];
   e.nranges = 0;
-  if (!is_sync) {
+  if (!is_sync && kind == isa::InstrKind::data && in.cost.ranges_known) {
+    const Range* r = static_ranges_.data() + in.cost.ranges_at;
+    for (uint8_t k = 0; k < in.cost.nranges; ++k) e.ranges[k] = r[k];
+    e.nranges = in.cost.nranges;
+  } else if (!is_sync) {
     try {
       run_.resolved = isa::resolve(code_[pc], regs_);
       const isa::AccessRangeList ranges = isa::access_range_list(hw_, run_.resolved);
@@ -421,6 +444,9 @@ bool Core::dispatch(const Decoded& in, int32_t pc) {
     }
   }
   e.pc = pc;
+  e.op_index = in.op_index;
+  e.kind = kind;
+  if (is_sync) e.sync = in.sync;
   e.enqueue_cycle = q;
   // Only a pipe waiting for an entry waits on `pushed` (an immediate notification nobody waits
   // for does nothing, and at 1,024 cores the event is one more cache miss).
@@ -491,27 +517,26 @@ void Core::run_pipe(Pipe p) {
         --pu.size;
         if (scalar_listening_) progress_->notify();
         ++pu.instructions;
-        const Decoded& d = decoded_[cur.pc];
-        switch (d.kind) {
+        switch (cur.kind) {
           case isa::InstrKind::set_flag:
-            pu.flag = d.sync;
-            pu.op_index = d.op_index;
-            pu.free_slots.push_back(slot);
+            pu.flag = cur.sync;
+            pu.op_index = cur.op_index;
+            pu.free_slots[pu.nfree++] = slot;
             pu.set_cycle = std::max(s, pu.max_completion);
             pu.state = PipeState::draining;
             pu.step = PipeStep::set_flag;
             if (wait_until(pu.set_cycle)) return;
             break;
           case isa::InstrKind::wait_flag:
-            pu.flag = d.sync;
-            pu.op_index = d.op_index;
-            pu.free_slots.push_back(slot);
+            pu.flag = cur.sync;
+            pu.op_index = cur.op_index;
+            pu.free_slots[pu.nfree++] = slot;
             pu.state = PipeState::flag_wait;
             pu.step = PipeStep::wait_flag;
             break;
           default:
             execute_data(p, cur, s);  // does not yield: `cur` stays untouched until it returns
-            pu.free_slots.push_back(slot);
+            pu.free_slots[pu.nfree++] = slot;
             pu.step = PipeStep::next;
             break;
         }
@@ -550,6 +575,7 @@ void Core::run_pipe(Pipe p) {
 
 const isa::Instruction& Core::resolve_entry(const Entry& e) {
   const Decoded& d = decoded_[e.pc];
+  if (d.x0_only) return code_[e.pc];          // isa::resolve would copy it unchanged
   std::array<int64_t, isa::kNumRegs> regs{};  // only the registers the operands use matter
   for (uint8_t k = 0; k < d.nregs; ++k) regs[d.regs[k]] = e.reg_values[k];
   run_.resolved = isa::resolve(code_[e.pc], regs);

@@ -87,6 +87,9 @@ class Core : public sc_core::sc_module {
   int32_t core_barrier_pc() const {
     return scalar_state_ == ScalarState::core_barrier ? scalar_pc_ : -1;
   }
+  /// 1 + the largest op_index of the core's stream (0 when none): found while decoding it, so
+  /// that Simulator::run sizes its per-op tables without a pass of its own over the program.
+  size_t op_count() const { return op_count_; }
   /// The processes this core spawned (the scalar unit, then each pipe its stream uses), in spawn
   /// order; NpuTop::end_processes kills them after a finished run.
   std::vector<sc_core::sc_process_handle>& processes() { return processes_; }
@@ -106,12 +109,19 @@ class Core : public sc_core::sc_module {
     int32_t op_index = -1;
     bool cost_known = false;  // data: `occupancy`/`latency` hold npu::instruction_cost
     bool is_dma = false;      // data: dma or dma_mc (needs the resolved operands at start)
+    bool x0_only = false;     // data: every memory operand uses x0 (the instruction is resolved)
     uint64_t executed = 0;    // data: times started (the stats are summed in flush_stats)
     union {
       isa::ScalarArgs scalar;  // alu / branch / jump
       isa::SyncArgs sync;      // set_flag / wait_flag
       struct {
         uint64_t occupancy, latency;  // data, when cost_known (address-independent)
+        // data, when ranges_known (x0_only, and the ranges are inside the scratchpads and GM):
+        // its access ranges are static_ranges_[ranges_at, ranges_at + nranges), so dispatch
+        // neither reads the instruction nor resolves it.
+        uint32_t ranges_at;
+        uint8_t nranges;
+        bool ranges_known;
       } cost;
     };
     Decoded() : scalar() {}
@@ -124,10 +134,16 @@ class Core : public sc_core::sc_module {
   };
   /// A queued instruction: its index, the values of the registers its memory operands use at
   /// dispatch (data instructions are resolved from code_ and these when they start) and its
-  /// resolved access ranges. No copy of the instruction.
+  /// resolved access ranges. No copy of the instruction. A sync instruction's entry carries
+  /// what its pipe needs (kind, flag, op_index), copied from the Decoded record while the scalar
+  /// unit has it in cache: the pipe then starts it reading the entry alone, not the entry and
+  /// then decoded_ (at 1,024 cores each is a cache miss, one waiting for the other).
   struct Entry {
     uint64_t enqueue_cycle = 0;
     int32_t pc = 0;
+    int32_t op_index = -1;
+    isa::InstrKind kind = isa::InstrKind::data;
+    isa::SyncArgs sync{};  // set_flag / wait_flag
     uint8_t nranges = 0;
     std::array<Range, isa::kMaxAccessRanges> ranges{};
     std::array<int64_t, 4> reg_values{};
@@ -149,16 +165,40 @@ class Core : public sc_core::sc_module {
   /// for the other cores), `done`.
   enum class ScalarStep : uint8_t { fetch, dispatch, barrier, core_barrier, done };
 
+  /// Pool slot indices, held in the PipeUnit itself up to kInline (a default-depth queue's ring
+  /// and free list need no allocation of their own: at 1,024 cores each separate allocation is
+  /// one more cache miss per dispatch and per start), on the heap beyond that.
+  class Slots {
+   public:
+    Slots() = default;
+    Slots(const Slots&) = delete;  // data_ may point into inline_
+    Slots& operator=(const Slots&) = delete;
+    void resize(size_t n) {
+      heap_.assign(n > kInline ? n : 0, 0);
+      data_ = n > kInline ? heap_.data() : inline_.data();
+    }
+    uint32_t& operator[](size_t i) { return data_[i]; }
+    uint32_t operator[](size_t i) const { return data_[i]; }
+
+   private:
+    static constexpr size_t kInline = 17;  // issue_queue_depth 16 (+ 1: the pool's size)
+    std::array<uint32_t, kInline> inline_{};
+    std::vector<uint32_t> heap_;
+    uint32_t* data_ = inline_.data();
+  };
+
   struct PipeUnit {
     // The issue queue: `ring` holds, in issue order, the pool slots of the entries not yet
     // started (capacity = issue queue depth). Slots come from and go back to `free_slots` last
     // in, first out, so the few entries in flight stay in cache instead of the queue cycling
     // through depth x sizeof(Entry) bytes (at 1,024 cores that memory exceeds the host's caches).
-    std::vector<Entry> pool;           // depth + 1 slots: the queue and the entry being started
-    std::vector<uint32_t> free_slots;  // unused pool slots
-    std::vector<uint32_t> ring;        // pool slots, ring buffer of depth entries
+    std::vector<Entry> pool;  // depth + 1 slots: the queue and the entry being started
+    Slots free_slots;         // unused pool slots, a stack of nfree
+    size_t nfree = 0;
+    Slots ring;  // pool slots, ring buffer of depth entries
     size_t head = 0, size = 0;
-    const Entry& queued(size_t i) const { return pool[ring[(head + i) % ring.size()]]; }
+    size_t depth = 0;
+    const Entry& queued(size_t i) const { return pool[ring[(head + i) % depth]]; }
     sc_core::sc_event* pushed = nullptr;    // an entry was added (the pipe waits when empty)
     sc_core::sc_event* flag_set = nullptr;  // a flag whose dst is this pipe was incremented
     uint64_t free_cycle = 0;                // start + occupancy of the previous instruction
@@ -217,7 +257,9 @@ class Core : public sc_core::sc_module {
   CoreBarrier& core_barrier_;
   const npu::HwConfig& hw_;
   const std::vector<isa::Instruction>& code_;
-  std::vector<Decoded> decoded_;  // code_ decoded (Decoded), one per instruction
+  std::vector<Decoded> decoded_;      // code_ decoded (Decoded), one per instruction
+  std::vector<Range> static_ranges_;  // the access ranges of the ranges_known instructions
+  size_t op_count_ = 0;
   CoreStats& stats_;
   const uint64_t cs_;   // scalar cycles per instruction
   const size_t depth_;  // issue queue depth

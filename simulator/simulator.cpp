@@ -60,7 +60,7 @@ class ScContext {
 Simulator::Simulator(const npu::HwConfig& hw, SimOptions options)
     : hw_(hw), options_(std::move(options)) {}
 
-void Simulator::load(const isa::Program& program) {
+void Simulator::load_image(const isa::Program& program) {
   if (program.cores.empty()) fail("program '{}' has no core streams", program.name);
   if (hw_.cores > 0 && program.cores.size() > static_cast<size_t>(hw_.cores))
     fail("program '{}' has {} core streams but the hardware config '{}' has {} cores", program.name,
@@ -85,10 +85,34 @@ void Simulator::load(const isa::Program& program) {
   }
   gm_ = std::move(gm);
   gm_bytes_ = program.gm_bytes;
-  code_ = program.cores;
-  op_names_ = program.op_names;
-  program_name_ = program.name;
-  loaded_ = true;
+}
+
+void Simulator::load(std::shared_ptr<const isa::Program> program) {
+  if (!program) fail("Simulator::load: no program (null pointer)");
+  load_image(*program);
+  program_ = std::move(program);
+}
+
+// The copy and the move keep what run() reads: the streams, the op names, the name (the
+// buffers' init bytes are in the GM image already).
+void Simulator::load(const isa::Program& program) {
+  load_image(program);
+  auto p = std::make_shared<isa::Program>();
+  p->name = program.name;
+  p->gm_bytes = program.gm_bytes;
+  p->cores = program.cores;
+  p->op_names = program.op_names;
+  program_ = std::move(p);
+}
+
+void Simulator::load(isa::Program&& program) {
+  load_image(program);
+  auto p = std::make_shared<isa::Program>();
+  p->name = std::move(program.name);
+  p->gm_bytes = program.gm_bytes;
+  p->cores = std::move(program.cores);
+  p->op_names = std::move(program.op_names);
+  program_ = std::move(p);
 }
 
 void Simulator::write_gm(uint64_t address, const void* data, uint64_t bytes) {
@@ -105,25 +129,19 @@ void Simulator::read_gm(uint64_t address, void* data, uint64_t bytes) const {
 }
 
 SimResult Simulator::run() {
-  if (!loaded_) fail("Simulator::run: no program loaded (call load() first)");
+  if (!program_) fail("Simulator::run: no program loaded (call load() first)");
+  const isa::Program& program = *program_;
   const auto t0 = std::chrono::steady_clock::now();
 
   RunState run;
   run.hw = &hw_;
   run.options = &options_;
-  run.code = &code_;
+  run.code = &program.cores;
   run.gm = gm_.empty() ? nullptr : gm_.data();
   run.gm_bytes = gm_.empty() ? gm_bytes_ : gm_.size();
   run.tracing = !options_.trace_path.empty();
-  run.result.cores.resize(code_.size());
-  size_t n_ops = op_names_.size();
-  for (const auto& stream : code_)
-    for (const isa::Instruction& in : stream)
-      if (in.op_index >= 0) n_ops = std::max(n_ops, static_cast<size_t>(in.op_index) + 1);
-  run.op_first_start.assign(n_ops, UINT64_MAX);
-  run.op_last_completion.assign(n_ops, 0);
-  run.result.op_busy_cycles.assign(n_ops, {});
-  run.result.op_dram.assign(n_ops, {});
+  run.result.cores.resize(program.cores.size());
+  size_t n_ops = program.op_names.size();
 
   bool deadlock = false;
   std::string deadlock_message;
@@ -131,6 +149,13 @@ SimResult Simulator::run() {
     ScContext context;
     std::unique_ptr<NpuTop> top;
     top = std::make_unique<NpuTop>("npu", run);
+    // The op tables: each core found its streams' largest op_index while decoding them (one
+    // pass over the program per run, not a second one here).
+    for (const auto& core : top->cores()) n_ops = std::max(n_ops, core->op_count());
+    run.op_first_start.assign(n_ops, UINT64_MAX);
+    run.op_last_completion.assign(n_ops, 0);
+    run.result.op_busy_cycles.assign(n_ops, {});
+    run.result.op_dram.assign(n_ops, {});
     sc_core::sc_start();
     if (!run.error && !top->finished()) {
       deadlock = true;
@@ -163,7 +188,7 @@ SimResult Simulator::run() {
   for (size_t i = 0; i < n_ops; ++i)
     if (run.op_first_start[i] != UINT64_MAX)
       r.op_cycles[i] = run.op_last_completion[i] - run.op_first_start[i];
-  if (run.tracing) write_chrome_trace(options_.trace_path, run, op_names_);
+  if (run.tracing) write_chrome_trace(options_.trace_path, run, program.op_names);
   r.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return std::move(run.result);
 }

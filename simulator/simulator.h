@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -149,12 +150,18 @@ class Simulator {
  public:
   Simulator(const npu::HwConfig& hw, SimOptions options = {});
 
-  /// Loads the program (its instruction streams are copied; `program` need not outlive this):
-  /// sizes GM to program.gm_bytes (zero-filled) and writes every constant buffer's init bytes.
-  /// Throws tessel::Error if it does not fit the configured DRAM capacity (when
-  /// hw.dram.capacity_bytes > 0 and not skip_gm_image), has more cores than hw.cores, or a
-  /// buffer lies outside GM.
+  /// Loads the program (copied; `program` need not outlive this): sizes GM to program.gm_bytes
+  /// (zero-filled) and writes every constant buffer's init bytes. Throws tessel::Error if it
+  /// does not fit the configured DRAM capacity (when hw.dram.capacity_bytes > 0 and not
+  /// skip_gm_image), has more cores than hw.cores, or a buffer lies outside GM.
   void load(const isa::Program& program);
+  /// The same, taking the program over (no copy of its instruction streams).
+  void load(isa::Program&& program);
+  /// The same, sharing an immutable program (no copy): a program simulated many times, or on
+  /// many configs, is held once (at 1,024 cores a kernel's streams are tens of MB; copying them
+  /// per run cost more than a tenth of the run, docs/results.md "Scale with cores"). Throws
+  /// tessel::Error for a null pointer.
+  void load(std::shared_ptr<const isa::Program> program);
   /// Writes/reads raw bytes of GM (e.g. inputs before run(), outputs after). Throws tessel::Error
   /// for a range outside GM.
   void write_gm(uint64_t address, const void* data, uint64_t bytes);
@@ -172,12 +179,12 @@ class Simulator {
   void set_options(const SimOptions& options) { options_ = options; }
 
  private:
+  /// load's checks and the GM image (gm_, gm_bytes_) of `program`.
+  void load_image(const isa::Program& program);
+
   npu::HwConfig hw_;
   SimOptions options_;
-  bool loaded_ = false;
-  std::vector<std::vector<isa::Instruction>> code_;  // the loaded program's streams
-  std::vector<std::string> op_names_;
-  std::string program_name_;
+  std::shared_ptr<const isa::Program> program_;  // the loaded program (null before load)
   std::vector<uint8_t> gm_;
   uint64_t gm_bytes_ = 0;  // the loaded program's GM size (gm_.size() unless skip_gm_image)
 };

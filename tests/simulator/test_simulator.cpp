@@ -507,6 +507,63 @@ TEST(Simulator, LimitsAndLoadChecks) {
   EXPECT_THROW(sim::Simulator(test_hw()).run(), Error);  // nothing loaded
 }
 
+// load copies, takes over or shares the program (no copy), and the run is the same; an
+// instruction addressed through x0 (access ranges decoded once) and the same one addressed
+// through a register (resolved at dispatch) time the same, hazards included.
+TEST(Simulator, CopiedMovedAndSharedLoadsAndStaticRangesRunTheSame) {
+  auto code = [](bool through_register) {
+    const uint8_t r = through_register ? 1 : 0;
+    const int64_t base = through_register ? 0 : 4096;
+    // Two dmas on MTE2 writing overlapping UB bytes (a WAW hazard), then one to GM on MTE3.
+    return std::vector<Instruction>{
+        li(1, 4096),
+        dma(DType::f16, ub(0), gm(base, r), {256}),
+        dma(DType::f16, ub(256), gm(base + 512, r), {256}),
+        dma(DType::f16, gm(base + 8192, r), ub(0), {64}),
+    };
+  };
+  auto run = [](sim::Simulator& s) {
+    const sim::SimResult r = s.run();
+    return std::make_pair(r.total_cycles, r.instructions);
+  };
+  sim::Simulator copied(test_hw());
+  const isa::Program p = program(code(false));
+  copied.load(p);
+  const auto expected = run(copied);
+  EXPECT_GT(expected.first, 0u);
+  EXPECT_EQ(expected.second, 4u);
+  sim::Simulator moved(test_hw());
+  moved.load(program(code(false)));
+  EXPECT_EQ(run(moved), expected);
+  const auto shared = std::make_shared<const isa::Program>(program(code(false)));
+  sim::Simulator a(test_hw()), b(test_hw());
+  a.load(shared);
+  b.load(shared);
+  EXPECT_EQ(run(a), expected);
+  EXPECT_EQ(run(b), expected);
+  sim::Simulator through_register(test_hw());
+  through_register.load(program(code(true)));
+  EXPECT_EQ(run(through_register), expected);
+  // The same bytes arrive: GM [4096, 4224) copied to [12288, 12416) by both forms.
+  std::vector<uint8_t> in(128), out_x0(128), out_reg(128);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 7 + 1);
+  copied.write_gm(4096, in.data(), in.size());
+  through_register.write_gm(4096, in.data(), in.size());
+  run(copied);
+  run(through_register);
+  copied.read_gm(12288, out_x0.data(), out_x0.size());
+  through_register.read_gm(12288, out_reg.data(), out_reg.size());
+  EXPECT_EQ(out_x0, in);
+  EXPECT_EQ(out_reg, in);
+  sim::Simulator none(test_hw());
+  try {
+    none.load(std::shared_ptr<const isa::Program>());
+    FAIL() << "a null program was loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("null pointer"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Simulator, MalformedProgramsAndConfigsAreErrorsAndLaterRunsWork) {
   // An opcode whose operand struct does not match, a register index >= 32, a branch target past
   // the end: simulator and interpreter both name the instruction.
