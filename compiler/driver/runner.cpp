@@ -149,7 +149,8 @@ std::unique_ptr<Graph> compiled_form(const Graph& model) {
   const bool recurrent = graph_passes::needs_expand_recurrent(model);
   const bool losses = graph_passes::needs_expand_losses(model);
   if (!control && !recurrent && !losses && !graph_passes::needs_split_outputs(model) &&
-      !graph_passes::needs_conv_as_2d(model))
+      !graph_passes::needs_conv_as_2d(model) && !graph_passes::needs_resize_as_matmul(model) &&
+      !graph_passes::needs_pool_3d_as_2d(model) && !graph_passes::needs_conv_3d_as_2d(model))
     return nullptr;
   std::unique_ptr<Graph> g = clone_graph(model);
   // Inlined control flow may hold the others; the losses expand into nodes split_outputs sees.
@@ -157,7 +158,10 @@ std::unique_ptr<Graph> compiled_form(const Graph& model) {
   graph_passes::expand_recurrent(*g);
   graph_passes::expand_losses(*g);
   graph_passes::split_outputs(*g);
-  graph_passes::conv_as_2d(*g);  // 1-D convolution and pooling as 2-D over a height-1 image
+  graph_passes::conv_as_2d(*g);        // 1-D convolution and pooling as 2-D over a height-1 image
+  graph_passes::pool_3d_as_2d(*g);     // 3-D pooling as two 2-D pools over views
+  graph_passes::conv_3d_as_2d(*g);     // 3-D convolution as a 2-D one, depth taps as channels
+  graph_passes::resize_as_matmul(*g);  // Resize other than pixel repetition as MatMuls
   return g;
 }
 

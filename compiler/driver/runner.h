@@ -53,7 +53,10 @@ graph_passes::OpAvailable target_ops(Target target);
 /// in it: control flow whose path is known at compile time inlined (graph_passes::fold_control),
 /// recurrent layers unrolled (graph_passes::expand_recurrent), the loss functions expanded into
 /// their ONNX function bodies (graph_passes::expand_losses) and nodes with several used outputs
-/// made single-output ones (graph_passes::split_outputs). run_model applies it before compiling;
+/// made single-output ones (graph_passes::split_outputs), 1-D convolution and pooling made 2-D
+/// (graph_passes::conv_as_2d), 3-D ones made 2-D (graph_passes::pool_3d_as_2d, conv_3d_as_2d)
+/// and Resize other than pixel repetition made MatMuls by constant
+/// interpolation matrices (graph_passes::resize_as_matmul). run_model applies it before compiling;
 /// the NPU tolerance of a conformance case is derived on it, the graph whose roundings the NPU
 /// makes. Throws tessel::Unsupported from an expansion that cannot express a node.
 std::unique_ptr<Graph> compiled_form(const Graph& model);

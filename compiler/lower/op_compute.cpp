@@ -1930,6 +1930,44 @@ te::Tensor op_compute(const Node& node, ComputeContext& ctx) {
   return it->second(node, ctx);
 }
 
+bool resize_repeats_pixels(const Node& node, std::string* why) {
+  auto no = [&](const std::string& w) {
+    if (why) *why = w;
+    return false;
+  };
+  const Value* xv = node.input(0);
+  const Value* yv = node.outputs.at(0);
+  if (node.op_type != "Resize" || !xv || !yv) return no("not a Resize");
+  const std::string mode = node.attrs.get_string_or("mode", "nearest", node.name);
+  const std::string ctm =
+      node.attrs.get_string_or("coordinate_transformation_mode", "half_pixel", node.name);
+  const std::string nm = node.attrs.get_string_or("nearest_mode", "round_prefer_floor", node.name);
+  // Nearest resizing by an integer factor s picks source pixel floor(x / s) (x = s q + r) in
+  // these modes: asymmetric + floor (x / s = q + r / s); half_pixel and pytorch_half_pixel
+  // with round_prefer_floor/ceil ((x + 0.5) / s - 0.5 = q + d with |d| < 0.5, which rounds to
+  // q); tf_half_pixel_for_nn + floor ((x + 0.5) / s = q + d with 0 < d < 1).
+  const bool half_pixel = ctm == "half_pixel" || ctm == "pytorch_half_pixel";
+  const bool picks_floor =
+      mode == "nearest" &&
+      ((ctm == "asymmetric" && nm == "floor") ||
+       (half_pixel && (nm == "round_prefer_floor" || nm == "round_prefer_ceil")) ||
+       (ctm == "tf_half_pixel_for_nn" && nm == "floor"));
+  if (!picks_floor)
+    return no(
+        fmt::format("Resize mode={} coordinate_transformation_mode={} nearest_mode={} is "
+                    "not pixel repetition (it is compiled as MatMuls by resize_as_matmul)",
+                    mode, ctm, nm));
+  if (xv->shape.size() != 4) return no("Resize of a non-4-D tensor");
+  const Shape& os = yv->shape;
+  for (size_t d = 0; d < 4; ++d) {
+    if (xv->shape[d] < 1 || os[d] % xv->shape[d] != 0)
+      return no(
+          fmt::format("Resize by a non-integer factor {}/{} on axis {}", os[d], xv->shape[d], d));
+    if (d < 2 && os[d] != xv->shape[d]) return no("Resize along N or C");
+  }
+  return true;
+}
+
 std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
   std::vector<OpPart> parts;
   const Value* out = node.outputs.at(0);
@@ -1959,37 +1997,10 @@ std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx) {
   }
   if (node.op_type == "Resize") {
     const Value* xv = node.input(0);
-    const std::string mode = node.attrs.get_string_or("mode", "nearest", node.name);
-    const std::string ctm =
-        node.attrs.get_string_or("coordinate_transformation_mode", "half_pixel", node.name);
-    const std::string nm =
-        node.attrs.get_string_or("nearest_mode", "round_prefer_floor", node.name);
-    // Nearest resizing by an integer factor s picks source pixel floor(x / s) (x = s q + r) in
-    // these modes: asymmetric + floor (x / s = q + r / s); half_pixel and pytorch_half_pixel
-    // with round_prefer_floor/ceil ((x + 0.5) / s - 0.5 = q + d with |d| < 0.5, which rounds to
-    // q); tf_half_pixel_for_nn + floor ((x + 0.5) / s = q + d with 0 < d < 1).
-    const bool half_pixel = ctm == "half_pixel" || ctm == "pytorch_half_pixel";
-    const bool picks_floor =
-        mode == "nearest" &&
-        ((ctm == "asymmetric" && nm == "floor") ||
-         (half_pixel && (nm == "round_prefer_floor" || nm == "round_prefer_ceil")) ||
-         (ctm == "tf_half_pixel_for_nn" && nm == "floor"));
-    if (!picks_floor)
-      unsupported(node, fmt::format("Resize mode={} coordinate_transformation_mode={} "
-                                    "nearest_mode={} (the NPU takes nearest resizing by integer "
-                                    "factors in the modes that pick pixel floor(x / s): "
-                                    "asymmetric/floor, half_pixel or pytorch_half_pixel with "
-                                    "round_prefer_floor/ceil, tf_half_pixel_for_nn/floor)",
-                                    mode, ctm, nm));
-    if (xv->shape.size() != 4) unsupported(node, "Resize of a non-4-D tensor");
+    std::string why;
+    if (!resize_repeats_pixels(node, &why)) unsupported(node, why);
     std::vector<int64_t> scale(4);
-    for (size_t d = 0; d < 4; ++d) {
-      if (os[d] % xv->shape[d] != 0)
-        unsupported(node, fmt::format("Resize by a non-integer factor {}/{} on axis {}", os[d],
-                                      xv->shape[d], d));
-      scale[d] = os[d] / xv->shape[d];
-    }
-    if (scale[0] != 1 || scale[1] != 1) unsupported(node, "Resize along N or C");
+    for (size_t d = 0; d < 4; ++d) scale[d] = os[d] / xv->shape[d];
     te::Tensor src = ctx.input(xv);
     // One part per row phase a: output rows a, a + sh, ... as a [N, C, H, W, sw] tensor whose
     // last axis repeats the source pixel (out[n][c][y*sh + a][x*sw + b] = x[n][c][y][x]), so each

@@ -54,6 +54,14 @@ struct OpPart {
 /// kernel. Throws tessel::Unsupported naming the node for attribute values outside these forms.
 std::vector<OpPart> op_parts(const Node& node, ComputeContext& ctx);
 
+/// True when op_parts compiles the Resize `node` as pixel repetition: nearest mode, a 4-D float
+/// input, integer factors on H and W, none on N and C, and a coordinate transformation /
+/// nearest_mode pair that picks source pixel floor(x / s) (asymmetric + floor, half_pixel or
+/// pytorch_half_pixel + round_prefer_floor/ceil, tf_half_pixel_for_nn + floor). Every other
+/// Resize is rewritten into MatMuls before compiling (passes/graph/resize_as_matmul.cpp).
+/// When false and `why` is given, *why says what does not match.
+bool resize_repeats_pixels(const Node& node, std::string* why = nullptr);
+
 /// Names of the ops compiled only through op_parts (not in compute_ops(); Concat is in both).
 std::vector<std::string> parts_ops();
 

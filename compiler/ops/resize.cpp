@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compiler/ops/resize.h"
+
 #include "compiler/ops/op_util.h"
 
 namespace tessel::ops {
@@ -267,6 +269,54 @@ std::vector<Tensor> resize_kernel(const Node& node, const std::vector<const Tens
 }
 
 }  // namespace
+
+bool ResizeAxisMatrix::identity() const {
+  if (in != out) return false;
+  for (int64_t o = 0; o < out; ++o) {
+    if (outside[o]) return false;
+    for (int64_t i = 0; i < in; ++i)
+      if (weights[o * in + i] != (o == i ? 1.0 : 0.0)) return false;
+  }
+  return true;
+}
+
+double resize_extrapolation_value(const Node& node) { return resize_params(node).extrapolation; }
+
+std::vector<ResizeAxisMatrix> resize_axis_matrices(const Node& node) {
+  const Value& xv = required_input(node, 0, "X");
+  const ResizeParams p = resize_params(node);
+  auto given = [&](size_t i, const char* role) -> const Tensor* {
+    const Value* v = node.input(i);
+    if (v == nullptr || shape_numel(v->shape) == 0) return nullptr;
+    return &constant_input(node, i, role);
+  };
+  const Shape& xs = xv.shape;
+  const ResizeShapes rs = resize_shapes(node, xs, given(2, "scales"), given(3, "sizes"));
+  const int64_t rank = static_cast<int64_t>(xs.size());
+  std::vector<double> roi(2 * rank, 0.0);
+  for (int64_t i = 0; i < rank; ++i) roi[rank + i] = 1.0;
+  if (p.coord == "tf_crop_and_resize") {
+    const Tensor* t = given(1, "roi");
+    if (t == nullptr) node_fail(node, "tf_crop_and_resize requires the roi input");
+    roi = tensor_to_doubles(node, *t, "roi");
+    if (static_cast<int64_t>(roi.size()) != 2 * rank)
+      node_fail(node, "roi has {} entries, expected {}", roi.size(), 2 * rank);
+  }
+  std::vector<ResizeAxisMatrix> result(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    ResizeAxisMatrix& m = result[d];
+    m.in = xs[d];
+    m.out = rs.out[d];
+    m.weights.assign(static_cast<size_t>(m.in * m.out), 0.0);
+    m.outside.assign(static_cast<size_t>(m.out), false);
+    const auto taps = axis_taps(p, m.in, m.out, rs.scales[d], roi[d], roi[rank + d], 1);
+    for (int64_t o = 0; o < m.out; ++o) {
+      m.outside[o] = taps[o].outside;
+      for (const Tap& t : taps[o].taps) m.weights[o * m.in + t.offset] += t.weight;
+    }
+  }
+  return result;
+}
 
 void register_resize_ops() { register_op({"Resize", resize_infer, resize_kernel}); }
 

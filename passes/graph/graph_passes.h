@@ -46,6 +46,34 @@ bool conv_as_2d(Graph& graph);
 /// True when conv_as_2d would change `graph`.
 bool needs_conv_as_2d(const Graph& graph);
 
+/// pool_3d_as_2d.cpp: MaxPool and AveragePool of a rank-5 input [N, C, D, H, W] become a 2-D
+/// pool over H, W of the view [N, C*D, H, W] and a 2-D pool over D (kernel [kd, 1]) of the view
+/// [N, C, D, Ho*Wo] (max and the per-axis averages are separable over a box window). A MaxPool
+/// whose Indices output is used is left alone. Not a pipeline pass: the driver runs it for the
+/// compiled targets (driver::compiled_form).
+bool pool_3d_as_2d(Graph& graph);
+/// True when pool_3d_as_2d would change `graph`.
+bool needs_pool_3d_as_2d(const Graph& graph);
+
+/// conv_3d_as_2d.cpp: a Conv of a rank-5 input [N, C, D, H, W] becomes one 2-D Conv over
+/// [N*Do, C*KD, H, W], the KD depth taps of every output depth stacked into the channels
+/// (Pad along D, one Slice + Transpose per depth tap, Concat) and the weight seen as
+/// [M, C/g*KD, KH, KW], then a Transpose back to [N, M, Do, Ho, Wo]. Not a pipeline pass: the
+/// driver runs it for the compiled targets (driver::compiled_form).
+bool conv_3d_as_2d(Graph& graph);
+/// True when conv_3d_as_2d would change `graph`.
+bool needs_conv_3d_as_2d(const Graph& graph);
+
+/// resize_as_matmul.cpp: every float Resize that the compiled backends do not compile as pixel
+/// repetition (lower::resize_repeats_pixels) becomes one MatMul by a constant interpolation
+/// matrix per resized axis (ops::resize_axis_matrices: the reference's taps and weights) between
+/// Reshapes (views), plus an Add of extrapolation_value where tf_crop_and_resize leaves the roi.
+/// Every mode, nearest_mode and coordinate_transformation_mode of ONNX Resize (opset 11-17).
+/// Not a pipeline pass: the driver runs it for the compiled targets (driver::compiled_form).
+bool resize_as_matmul(Graph& graph);
+/// True when resize_as_matmul would change `graph`.
+bool needs_resize_as_matmul(const Graph& graph);
+
 /// expand_recurrent.cpp: every LSTM, GRU and RNN node becomes its computation unrolled over the
 /// (static) sequence length, in ops the compiled targets have: one MatMul of all steps' inputs by
 /// W^T, per step a MatMul by R^T, Add, Slice into gates, the gate activations (with alpha/beta),

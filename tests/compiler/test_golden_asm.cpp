@@ -1,5 +1,6 @@
 // Golden files of emitted NPU assembly for a small convolution, a small matmul, an integer
-// compare/select/convert chain and a Gather with runtime (negative) indices.
+// compare/select/convert chain, a Gather with runtime (negative) indices, a reflect Pad and a
+// linear half_pixel Resize (as resize_as_matmul's MatMuls).
 //
 // The compiler is deterministic: the same graph and config give the same program. A change to
 // tiling, tensorization, sync insertion or code generation shows up here as a diff of readable
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "isa/asm.h"
+#include "passes/graph/graph_passes.h"
 #include "tests/compiler/npu_test_util.h"
 
 namespace tessel::testing {
@@ -137,6 +139,32 @@ TEST(GoldenAsm, PadReflect) {
   // A copy: only the input's rounding to fp16 (u relative).
   EXPECT_TRUE(
       all_close(got.begin()->second, ops::run_reference(*g, in).begin()->second, 1e-7, 1.0 / 2048));
+}
+
+TEST(GoldenAsm, ResizeLinearHalfPixel) {
+  // Resize linear half_pixel of x [1, 2, 3, 4] to [1, 2, 6, 8] (the form of issue 15's M-LSD
+  // decoder) as driver::compiled_form gives it: resize_as_matmul's MatMul by the constant W
+  // matrix M_3^T [4, 8] over the view [6, 4], then M_2 [6, 3] times the view [2, 3, 8], on the
+  // cube.
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 2, 3, 4});
+  Value* y = b.node("Resize",
+                    {x, b.constant("roi", Tensor::from_floats({0}, {})),
+                     b.constant("scales", Tensor::from_floats({4}, {1, 1, 2, 2}))},
+                    attrs({{"mode", std::string("linear")},
+                           {"coordinate_transformation_mode", std::string("half_pixel")}}));
+  auto g = b.finish({y});
+  ASSERT_TRUE(graph_passes::resize_as_matmul(*g));
+  npu::HwConfig hw = npu::load_hw_config(
+      std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml", {{"cores", "1"}});
+  auto mod = npu_backend::compile_npu(*g, hw);
+  expect_golden(mod, "resize_linear_half_pixel.s");
+  std::map<std::string, Tensor> in{{"x", random_tensor({1, 2, 3, 4}, 10)}};
+  auto got = run_simulator(mod, hw, in);
+  // Weights 1/4 and 3/4 are exact in fp16: the input, the stored intermediate and the output
+  // round (3 u relative of values <= 1).
+  EXPECT_TRUE(all_close(got.begin()->second, ops::run_reference(*g, in).begin()->second, 3.0 / 2048,
+                        3.0 / 2048));
 }
 
 }  // namespace
