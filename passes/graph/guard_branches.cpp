@@ -45,14 +45,19 @@ Value* emit(Graph& g, Node* at, const std::string& op, std::vector<Value*> ins, 
 }
 
 /// Branch `sub` of If `at` as a graph of its own: non-constant captures become its inputs (in
-/// capture order; `bound` receives the enclosing value of each), constant captures stay constants.
-std::unique_ptr<Graph> standalone(const Graph& sub, const Node& at, std::vector<Value*>& bound) {
+/// capture order; `bound` receives the enclosing value of each), constant captures stay constants
+/// (`constants` maps each to the enclosing constant, so inlining shares it: weights once).
+std::unique_ptr<Graph> standalone(const Graph& sub, const Node& at, std::vector<Value*>& bound,
+                                  std::unordered_map<const Value*, Value*>& constants) {
   std::unique_ptr<Graph> s = clone_graph(sub);
   const size_t first = formal_input_count(at);
   s->inputs.clear();
   for (size_t j = 0; j < s->captures.size(); ++j) {
     Value* c = s->captures[j];
-    if (c->constant) continue;
+    if (c->constant) {
+      constants[c] = at.inputs[first + j];
+      continue;
+    }
     s->inputs.push_back(c);
     bound.push_back(at.inputs[first + j]);
   }
@@ -66,9 +71,9 @@ class Guarder {
 
   /// Copies the nodes of `s` (prepared) before the If, each guarded by `guard`; returns the
   /// values of its outputs.
-  std::vector<Value*> inline_branch(const Graph& s, const std::vector<Value*>& bound, Value* guard,
+  std::vector<Value*> inline_branch(const Graph& s, const std::vector<Value*>& bound,
+                                    std::unordered_map<const Value*, Value*> map, Value* guard,
                                     const std::string& prefix) {
-    std::unordered_map<const Value*, Value*> map;
     for (size_t i = 0; i < s.inputs.size(); ++i) map[s.inputs[i]] = bound[i];
     std::map<std::string, Value*> combined;  // inner guard name -> And(guard, inner)
     auto mapped = [&](const Value* v) -> Value* {
@@ -151,7 +156,8 @@ bool guard_if(Graph& g, Node* n, const std::function<void(Graph&)>& prepare) {
   for (const auto& [branch, guard, tag] :
        {std::tuple{then_b, c, "then"}, std::tuple{else_b, not_c, "else"}}) {
     std::vector<Value*> bound;
-    std::unique_ptr<Graph> s = standalone(*branch, *n, bound);
+    std::unordered_map<const Value*, Value*> constants;
+    std::unique_ptr<Graph> s = standalone(*branch, *n, bound, constants);
     try {
       ops::infer_graph(*s);  // typed for the bound shapes (a deferred branch was not)
       prepare(*s);
@@ -161,7 +167,8 @@ bool guard_if(Graph& g, Node* n, const std::function<void(Graph&)>& prepare) {
           "condition depends on (e.g. --input-value) so that only the branch taken is compiled",
           n->describe(), tag, e.what()));
     }
-    results.push_back(gd.inline_branch(*s, bound, guard, fmt::format("{}/{}/", n->name, tag)));
+    results.push_back(gd.inline_branch(*s, bound, std::move(constants), guard,
+                                       fmt::format("{}/{}/", n->name, tag)));
   }
   for (size_t k = 0; k < n->outputs.size(); ++k) {
     Value* original = n->outputs[k];

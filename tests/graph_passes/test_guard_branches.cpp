@@ -94,6 +94,9 @@ TEST(GuardBranches, BothBranchesGuardedNestedGuardsAnded) {
   const Node* tanh2 = cf->find_node("outer/else/tanh2");
   const Node* neg = cf->find_node("outer/then/neg");
   ASSERT_TRUE(plus2 && tanh2 && neg);
+  // Constant captures stay the enclosing constants (weights are not copied per branch).
+  EXPECT_EQ(cf->find_node("outer/then/times")->input(1)->name, "two");
+  EXPECT_EQ(plus2->input(1)->name, "ten");
   const Value* gneg = graph_passes::branch_guard(*cf, *neg);
   const Value* gtanh = graph_passes::branch_guard(*cf, *tanh2);
   const Value* gplus = graph_passes::branch_guard(*cf, *plus2);
