@@ -37,7 +37,7 @@ inline const std::map<std::string, int> kCompiledTargetPinnedPasses = {
 /// The cpu target's (typed tensors, docs/cpu_backend.md; the node tests of the int8 ops its
 /// kernels run, compiler/backend/cpu/int8_kernels.h, are among them).
 inline const std::map<std::string, int> kCpuPinnedPasses = {
-    {"node", 765}, {"pytorch-converted", 67}, {"pytorch-operator", 34}, {"simple", 7}};
+    {"node", 766}, {"pytorch-converted", 67}, {"pytorch-operator", 34}, {"simple", 7}};
 
 /// `name` with every character outside [A-Za-z0-9] replaced by '_' (a GoogleTest parameter name).
 inline std::string gtest_param_name(std::string name) {
