@@ -143,6 +143,32 @@ CompiledNpu compile_for_npu(const Graph& graph, const npu::HwConfig& hw,
   return c;
 }
 
+namespace {
+
+/// compiled_form's transforms on `g` in place (`control`: it has control flow). An If left with
+/// a run-time condition has both branches guarded (guard_branches), each branch put in this form
+/// first as a graph of its own.
+void to_compiled_form(Graph& g, bool control) {
+  // Inlined control flow may hold the others; the losses expand into nodes split_outputs sees.
+  if (control) {
+    graph_passes::fold_control(g);
+    graph_passes::guard_branches(g, [](Graph& branch) {
+      bool sub = false;
+      for (const auto& n : branch.nodes()) sub |= !node_subgraphs(*n).empty();
+      to_compiled_form(branch, sub);
+    });
+  }
+  graph_passes::expand_recurrent(g);
+  graph_passes::expand_losses(g);
+  graph_passes::split_outputs(g);
+  graph_passes::conv_as_2d(g);        // 1-D convolution and pooling as 2-D over a height-1 image
+  graph_passes::pool_3d_as_2d(g);     // 3-D pooling as two 2-D pools over views
+  graph_passes::conv_3d_as_2d(g);     // 3-D convolution as a 2-D one, depth taps as channels
+  graph_passes::resize_as_matmul(g);  // Resize other than pixel repetition as MatMuls
+}
+
+}  // namespace
+
 std::unique_ptr<Graph> compiled_form(const Graph& model) {
   bool control = false;
   for (const auto& n : model.nodes()) control |= !node_subgraphs(*n).empty();
@@ -153,15 +179,7 @@ std::unique_ptr<Graph> compiled_form(const Graph& model) {
       !graph_passes::needs_pool_3d_as_2d(model) && !graph_passes::needs_conv_3d_as_2d(model))
     return nullptr;
   std::unique_ptr<Graph> g = clone_graph(model);
-  // Inlined control flow may hold the others; the losses expand into nodes split_outputs sees.
-  if (control) graph_passes::fold_control(*g);
-  graph_passes::expand_recurrent(*g);
-  graph_passes::expand_losses(*g);
-  graph_passes::split_outputs(*g);
-  graph_passes::conv_as_2d(*g);        // 1-D convolution and pooling as 2-D over a height-1 image
-  graph_passes::pool_3d_as_2d(*g);     // 3-D pooling as two 2-D pools over views
-  graph_passes::conv_3d_as_2d(*g);     // 3-D convolution as a 2-D one, depth taps as channels
-  graph_passes::resize_as_matmul(*g);  // Resize other than pixel repetition as MatMuls
+  to_compiled_form(*g, control);
   return g;
 }
 

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "compiler/ops/op_util.h"
 #include "compiler/ops/reference.h"
@@ -132,16 +133,57 @@ void infer_if(Node& node) {
   if (shape_numel(cond.shape) != 1)
     node_fail(node, "cond must hold one element, got shape {}", shape_to_string(cond.shape));
   const auto caps = node_captures(node);
-  SubgraphInstance t = instantiate_subgraph(node, then_g, {}, caps);
-  SubgraphInstance e = instantiate_subgraph(node, else_g, {}, caps);
-  if (t.graph->outputs.size() != node.outputs.size() ||
-      e.graph->outputs.size() != node.outputs.size())
-    node_fail(node, "the branches give {} and {} outputs for {} node outputs",
-              t.graph->outputs.size(), e.graph->outputs.size(), node.outputs.size());
   const int known = cond.constant ? (cond.constant->get_as_double(0) != 0.0) : -1;
+  // A known condition: only the branch taken is inferred (the other one may not even type, as in
+  // exporters' dead branches: ONNX Runtime never looks at it). An unknown one: a branch whose
+  // shape rules fail is deferred when the other one types: the If takes the other one's types and
+  // running the failing branch (the reference, when the condition selects it) reports the error.
+  std::optional<SubgraphInstance> t, e;
+  std::string t_error, e_error;
+  auto attempt = [&](const Graph& g, std::string& error) -> std::optional<SubgraphInstance> {
+    if (known < 0) {
+      try {
+        return instantiate_subgraph(node, g, {}, caps);
+      } catch (const Unsupported&) {
+        throw;
+      } catch (const Error& x) {
+        error = x.what();
+        return std::nullopt;
+      }
+    }
+    return instantiate_subgraph(node, g, {}, caps);
+  };
+  if (known != 0) t = attempt(then_g, t_error);
+  if (known != 1) e = attempt(else_g, e_error);
+  if (known < 0 && !t && !e) node_fail(node, "{}", t_error);
+  // A branch left untyped at import (its shape rules failed there: onnx_import defers them) is
+  // deferred the same way when the other one is typed.
+  auto untyped = [](const Graph& g) {
+    for (const Value* v : g.outputs)
+      if (v->dtype == DType::undefined) return true;
+    return false;
+  };
+  if (known < 0 && t && e && untyped(*t->graph) != untyped(*e->graph)) {
+    if (untyped(*t->graph))
+      t.reset();
+    else
+      e.reset();
+  }
+  if (!t) {  // deferred, or not taken: the other branch's types (it keeps its instance)
+    t.emplace();
+    t->graph = e->graph;
+  }
+  if (!e) {
+    e.emplace();
+    e->graph = t->graph;
+  }
+  if (t->graph->outputs.size() != node.outputs.size() ||
+      e->graph->outputs.size() != node.outputs.size())
+    node_fail(node, "the branches give {} and {} outputs for {} node outputs",
+              t->graph->outputs.size(), e->graph->outputs.size(), node.outputs.size());
   for (size_t i = 0; i < node.outputs.size(); ++i) {
-    const Value& a = *t.graph->outputs[i];
-    const Value& b = *e.graph->outputs[i];
+    const Value& a = *t->graph->outputs[i];
+    const Value& b = *e->graph->outputs[i];
     const Value& pick = known == 0 ? b : a;
     if (known < 0 && (a.dtype != b.dtype || a.shape != b.shape))
       node_unsupported(node,

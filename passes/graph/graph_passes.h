@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,23 @@ inline constexpr int64_t kMaxUnrolledIterations = 4096;
 /// flow is inlined too when its path becomes known. Not a pipeline pass: the driver runs it on
 /// every loaded model before the pipeline (driver::load_model) and before compiling for npu/cpu.
 bool fold_control(Graph& graph);
+
+/// The attribute guard_branches sets on the nodes of a branch: the name of a bool scalar value of
+/// the same graph; the node runs only when it is true (the compiled backends branch around the
+/// node's kernels; every other consumer of the graph may ignore it, Where picks the taken result).
+inline constexpr const char* kBranchGuardAttr = "branch_guard";
+
+/// guard_branches.cpp: every If whose condition is not known at compile time becomes both branches'
+/// nodes in the enclosing graph, guarded (kBranchGuardAttr) by the condition and its Not, and a
+/// Where per output. Each branch is first made a graph of its own and given to `prepare` (the
+/// driver puts it in the compiled form, nested Ifs included: their guards become And of both).
+/// Throws tessel::Unsupported naming the If when the branches' outputs differ in shape or dtype
+/// or the condition has more than one element. Not a pipeline pass: driver::compiled_form runs
+/// it after fold_control.
+bool guard_branches(Graph& graph, const std::function<void(Graph&)>& prepare);
+/// The value guarding `node` (its kBranchGuardAttr), or null when it runs unconditionally.
+/// Throws tessel::Error naming the node when the attribute names no value of `graph`.
+const Value* branch_guard(const Graph& graph, const Node& node);
 
 /// split_outputs.cpp: a Split with several outputs becomes one Slice per output, and a
 /// LayerNormalization whose Mean or InvStdDev output is used becomes ReduceMean, Sub, Mul,

@@ -78,15 +78,32 @@ bool have(const std::string& name) {
 
 // Cases that pass on ref, npu and cpu.
 const std::vector<std::string> kCompiled = {
-    "oww_alexa",          "oww_hey_rhasspy", "oww_weather",
-    "oww_timer",          "oww_embedding",   "blazeface_front_128",
-    "blazeface_back_256", "hello_deepa_old", "namaste_deepa",
+    "oww_alexa",
+    "oww_hey_rhasspy",
+    "oww_weather",
+    "oww_timer",
+    "oww_embedding",
+    "blazeface_front_128",
+    "blazeface_back_256",
+    "hello_deepa_old",
+    "namaste_deepa",
+    // If on a run-time value (jarvis), LSTM inside If (silero): both branches compiled
+    // (guard_branches; the CPU runs the taken one, the NPU computes both and Where picks).
+    "oww_hey_jarvis",
+    "silero_vad_16k_op15",
+    "silero_vad_op18_ifless",
 };
+// Cases that pass on ref and cpu; the NPU compiles them but its outputs are wrong
+// (silero_vad_legacy on npu_4core: output, hn and cn with max abs error inf; not investigated yet).
+const std::vector<std::string> kCpuCompiled = {"silero_vad_legacy"};
 // Cases the reference runs but a compiled target does not compile yet (docs/golden_cases.md has
 // each one's blocking op and message).
 const std::vector<std::string> kReferenceOnly = {
-    "oww_hey_jarvis",         "oww_melspectrogram",  "silero_vad_legacy",
-    "silero_vad_op18_ifless", "silero_vad_16k_op15",
+    "oww_melspectrogram",
+    // The 8 kHz branch of its sample-rate If does not type for 512-sample frames (a dead branch the
+    // reference defers, ops/control_flow.cpp); the compiled targets compile both branches and
+    // refuse it (bind sr with --input-value to compile only the 16 kHz one).
+    "silero_vad_v5",
 };
 // Cases that pass on ref and cpu, and whose every NPU kernel passes its own fp16 bound, but whose
 // outputs the NPU cannot compute as a whole: the derived fp16 bound of the M-LSD detectors hits
@@ -104,6 +121,7 @@ TEST_P(NpmModel, ReferenceMatchesOnnxRuntime) {
 INSTANTIATE_TEST_SUITE_P(Compiled, NpmModel, ::testing::ValuesIn(kCompiled));
 INSTANTIATE_TEST_SUITE_P(ReferenceOnly, NpmModel, ::testing::ValuesIn(kReferenceOnly));
 INSTANTIATE_TEST_SUITE_P(CpuAndNpuKernels, NpmModel, ::testing::ValuesIn(kCpuAndNpuKernels));
+INSTANTIATE_TEST_SUITE_P(CpuCompiled, NpmModel, ::testing::ValuesIn(kCpuCompiled));
 
 class NpmModelCompiled : public ::testing::TestWithParam<std::string> {};
 
@@ -129,13 +147,18 @@ TEST_P(NpmModelCompiled, CpuMatchesOnnxRuntime) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, NpmModelCompiled, ::testing::ValuesIn(kCompiled));
 
-class NpmModelCpuAndNpuKernels : public ::testing::TestWithParam<std::string> {};
+class NpmModelCpu : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(NpmModelCpuAndNpuKernels, CpuMatchesOnnxRuntime) {
+TEST_P(NpmModelCpu, CpuMatchesOnnxRuntime) {
   ASSERT_TRUE(have(GetParam())) << "models missing: run scripts/fetch_models.sh";
   const CheckRun r = check_case(GetParam(), "cpu");
   expect_pass(r, GetParam() + " cpu");
 }
+
+INSTANTIATE_TEST_SUITE_P(Cases, NpmModelCpu, ::testing::ValuesIn(kCpuCompiled));
+INSTANTIATE_TEST_SUITE_P(CpuAndNpuKernels, NpmModelCpu, ::testing::ValuesIn(kCpuAndNpuKernels));
+
+class NpmModelCpuAndNpuKernels : public ::testing::TestWithParam<std::string> {};
 
 // Every kernel the NPU runs (the Resizes as resize_as_matmul's MatMuls among them) is within its
 // own derived fp16 bound on the inputs the NPU read (`check --per-node`: kernel_checks); the

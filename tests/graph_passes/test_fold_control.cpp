@@ -152,5 +152,58 @@ TEST(FoldControl, BoundValuesAreCheckedAgainstTheInput) {
             "its range)");
 }
 
+// An exporter's dead branch whose shapes do not infer (silero_vad_v5: a Squeeze of a size-2 axis
+// in the 8 kHz branch of a model given 16 kHz frames). With a known condition only the branch
+// taken is inferred; with a run-time one the failing branch is deferred (the If takes the other
+// branch's types) and only running it reports the error, as ONNX Runtime does. Before, the import
+// failed with "cannot squeeze axis 0 of size 4".
+TEST(FoldControl, ADeadBranchWhoseShapesDoNotInferIsDeferred) {
+  const char* text = R"(graph g opset 17 (%x: f32[4], %c: bool[]) -> (%y, %w) {
+  %k: bool[] = const [true]
+  %y: ? = If(%k, %x) {else_branch=graph e () captures (%x: f32[4]) -> (%b) {
+      %ax: i64[1] = const [0]
+      %b: ? = Squeeze(%x, %ax)  # dead
+    }, then_branch=graph t () captures (%x: f32[4]) -> (%a) {
+      %a: f32[4] = Neg(%x)  # neg
+    }}  # known
+  %w: ? = If(%c, %x) {else_branch=graph e2 () captures (%x: f32[4]) -> (%b2) {
+      %ax2: i64[1] = const [0]
+      %b2: ? = Squeeze(%x, %ax2)  # fails_if_taken
+    }, then_branch=graph t2 () captures (%x: f32[4]) -> (%a2) {
+      %a2: f32[4] = Neg(%x)  # neg2
+    }}  # unknown
+}
+)";
+  auto g = parse_graph(text, "g");
+  ops::infer_graph(*g);
+  verify_graph(*g);
+  EXPECT_EQ(shape_to_string(g->find_value("y")->shape), "[4]");
+  EXPECT_EQ(shape_to_string(g->find_value("w")->shape), "[4]");
+  Tensor c(DType::boolean, {});
+  c.set_from_double(0, 1.0);
+  const auto out =
+      ops::run_reference(*g, {{"x", Tensor::from_floats({4}, {1, -2, 3, 0.5f})}, {"c", c}});
+  EXPECT_EQ(out.at("y").to_float_vector(), std::vector<float>({-1, 2, -3, -0.5f}));
+  EXPECT_EQ(out.at("w").to_float_vector(), std::vector<float>({-1, 2, -3, -0.5f}));
+  c.set_from_double(0, 0.0);
+  try {
+    ops::run_reference(*g, {{"x", Tensor::from_floats({4}, {1, -2, 3, 0.5f})}, {"c", c}});
+    FAIL() << "the failing branch ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot squeeze axis 0 of size 4"), std::string::npos)
+        << e.what();
+  }
+  // The compiled targets compile both branches of `unknown`: refused, naming the If and branch.
+  EXPECT_TRUE(graph_passes::fold_control(*g));  // `known`
+  try {
+    graph_passes::guard_branches(*g, [](Graph&) {});
+    FAIL() << "a branch that does not type was compiled";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("If 'unknown': else_branch does not compile"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tessel

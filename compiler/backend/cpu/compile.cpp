@@ -117,6 +117,7 @@ class Compiler {
     po.keep_loop_ir = opts_.keep_loop_ir;
     po.integer_inputs = true;
     po.typed_values = true;
+    po.branches = true;
     plan_ = plan_model(graph_, sched, po);
     collect_code();
     prog_.kernels = plan_.kernels;
@@ -250,6 +251,12 @@ class Compiler {
       for (const auto& prm : p.params) {
         c.params.push_back(prm.buffer);
         c.args.push_back(arg_of(prm, p.output_copy));
+      }
+      if (p.guard) {
+        PlanParam g;
+        g.value = p.guard;
+        g.buffer = L::make_buffer(p.guard->name, L::MemScope::host, DType::boolean, {1});
+        c.guard = arg_of(g, -1);
       }
       prog_.code.push_back(std::move(c));
     }

@@ -105,6 +105,9 @@ struct CpuKernelCode {
   std::vector<CpuArg> args;  // one per parameter
   /// Set: a host function (no body; the JIT's entry point calls it through tessel_cpu_extern).
   std::shared_ptr<const ExternKernel> ext;
+  /// Set: the entry point calls the kernel only when the byte this points at is nonzero (the
+  /// guard of an If branch's kernel, KernelPlan::guard); a skipped kernel's time is 0.
+  std::optional<CpuArg> guard;
 };
 
 /// A 64-byte aligned byte buffer (the weights blob), shared by a program and its JIT.

@@ -8,6 +8,7 @@
 
 #include "compiler/lower/op_compute.h"
 #include "compiler/support/error.h"
+#include "passes/graph/graph_passes.h"
 
 namespace tessel::cpu_backend {
 
@@ -104,6 +105,7 @@ class Planner {
       plan_.inputs.push_back({v->name, v->shape});
     }
     plan_nodes();
+    guard_kernels();
     bind_outputs();
     plan_arena();
     return std::move(plan_);
@@ -134,6 +136,27 @@ class Planner {
   }
 
   // ------------------------------------------------------------------ planning
+  /// The guard of every kernel of a branch node (graph_passes::guard_branches): read by the
+  /// kernel, so it stays live until the branch's last kernel.
+  void guard_kernels() {
+    for (KernelPlan& p : plan_.plans) {
+      if (!p.node) continue;
+      const Value* g = graph_passes::branch_guard(graph_, *p.node);
+      if (!g) continue;
+      if (!opts_.branches)
+        throw Unsupported(fmt::format(
+            "{}: runs under an If's run-time condition '{}'; the {} backend does not branch "
+            "(only an If whose condition is known at compile time is compiled)",
+            p.node->describe(), g->name, opts_.target));
+      if (root(g)->constant || root(g)->dtype != DType::boolean || shape_numel(root(g)->shape) != 1)
+        throw Unsupported(fmt::format(
+            "{}: guard '{}' is not a computed bool scalar; the {} backend branches on one",
+            p.node->describe(), g->name, opts_.target));
+      p.guard = g;
+      p.reads.push_back(g);
+    }
+  }
+
   std::set<const Node*> fused_away_;  // nodes computed inside an earlier node's kernel
   std::set<const Value*> ready_;      // root values computed (or input) before the next kernel
 
@@ -150,6 +173,8 @@ class Planner {
       auto users = graph_.users(v);
       if (users.size() != 1) break;
       const Node* u = users[0];
+      // Kernels of a branch run under its guard: nodes under different guards do not fuse.
+      if (graph_passes::branch_guard(graph_, *u) != graph_passes::branch_guard(graph_, *cur)) break;
       if (!epilogue_op(u->op_type) || u->outputs.empty() || !u->outputs[0] ||
           u->outputs[0]->shape != v->shape || u->outputs[0]->constant || fused_away_.count(u))
         break;

@@ -59,6 +59,9 @@ struct KernelPlan {
   const Value* writes = nullptr;
   int output_copy = -1;  // >= 0: copies into graph output `output_copy` (its null-value param)
   std::shared_ptr<const ExternKernel> ext;  // set: a host function, `body` is null
+  /// Set: the kernel runs only when this bool value (one element, stored as one byte) is true
+  /// (graph_passes::branch_guard of `node`: a node of an If branch); it is among `reads`.
+  const Value* guard = nullptr;
 };
 
 /// A constant a kernel reads: a graph constant (fp32) or one a schedule derived (packed
@@ -107,6 +110,9 @@ struct PlanOptions {
   /// typed_values: the comparisons, logic, Where, Cast, Gather, ArgMax, ... computes): one byte
   /// per bool, the integer's width otherwise. Float values stay fp32.
   bool typed_values = false;
+  /// The target branches around guarded kernels (KernelPlan::guard: the CPU's entry point);
+  /// otherwise a node with a branch guard is refused (tessel::Unsupported).
+  bool branches = false;
 };
 
 /// The planned model (see the file comment).

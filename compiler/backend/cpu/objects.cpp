@@ -208,27 +208,41 @@ std::unique_ptr<llvm::Module> entry_module(const CpuProgram& program,
       if (!c.ext)
         kf = m->getOrInsertFunction(
             symbols[k], llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), ptys, false));
-      std::vector<llvm::Value*> ptrs;
-      for (const CpuArg& a : c.args) {
+      auto pointer = [&](const CpuArg& a) -> llvm::Value* {
         switch (a.kind) {
           case CpuArg::Kind::input:
           case CpuArg::Kind::output: {
             TESSEL_CHECK(a.index >= 0, "kernel {}: argument without a graph position", k);
             llvm::Value* table = a.kind == CpuArg::Kind::input ? inputs : outputs;
-            ptrs.push_back(b.CreateLoad(
-                f32p, b.CreateConstGEP1_64(f32p, table, static_cast<uint64_t>(a.index))));
-            break;
+            return b.CreateLoad(f32p,
+                                b.CreateConstGEP1_64(f32p, table, static_cast<uint64_t>(a.index)));
           }
           case CpuArg::Kind::arena:
-            ptrs.push_back(b.CreateBitCast(
-                b.CreateConstGEP1_64(i8, arena, static_cast<uint64_t>(a.offset_bytes)), f32p));
-            break;
+            return b.CreateBitCast(
+                b.CreateConstGEP1_64(i8, arena, static_cast<uint64_t>(a.offset_bytes)), f32p);
           case CpuArg::Kind::weights:
-            ptrs.push_back(b.CreateBitCast(
-                b.CreateConstGEP1_64(i8, weights, static_cast<uint64_t>(a.offset_bytes)), f32p));
-            break;
+            return b.CreateBitCast(
+                b.CreateConstGEP1_64(i8, weights, static_cast<uint64_t>(a.offset_bytes)), f32p);
         }
+        internal_fail("kernel {}: unknown argument kind", k);
+      };
+      // A guarded kernel (an If branch's): called only when its guard byte is nonzero.
+      llvm::BasicBlock* after = nullptr;
+      if (c.guard) {
+        llvm::Value* byte = b.CreateLoad(i8, b.CreateBitCast(pointer(*c.guard), i8p));
+        auto* run_k = llvm::BasicBlock::Create(ctx, fmt::format("k{}_taken", k), f);
+        auto* skip_k = llvm::BasicBlock::Create(ctx, fmt::format("k{}_skipped", k), f);
+        after = llvm::BasicBlock::Create(ctx, fmt::format("k{}_done", k), f);
+        b.CreateCondBr(b.CreateICmpNE(byte, b.getInt8(0)), run_k, skip_k);
+        b.SetInsertPoint(skip_k);
+        if (profiled)
+          b.CreateStore(llvm::ConstantFP::get(dbl, 0.0),
+                        b.CreateConstGEP1_64(dbl, f->getArg(2), static_cast<uint64_t>(k)));
+        b.CreateBr(after);
+        b.SetInsertPoint(run_k);
       }
+      std::vector<llvm::Value*> ptrs;
+      for (const CpuArg& a : c.args) ptrs.push_back(pointer(a));
       llvm::Value* t0 = profiled ? b.CreateCall(now) : nullptr;
       if (c.ext) {
         // tessel_cpu_extern(state, args): the host kernel at the state symbol (the JIT maps it
@@ -251,6 +265,10 @@ std::unique_ptr<llvm::Module> entry_module(const CpuProgram& program,
       if (profiled) {
         llvm::Value* dt = b.CreateFSub(b.CreateCall(now), t0);
         b.CreateStore(dt, b.CreateConstGEP1_64(dbl, f->getArg(2), static_cast<uint64_t>(k)));
+      }
+      if (after) {
+        b.CreateBr(after);
+        b.SetInsertPoint(after);
       }
     }
     if (program.arena_bytes > 0) b.CreateCall(free_fn, {arena});

@@ -11,6 +11,12 @@
 // (the tuner, compiler/tuner, measures points with kernel_program). Graph
 // values live in GM in the activation dtype (the cube input dtype, fp16 by default), dense
 // row-major in their ONNX shape; constants are converted and laid out in GM by the compiler.
+//
+// Nodes of an If branch (the `branch_guard` attribute of graph_passes::guard_branches) are
+// compiled like every other node and always run: the NPU computes both branches of an If on a
+// run-time condition and the Where after them picks the taken one (correct values; the untaken
+// branch's cycles are counted). A branch on the scalar unit around guarded kernels needs a scalar
+// load from GM, which the ISA does not have yet.
 #pragma once
 
 #include <functional>
