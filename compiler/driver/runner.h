@@ -52,8 +52,10 @@ graph_passes::OpAvailable target_ops(Target target);
 /// The form of `model` the compiled targets (npu, cpu, gpu) take, or null when `model` is already
 /// in it: control flow whose path is known at compile time inlined (graph_passes::fold_control),
 /// recurrent layers unrolled (graph_passes::expand_recurrent), the loss functions expanded into
-/// their ONNX function bodies (graph_passes::expand_losses) and nodes with several used outputs
-/// made single-output ones (graph_passes::split_outputs). run_model applies it before compiling;
+/// their ONNX function bodies (graph_passes::expand_losses), nodes with several used outputs
+/// made single-output ones (graph_passes::split_outputs), 1-D windows made 2-D
+/// (graph_passes::conv_as_2d) and ConvTranspose made per-phase Convs
+/// (graph_passes::convt_as_conv). run_model applies it before compiling;
 /// the NPU tolerance of a conformance case is derived on it, the graph whose roundings the NPU
 /// makes. Throws tessel::Unsupported from an expansion that cannot express a node.
 std::unique_ptr<Graph> compiled_form(const Graph& model);
