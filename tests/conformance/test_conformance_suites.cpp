@@ -41,9 +41,9 @@ const std::map<std::pair<std::string, std::string>, int> kPinnedPasses = {
     {{"ref", "pytorch-converted"}, 82},
     {{"ref", "pytorch-operator"}, 35},
     {{"ref", "simple"}, 7},
-    {{"npu", "node"}, 747},
-    {{"npu", "pytorch-converted"}, 66},
-    {{"npu", "pytorch-operator"}, 30},
+    {{"npu", "node"}, 756},
+    {{"npu", "pytorch-converted"}, 68},
+    {{"npu", "pytorch-operator"}, 31},
     {{"npu", "simple"}, 7},
 };
 
