@@ -103,6 +103,7 @@ std::unique_ptr<Graph> load_model(
   // 1-D convolution and pooling as their 2-D forms (exact; conv_as_2d).
   graph_passes::fold_control(*graph);
   graph_passes::conv_as_2d(*graph);
+  graph_passes::convt_as_conv(*graph);  // ConvTranspose as per-phase Convs (convt_as_conv)
   graph_passes::run_pipeline(*graph, passes);
   return graph;
 }
@@ -162,6 +163,7 @@ void to_compiled_form(Graph& g, bool control) {
   graph_passes::expand_losses(g);
   graph_passes::split_outputs(g);
   graph_passes::conv_as_2d(g);        // 1-D convolution and pooling as 2-D over a height-1 image
+  graph_passes::convt_as_conv(g);     // ConvTranspose as one stride-1 Conv per output phase
   graph_passes::pool_3d_as_2d(g);     // 3-D pooling as two 2-D pools over views
   graph_passes::conv_3d_as_2d(g);     // 3-D convolution as a 2-D one, depth taps as channels
   graph_passes::resize_as_matmul(g);  // Resize other than pixel repetition as MatMuls
@@ -176,7 +178,8 @@ std::unique_ptr<Graph> compiled_form(const Graph& model) {
   const bool losses = graph_passes::needs_expand_losses(model);
   if (!control && !recurrent && !losses && !graph_passes::needs_split_outputs(model) &&
       !graph_passes::needs_conv_as_2d(model) && !graph_passes::needs_resize_as_matmul(model) &&
-      !graph_passes::needs_pool_3d_as_2d(model) && !graph_passes::needs_conv_3d_as_2d(model))
+      !graph_passes::needs_pool_3d_as_2d(model) && !graph_passes::needs_conv_3d_as_2d(model) &&
+      !graph_passes::needs_convt_as_conv(model))
     return nullptr;
   std::unique_ptr<Graph> g = clone_graph(model);
   to_compiled_form(*g, control);

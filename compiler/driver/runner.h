@@ -54,7 +54,8 @@ graph_passes::OpAvailable target_ops(Target target);
 /// recurrent layers unrolled (graph_passes::expand_recurrent), the loss functions expanded into
 /// their ONNX function bodies (graph_passes::expand_losses) and nodes with several used outputs
 /// made single-output ones (graph_passes::split_outputs), 1-D convolution and pooling made 2-D
-/// (graph_passes::conv_as_2d), 3-D ones made 2-D (graph_passes::pool_3d_as_2d, conv_3d_as_2d)
+/// (graph_passes::conv_as_2d), ConvTranspose made per-phase Convs (graph_passes::convt_as_conv),
+/// 3-D ones made 2-D (graph_passes::pool_3d_as_2d, conv_3d_as_2d)
 /// and Resize other than pixel repetition made MatMuls by constant
 /// interpolation matrices (graph_passes::resize_as_matmul). run_model applies it before compiling;
 /// the NPU tolerance of a conformance case is derived on it, the graph whose roundings the NPU

@@ -172,16 +172,8 @@ std::vector<Tensor> conv_kernel(const Node& node, const std::vector<const Tensor
 // ConvTranspose
 // ---------------------------------------------------------------------------------------------
 
-struct ConvTShapes {
-  int64_t N, C, M, group;
-  Shape in_spatial, kernel, strides, dilations, pad_begin, out;
-};
+}  // namespace
 
-/// ConvTranspose geometry (ONNX ConvTranspose, opset 11+):
-///   out = s*(in-1) + output_padding + ((k-1)*d + 1) - pad_begin - pad_end    (explicit pads)
-///   output_shape given: total = s*(in-1) + output_padding + ((k-1)*d+1) - out, split with the
-///     odd element at the beginning unless auto_pad=SAME_UPPER (then at the end);
-///   auto_pad SAME_*: out = in * s, pads from the same total.
 ConvTShapes convt_shapes(const Node& node, const Shape& x, const Shape& w, const Shape* b) {
   const std::string& nn = node.name;
   if (x.size() < 3 || x.size() > 5)
@@ -254,6 +246,8 @@ ConvTShapes convt_shapes(const Node& node, const Shape& x, const Shape& w, const
   }
   return r;
 }
+
+namespace {
 
 void convt_infer(Node& node) {
   check_arity(node, 2, 3, 1, 1);

@@ -450,6 +450,24 @@ WindowGeometry window_geometry(const Node& node, const Shape& in_spatial,
                                const std::vector<int64_t>& kernel, bool has_dilations,
                                bool has_ceil_mode);
 
+/// ConvTranspose geometry: batch N, input channels C, output channels M, group, and per spatial
+/// axis the input extent, kernel, stride, dilation, begin padding and (in `out`, after N and M) the
+/// output extent.
+struct ConvTShapes {
+  int64_t N, C, M, group;
+  Shape in_spatial, kernel, strides, dilations, pad_begin, out;
+};
+
+/// The geometry of ConvTranspose `node` with input X of shape `x`, weight W `w` ([C, M/group,
+/// K...]) and bias B `b` (null when absent), after the ONNX ConvTranspose doc (opset 11+):
+///   out = s*(in-1) + output_padding + ((k-1)*d + 1) - pad_begin - pad_end    (explicit pads)
+///   output_shape given: total = s*(in-1) + output_padding + ((k-1)*d+1) - out, split with the
+///     odd element at the beginning unless auto_pad=SAME_UPPER (then at the end);
+///   auto_pad SAME_*: out = in * s, pads from the same total.
+/// Throws tessel::Error naming the node on inconsistent shapes or attributes, Unsupported for
+/// more than 3 spatial dims.
+ConvTShapes convt_shapes(const Node& node, const Shape& x, const Shape& w, const Shape* b);
+
 /// ONNX QuantizeLinear rounding: round half to even (std::nearbyint in the default rounding mode),
 /// then saturate to [lo, hi].
 inline int64_t round_half_even_saturate(double v, int64_t lo, int64_t hi) {

@@ -92,6 +92,19 @@ bool resize_as_matmul(Graph& graph);
 /// True when resize_as_matmul would change `graph`.
 bool needs_resize_as_matmul(const Graph& graph);
 
+/// convt_as_conv.cpp: a ConvTranspose over a 4-D input [N, C, H, W] with a constant weight
+/// ([C, M/group, KH, KW]) becomes s_h * s_w stride-1 Convs, one per output phase (sub-pixel
+/// decomposition: the taps k with (r + pad_begin - k*d) mod s == 0, flipped, as a Conv of
+/// dilation d / gcd(s, d), padded or sliced), interleaved by Unsqueeze + Concat + Reshape and
+/// sliced to the output extent; any kernel, stride, pads, output_padding, output_shape, auto_pad,
+/// group and dilation (ONNX ConvTranspose, opset 11+). The form the backends compile directly
+/// (kernel == stride, nothing else) is left alone. Output names, shapes and values are kept. Not a
+/// pipeline pass: the driver runs it after conv_as_2d for the compiled targets
+/// (driver::load_model, driver::compiled_form).
+bool convt_as_conv(Graph& graph);
+/// True when convt_as_conv would change `graph`.
+bool needs_convt_as_conv(const Graph& graph);
+
 /// expand_recurrent.cpp: every LSTM, GRU and RNN node becomes its computation unrolled over the
 /// (static) sequence length, in ops the compiled targets have: one MatMul of all steps' inputs by
 /// W^T, per step a MatMul by R^T, Add, Slice into gates, the gate activations (with alpha/beta),
