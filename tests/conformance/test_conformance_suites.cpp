@@ -41,7 +41,7 @@ const std::map<std::pair<std::string, std::string>, int> kPinnedPasses = {
     {{"ref", "pytorch-converted"}, 82},
     {{"ref", "pytorch-operator"}, 35},
     {{"ref", "simple"}, 7},
-    {{"npu", "node"}, 747},
+    {{"npu", "node"}, 759},
     {{"npu", "pytorch-converted"}, 66},
     {{"npu", "pytorch-operator"}, 30},
     {{"npu", "simple"}, 7},

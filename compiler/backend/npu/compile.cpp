@@ -706,8 +706,8 @@ void LoweredGraph::Impl::lower() {
       spec.name = node.name;
       Context ctx(gm, spec);
       // The quantised contractions run on the cube's int8 mode (int8_ops.h).
-      te::Tensor t =
-          is_npu_int8_op(node) ? npu_int8_compute(node, ctx) : lower::op_compute(node, ctx);
+      te::Tensor t = is_npu_int8_op(node) ? npu_int8_compute(node, ctx, target.act_dtype)
+                                          : lower::op_compute(node, ctx);
       spec.out = t;
       spec.gm[t.get()] = out_gm;
       add_kernel(op, node.name, std::move(spec));

@@ -226,7 +226,7 @@ QdqParams qdq_params(const Node& node, lower::ComputeContext& ctx, const Shape& 
 
 /// QuantizeLinear (x float) and DequantizeLinear (x i8/u8/i32) on the vector unit; see
 /// int8_ops.h.
-te::Tensor npu_qdq(const Node& node, lower::ComputeContext& ctx) {
+te::Tensor npu_qdq(const Node& node, lower::ComputeContext& ctx, DType act_dtype) {
   const bool quantize = node.op_type == "QuantizeLinear";
   const Value* xv = node.input(0);
   const Value* sv = node.input(1);
@@ -268,7 +268,10 @@ te::Tensor npu_qdq(const Node& node, lower::ComputeContext& ctx) {
     return te::compute(
         node.name, yv->shape,
         [&](const std::vector<L::Expr>& i) {
-          const QdqParams p = qdq_params(node, ctx, xv->shape, i, scale_t, zp_t, false);
+          const bool f16 = act_dtype == DType::f16;
+          const QdqParams p = qdq_params(node, ctx, xv->shape, i, scale_t, zp_t, f16);
+          // fp16 activations, per tensor: x * (1 / scale) with the f32 reciprocal (the
+          // tensorizer's form of a division by an immediate); else x / scale (vdiv).
           L::Expr q = L::call(L::CallOp::round, L::fdiv(te::read(x, i), p.scale));
           q = L::add(q, p.zero_point);
           return L::min(L::max(q, L::float_imm(lo)), L::float_imm(hi));
@@ -294,11 +297,11 @@ te::Tensor npu_qdq(const Node& node, lower::ComputeContext& ctx) {
 
 }  // namespace
 
-te::Tensor npu_int8_compute(const Node& node, lower::ComputeContext& ctx) {
+te::Tensor npu_int8_compute(const Node& node, lower::ComputeContext& ctx, DType act_dtype) {
   if (node.op_type == "QLinearConv" || node.op_type == "ConvInteger")
     return npu_int8_conv(node, ctx);
   if (node.op_type == "QuantizeLinear" || node.op_type == "DequantizeLinear")
-    return npu_qdq(node, ctx);
+    return npu_qdq(node, ctx, act_dtype);
   const bool qlinear = node.op_type == "QLinearMatMul";
   const size_t ia = 0, ib = qlinear ? 3 : 1;
   const Value* av = node.input(ia);

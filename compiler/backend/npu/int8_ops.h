@@ -23,6 +23,10 @@
 //       border reads x_zp: sum (x_pad - x_zp) W' = sum x_pad W' - x_zp sum W' at every pixel)
 //   QLinearConv: y = saturate(nearbyint(float(v) * scale_m) + y_zp), scale_m = fp32(fp32(x_scale *
 //       w_scale_m) / y_scale), ONNX Runtime's arithmetic; ConvInteger: y = v (int32).
+//
+// QuantizeLinear / DequantizeLinear (constant scale and zero point, per tensor or per axis) as
+// vector kernels: Q y = convert(min(max(round_half_even(x / scale) + zp, lo), hi)) (exact but for
+// x / scale, one rounding to the activation dtype); DQ y = (float(x) - zp) * scale.
 #pragma once
 
 #include "compiler/ir/graph.h"
@@ -46,6 +50,10 @@ bool is_npu_int8_op(const Node& node);
 /// w - w_zero_point in i8 or u8, x_zero_point a scalar, w's zero point and scale a scalar or one
 /// per output channel, bias plus correction within int32. Throws tessel::Unsupported naming the
 /// node and the input otherwise.
-te::Tensor npu_int8_compute(const Node& node, lower::ComputeContext& ctx);
+/// `act_dtype`: the target's float activation dtype (QuantizeLinear divides by an f32 vector
+/// scalar's reciprocal on fp16 activations, where a stored scale would round to fp16, and by
+/// the stored f32 scale with vdiv on fp32 activations, exactly as ORT's division).
+te::Tensor npu_int8_compute(const Node& node, lower::ComputeContext& ctx,
+                            DType act_dtype = DType::f32);
 
 }  // namespace tessel::npu_backend
