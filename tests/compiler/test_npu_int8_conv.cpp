@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "compiler/driver/commands.h"
 #include "compiler/support/fp16.h"
 #include "isa/asm.h"
 #include "tests/compiler/npu_test_util.h"
@@ -392,6 +393,52 @@ TEST(NpuInt8Qdq, DequantizeLinearPerTensorAndPerAxis) {
   const Tensor xi = random_int_tensor({2, 3, 4, 5}, DType::i8, 14, -128, 127);
   EXPECT_EQ(
       run_qdq("DequantizeLinear", xi, {0.015625f, 0.375f, 2.5f}, DType::i8, {0, -4, 9}).differ, 0);
+}
+
+// ---- The int8 golden cases of the PP-OCR classifier on the NPU (tessel check) ----
+
+/// `tessel check CASE --target npu` on npu_4core with the int8 fractal (and `extra` keys).
+std::pair<int, std::string> check_int8_case(const std::string& name,
+                                            const std::vector<std::string>& extra, bool per_node) {
+  driver::CheckArgs args;
+  args.case_dirs = {std::string(TESSEL_SOURCE_DIR) + "/tests/data/cases/" + name};
+  args.target = "npu";
+  args.hw = std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml";
+  args.hw_set = {"core.cube.int8.m=16", "core.cube.int8.k=32", "core.cube.int8.n=16"};
+  for (const auto& e : extra) args.hw_set.push_back(e);
+  args.per_node = per_node;
+  std::ostringstream out, err;
+  const int rc = driver::cmd_check(args, out, err);
+  return {rc, out.str() + err.str()};
+}
+
+TEST(NpuInt8Models, ClassifierInt8GoldenCasesPassOnTheNpu) {
+  // The QDQ classifier: fold_qdq makes its 53 int8 convolutions QLinearConv on the cube; the
+  // Q/DQ left between them run on the vector unit. Both golden cases (ORT without and with its
+  // QDQ fold) pass on fp16 and fp32 activations; on fp32 activations no int8 kernel differs from
+  // the reference on its own inputs (--per-node lists only float GlobalAveragePools there).
+  for (const char* name : {"ppocr_cls_int8_b1", "ppocr_cls_int8_b1_ort_all"})
+    for (const bool fp32 : {false, true}) {
+      const auto [rc, text] =
+          check_int8_case(name,
+                          fp32 ? std::vector<std::string>{"core.cube.input_dtype=fp32"}
+                               : std::vector<std::string>{},
+                          false);
+      EXPECT_EQ(rc, 0) << name << (fp32 ? " fp32" : " fp16") << "\n" << text;
+      EXPECT_NE(text.find("all outputs within tolerance"), std::string::npos) << text;
+    }
+  const auto [rc, text] =
+      check_int8_case("ppocr_cls_int8_b1", {"core.cube.input_dtype=fp32"}, true);
+  EXPECT_EQ(rc, 0) << text;
+  std::istringstream lines(text);
+  int int8_failures = 0;
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("FAIL") != std::string::npos &&
+        (line.find("QuantizeLinear") != std::string::npos ||
+         line.find("QLinearConv") != std::string::npos))
+      ++int8_failures, ADD_FAILURE() << line;
+  EXPECT_EQ(int8_failures, 0);
+  EXPECT_NE(text.find("per-kernel check"), std::string::npos) << text;
 }
 
 // One small QLinearConv on one core, pinned: its assembly (golden file, reassembles to the same
