@@ -477,8 +477,10 @@ void read_value(Reader& r, const D& d, T& v, bool compact, uint32_t flag_bits = 
   }
 }
 
+// `version`: the image's; a flag-bit field newer than it has no bits in its flag byte (the bits
+// after it, the groups', sit where that version put them) and keeps its default.
 template <class A>
-void read_compact(Reader& r, Opcode op, A& a) {
+void read_compact(Reader& r, Opcode op, A& a, uint8_t version) {
   std::array<uint32_t, oc::kNumFields<A>> bits_of{};  // each flag-bit field's bits
   std::array<bool, 8> present{};
   if constexpr (oc::flag_byte_bits<A>() > 0) {
@@ -488,6 +490,7 @@ void read_compact(Reader& r, Opcode op, A& a) {
     oc::for_each_field_indexed<A>([&](const auto& d, int i) {
       using K = kind_of<decltype(d)>;
       if constexpr (K::flag_bits > 0) {
+        if (d.since > version) return;
         bits_of[i] = (flags >> bit) & ((1u << K::flag_bits) - 1);
         read_flag_value<K>(r, at, bits_of[i], d.get(a));
         bit += K::flag_bits;
@@ -504,10 +507,10 @@ void read_compact(Reader& r, Opcode op, A& a) {
   });
 }
 
-void read_compact(Reader& r, Instruction& in) {
+void read_compact(Reader& r, Instruction& in, uint8_t version) {
   oc::with_class(instr_info(in.op).cls, [&](auto t) {
     typename decltype(t)::type a{};
-    read_compact(r, in.op, a);
+    read_compact(r, in.op, a, version);
     in.args = a;
   });
 }
@@ -668,7 +671,7 @@ Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name
       if (b & kFullFormFlag)
         read_full(r, in, version);
       else
-        read_compact(r, in);
+        read_compact(r, in, version);
     }
   }
   if (r.remaining() != 0) {

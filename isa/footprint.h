@@ -147,7 +147,7 @@ void accesses(const Fractal& f0, const InstrInfo&, const FixArgs& x, Fn& fn) {
   // reads the table: n entries per channel, else one.
   const Fractal f = fix_int8(x) ? f0.int8_mode() : f0;
   if (fix_int8(x))
-    dense(fn, Field::quant, x.quant, false, i128{x.per_channel ? x.n : 1u} * kFixQuantEntryBytes);
+    dense(fn, Field::quant, x.quant, false, i128{fix_quant_entries(x)} * kFixQuantEntryBytes);
   // The m x n elements read from the [M1][N1][m0][n0] tile span from element 0 to the last
   // element of the last block.
   const i128 M1 = ceil_div(x.m, f.m0), N1 = ceil_div(x.n, f.n0);

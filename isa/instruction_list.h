@@ -123,5 +123,6 @@
   X(a) X(b) X(m1) X(k1) X(n1) X(acc)                                                            \
   X(dst_dtype) X(m) X(n) X(dst_row_stride) X(relu)                                              \
   X(src0) X(src1) X(src2) X(count) X(repeat) X(scalar) X(src_dtype) X(cores)                \
-  X(a_dtype) X(b_dtype) X(quant) X(zero_point) X(per_channel) X(bytes)
+  X(a_dtype) X(b_dtype) X(quant) X(zero_point) X(per_channel) X(bytes)    \
+  X(per_row)
 // clang-format on

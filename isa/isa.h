@@ -206,8 +206,9 @@ constexpr bool mmad_int8(const MmadArgs& a) { return is_cube_int8_dtype(a.a_dtyp
 /// fix: reads an m x n block of accumulators from an L0C tile laid out [ceil(m/m0)][ceil(n/n0)]
 /// [m0][n0] and writes dst[i * dst_row_stride + j] into UB. By dst_dtype (docs/isa.md, "fix"):
 ///  - f16/f32: float accumulators (core.cube.acc_dtype), round_to(dst_dtype, relu ? max(v,0) : v).
-/// In the int8 mode (dst i32, i8, u8) column j uses entry e = per_channel ? j : 0 of the table at
-/// `quant` (UB, 8 bytes per entry: f32 scale, i32 bias):
+/// In the int8 mode (dst i32, i8, u8) element (i, j) uses entry e = per_row ? i : per_channel ? j
+/// : 0 of the table at `quant` (UB, 8 bytes per entry: f32 scale, i32 bias); per_row (encoding
+/// version 7) is the convolution's form, whose output channels are the rows:
 ///  - i32: v = acc + bias_e (int32, wrapping; relu: max(v, 0)); the scale is not used.
 ///  - i8/u8: requantised, q = saturate(nearbyint(float(acc + bias_e) * scale_e) + zero_point) in
 ///    round-half-to-even (ONNX Runtime's MlasRequantizeOutput); relu raises the lower
@@ -222,8 +223,14 @@ struct FixArgs {
   bool per_channel = false;       // int8 mode: table entry j per output column (else entry 0)
   MemRef quant{Scope::ub, 0, 0};  // int8 mode: the bias/requantisation table in UB
   int32_t zero_point = 0;         // i8/u8: added after rounding, before saturation
+  bool per_row = false;           // int8 mode: table entry i per output row (not with per_channel)
   bool operator==(const FixArgs&) const = default;
 };
+
+/// The table entries an int8-mode fix reads: m (per_row), n (per_channel) or 1.
+constexpr uint32_t fix_quant_entries(const FixArgs& f) {
+  return f.per_row ? f.m : f.per_channel ? f.n : 1u;
+}
 
 /// True when fix `f` reads int32 accumulators (dst_dtype i8, u8 or i32: the int8 mode).
 constexpr bool fix_int8(const FixArgs& f) {

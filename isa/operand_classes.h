@@ -424,32 +424,34 @@ template <>
 struct ClassDesc<FixArgs> {
   static constexpr bool uses_fractal = true;  // footprints depend on the cube fractal
   static constexpr const char* flags_what = "the fix flag byte";
-  static constexpr auto fields =
-      std::make_tuple(field<kind::DTypeSuffix>(Field::dst_dtype, &FixArgs::dst_dtype).suffix(),
-                      field<kind::Mem>(Field::dst, &FixArgs::dst)
-                          .operand("the destination memory operand")
-                          .writes(scopes({Scope::ub})),
-                      field<kind::Mem>(Field::src, &FixArgs::src)
-                          .operand("the L0C source operand")
-                          .reads(scopes({Scope::l0c})),
-                      field<kind::U32>(Field::m, &FixArgs::m).required("a row count").nonzero(),
-                      field<kind::U32>(Field::n, &FixArgs::n).required("a column count").nonzero(),
-                      field<kind::I64>(Field::dst_row_stride, &FixArgs::dst_row_stride)
-                          .required("a row stride in elements"),
-                      field<kind::Bool>(Field::relu, &FixArgs::relu).optional("0 or 1"),
-                      // Requantisation (encoding version 5): read when dst_dtype is i8 or u8.
-                      field<kind::Bool>(Field::per_channel, &FixArgs::per_channel)
-                          .optional("0 or 1")
-                          .since_version(5),
-                      field<kind::Mem>(Field::quant, &FixArgs::quant)
-                          .optional("the requantisation table operand ub[xR+offset]")
-                          .reads(scopes({Scope::ub}))
-                          .in_group(1)
-                          .since_version(5),
-                      field<kind::I32>(Field::zero_point, &FixArgs::zero_point)
-                          .optional("an integer zero point")
-                          .in_group(1)
-                          .since_version(5));
+  static constexpr auto fields = std::make_tuple(
+      field<kind::DTypeSuffix>(Field::dst_dtype, &FixArgs::dst_dtype).suffix(),
+      field<kind::Mem>(Field::dst, &FixArgs::dst)
+          .operand("the destination memory operand")
+          .writes(scopes({Scope::ub})),
+      field<kind::Mem>(Field::src, &FixArgs::src)
+          .operand("the L0C source operand")
+          .reads(scopes({Scope::l0c})),
+      field<kind::U32>(Field::m, &FixArgs::m).required("a row count").nonzero(),
+      field<kind::U32>(Field::n, &FixArgs::n).required("a column count").nonzero(),
+      field<kind::I64>(Field::dst_row_stride, &FixArgs::dst_row_stride)
+          .required("a row stride in elements"),
+      field<kind::Bool>(Field::relu, &FixArgs::relu).optional("0 or 1"),
+      // Requantisation (encoding version 5): read when dst_dtype is i8 or u8.
+      field<kind::Bool>(Field::per_channel, &FixArgs::per_channel)
+          .optional("0 or 1")
+          .since_version(5),
+      field<kind::Mem>(Field::quant, &FixArgs::quant)
+          .optional("the requantisation table operand ub[xR+offset]")
+          .reads(scopes({Scope::ub}))
+          .in_group(1)
+          .since_version(5),
+      field<kind::I32>(Field::zero_point, &FixArgs::zero_point)
+          .optional("an integer zero point")
+          .in_group(1)
+          .since_version(5),
+      // Per-row table entries (encoding version 7): the convolution's channels.
+      field<kind::Bool>(Field::per_row, &FixArgs::per_row).optional("0 or 1").since_version(7));
 };
 
 template <>

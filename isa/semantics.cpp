@@ -525,7 +525,7 @@ void fix_int8_exec(const npu::HwConfig& hw, const FixArgs& f, CoreMemory& mem) {
     for (int64_t j = 0; j < f.n; ++j) {
       int32_t acc;
       std::memcpy(&acc, srow + ((j / n0) * m0 * n0 + j % n0) * 4, 4);
-      const uint8_t* e = table + (f.per_channel ? j : 0) * kFixQuantEntryBytes;
+      const uint8_t* e = table + (f.per_row ? i : f.per_channel ? j : 0) * kFixQuantEntryBytes;
       float scale;
       int32_t bias;
       std::memcpy(&scale, e, 4);

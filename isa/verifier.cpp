@@ -378,6 +378,8 @@ class Verifier {
     if (!is_float_dtype(a.dst_dtype) && !fix_int8(a))
       problem("fix writes f16 or f32 (float mode) or i8, u8, i32 (int8 mode), not {}",
               dtype_name(a.dst_dtype));
+    if (a.per_row && a.per_channel)
+      problem("per_row and per_channel both set: the table is indexed by rows or by columns");
     return true;
   }
 

@@ -276,7 +276,7 @@ uint64_t fix_l0c_bytes(const HwConfig& hw, const isa::FixArgs& f) {
 void traffic(const HwConfig& hw, Opcode, const isa::FixArgs& f, ScopeTraffic& t) {
   t.read[int(Scope::l0c)] += fix_l0c_bytes(hw, f);
   if (isa::fix_int8(f) && f.m && f.n)
-    t.read[int(Scope::ub)] += uint64_t{f.per_channel ? f.n : 1u} * isa::kFixQuantEntryBytes;
+    t.read[int(Scope::ub)] += uint64_t{isa::fix_quant_entries(f)} * isa::kFixQuantEntryBytes;
   t.written[int(Scope::ub)] += uint64_t{f.m} * f.n * isa::dtype_bytes(f.dst_dtype);
 }
 

@@ -18,6 +18,7 @@
 #include "compiler/backend/cpu/runtime/cpu_runtime.h"
 #include "compiler/backend/gpu/cuda_driver.h"
 #include "compiler/backend/gpu/executable.h"
+#include "compiler/backend/npu/int8_ops.h"
 #include "compiler/driver/zoo.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/lower/op_compute.h"
@@ -112,8 +113,10 @@ graph_passes::OpAvailable target_ops(Target target) {
   if (target == Target::ref) return {};
   auto ops = std::make_shared<const std::set<std::string>>([target] {
     std::vector<std::string> list = lower::compute_ops();
-    if (target == Target::npu)
+    if (target == Target::npu) {  // typed computes, and the cube's int8 kernels
       for (const auto& op : lower::typed_compute_ops()) list.push_back(op);
+      for (const auto& op : npu_backend::npu_int8_ops()) list.push_back(op);
+    }
     if (target == Target::cpu) {  // typed computes, and the CPU plan's int8 host kernels
       for (const auto& op : lower::typed_compute_ops()) list.push_back(op);
       for (const auto& op : cpu_backend::int8_ops()) list.push_back(op);

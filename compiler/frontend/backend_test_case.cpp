@@ -64,8 +64,20 @@ BackendTestInputs backend_test_inputs(const onnx::ModelProto& model) {
   // The weight slots of the contractions and BatchNormalization's parameters: a deployed model
   // holds them as initializers (the backend tests feed them as inputs); the compiled targets lay
   // them out at compile time (the NPU's fractal weight format, the folded BN scale and shift).
+  // The quantised contractions' weights, scales, zero points and bias likewise (the NPU folds
+  // w - w_zero_point, the zero-point correction and the requantisation scale into its int8
+  // weights and fix table: compiler/backend/npu/int8_ops.h), and the scales and zero points of
+  // QuantizeLinear / DequantizeLinear (a quantised model's are initializers).
   static const std::map<std::string, std::vector<int>> weight_slots = {
-      {"Conv", {1, 2}}, {"ConvTranspose", {1, 2}}, {"BatchNormalization", {1, 2, 3, 4}}};
+      {"Conv", {1, 2}},
+      {"ConvTranspose", {1, 2}},
+      {"BatchNormalization", {1, 2, 3, 4}},
+      {"QLinearConv", {1, 2, 3, 4, 5, 6, 7, 8}},
+      {"ConvInteger", {1, 2, 3}},
+      {"QLinearMatMul", {1, 2, 3, 4, 5, 6, 7}},
+      {"MatMulInteger", {1, 2, 3}},
+      {"QuantizeLinear", {1, 2}},
+      {"DequantizeLinear", {1, 2}}};
   for (const onnx::NodeProto* n : nodes) {
     std::vector<int> slots;
     auto it = ops::shape_input_slots().find(n->op_type());

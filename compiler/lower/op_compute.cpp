@@ -2100,4 +2100,11 @@ std::vector<std::string> compute_ops() {
   return names;
 }
 
+std::vector<int64_t> conv_window_pads(const Node& node, const Shape& in,
+                                      const std::vector<int64_t>& kernel,
+                                      const std::vector<int64_t>& strides,
+                                      const std::vector<int64_t>& dilations) {
+  return window_pads(node, in, kernel, strides, dilations);
+}
+
 }  // namespace tessel::lower

@@ -27,6 +27,14 @@ class ComputeContext {
   virtual te::Tensor derived_constant(const std::string& name, const Tensor& data) = 0;
 };
 
+/// The explicit pads [top, left, bottom, right] of a 2-D conv/pool window over input shape `in`
+/// (NCHW) from the node's pads or auto_pad (ONNX Conv doc: SAME_UPPER puts the odd pad at the
+/// end, SAME_LOWER at the start, VALID none).
+std::vector<int64_t> conv_window_pads(const Node& node, const Shape& in,
+                                      const std::vector<int64_t>& kernel,
+                                      const std::vector<int64_t>& strides,
+                                      const std::vector<int64_t>& dilations);
+
 /// True for ops whose output is the input's bytes under another shape (Reshape, Flatten, Squeeze,
 /// Unsqueeze, Identity, Dropout in inference, Cast between equal float storage): no kernel.
 bool is_alias_op(const Node& node);

@@ -283,6 +283,21 @@ class ConvSchedule final : public KernelSchedule {
   NpuTarget target;
   ConvGeom g{};
   int64_t khw = 1, m0 = 16, k0 = 16, n0 = 16, es = 2, acc_bytes = 4;
+  // The cube's int8 mode (a conv marked int8 by compiler/backend/npu/int8_ops.h: QLinearConv,
+  // ConvInteger): x and W' in their own 1-byte types, the window's border padded with x's zero
+  // point, int32 accumulators, and fix applies the table `quant` per output channel (a row of the
+  // accumulators: fix per_row) when per_channel, else its one entry.
+  bool int8 = false, per_channel = false;
+  int32_t zero_point = 0;
+  double pad_value = 0;
+  DType x_dt = DType::f16, w_dt = DType::f16, acc_dt = DType::f32;
+  te::Tensor quant;
+  /// The int8 mode's table entries one tile of mt output channels reads (0 in the float mode).
+  int64_t quant_entries(int64_t mt) const { return !int8 ? 0 : per_channel ? mt : 1; }
+  /// The fix's destination dtype: the output's in the int8 mode, else the activation dtype.
+  isa::DType fix_dtype() const {
+    return isa_dtype(int8 ? target.storage(conv->dtype) : target.act_dtype);
+  }
   bool x_nc1hwc0 = false;
   int64_t c_step = 1, mt_step = 1;
   TileEmitter em;
@@ -328,6 +343,20 @@ ConvSchedule::ConvSchedule(const KernelSpec& spec_in, const te::Tensor& conv_in,
   g.pt = conv->attr("pads", 0);
   g.pl = conv->attr("pads", 1);
   khw = g.kh * g.kw;
+  x_dt = w_dt = target.act_dtype;
+  acc_dt = acc_dtype(target);
+  if (conv->attrs.count("int8")) {
+    int8 = true;
+    const npu::CubeFractal f = hw.core.cube.int8_fractal();
+    m0 = f.m, k0 = f.k, n0 = f.n;
+    es = 1;
+    acc_bytes = 4;
+    x_dt = x->dtype, w_dt = w->dtype, acc_dt = DType::i32;
+    quant = conv->extra_inputs.at(2);
+    per_channel = conv->attr("per_channel") != 0;
+    zero_point = static_cast<int32_t>(conv->attr("zero_point"));
+    pad_value = static_cast<double>(conv->attr("pad_value"));
+  }
   for (const auto& s : em.stages())
     if (s->is_reduce())
       throw Unsupported(
@@ -337,6 +366,8 @@ ConvSchedule::ConvSchedule(const KernelSpec& spec_in, const te::Tensor& conv_in,
   // NC1HWC0 output or epilogue operand is moved in C0 blocks of output channels, so mt is too.
   const L::Buffer gx = spec.gm.at(x.get());
   x_nc1hwc0 = is_nc1hwc0(gx, 4);
+  if (int8 && x_nc1hwc0)
+    fail("kernel {}: an int8 conv reads its input '{}' NCHW, not NC1HWC0", spec.name, x->name);
   c_step = x_nc1hwc0 ? gx->shape[4] : 1;
   if (is_nc1hwc0(spec.gm.at(spec.out.get()), 4)) mt_step = spec.gm.at(spec.out.get())->shape[4];
   for (const auto& t : em.inputs())
@@ -472,7 +503,9 @@ bool ConvSchedule::check(const Knobs& knobs, std::string* why) const {
     return no(why, [&] {
       return overflow("the accumulators of the pixel tile", "l0c", l0c, b.l0c, b.l0c, false);
     });
-  const int64_t ub = footprint(c.mt, c.ht, c.wt) * copies;
+  const int64_t ub =
+      (footprint(c.mt, c.ht, c.wt) + align32(quant_entries(c.mt) * isa::kFixQuantEntryBytes)) *
+      copies;
   if (ub > b.ub)
     return no(why, [&] {
       return overflow("the output tile and its epilogue", "ub", ub, b.ub, b.ub, c.db);
@@ -544,7 +577,7 @@ const ConvSchedule::Base& ConvSchedule::base(const ConvChoice& c) const {
   // GM -> L1: the input window of one K chunk (valid rows and columns only).
   {
     isa::DmaArgs d;
-    d.dtype = isa_dtype(target.act_dtype);
+    d.dtype = isa_dtype(x_dt);
     d.src.scope = isa::Scope::gm;
     d.dst.scope = isa::Scope::l1;
     const int64_t vh = std::min(ih, g.h), vw = std::min(iw, g.w);
@@ -566,7 +599,7 @@ const ConvSchedule::Base& ConvSchedule::base(const ConvChoice& c) const {
   }
   // GM -> L1: the weights, per K chunk (streamed) or once per co tile (resident).
   isa::DmaArgs wd;
-  wd.dtype = isa_dtype(target.act_dtype);
+  wd.dtype = isa_dtype(w_dt);
   wd.src.scope = isa::Scope::gm;
   wd.dst.scope = isa::Scope::l1;
   wd.ndims = 2;
@@ -586,14 +619,14 @@ const ConvSchedule::Base& ConvSchedule::base(const ConvChoice& c) const {
   // L1 -> L0A (weights sub-chunk), L1 -> L0B (im2col of a row group), mmad, fix per row group.
   const double subs = static_cast<double>(n_kc * c.k_sub);
   isa::Load2dArgs la;
-  la.dtype = isa_dtype(target.act_dtype);
+  la.dtype = isa_dtype(w_dt);
   la.dst.scope = isa::Scope::l0a;
   la.src.scope = isa::Scope::l1;
   la.rows = static_cast<uint32_t>(c.mt);
   la.cols = static_cast<uint32_t>(c.kc0 * khw);
   p.add(hw, make_instr(Opcode::load2d, la), subs);
   isa::Img2colArgs ic;
-  ic.dtype = la.dtype;
+  ic.dtype = isa_dtype(x_dt);
   ic.dst.scope = isa::Scope::l0b;
   ic.src.scope = isa::Scope::l1;
   ic.c = static_cast<uint32_t>(c.kc0);
@@ -613,12 +646,26 @@ const ConvSchedule::Base& ConvSchedule::base(const ConvChoice& c) const {
   mm.m1 = static_cast<uint32_t>(ceil_div(c.mt, m0));
   mm.k1 = static_cast<uint32_t>(ceil_div(c.kc0 * khw, k0));
   mm.n1 = static_cast<uint32_t>(ceil_div(c.hr * c.wt, n0));
+  if (int8) mm.a_dtype = isa_dtype(w_dt), mm.b_dtype = isa_dtype(x_dt);
   p.add(hw, make_instr(Opcode::mmad, mm), subs * static_cast<double>(c.row_groups));
   isa::FixArgs fx;
-  fx.dst_dtype = la.dtype;
+  fx.dst_dtype = fix_dtype();
   fx.m = static_cast<uint32_t>(c.mt);
   fx.n = static_cast<uint32_t>(c.hr * c.wt);
+  fx.per_row = per_channel;
   p.add(hw, make_instr(Opcode::fix, fx), static_cast<double>(c.row_groups));
+  if (int8) {  // the tile's table entries GM -> UB, per tile
+    isa::DmaArgs qd;
+    qd.dtype = isa::DType::i32;
+    qd.src.scope = isa::Scope::gm;
+    qd.dst.scope = isa::Scope::ub;
+    qd.ndims = 1;
+    qd.extent = {static_cast<uint32_t>(2 * quant_entries(c.mt)), 0, 0, 0};
+    qd.src_stride = {1, 0, 0, 0};
+    qd.valid_end = qd.extent;
+    p.add(hw, make_instr(Opcode::dma, qd), 1, 0, true);
+    tile_gm += p.uses.back().dram_bytes;
+  }
   auto ep = epilogues_.find({c.mt, c.ht, c.wt});
   if (ep == epilogues_.end()) {
     TileBox box;
@@ -704,21 +751,25 @@ L::Stmt ConvSchedule::emit(const Knobs& knobs) const {
   const int64_t kk0_full = round_up(best.kc0 * khw, k0);
   const int64_t grp_full = round_up(best.hr * best.wt, n0);  // pixel columns per row group
   const int64_t n_grp_full = ceil_div(best.ht, best.hr);
-  L::Buffer l1_x = L::make_buffer("l1_x", L::MemScope::l1, target.act_dtype,
-                                  {best.kc, g.in_h(best.ht), g.in_w(best.wt)});
+  L::Buffer l1_x =
+      L::make_buffer("l1_x", L::MemScope::l1, x_dt, {best.kc, g.in_h(best.ht), g.in_w(best.wt)});
   const int64_t w_cols = best.w_resident ? g.cg * khw : best.kc * khw;
-  L::Buffer l1_w = L::make_buffer("l1_w", L::MemScope::l1, target.act_dtype, {best.mt, w_cols});
+  L::Buffer l1_w = L::make_buffer("l1_w", L::MemScope::l1, w_dt, {best.mt, w_cols});
   l1_w->no_double_buffer = best.w_resident;
   std::vector<L::Buffer> l0a, l0b;
   for (int64_t i = 0; i < copies; ++i) {
-    l0a.push_back(L::make_buffer(i ? "l0a_pong" : "l0a", L::MemScope::l0a, target.act_dtype,
+    l0a.push_back(L::make_buffer(i ? "l0a_pong" : "l0a", L::MemScope::l0a, w_dt,
                                  {round_up(best.mt, m0) * kk0_full}));
-    l0b.push_back(L::make_buffer(i ? "l0b_pong" : "l0b", L::MemScope::l0b, target.act_dtype,
-                                 {kk0_full * grp_full}));
+    l0b.push_back(
+        L::make_buffer(i ? "l0b_pong" : "l0b", L::MemScope::l0b, x_dt, {kk0_full * grp_full}));
     l0a.back()->no_double_buffer = l0b.back()->no_double_buffer = db;
   }
-  L::Buffer l0c = L::make_buffer("l0c", L::MemScope::l0c, acc_dtype(target),
+  L::Buffer l0c = L::make_buffer("l0c", L::MemScope::l0c, acc_dt,
                                  {round_up(best.mt, m0) * n_grp_full * grp_full});
+  // The int8 mode's fix table for one tile of output channels (i32 pairs: scale bits, bias).
+  L::Buffer ub_q;
+  if (int8)
+    ub_q = L::make_buffer("ub_quant", L::MemScope::ub, DType::i32, {2 * quant_entries(best.mt)});
   const L::Buffer gw =
       L::make_view(spec.gm.at(w.get()), spec.gm.at(w.get())->name + "_2d", {g.cout, g.cg * khw},
                    {g.cg * khw, 1}, spec.gm.at(w.get())->elem_offset);
@@ -758,7 +809,7 @@ L::Stmt ConvSchedule::emit(const Knobs& knobs) const {
       // Weights of this sub-chunk: columns [(kcs + c0) * khw, +kk) of the resident tile, or
       // [c0 * khw, +kk) of the chunk's copy.
       isa::Load2dArgs a;
-      a.dtype = isa_dtype(target.act_dtype);
+      a.dtype = isa_dtype(w_dt);
       a.rows = static_cast<uint32_t>(mt);
       a.cols = static_cast<uint32_t>(kk);
       a.src_row_stride = best.w_resident ? w_cols : kc * khw;
@@ -769,7 +820,7 @@ L::Stmt ConvSchedule::emit(const Knobs& knobs) const {
         const int64_t r0 = gi * best.hr, hr = std::min(best.hr, ht - r0), p = hr * wt;
         const int64_t bbuf = db ? ppb++ % 2 : 0;
         isa::Img2colArgs ic;
-        ic.dtype = isa_dtype(target.act_dtype);
+        ic.dtype = isa_dtype(x_dt);
         ic.c = static_cast<uint32_t>(kcs0);
         ic.h = static_cast<uint32_t>(ih);
         ic.w = static_cast<uint32_t>(iw);
@@ -791,6 +842,7 @@ L::Stmt ConvSchedule::emit(const Knobs& knobs) const {
         mm.k1 = static_cast<uint32_t>(ceil_div(kk, k0));
         mm.n1 = static_cast<uint32_t>(ceil_div(p, n0));
         mm.accumulate = !(first_chunk && c0 == 0);
+        if (int8) mm.a_dtype = isa_dtype(w_dt), mm.b_dtype = isa_dtype(x_dt);
         const int64_t c_off = gi * round_up(mt, m0) * grp_full;
         s.push_back(
             mk(Opcode::mmad, mm, {{l0c, L::int_imm(c_off)}, at0(l0a[buf]), at0(l0b[bbuf])}));
@@ -848,7 +900,7 @@ L::Stmt ConvSchedule::emit(const Knobs& knobs) const {
                                em.start_expr(aff_add(aff_scale(oh0, g.sh), aff_const(-g.pt))),
                                em.start_expr(aff_add(aff_scale(ow0, g.sw), aff_const(-g.pl)))},
                               {1, kc, ih, iw}},
-                          0.0));
+                          pad_value));
                       s.back()->multicast_cores = mc_x;
                       if (!best.w_resident) s.push_back(copy_weights(co_abs, mt, kcs, kc));
                       s.push_back(chunk_l0(kcs, kc, mt, ht, wt, ih, iw, first));
@@ -858,16 +910,33 @@ L::Stmt ConvSchedule::emit(const Knobs& knobs) const {
                 L::Buffer cv = em.ub_view(conv.get(), {1, mt, ht, wt});
                 const L::IntrinOperand cv0 = at0(cv);
                 const int64_t cv_off = cv->elem_offset;
+                L::Buffer qv;
+                if (int8) {
+                  // The tile's table entries GM -> UB (channels co_abs .. co_abs + mt, or the
+                  // one shared entry).
+                  const int64_t e = quant_entries(mt);
+                  qv = L::make_view(ub_q, ub_q->name, {2 * e}, {1}, 0);
+                  const L::Expr start = per_channel ? em.start_expr(aff_scale(co_abs, 2))
+                                                    : static_cast<L::Expr>(L::int_imm(0));
+                  tile.push_back(L::copy(L::Region{qv, {L::int_imm(0)}, {2 * e}},
+                                         L::Region{spec.gm.at(quant.get()), {start}, {2 * e}}));
+                }
                 for (int64_t gi = 0, n_grp = ceil_div(ht, best.hr); gi < n_grp; ++gi) {
                   const int64_t r0 = gi * best.hr, hr = std::min(best.hr, ht - r0);
                   isa::FixArgs fx;
-                  fx.dst_dtype = isa_dtype(target.act_dtype);
+                  fx.dst_dtype = fix_dtype();
                   fx.m = static_cast<uint32_t>(mt);
                   fx.n = static_cast<uint32_t>(hr * wt);
                   fx.dst_row_stride = ht * wt;
-                  tile.push_back(mk(Opcode::fix, fx,
-                                    {{cv0.buffer, L::int_imm(cv_off + r0 * wt)},
-                                     {l0c, L::int_imm(gi * round_up(mt, m0) * grp_full)}}));
+                  std::vector<L::IntrinOperand> ops = {
+                      {cv0.buffer, L::int_imm(cv_off + r0 * wt)},
+                      {l0c, L::int_imm(gi * round_up(mt, m0) * grp_full)}};
+                  if (int8) {
+                    fx.per_row = per_channel;
+                    fx.zero_point = zero_point;
+                    ops.push_back(at0(qv));
+                  }
+                  tile.push_back(mk(Opcode::fix, fx, ops));
                 }
                 TileBox box;
                 box.start = {n_idx, co_abs, oh0, ow0};

@@ -71,7 +71,7 @@ TEST(Encoding, GoldenBytes) {
   p.cores[0].push_back(make(Opcode::jmp, sargs(0, 0, 0, 0, 0), 0));
   const std::vector<uint8_t> expected = {
       'T',  'S',  'N',  'P',   // magic
-      0x06,                    // version
+      0x07,                    // version
       0x01,                    // core count (uvarint)
       0x01, 't',               // name: length, bytes
       0x00,                    // gm_bytes
@@ -83,7 +83,7 @@ TEST(Encoding, GoldenBytes) {
       0x48,                    // jmp = opcode 8 | 0x40 (op_index delta follows)
       0x02,                    // delta +1 (zigzag 2): op_index -1 -> 0
       0x00,                    // target 0 (uvarint)
-      0x99, 0x41, 0x37, 0x0a,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0x0a374199), LE
+      0xef, 0xa0, 0x38, 0x97,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0x9738a0ef), LE
   };
   EXPECT_EQ(encode(p), expected);
 }
@@ -157,7 +157,7 @@ TEST(Encoding, Version4ImagesStillDecode) {
       f.dst = mem(Scope::ub, 40, 0), f.src = mem(Scope::l0c, 0, 0);
       f.m = f.n = 1, f.dst_row_stride = 1;
       p.cores[0].push_back(make(Opcode::fix, f));
-      tail = 5;  // per_channel, quant scope, reg, offset 0, zero_point 0
+      tail = 6;  // per_channel, quant scope, reg, offset 0, zero_point 0, per_row (version 7)
     }
     std::vector<uint8_t> b = encode(p);
     ASSERT_EQ(b[4], kEncodingVersion);
@@ -188,12 +188,56 @@ TEST(Encoding, Version5ImagesStillDecodeAndHaveNoL2Hints) {
     return b;
   };
   std::vector<uint8_t> b = encode(p);
-  ASSERT_EQ(b[4], 6);
+  ASSERT_EQ(b[4], kEncodingVersion);
   EXPECT_EQ(program_difference(decode(as_version(b, 5), "v5.bin"), p), "");
   p.cores[0].push_back(make(Opcode::l2_prefetch, L2HintArgs{mem(Scope::gm, 0, 4096), 2048}));
   b = encode(p);
   EXPECT_EQ(program_difference(decode(b, "v6.bin"), p), "");
   EXPECT_THROW(decode(as_version(b, 5), "v5.bin"), Error);
+}
+
+TEST(Encoding, Version6ImagesStillDecodeWithoutFixPerRow) {
+  // Version 7 added fix's per_row: a flag bit (bit 6) of fix's compact form, before the bit that
+  // says the quant/zero_point group follows (bit 6 in version 6, bit 7 now), and a byte at the
+  // end of its full form. A version-6 image of a compact fix with the group is the version-7
+  // bytes with the group bit moved down; it decodes to the same program (per_row = 0).
+  Program p;
+  p.name = "t";
+  p.cores.resize(1);
+  FixArgs f;
+  f.dst_dtype = DType::i8;
+  f.dst = mem(Scope::ub, 1, 0), f.src = mem(Scope::l0c, 2, 0);
+  f.m = 16, f.n = 16, f.dst_row_stride = 16;
+  f.per_channel = true, f.quant = mem(Scope::ub, 3, 4096), f.zero_point = -5;
+  p.cores[0].push_back(make(Opcode::fix, f));
+  const std::vector<uint8_t> b = encode(p);
+  Program q = p;
+  std::get<FixArgs>(q.cores[0][0].args).per_channel = false;
+  std::get<FixArgs>(q.cores[0][0].args).per_row = true;
+  const std::vector<uint8_t> bq = encode(q);
+  ASSERT_EQ(b.size(), bq.size());
+  std::size_t at = 0;  // the flag byte: the first byte the two images differ in
+  while (at < b.size() && b[at] == bq[at]) ++at;
+  ASSERT_LT(at, b.size() - 4);
+  EXPECT_EQ(b[at] ^ bq[at], 0x60);  // bit 5 per_channel, bit 6 per_row
+  EXPECT_EQ(b[at] & 0x80, 0x80);    // the group bit
+  EXPECT_EQ(program_difference(decode(bq, "v7.bin"), q), "");
+  std::vector<uint8_t> v6 = b;
+  v6[at] = static_cast<uint8_t>((b[at] & 0x3f) | 0x40);
+  v6[4] = 6;
+  const uint32_t crc = crc32_of(v6, v6.size() - 4);
+  for (int i = 0; i < 4; ++i) v6[v6.size() - 4 + i] = static_cast<uint8_t>(crc >> (8 * i));
+  EXPECT_EQ(program_difference(decode(v6, "v6.bin"), p), "");
+  // The version-6 flag byte read as version 7 sets per_row and drops the group: another program.
+  v6[4] = 7;
+  const uint32_t crc7 = crc32_of(v6, v6.size() - 4);
+  for (int i = 0; i < 4; ++i) v6[v6.size() - 4 + i] = static_cast<uint8_t>(crc7 >> (8 * i));
+  bool differs = true;
+  try {
+    differs = program_difference(decode(v6, "v7.bin"), p) != "";
+  } catch (const Error&) {
+  }
+  EXPECT_TRUE(differs);
 }
 
 TEST(Encoding, CommonInstructionsAreSmall) {

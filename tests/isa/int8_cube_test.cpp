@@ -186,6 +186,22 @@ TEST(Int8Cube, Load2dMmadFixMatchNaiveIntegerLoops) {
       EXPECT_EQ(m[Scope::ub][16384 + i * N + j],
                 ort_requantize<uint8_t>(acc2, biases[0], scales[0], 100));
     }
+  // per_row (the convolution's form: its output channels are the rows): element (i, j) uses
+  // entry i of the table, for i8 and i32.
+  Instruction pr = fix8(DType::i8, ub(20480), l0c(0), M, N, N, false, ub(32768), 7);
+  std::get<isa::FixArgs>(pr.args).per_row = true;
+  m.run(pr);
+  Instruction pr32 = fix8(DType::i32, ub(24576), l0c(0), M, N, N, false, ub(32768), 0);
+  std::get<isa::FixArgs>(pr32.args).per_row = true;
+  m.run(pr32);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      const int32_t acc2 = 2 * C[i * N + j];
+      EXPECT_EQ(static_cast<int8_t>(m[Scope::ub][20480 + i * N + j]),
+                ort_requantize<int8_t>(acc2, biases[i], scales[i], 7))
+          << i << "," << j;
+      EXPECT_EQ(m.get<int32_t>(Scope::ub, 24576 + (i * N + j) * 4), acc2 + biases[i]);
+    }
 }
 
 TEST(Int8Cube, SignednessOfEveryOperandMix) {

@@ -186,6 +186,17 @@ TEST(Verifier, DtypeAndSizeConsistency) {
         at(p, 5) = make(Opcode::fix, f);
       },
       {"instruction 5", "dst_row_stride 16 < n = 32"});
+  expect_problem(
+      [](Program& p) {
+        FixArgs f;
+        f.dst_dtype = DType::i8;
+        f.dst = mem(Scope::ub, 0, 0), f.src = mem(Scope::l0c, 0, 0);
+        f.m = 16, f.n = 16, f.dst_row_stride = 16;
+        f.quant = mem(Scope::ub, 0, 4096);
+        f.per_channel = f.per_row = true;
+        at(p, 5) = make(Opcode::fix, f);
+      },
+      {"instruction 5", "per_row and per_channel both set"});
   expect_problem([](Program& p) { at(p, 1).op_index = 3; },
                  {"instruction 1", "op_index 3 has no entry in op_names (1 names)"});
 }

@@ -262,7 +262,7 @@ te::Tensor find_contraction(const te::Tensor& out) {
 npu::OpWork kernel_work(const te::Tensor& out, const passes::KernelSpec& spec,
                         const npu::HwConfig& hw, int esize) {
   npu::OpWork w;
-  // An int8-mode matmul (int8_ops.h) counts the int8 fractal, its 1-byte operands, int32
+  // An int8-mode matmul or conv (int8_ops.h) counts the int8 fractal, its 1-byte operands, int32
   // accumulators and every tensor at its own element size: the roofline of its dtype.
   const te::Tensor c = find_contraction(out);
   const bool int8 = c && c->attrs.count("int8");
@@ -289,7 +289,8 @@ npu::OpWork kernel_work(const te::Tensor& out, const passes::KernelSpec& spec,
       w.cube_macs += n * groups * cout_g * k * p;
       w.cube_fractals +=
           n * groups * std::ceil(cout_g / m0) * std::ceil(k / k0) * std::ceil(p / n0);
-      w.mte1_bytes += n * groups * (up(cout_g, m0) * up(k, k0) + up(k, k0) * up(p, n0)) * esize;
+      w.mte1_bytes +=
+          n * groups * (up(cout_g, m0) * up(k, k0) + up(k, k0) * up(p, n0)) * (int8 ? 1 : esize);
       w.fix_bytes += n * groups * up(cout_g, m0) * up(p, n0) * acc;
       continue;
     }
@@ -709,8 +710,8 @@ void LoweredGraph::Impl::lower() {
       spec.name = node.name;
       Context ctx(gm, spec);
       // The quantised contractions run on the cube's int8 mode (int8_ops.h).
-      te::Tensor t =
-          is_npu_int8_op(node) ? npu_int8_compute(node, ctx) : lower::op_compute(node, ctx);
+      te::Tensor t = is_npu_int8_op(node) ? npu_int8_compute(node, ctx, target.act_dtype)
+                                          : lower::op_compute(node, ctx);
       spec.out = t;
       spec.gm[t.get()] = out_gm;
       add_kernel(op, node.name, std::move(spec));
