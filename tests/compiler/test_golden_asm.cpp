@@ -166,31 +166,32 @@ TEST(GoldenAsm, ResizeLinearHalfPixel) {
   // round (3 u relative of values <= 1).
   EXPECT_TRUE(all_close(got.begin()->second, ops::run_reference(*g, in).begin()->second, 3.0 / 2048,
                         3.0 / 2048));
+}
 
-  TEST(GoldenAsm, ConvTransposeStride2Pads1OutputPadding1) {
-    // ConvTranspose x [1, 4, 3, 3] -> [1, 4, 6, 6] (kernel 3, stride 2, pads 1, output_padding 1,
-    // + bias) as 4 phase Convs (kernels 1x1, 1x2, 2x1, 2x2, convt_as_conv), interleaved by two
-    // Concats (one copy kernel per input, lower::op_parts).
-    GraphBuilder b;
-    Value* x = b.input("x", {1, 4, 3, 3});
-    Value* y = b.node("ConvTranspose",
-                      {x, b.constant("w", random_tensor({4, 4, 3, 3}, 10)),
-                       b.constant("b", random_tensor({4}, 11))},
-                      attrs({{"strides", std::vector<int64_t>{2, 2}},
-                             {"pads", std::vector<int64_t>{1, 1, 1, 1}},
-                             {"output_padding", std::vector<int64_t>{1, 1}}}));
-    auto g = b.finish({y});
-    const std::map<std::string, Tensor> in{{"x", random_tensor({1, 4, 3, 3}, 12)}};
-    const Tensor want = ops::run_reference(*g, in).begin()->second;
-    ASSERT_TRUE(graph_passes::convt_as_conv(*g));
-    npu::HwConfig hw = npu::load_hw_config(
-        std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml", {{"cores", "1"}});
-    auto mod = npu_backend::compile_npu(*g, hw);
-    expect_golden(mod, "convtranspose_s2_p1_op1.s");
-    auto got = run_simulator(mod, hw, in);
-    // At most 4 * 4 products of |x|, |w| <= 1 (+ bias): fp16 inputs and output, fp32 sums.
-    EXPECT_TRUE(all_close(got.begin()->second, want, 2e-2, 1.0 / 1024));
-  }
+TEST(GoldenAsm, ConvTransposeStride2Pads1OutputPadding1) {
+  // ConvTranspose x [1, 4, 3, 3] -> [1, 4, 6, 6] (kernel 3, stride 2, pads 1, output_padding 1,
+  // + bias) as 4 phase Convs (kernels 1x1, 1x2, 2x1, 2x2, convt_as_conv), interleaved by two
+  // Concats (one copy kernel per input, lower::op_parts).
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 4, 3, 3});
+  Value* y = b.node("ConvTranspose",
+                    {x, b.constant("w", random_tensor({4, 4, 3, 3}, 10)),
+                     b.constant("b", random_tensor({4}, 11))},
+                    attrs({{"strides", std::vector<int64_t>{2, 2}},
+                           {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                           {"output_padding", std::vector<int64_t>{1, 1}}}));
+  auto g = b.finish({y});
+  const std::map<std::string, Tensor> in{{"x", random_tensor({1, 4, 3, 3}, 12)}};
+  const Tensor want = ops::run_reference(*g, in).begin()->second;
+  ASSERT_TRUE(graph_passes::convt_as_conv(*g));
+  npu::HwConfig hw = npu::load_hw_config(
+      std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml", {{"cores", "1"}});
+  auto mod = npu_backend::compile_npu(*g, hw);
+  expect_golden(mod, "convtranspose_s2_p1_op1.s");
+  auto got = run_simulator(mod, hw, in);
+  // At most 4 * 4 products of |x|, |w| <= 1 (+ bias): fp16 inputs and output, fp32 sums.
+  EXPECT_TRUE(all_close(got.begin()->second, want, 2e-2, 1.0 / 1024));
+}
 
 }  // namespace
 }  // namespace tessel::testing
