@@ -41,9 +41,9 @@ const std::map<std::pair<std::string, std::string>, int> kPinnedPasses = {
     {{"ref", "pytorch-converted"}, 82},
     {{"ref", "pytorch-operator"}, 35},
     {{"ref", "simple"}, 7},
-    {{"npu", "node"}, 771},
-    {{"npu", "pytorch-converted"}, 79},
-    {{"npu", "pytorch-operator"}, 30},
+    {{"npu", "node"}, 793},
+    {{"npu", "pytorch-converted"}, 81},
+    {{"npu", "pytorch-operator"}, 31},
     {{"npu", "simple"}, 7},
 };
 
