@@ -954,6 +954,7 @@ int compile_for_cpu(const CompileArgs& args, std::ostream& out, std::ostream& er
   } else {
     cpu_backend::CpuCompileOptions opts;
     opts.keep_loop_ir = emit == "loop";
+    if (auto form = compiled_form(*graph)) graph = std::move(form);  // as run_model compiles
     auto prog = cpu_backend::compile_cpu(*graph, opts);
     if (emit == "loop") {
       for (const auto& k : prog.kernels)
@@ -1001,6 +1002,7 @@ int compile_for_gpu(const CompileArgs& args, std::ostream& out, std::ostream& er
   } else {
     gpu_backend::GpuCompileOptions opts;
     opts.keep_loop_ir = emit == "loop";
+    if (auto form = compiled_form(*graph)) graph = std::move(form);  // as run_model compiles
     auto prog = gpu_backend::compile_gpu(*graph, opts);
     if (emit == "loop") {
       for (const auto& k : prog.kernels) {
@@ -1058,6 +1060,7 @@ int cmd_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
       tuner::ScheduleRequest request;
       request.tuning_log = args.tuning_log;
       request.progress = compile_progress(err);
+      if (auto form = compiled_form(*graph)) graph = std::move(form);  // as run_model compiles
       auto mod = tuner::compile_scheduled(*graph, hw, opts, request).module;
       if (emit_arg == "loop") {
         for (const auto& k : mod.kernels)

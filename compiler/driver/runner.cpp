@@ -131,7 +131,10 @@ CompiledNpu compile_for_npu(const Graph& graph, const npu::HwConfig& hw,
                             const tuner::ScheduleRequest& schedule, const std::string& model) {
   const auto t0 = std::chrono::steady_clock::now();
   CompiledNpu c;
-  tuner::ScheduledModule scheduled = tuner::compile_scheduled(graph, hw, options, schedule);
+  // The form the backend takes (run_model compiles the same one when nothing was compiled first).
+  const std::unique_ptr<Graph> form = compiled_form(graph);
+  tuner::ScheduledModule scheduled =
+      tuner::compile_scheduled(form ? *form : graph, hw, options, schedule);
   c.module = std::move(scheduled.module);
   c.tuned = std::move(scheduled.tuned);
   c.schedule_seconds = scheduled.schedule_seconds;

@@ -244,6 +244,24 @@ TEST(Cli, CompiledAssemblyRoundTrips) {
   EXPECT_EQ(isa::disassemble(isa::assemble(text, "wake.s")), text);
 }
 
+// `tessel compile` and `tessel sim` compile the form run_model and `check` compile
+// (driver::compiled_form): M-LSD's Resize linear/half_pixel as resize_as_matmul's MatMuls on the
+// cube, the LSTM of Silero VAD unrolled; before, compile and sim refused what check ran.
+TEST(Cli, CompileAndSimTakeTheCompiledForm) {
+  fs::path d = temp_dir("compiled_form");
+  Result r = tessel("compile models/mlsd_320x320_tiny.onnx --hw hw_configs/npu_4core.yaml -o '" +
+                    (d / "mlsd.s").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(slurp(d / "mlsd.s"), "mmad");
+  r = tessel("compile models/oww_hey_jarvis_v0.1.onnx --target cpu --emit llvm -o '" +
+             (d / "jarvis.ll").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(slurp(d / "jarvis.ll"), "define");
+  r = tessel("sim models/silero_vad_16k_op15.onnx --hw hw_configs/npu_4core.yaml --timing-only");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "cycles");
+}
+
 }  // namespace
 }  // namespace tessel::testing
 
