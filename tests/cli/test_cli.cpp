@@ -257,7 +257,9 @@ TEST(Cli, CompileAndSimTakeTheCompiledForm) {
              (d / "jarvis.ll").string() + "'");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_CONTAINS(slurp(d / "jarvis.ll"), "define");
-  r = tessel("sim models/silero_vad_16k_op15.onnx --hw hw_configs/npu_4core.yaml --timing-only");
+  r = tessel(
+      "sim models/silero_vad_16k_op15.onnx --hw hw_configs/npu_4core.yaml --timing-only "
+      "--input-shape input=1,512 --input-shape state=2,1,128 --input-value sr=16000");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_CONTAINS(r.out, "cycles");
 }
