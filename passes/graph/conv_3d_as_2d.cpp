@@ -32,11 +32,6 @@ bool is_3d_conv(const Node& n) {
          n.outputs.size() == 1 && n.outputs[0];
 }
 
-Value* i64s(Graph& g, const std::string& base, const std::vector<int64_t>& v) {
-  return g.add_constant(g.unique_value_name(base),
-                        Tensor::from_int64s({static_cast<int64_t>(v.size())}, v));
-}
-
 void rewrite(Graph& g, Node* n) {
   Value* x = n->input(0);
   Value* w = n->input(1);
@@ -49,27 +44,10 @@ void rewrite(Graph& g, Node* n) {
     fail("{}: weight '{}' has shape {}, expected rank 5 for a 5-D input", n->describe(), w->name,
          shape_to_string(ws));
   const std::vector<int64_t> k = {ws[2], ws[3], ws[4]};
-  const auto s = n->attrs.get_ints_or("strides", {1, 1, 1}, nn);
-  const auto dil = n->attrs.get_ints_or("dilations", {1, 1, 1}, nn);
-  std::vector<int64_t> pads = n->attrs.get_ints_or("pads", {0, 0, 0, 0, 0, 0}, nn);
-  if (s.size() != 3 || dil.size() != 3 || pads.size() != 6)
-    fail("{}: strides / dilations / pads have {} / {} / {} entries, expected 3 / 3 / 6",
-         n->describe(), s.size(), dil.size(), pads.size());
-  const std::string auto_pad = n->attrs.get_string_or("auto_pad", "NOTSET", nn);
-  if (auto_pad == "VALID") {
-    pads.assign(6, 0);
-  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (int a = 0; a < 3; ++a) {
-      const int64_t total =
-          std::max<int64_t>(0, (ys[2 + a] - 1) * s[a] + (k[a] - 1) * dil[a] + 1 - xs[2 + a]);
-      const int64_t small = total / 2, big = total - small;
-      pads[a] = auto_pad == "SAME_UPPER" ? small : big;
-      pads[3 + a] = auto_pad == "SAME_UPPER" ? big : small;
-    }
-  } else if (auto_pad != "NOTSET") {
-    fail("{}: auto_pad '{}', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID", n->describe(),
-         auto_pad);
-  }
+  const Window3d win = window_3d(*n, k, xs, ys);
+  const std::vector<int64_t>& s = win.strides;
+  const std::vector<int64_t>& dil = win.dilations;
+  const std::vector<int64_t>& pads = win.pads;
   const DType dt = x->dtype;
   auto emit = [&](const std::string& op, std::vector<Value*> ins, Shape shape,
                   Attributes attrs = {}) {
@@ -86,20 +64,22 @@ void rewrite(Graph& g, Node* n) {
   const int64_t M = ys[1], Do = ys[2], Ho = ys[3], Wo = ys[4], KD = k[0];
   Value* xp = x;
   if (pads[0] != 0 || pads[3] != 0)
-    xp = emit("Pad", {x, i64s(g, nn + "_dpads", {0, 0, pads[0], 0, 0, 0, 0, pads[3], 0, 0})},
+    xp = emit("Pad",
+              {x, int64_constant(g, nn + "_dpads", {0, 0, pads[0], 0, 0, 0, 0, pads[3], 0, 0})},
               {N, C, xs[2] + pads[0] + pads[3], H, W});
   std::vector<Value*> slices;
   for (int64_t kk = 0; kk < KD; ++kk) {
     const int64_t start = kk * dil[0];
-    Value* sl = emit(
-        "Slice",
-        {xp, i64s(g, nn + "_start", {start}), i64s(g, nn + "_end", {start + (Do - 1) * s[0] + 1}),
-         i64s(g, nn + "_axis", {2}), i64s(g, nn + "_step", {s[0]})},
-        {N, C, Do, H, W});
+    Value* sl =
+        emit("Slice",
+             {xp, int64_constant(g, nn + "_start", {start}),
+              int64_constant(g, nn + "_end", {start + (Do - 1) * s[0] + 1}),
+              int64_constant(g, nn + "_axis", {2}), int64_constant(g, nn + "_step", {s[0]})},
+             {N, C, Do, H, W});
     Attributes perm;
     perm.set("perm", std::vector<int64_t>{0, 2, 1, 3, 4});
     Value* tr = emit("Transpose", {sl}, {N, Do, C, H, W}, perm);
-    slices.push_back(emit("Reshape", {tr, i64s(g, nn + "_sshape", {N * Do * C, 1, H, W})},
+    slices.push_back(emit("Reshape", {tr, int64_constant(g, nn + "_sshape", {N * Do * C, 1, H, W})},
                           {N * Do * C, 1, H, W}));
   }
   Value* stacked = slices[0];
@@ -108,14 +88,14 @@ void rewrite(Graph& g, Node* n) {
     axis.set("axis", int64_t{1});
     stacked = emit("Concat", slices, {N * Do * C, KD, H, W}, axis);
   }
-  Value* x4 = emit("Reshape", {stacked, i64s(g, nn + "_xshape", {N * Do, C * KD, H, W})},
+  Value* x4 = emit("Reshape", {stacked, int64_constant(g, nn + "_xshape", {N * Do, C * KD, H, W})},
                    {N * Do, C * KD, H, W});
   const Shape w4s = {ws[0], ws[1] * KD, ws[3], ws[4]};
   Value* w4;
   if (w->constant && !w->producer) {
     w4 = g.add_constant(g.unique_value_name(w->name + "_2d"), w->constant->reshaped(w4s));
   } else {
-    w4 = emit("Reshape", {w, i64s(g, nn + "_wshape", w4s)}, w4s);
+    w4 = emit("Reshape", {w, int64_constant(g, nn + "_wshape", w4s)}, w4s);
   }
   std::vector<Value*> ins = {x4, w4};
   for (size_t i = 2; i < n->inputs.size(); ++i) ins.push_back(n->inputs[i]);
@@ -126,8 +106,8 @@ void rewrite(Graph& g, Node* n) {
   a.set("pads", std::vector<int64_t>{pads[1], pads[2], pads[4], pads[5]});
   a.set("group", n->attrs.get_int_or("group", 1, nn));
   Value* y4 = emit("Conv", ins, {N * Do, M, Ho, Wo}, a);
-  Value* y5 =
-      emit("Reshape", {y4, i64s(g, nn + "_oshape", {N, Do, M, Ho, Wo})}, {N, Do, M, Ho, Wo});
+  Value* y5 = emit("Reshape", {y4, int64_constant(g, nn + "_oshape", {N, Do, M, Ho, Wo})},
+                   {N, Do, M, Ho, Wo});
   Attributes perm;
   perm.set("perm", std::vector<int64_t>{0, 2, 1, 3, 4});
   reproduce_value(g, y, "Transpose", g.unique_node_name(nn + "_out"), {y5}, perm, n);

@@ -47,11 +47,6 @@ std::vector<int64_t> widen(const std::vector<int64_t>& v, int64_t fill) {
   return v;
 }
 
-Value* i64s(Graph& g, const std::string& base, const std::vector<int64_t>& v) {
-  return g.add_constant(g.unique_value_name(base),
-                        Tensor::from_int64s({static_cast<int64_t>(v.size())}, v));
-}
-
 void rewrite(Graph& g, Node* n) {
   Value* x = n->input(0);
   Value* y = n->outputs[0];
@@ -64,7 +59,7 @@ void rewrite(Graph& g, Node* n) {
     ops::infer_and_propagate(*m);
     return out;
   };
-  Value* x4 = emit("Reshape", {x, i64s(g, n->name + "_shape", {xs[0], xs[1], 1, xs[2]})},
+  Value* x4 = emit("Reshape", {x, int64_constant(g, n->name + "_shape", {xs[0], xs[1], 1, xs[2]})},
                    {xs[0], xs[1], 1, xs[2]}, x->dtype);
   std::vector<Value*> ins = {x4};
   const bool has_weight = n->op_type == "Conv" || n->op_type == "ConvTranspose";
@@ -79,7 +74,8 @@ void rewrite(Graph& g, Node* n) {
       ins.push_back(
           g.add_constant(g.unique_value_name(w->name + "_2d"), w->constant->reshaped(w4s)));
     } else {
-      ins.push_back(emit("Reshape", {w, i64s(g, n->name + "_wshape", w4s)}, w4s, w->dtype));
+      ins.push_back(
+          emit("Reshape", {w, int64_constant(g, n->name + "_wshape", w4s)}, w4s, w->dtype));
     }
     for (size_t i = 2; i < n->inputs.size(); ++i) ins.push_back(n->inputs[i]);
   }
@@ -99,7 +95,7 @@ void rewrite(Graph& g, Node* n) {
     fail("{}: the 2-D form has shape {}, expected [{}, {}, 1, {}]", n->describe(),
          shape_to_string(y4->shape), ys[0], ys[1], ys[2]);
   reproduce_value(g, y, "Reshape", g.unique_node_name(n->name + "_out"),
-                  {y4, i64s(g, n->name + "_oshape", {ys[0], ys[1], ys[2]})}, {}, n);
+                  {y4, int64_constant(g, n->name + "_oshape", {ys[0], ys[1], ys[2]})}, {}, n);
   g.remove_node(n);
 }
 

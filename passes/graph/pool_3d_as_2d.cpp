@@ -41,11 +41,6 @@ bool is_3d_pool(const Graph& g, const Node& n) {
   return true;
 }
 
-Value* i64s(Graph& g, const std::string& base, const std::vector<int64_t>& v) {
-  return g.add_constant(g.unique_value_name(base),
-                        Tensor::from_int64s({static_cast<int64_t>(v.size())}, v));
-}
-
 void rewrite(Graph& g, Node* n) {
   Value* x = n->input(0);
   Value* y = n->outputs[0];
@@ -55,27 +50,10 @@ void rewrite(Graph& g, Node* n) {
   const auto k = n->attrs.get_ints_or("kernel_shape", {}, nn);
   if (k.size() != 3)
     fail("{}: kernel_shape has {} entries, expected 3 for a 5-D input", n->describe(), k.size());
-  const auto s = n->attrs.get_ints_or("strides", {1, 1, 1}, nn);
-  const auto dil = n->attrs.get_ints_or("dilations", {1, 1, 1}, nn);
-  std::vector<int64_t> pads = n->attrs.get_ints_or("pads", {0, 0, 0, 0, 0, 0}, nn);
-  if (s.size() != 3 || dil.size() != 3 || pads.size() != 6)
-    fail("{}: strides / dilations / pads have {} / {} / {} entries, expected 3 / 3 / 6",
-         n->describe(), s.size(), dil.size(), pads.size());
-  const std::string auto_pad = n->attrs.get_string_or("auto_pad", "NOTSET", nn);
-  if (auto_pad == "VALID") {
-    pads.assign(6, 0);
-  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (int a = 0; a < 3; ++a) {
-      const int64_t total =
-          std::max<int64_t>(0, (ys[2 + a] - 1) * s[a] + (k[a] - 1) * dil[a] + 1 - xs[2 + a]);
-      const int64_t small = total / 2, big = total - small;
-      pads[a] = auto_pad == "SAME_UPPER" ? small : big;
-      pads[3 + a] = auto_pad == "SAME_UPPER" ? big : small;
-    }
-  } else if (auto_pad != "NOTSET") {
-    fail("{}: auto_pad '{}', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID", n->describe(),
-         auto_pad);
-  }
+  const Window3d win = window_3d(*n, k, xs, ys);
+  const std::vector<int64_t>& s = win.strides;
+  const std::vector<int64_t>& dil = win.dilations;
+  const std::vector<int64_t>& pads = win.pads;
   auto emit = [&](const std::string& op, std::vector<Value*> ins, Shape shape,
                   Attributes attrs = {}) {
     Value* out = g.add_value(g.unique_value_name(nn + "_" + op), x->dtype, std::move(shape));
@@ -96,7 +74,7 @@ void rewrite(Graph& g, Node* n) {
     return a;
   };
   const int64_t N = xs[0], C = xs[1], D = xs[2], Do = ys[2], Ho = ys[3], Wo = ys[4];
-  Value* x4 = emit("Reshape", {x, i64s(g, nn + "_shape", {N, C * D, xs[3], xs[4]})},
+  Value* x4 = emit("Reshape", {x, int64_constant(g, nn + "_shape", {N, C * D, xs[3], xs[4]})},
                    {N, C * D, xs[3], xs[4]});
   Value* y1 = emit(n->op_type, {x4}, {N, C * D, Ho, Wo},
                    pool_attrs({k[1], k[2]}, {s[1], s[2]}, {dil[1], dil[2]},
@@ -104,15 +82,15 @@ void rewrite(Graph& g, Node* n) {
   if (y1->shape != Shape{N, C * D, Ho, Wo})
     fail("{}: the H/W pool has shape {}, expected [{}, {}, {}, {}]", n->describe(),
          shape_to_string(y1->shape), N, C * D, Ho, Wo);
-  Value* y1r =
-      emit("Reshape", {y1, i64s(g, nn + "_dshape", {N, C, D, Ho * Wo})}, {N, C, D, Ho * Wo});
+  Value* y1r = emit("Reshape", {y1, int64_constant(g, nn + "_dshape", {N, C, D, Ho * Wo})},
+                    {N, C, D, Ho * Wo});
   Value* y2 = emit(n->op_type, {y1r}, {N, C, Do, Ho * Wo},
                    pool_attrs({k[0], 1}, {s[0], 1}, {dil[0], 1}, {pads[0], 0, pads[3], 0}));
   if (y2->shape != Shape{N, C, Do, Ho * Wo})
     fail("{}: the D pool has shape {}, expected [{}, {}, {}, {}]", n->describe(),
          shape_to_string(y2->shape), N, C, Do, Ho * Wo);
   reproduce_value(g, y, "Reshape", g.unique_node_name(nn + "_out"),
-                  {y2, i64s(g, nn + "_oshape", {N, C, Do, Ho, Wo})}, {}, n);
+                  {y2, int64_constant(g, nn + "_oshape", {N, C, Do, Ho, Wo})}, {}, n);
   g.remove_node(n);
 }
 

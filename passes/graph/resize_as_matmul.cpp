@@ -38,11 +38,6 @@ bool rewritten(const Node& n) {
   return !lower::resize_repeats_pixels(n);
 }
 
-Value* i64s(Graph& g, const std::string& base, const std::vector<int64_t>& v) {
-  return g.add_constant(g.unique_value_name(base),
-                        Tensor::from_int64s({static_cast<int64_t>(v.size())}, v));
-}
-
 void rewrite(Graph& g, Node* n) {
   Value* x = n->input(0);
   Value* y = n->outputs[0];
@@ -59,7 +54,7 @@ void rewrite(Graph& g, Node* n) {
   };
   auto reshape = [&](Value* v, const Shape& s) {
     if (v->shape == s) return v;
-    return emit("Reshape", {v, i64s(g, n->name + "_shape", s)}, s);
+    return emit("Reshape", {v, int64_constant(g, n->name + "_shape", s)}, s);
   };
   auto constant = [&](const std::string& base, const Shape& s, const std::vector<float>& data) {
     Tensor t = Tensor::from_floats(s, data);

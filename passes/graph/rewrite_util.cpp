@@ -106,6 +106,41 @@ bool unused(const Graph& graph, const Node* n) {
 
 }  // namespace
 
+Value* int64_constant(Graph& graph, const std::string& base, const std::vector<int64_t>& values) {
+  return graph.add_constant(graph.unique_value_name(base),
+                            Tensor::from_int64s({static_cast<int64_t>(values.size())}, values));
+}
+
+Window3d window_3d(const Node& n, const std::vector<int64_t>& k, const Shape& xs, const Shape& ys) {
+  const std::string& nn = n.name;
+  Window3d w;
+  w.strides = n.attrs.get_ints_or("strides", {1, 1, 1}, nn);
+  w.dilations = n.attrs.get_ints_or("dilations", {1, 1, 1}, nn);
+  w.pads = n.attrs.get_ints_or("pads", {0, 0, 0, 0, 0, 0}, nn);
+  const auto& s = w.strides;
+  const auto& dil = w.dilations;
+  auto& pads = w.pads;
+  if (s.size() != 3 || dil.size() != 3 || pads.size() != 6)
+    fail("{}: strides / dilations / pads have {} / {} / {} entries, expected 3 / 3 / 6",
+         n.describe(), s.size(), dil.size(), pads.size());
+  const std::string auto_pad = n.attrs.get_string_or("auto_pad", "NOTSET", nn);
+  if (auto_pad == "VALID") {
+    pads.assign(6, 0);
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (int a = 0; a < 3; ++a) {
+      const int64_t total =
+          std::max<int64_t>(0, (ys[2 + a] - 1) * s[a] + (k[a] - 1) * dil[a] + 1 - xs[2 + a]);
+      const int64_t small = total / 2, big = total - small;
+      pads[a] = auto_pad == "SAME_UPPER" ? small : big;
+      pads[3 + a] = auto_pad == "SAME_UPPER" ? big : small;
+    }
+  } else if (auto_pad != "NOTSET") {
+    fail("{}: auto_pad '{}', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID", n.describe(),
+         auto_pad);
+  }
+  return w;
+}
+
 Node* reproduce_value(Graph& graph, Value* v, const std::string& op_type, const std::string& name,
                       std::vector<Value*> inputs, Attributes attrs, Node* before) {
   detach_from_producer(graph, v);

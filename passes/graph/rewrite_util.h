@@ -47,6 +47,20 @@ Node* producer_of(const Value* v, const std::string& op_type = "");
 /// operand (for `x op x` the other operand is x).
 Value* other_operand(const Node* node, const Value* v);
 
+/// A new 1-D int64 constant holding `values` (a shape, axes or pads operand), named `base`
+/// (unique-suffixed).
+Value* int64_constant(Graph& graph, const std::string& base, const std::vector<int64_t>& values);
+
+/// The resolved window of a 3-D Conv or pool node `n` (ONNX Conv / MaxPool / AveragePool over
+/// [N, C, D, H, W]) with kernel extent `k` (3 entries): strides, dilations (default 1) and pads
+/// [d_begin, h_begin, w_begin, d_end, h_end, w_end], auto_pad SAME_UPPER / SAME_LOWER / VALID
+/// resolved from the input shape `xs` and output shape `ys`. Throws tessel::Error naming the node
+/// for attributes of the wrong length or an unknown auto_pad.
+struct Window3d {
+  std::vector<int64_t> strides, dilations, pads;
+};
+Window3d window_3d(const Node& n, const std::vector<int64_t>& k, const Shape& xs, const Shape& ys);
+
 /// Makes `v` produced by a new node `op_type(inputs) {attrs}` inserted right before `before`
 /// (which must come after the producers of `inputs`): `v`'s old producer gets a fresh, unused
 /// value in its place. Returns the new node, named `name` (unique-suffixed).
