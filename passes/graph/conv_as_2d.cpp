@@ -102,17 +102,12 @@ void rewrite(Graph& g, Node* n) {
 }  // namespace
 
 bool needs_conv_as_2d(const Graph& graph) {
-  for (const auto& n : graph.nodes())
-    if (is_1d_window_op(graph, *n)) return true;
-  return false;
+  return any_node(graph, [&graph](const Node& n) { return is_1d_window_op(graph, n); });
 }
 
 bool conv_as_2d(Graph& graph) {
-  std::vector<Node*> todo;
-  for (const auto& n : graph.nodes())
-    if (is_1d_window_op(graph, *n)) todo.push_back(n.get());
-  for (Node* n : todo) rewrite(graph, n);
-  return !todo.empty();
+  return rewrite_matching(
+      graph, [&graph](const Node& n) { return is_1d_window_op(graph, n); }, rewrite);
 }
 
 }  // namespace tessel::graph_passes

@@ -219,17 +219,12 @@ void rewrite(Graph& g, Node* n) {
 }  // namespace
 
 bool needs_convt_as_conv(const Graph& graph) {
-  for (const auto& n : graph.nodes())
-    if (is_rewritten(*n)) return true;
-  return false;
+  return any_node(graph, [](const Node& n) { return is_rewritten(n); });
 }
 
 bool convt_as_conv(Graph& graph) {
-  std::vector<Node*> todo;
-  for (const auto& n : graph.nodes())
-    if (is_rewritten(*n)) todo.push_back(n.get());
-  for (Node* n : todo) rewrite(graph, n);
-  return !todo.empty();
+  return rewrite_matching(
+      graph, [](const Node& n) { return is_rewritten(n); }, rewrite);
 }
 
 }  // namespace tessel::graph_passes

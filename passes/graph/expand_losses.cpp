@@ -84,17 +84,12 @@ bool is_loss(const std::string& op) {
 }  // namespace
 
 bool needs_expand_losses(const Graph& graph) {
-  for (const auto& n : graph.nodes())
-    if (is_loss(n->op_type)) return true;
-  return false;
+  return any_node(graph, [](const Node& n) { return is_loss(n.op_type); });
 }
 
 bool expand_losses(Graph& graph) {
-  std::vector<Node*> todo;
-  for (const auto& n : graph.nodes())
-    if (is_loss(n->op_type)) todo.push_back(n.get());
-  for (Node* n : todo) expand(graph, n);
-  return !todo.empty();
+  return rewrite_matching(
+      graph, [](const Node& n) { return is_loss(n.op_type); }, expand);
 }
 
 }  // namespace tessel::graph_passes

@@ -358,17 +358,13 @@ bool is_recurrent(const std::string& op) { return op == "RNN" || op == "GRU" || 
 }  // namespace
 
 bool needs_expand_recurrent(const Graph& graph) {
-  for (const auto& n : graph.nodes())
-    if (is_recurrent(n->op_type)) return true;
-  return false;
+  return any_node(graph, [](const Node& n) { return is_recurrent(n.op_type); });
 }
 
 bool expand_recurrent(Graph& graph) {
-  std::vector<Node*> todo;
-  for (const auto& n : graph.nodes())
-    if (is_recurrent(n->op_type)) todo.push_back(n.get());
-  for (Node* n : todo) Recurrent(graph, n, cell_of(n->op_type)).run();
-  return !todo.empty();
+  return rewrite_matching(
+      graph, [](const Node& n) { return is_recurrent(n.op_type); },
+      [](Graph& g, Node* n) { Recurrent(g, n, cell_of(n->op_type)).run(); });
 }
 
 }  // namespace tessel::graph_passes

@@ -132,17 +132,12 @@ void rewrite(Graph& g, Node* n) {
 }  // namespace
 
 bool needs_resize_as_matmul(const Graph& graph) {
-  for (const auto& n : graph.nodes())
-    if (rewritten(*n)) return true;
-  return false;
+  return any_node(graph, [](const Node& n) { return rewritten(n); });
 }
 
 bool resize_as_matmul(Graph& graph) {
-  std::vector<Node*> todo;
-  for (const auto& n : graph.nodes())
-    if (rewritten(*n)) todo.push_back(n.get());
-  for (Node* n : todo) rewrite(graph, n);
-  return !todo.empty();
+  return rewrite_matching(
+      graph, [](const Node& n) { return rewritten(n); }, rewrite);
 }
 
 }  // namespace tessel::graph_passes

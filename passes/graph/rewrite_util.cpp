@@ -106,6 +106,21 @@ bool unused(const Graph& graph, const Node* n) {
 
 }  // namespace
 
+bool any_node(const Graph& graph, const std::function<bool(const Node&)>& match) {
+  for (const auto& n : graph.nodes())
+    if (match(*n)) return true;
+  return false;
+}
+
+bool rewrite_matching(Graph& graph, const std::function<bool(const Node&)>& match,
+                      const std::function<void(Graph&, Node*)>& rewrite) {
+  std::vector<Node*> todo;
+  for (const auto& n : graph.nodes())
+    if (match(*n)) todo.push_back(n.get());
+  for (Node* n : todo) rewrite(graph, n);
+  return !todo.empty();
+}
+
 Value* int64_constant(Graph& graph, const std::string& base, const std::vector<int64_t>& values) {
   return graph.add_constant(graph.unique_value_name(base),
                             Tensor::from_int64s({static_cast<int64_t>(values.size())}, values));

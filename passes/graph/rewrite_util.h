@@ -97,6 +97,14 @@ bool forward_value(Graph& graph, Value* from, Value* to);
 /// any did.
 bool rewrite_nodes(Graph& graph, const std::function<bool(Node*, const UseMap&)>& rewrite);
 
+/// True when `match` holds for some node of `graph` (a pass's needs_* test).
+bool any_node(const Graph& graph, const std::function<bool(const Node&)>& match);
+/// Calls `rewrite(graph, node)` for every node of a snapshot of the node order for which `match`
+/// holds (taken before the first rewrite, which may add and remove nodes). Returns true when any
+/// node matched.
+bool rewrite_matching(Graph& graph, const std::function<bool(const Node&)>& match,
+                      const std::function<void(Graph&, Node*)>& rewrite);
+
 /// When `n` computes x * factor (Mul(x, c) or Mul(c, x) with c == factor, or Div(x, c) with
 /// c == 1/factor; constants compared within `rel_tol`): x, else null.
 Value* match_scale(const Node* n, double factor, double rel_tol = 1e-6);
