@@ -20,13 +20,17 @@ using L::ExprKind;
 
 namespace {
 
-/// Structural key of an expression (variables by id).
+/// Structural key of an expression (variables by id). The terms of a simplified sum are ordered
+/// by these keys, so a variable's key is its id zero-padded to a fixed width: the keys then sort
+/// as the ids do (creation order). Unpadded, "v100003" sorted before "v99998", and a kernel whose
+/// variables straddled a power of ten (ids come from one process-wide counter, so that depends
+/// on what the process compiled before) got its index terms, hence its code, in another order.
 std::string key_of(const Expr& e) {
   switch (e->kind) {
     case ExprKind::Int:
       return std::to_string(e->int_value);
     case ExprKind::VarRef:
-      return fmt::format("v{}", e->var->id);
+      return fmt::format("v{:020}", e->var->id);
     default: {
       std::string s = fmt::format("({}", static_cast<int>(e->kind));
       for (const auto& a : e->args) s += " " + key_of(a);

@@ -55,6 +55,11 @@ struct CpuGemmKnobs {
   int64_t mc = 0;        // M block, a multiple of mr
   int64_t tasks_m = 0;   // parallel tasks along M per N block (0: enough to feed the threads)
   bool parallel = true;  // run the task loop on the thread pool
+  // Vectorize along M instead of N (a convolution's output channels instead of its pixels: the
+  // roles of A and B swapped, C stored with strided scatters once per micro-tile): -1 when the
+  // padding waste of the two orientations' best micro-tiles says so (a 7x7 output vectorized by
+  // pixels fills 49 of 64 lanes), 0 never, 1 always (a convolution with constant weights only).
+  int transposed = -1;
 };
 
 /// Knobs of a generic (elementwise / reduction) kernel.

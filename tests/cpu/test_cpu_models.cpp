@@ -84,16 +84,13 @@ TEST(CpuModels, CheckDetectorOnCpuSecondCaseFromTheCache) {
   const auto& first = j.at("cases")[0].at("data_sets")[0].at("cpu");
   const auto& second = j.at("cases")[1].at("data_sets")[0].at("cpu");
   // The same model at the same shape: the second compile has the same distinct kernels and
-  // finds them in the cache the first one filled. Not asserted: that it finds every one. Run
-  // after other models in one process, one kernel (the fused p2o.Add.14) was seen lowered to
-  // different LLVM IR by the two compiles (1933 instructions each, 1779 and 1804 after O2), a
-  // lowering that depends on process state (docs/cpu_backend.md, "Limits"); alone it hits on all.
+  // finds every one in the cache the first one filled (kernel IR does not depend on what the
+  // process compiled before: tests/cpu/test_cpu_determinism.cpp).
   const int compiled = first.at("kernels_compiled").get<int>();
   EXPECT_GT(compiled, 0);
   EXPECT_EQ(first.at("kernels_cached").get<int>(), 0);
-  EXPECT_EQ(second.at("kernels_compiled").get<int>() + second.at("kernels_cached").get<int>(),
-            compiled);
-  EXPECT_GE(second.at("kernels_cached").get<int>(), compiled * 9 / 10);
+  EXPECT_EQ(second.at("kernels_compiled").get<int>(), 0);
+  EXPECT_EQ(second.at("kernels_cached").get<int>(), compiled);
 }
 
 TEST(CpuModels, CheckRecogniserOnCpu) {
