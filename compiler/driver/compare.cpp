@@ -26,8 +26,11 @@ namespace {
 namespace L = loop;
 
 /// Placeholders for every graph value and derived constant: enough to build a node's compute.
+/// Typed, as the NPU's context is (compiler/backend/npu/compile.cpp): the computes counted are
+/// the ones the NPU compiles, integer operands included (Pow by an integer exponent tensor).
 class PlaceholderContext : public lower::ComputeContext {
  public:
+  bool typed_values() const override { return true; }
   te::Tensor input(const Value* v) override { return te::placeholder(v->name, v->shape); }
   te::Tensor derived_constant(const std::string& name, const Tensor& data) override {
     return te::placeholder(name, data.shape());
