@@ -26,11 +26,17 @@ namespace {
 namespace L = loop;
 
 /// Placeholders for every graph value and derived constant: enough to build a node's compute.
+/// Typed, as the NPU's context is (compiler/backend/npu/compile.cpp): the computes counted are
+/// the ones the NPU compiles, integer operands included (Pow by an integer exponent tensor).
 class PlaceholderContext : public lower::ComputeContext {
  public:
-  te::Tensor input(const Value* v) override { return te::placeholder(v->name, v->shape); }
+  bool typed_values() const override { return true; }
+  te::Tensor input(const Value* v) override {
+    return te::placeholder(v->name, v->shape, dtype_is_float(v->dtype) ? DType::f32 : v->dtype);
+  }
   te::Tensor derived_constant(const std::string& name, const Tensor& data) override {
-    return te::placeholder(name, data.shape());
+    return te::placeholder(name, data.shape(),
+                           dtype_is_float(data.dtype()) ? DType::f32 : data.dtype());
   }
 };
 
@@ -126,6 +132,10 @@ namespace {
 /// npu_roundings, or with `fp32_sums` the roundings of an fp32 implementation (fp32_roundings).
 double count_roundings(const Node& node, bool fp32_sums) {
   if (lower::is_alias_op(node)) return 0;
+  // A node of constants only is folded at compile time (in fp32, then stored): one rounding.
+  bool all_constant = true;
+  for (const Value* v : node.inputs) all_constant &= !v || v->constant != nullptr;
+  if (all_constant) return 1;
   PlaceholderContext ctx;
   RoundingCounter count;
   count.fp32_sums = fp32_sums;

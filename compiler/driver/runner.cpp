@@ -167,6 +167,7 @@ void to_compiled_form(Graph& g, bool control) {
   }
   graph_passes::expand_recurrent(g);
   graph_passes::expand_losses(g);
+  graph_passes::expand_mvn(g);  // MeanVarianceNormalization as ReduceMean/Sub/Mul/Sqrt/Div
   graph_passes::split_outputs(g);
   graph_passes::conv_as_2d(g);        // 1-D convolution and pooling as 2-D over a height-1 image
   graph_passes::convt_as_conv(g);     // ConvTranspose as one stride-1 Conv per output phase
@@ -182,10 +183,10 @@ std::unique_ptr<Graph> compiled_form(const Graph& model) {
   for (const auto& n : model.nodes()) control |= !node_subgraphs(*n).empty();
   const bool recurrent = graph_passes::needs_expand_recurrent(model);
   const bool losses = graph_passes::needs_expand_losses(model);
-  if (!control && !recurrent && !losses && !graph_passes::needs_split_outputs(model) &&
-      !graph_passes::needs_conv_as_2d(model) && !graph_passes::needs_resize_as_matmul(model) &&
-      !graph_passes::needs_pool_3d_as_2d(model) && !graph_passes::needs_conv_3d_as_2d(model) &&
-      !graph_passes::needs_convt_as_conv(model))
+  if (!control && !recurrent && !losses && !graph_passes::needs_expand_mvn(model) &&
+      !graph_passes::needs_split_outputs(model) && !graph_passes::needs_conv_as_2d(model) &&
+      !graph_passes::needs_resize_as_matmul(model) && !graph_passes::needs_pool_3d_as_2d(model) &&
+      !graph_passes::needs_conv_3d_as_2d(model) && !graph_passes::needs_convt_as_conv(model))
     return nullptr;
   std::unique_ptr<Graph> g = clone_graph(model);
   to_compiled_form(*g, control);

@@ -1689,18 +1689,31 @@ te::Tensor any_mod_compute(const Node& node, ComputeContext& ctx) {
   });
 }
 
-// Pow (opset 15) with a run-time float exponent tensor y (a scalar constant: pow_compute):
+// Pow (opset 15) of a float base by a run-time exponent tensor y (float, or integer converted to
+// float; a scalar constant: pow_compute); an integer base is refused:
 // exp(y log|x|), 1 where y == 0 (also for x = 0 or NaN); for x < 0 the sign (-1)^y for an
 // integral y (y / 2 - round(y / 2) = +-0.5 for odd y) and NaN for a non-integral one. The
 // relative error grows with |y log x| (exp of a rounded exponent).
 te::Tensor pow_tensor_compute(const Node& node, ComputeContext& ctx) {
   double c;
-  if (scalar_constant(node.input(1), &c)) return pow_compute(node, ctx);
-  for (int k = 0; k < 2; ++k)
-    if (!dtype_is_float(node.input(k)->dtype))
-      unsupported(node, fmt::format("Pow with a run-time exponent of integer tensors ('{}' is {})",
-                                    node.input(k)->name, dtype_to_string(node.input(k)->dtype)));
-  return binary(node, ctx, [](Expr x, Expr y) {
+  const Value* xv = node.input(0);
+  const Value* yv = node.input(1);
+  if (!dtype_is_float(xv->dtype))
+    unsupported(node, fmt::format("Pow of an integer base ('{}' is {}) is not compiled: its exact "
+                                  "integer power by a run-time exponent has no vector form",
+                                  xv->name, dtype_to_string(xv->dtype)));
+  if (scalar_constant(yv, &c)) return pow_compute(node, ctx);
+  Operand xo = operand(xv, ctx);
+  Operand yo = operand(yv, ctx);
+  if (!dtype_is_float(yv->dtype)) {
+    // An integer exponent tensor is converted to float first (the reference's pow(x, T(y))).
+    te::Tensor yi = ctx.input(yv);
+    yo.tensor = te::compute(
+        node.name + ".exponent", yv->shape,
+        [&](const std::vector<Expr>& i) { return te::read(yi, i); }, "", DType::f32);
+  }
+  return elementwise(node, ctx, [&](const std::vector<Expr>& i) {
+    Expr x = xo.at(i), y = yo.at(i);
     Expr mag = L::call(CallOp::exp, L::mul(y, L::call(CallOp::log, L::call(CallOp::abs, x))));
     Expr half = L::mul(y, L::float_imm(0.5));
     Expr odd = L::ne(L::call(CallOp::round, half), half);
@@ -1709,6 +1722,321 @@ te::Tensor pow_tensor_compute(const Node& node, ComputeContext& ctx) {
                          L::float_imm(std::nan("")));
     return L::select(L::eq(y, L::float_imm(0.0)), L::float_imm(1.0),
                      L::select(L::lt(x, L::float_imm(0.0)), neg, mag));
+  });
+}
+
+// ---- Scatter, GatherND, BitShift, ReverseSequence (issue #15) ----------------------------------
+// The NPU has no data-dependent addressing, so each of these compares run-time index values with
+// compile-time index constants (iota tensors: the vector unit compares data, not loop indices)
+// and selects, as Gather does (gather_compute).
+
+/// idx < 0 ? idx + K : idx (ONNX: a negative index counts from the end of an axis of K).
+Expr normalized_index(Expr x, int64_t K) {
+  return L::select(L::lt(x, L::float_imm(0.0)), L::add(x, L::float_imm(static_cast<double>(K))), x);
+}
+
+/// The `reduction` attribute of ScatterElements / ScatterND: none, add or mul (the reference's
+/// set); tessel::Unsupported naming the node otherwise.
+std::string scatter_reduction_attr(const Node& node) {
+  const std::string r = node.attrs.get_string_or("reduction", "none", node.name);
+  if (r != "none" && r != "add" && r != "mul")
+    unsupported(node, fmt::format("reduction '{}' (supported: none, add, mul)", r));
+  return r;
+}
+
+void expect_index_dtype(const Node& node, const Value* iv) {
+  if (iv->dtype != DType::i32 && iv->dtype != DType::i64)
+    unsupported(node, fmt::format("indices of dtype {} (expected int32 or int64)",
+                                  dtype_to_string(iv->dtype)));
+}
+
+/// The integer constant [0, 1, ..., T-1] of shape `shape` (NAME.order): the position of each
+/// index tuple in index order, compared as data to find the last update of an element.
+te::Tensor order_constant(const Node& node, ComputeContext& ctx, const Shape& shape) {
+  Tensor values(DType::i64, shape);
+  for (int64_t k = 0; k < values.numel(); ++k) values.set_from_double(k, static_cast<double>(k));
+  return ctx.derived_constant(node.name + ".order", values);
+}
+
+constexpr int64_t kMaxUnrolledUpdates = 256;
+
+/// The scatter result from `hit(o, t)` (update t lands on output element o), `update(o, t)` (its
+/// value) and `order(t)` (t's position in index order) over the update axes `axes` of extents
+/// `extents`: reduction none: the last update in index order (reference semantics for
+/// duplicates) -- last = max_t (hit ? order(t) : -1), then sum_t (order(t) == last ? update : 0)
+/// where last >= 0, else data; add: data + sum_t (hit ? update : 0); mul: data times the product
+/// of the hitting updates, unrolled (no product combiner; at most kMaxUnrolledUpdates updates).
+te::Tensor scatter_result(
+    const Node& node, const std::string& reduction, const te::Tensor& data,
+    const std::vector<int64_t>& extents,
+    const std::function<Expr(const std::vector<Expr>&, const std::vector<Expr>&)>& hit,
+    const std::function<Expr(const std::vector<Expr>&, const std::vector<Expr>&)>& update,
+    const std::function<Expr(const std::vector<Expr>&)>& order) {
+  const Shape& os = out0(node)->shape;
+  int64_t count = 1;
+  for (int64_t e : extents) count *= e;
+  if (reduction == "mul" || extents.empty()) {
+    if (count > kMaxUnrolledUpdates)
+      unsupported(node, fmt::format("ScatterND/ScatterElements reduction '{}' over {} updates "
+                                    "(at most {} are unrolled)",
+                                    reduction, count, kMaxUnrolledUpdates));
+    return te::compute(node.name, os, [&](const std::vector<Expr>& o) {
+      Expr r = te::read(data, o);
+      for (int64_t c = 0; c < count; ++c) {
+        std::vector<Expr> t(extents.size());
+        int64_t rest = c;
+        for (int k = static_cast<int>(extents.size()) - 1; k >= 0; --k) {
+          t[k] = L::int_imm(rest % extents[k]);
+          rest /= extents[k];
+        }
+        Expr u = update(o, t);
+        Expr v = reduction == "mul" ? L::mul(r, u) : reduction == "add" ? L::add(r, u) : u;
+        r = L::select(hit(o, t), v, r);
+      }
+      return r;
+    });
+  }
+  std::vector<te::IterVar> axes;
+  for (size_t k = 0; k < extents.size(); ++k)
+    axes.push_back(te::reduce_axis(extents[k], fmt::format("u{}", k)));
+  auto vars = [&] {
+    std::vector<Expr> t;
+    for (const auto& a : axes) t.push_back(L::var_ref(a.var));
+    return t;
+  };
+  if (reduction == "add") {
+    te::Tensor s = te::compute(node.name + ".sum", os, [&](const std::vector<Expr>& o) {
+      const auto t = vars();
+      return te::sum(L::select(hit(o, t), update(o, t), L::float_imm(0.0)), axes);
+    });
+    return te::compute(node.name, os, [&](const std::vector<Expr>& o) {
+      return L::add(te::read(data, o), te::read(s, o));
+    });
+  }
+  te::Tensor last = te::compute(node.name + ".last", os, [&](const std::vector<Expr>& o) {
+    const auto t = vars();
+    return te::max_reduce(L::select(hit(o, t), order(t), L::float_imm(-1.0)), axes);
+  });
+  std::vector<te::IterVar> axes2;
+  for (size_t k = 0; k < extents.size(); ++k)
+    axes2.push_back(te::reduce_axis(extents[k], fmt::format("w{}", k)));
+  te::Tensor val = te::compute(node.name + ".value", os, [&](const std::vector<Expr>& o) {
+    std::vector<Expr> t;
+    for (const auto& a : axes2) t.push_back(L::var_ref(a.var));
+    return te::sum(L::select(L::eq(order(t), te::read(last, o)), update(o, t), L::float_imm(0.0)),
+                   axes2);
+  });
+  return te::compute(node.name, os, [&](const std::vector<Expr>& o) {
+    return L::select(L::le(L::float_imm(0.0), te::read(last, o)), te::read(val, o),
+                     te::read(data, o));
+  });
+}
+
+// ScatterElements (opset 18 without max/min) and Scatter (opset 9, deprecated: ScatterElements
+// without reduction): out = data, then for each index position q of `indices`,
+// out[q with q[axis] = idx[q]] = updates[q] (reduction add: +=, mul: *=), in index order. The
+// update j along the axis lands on output element o when o agrees with q off the axis (o[d] <
+// indices.shape[d]: a padded read of the indices gives an index that matches nothing) and the
+// normalised idx[o with o[axis] = j] equals o[axis] (read from a constant iota). O(J) vector
+// work per output element, J = indices.shape[axis]. An index outside [-K, K) updates nothing
+// (the reference reports an error).
+te::Tensor scatter_elements_compute(const Node& node, ComputeContext& ctx) {
+  const Value* dv = node.input(0);
+  const Value* iv = node.input(1);
+  const Value* uv = node.input(2);
+  if (!dv || !iv || !uv) unsupported(node, "needs data, indices and updates");
+  expect_index_dtype(node, iv);
+  const std::string reduction =
+      node.op_type == "Scatter" ? std::string("none") : scatter_reduction_attr(node);
+  const int64_t rank = static_cast<int64_t>(dv->shape.size());
+  const int64_t axis = axis_attr(node, rank);
+  if (iv->shape != uv->shape || static_cast<int64_t>(iv->shape.size()) != rank)
+    unsupported(node, "indices and updates must have data's rank and one shape");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && iv->shape[d] > dv->shape[d])
+      unsupported(node, fmt::format("indices shape {} exceeds data shape {} on axis {}",
+                                    shape_to_string(iv->shape), shape_to_string(dv->shape), d));
+  const int64_t K = dv->shape[axis], J = iv->shape[axis];
+  te::Tensor data = ctx.input(dv);
+  te::Tensor idx = ctx.input(iv);
+  te::Tensor upd = ctx.input(uv);
+  te::Tensor iota = iota_constant(node, ctx, iv->dtype, std::max(K, J));
+  const double no_index = -static_cast<double>(K + 1);  // normalises to -1: matches nothing
+  auto q_of = [axis](std::vector<Expr> o, const Expr& j) {
+    o[axis] = j;
+    return o;
+  };
+  return scatter_result(
+      node, reduction, data, {J},
+      [&](const std::vector<Expr>& o, const std::vector<Expr>& t) {
+        Expr x = normalized_index(te::read_padded(idx, q_of(o, t[0]), no_index), K);
+        return L::eq(x, te::read(iota, {o[axis]}));
+      },
+      [&](const std::vector<Expr>& o, const std::vector<Expr>& t) {
+        return te::read_padded(upd, q_of(o, t[0]), 0.0);
+      },
+      [&](const std::vector<Expr>& t) { return te::read(iota, {t[0]}); });
+}
+
+// ScatterND (opset 18 without max/min): out = data, then for each index tuple t (the leading
+// dims of `indices`, last dim L), out[idx[t], s..] = updates[t, s..] (add: +=, mul: *=), in index
+// order. Tuple t lands on output element o when every normalised idx[t, k] equals o[k], k < L
+// (o[k] read from a constant iota). O(T) vector work per output element, T the number of tuples.
+te::Tensor scatter_nd_compute(const Node& node, ComputeContext& ctx) {
+  const Value* dv = node.input(0);
+  const Value* iv = node.input(1);
+  const Value* uv = node.input(2);
+  if (!dv || !iv || !uv) unsupported(node, "needs data, indices and updates");
+  expect_index_dtype(node, iv);
+  const std::string reduction = scatter_reduction_attr(node);
+  const Shape& ds = dv->shape;
+  const Shape& is = iv->shape;
+  if (is.empty()) unsupported(node, "indices must have rank >= 1");
+  const int64_t L_ = is.back();
+  const int64_t r = static_cast<int64_t>(ds.size());
+  if (L_ < 1 || L_ > r)
+    unsupported(node, fmt::format("indices.shape[-1] = {} of a rank-{} data", L_, r));
+  Shape tuples(is.begin(), is.end() - 1);
+  Shape us = tuples;
+  us.insert(us.end(), ds.begin() + L_, ds.end());
+  if (uv->shape != us)
+    unsupported(node, fmt::format("updates shape {}, expected {}", shape_to_string(uv->shape),
+                                  shape_to_string(us)));
+  int64_t longest = 1;
+  for (int64_t k = 0; k < L_; ++k) longest = std::max(longest, ds[k]);
+  te::Tensor data = ctx.input(dv);
+  te::Tensor idx = ctx.input(iv);
+  te::Tensor upd = ctx.input(uv);
+  te::Tensor iota = iota_constant(node, ctx, iv->dtype, longest);
+  te::Tensor order = tuples.empty() ? nullptr : order_constant(node, ctx, tuples);
+  return scatter_result(
+      node, reduction, data, tuples,
+      [&](const std::vector<Expr>& o, const std::vector<Expr>& t) {
+        Expr all;
+        for (int64_t k = 0; k < L_; ++k) {
+          std::vector<Expr> ii = t;
+          ii.push_back(L::int_imm(k));
+          Expr e = L::eq(normalized_index(te::read(idx, ii), ds[k]), te::read(iota, {o[k]}));
+          all = all ? L::logical_and(all, e) : e;
+        }
+        return all;
+      },
+      [&](const std::vector<Expr>& o, const std::vector<Expr>& t) {
+        std::vector<Expr> ui = t;
+        ui.insert(ui.end(), o.begin() + L_, o.end());
+        return te::read(upd, ui);
+      },
+      [&](const std::vector<Expr>& t) { return te::read(order, t); });
+}
+
+// GatherND (opset 13): out[b.., t.., s..] = data[b.., idx[b.., t..], s..] (batch_dims b, index
+// tuples of L = indices.shape[-1] components, negative components counted from the end). As
+// gather_compute, a one-hot reduction over the L indexed axes: sum over r of (every normalised
+// idx[.., k] == r_k ? data[b.., r, s..] : 0). O(prod of the indexed extents) vector work per
+// output element; an index out of range selects nothing (0).
+te::Tensor gather_nd_compute(const Node& node, ComputeContext& ctx) {
+  const Value* dv = node.input(0);
+  const Value* iv = node.input(1);
+  expect_index_dtype(node, iv);
+  const Shape& ds = dv->shape;
+  const Shape& is = iv->shape;
+  const int64_t b = node.attrs.get_int_or("batch_dims", 0, node.name);
+  const int64_t r = static_cast<int64_t>(ds.size()), q = static_cast<int64_t>(is.size());
+  if (q < 1 || r < 1 || b < 0 || b >= std::min(q, r))
+    unsupported(node, fmt::format("batch_dims {} with data rank {} and indices rank {}", b, r, q));
+  const int64_t L_ = is.back();
+  if (L_ < 1 || L_ > r - b)
+    unsupported(node, fmt::format("indices.shape[-1] = {} (expected 1..{})", L_, r - b));
+  int64_t longest = 1;
+  for (int64_t k = 0; k < L_; ++k) longest = std::max(longest, ds[b + k]);
+  te::Tensor data = ctx.input(dv);
+  te::Tensor idx = ctx.input(iv);
+  te::Tensor iota = iota_constant(node, ctx, iv->dtype, longest);
+  std::vector<te::IterVar> axes;
+  for (int64_t k = 0; k < L_; ++k)
+    axes.push_back(te::reduce_axis(ds[b + k], fmt::format("r{}", k)));
+  const int64_t m = q - 1;  // output dims that index the tuples
+  return te::compute(node.name, out0(node)->shape, [&](const std::vector<Expr>& o) {
+    Expr all;
+    std::vector<Expr> di(o.begin(), o.begin() + b);
+    for (int64_t k = 0; k < L_; ++k) {
+      std::vector<Expr> ii(o.begin(), o.begin() + m);
+      ii.push_back(L::int_imm(k));
+      Expr e = L::eq(normalized_index(te::read(idx, ii), ds[b + k]),
+                     te::read(iota, {L::var_ref(axes[k].var)}));
+      all = all ? L::logical_and(all, e) : e;
+      di.push_back(L::var_ref(axes[k].var));
+    }
+    di.insert(di.end(), o.begin() + m, o.end());
+    return te::sum(L::select(all, te::read(data, di), L::float_imm(0.0)), axes);
+  });
+}
+
+// BitShift (opset 11) of unsigned integers: x << y = x * 2^y (wrapping), x >> y = x / 2^y
+// (truncating), 2^y looked up in a constant table of the powers 2^0 .. 2^(bits-1) by a one-hot
+// sum over y == k; a shift by bits or more finds no power, the factor is 0 and the result 0 (as
+// the reference: x * 0, and x / 0 = 0 on both targets).
+te::Tensor bitshift_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  const Value* yv = node.input(1);
+  const DType dt = xv->dtype;
+  if (dt != DType::u8 && dt != DType::u16 && dt != DType::u32 && dt != DType::u64)
+    unsupported(node,
+                fmt::format("BitShift of dtype {} (expected uint8..uint64)", dtype_to_string(dt)));
+  if (yv->dtype != dt) unsupported(node, "BitShift operands of different dtypes");
+  const std::string dir = node.attrs.get_string_or("direction", "", node.name);
+  if (dir != "LEFT" && dir != "RIGHT")
+    unsupported(node, fmt::format("direction '{}' (expected LEFT or RIGHT)", dir));
+  const int64_t bits = static_cast<int64_t>(dtype_size(dt)) * 8;
+  Tensor pow2(dt, {bits});
+  for (int64_t k = 0; k < bits; ++k) pow2.set_from_double(k, std::ldexp(1.0, static_cast<int>(k)));
+  te::Tensor powers = ctx.derived_constant(node.name + ".pow2", pow2);
+  te::Tensor iota = iota_constant(node, ctx, dt, bits);
+  te::Tensor y = ctx.input(yv);
+  te::IterVar k = te::reduce_axis(bits, "k");
+  te::Tensor factor =
+      te::compute(node.name + ".factor", yv->shape, [&](const std::vector<Expr>& i) {
+        Expr hit = L::eq(te::read(y, i), te::read(iota, {L::var_ref(k.var)}));
+        return te::sum(L::select(hit, te::read(powers, {L::var_ref(k.var)}), L::float_imm(0.0)),
+                       {k});
+      });
+  te::Tensor x = ctx.input(xv);
+  return te::compute(node.name, out0(node)->shape, [&](const std::vector<Expr>& o) {
+    Expr a = bcast_read(x, o), f = bcast_read(factor, o);
+    return dir == "LEFT" ? L::mul(a, f) : L::fdiv(a, f);
+  });
+}
+
+// ReverseSequence (opset 10): out[t, b] = x[len[b] - 1 - t, b] for t < len[b], else x[t, b]
+// (time_axis / batch_axis 0 and 1 in either order, trailing dims carried along). The source time
+// src = t < len ? len - 1 - t : t is integer data (t from a constant iota), and the read a one-hot
+// sum over the time axis: sum_s (s == src ? x[s, b] : 0). O(T) vector work per element.
+te::Tensor reverse_sequence_compute(const Node& node, ComputeContext& ctx) {
+  const Value* xv = node.input(0);
+  const Value* lv = node.input(1);
+  const int64_t ta = node.attrs.get_int_or("time_axis", 0, node.name);
+  const int64_t ba = node.attrs.get_int_or("batch_axis", 1, node.name);
+  const Shape& xs = xv->shape;
+  if (xs.size() < 2 || !((ta == 0 && ba == 1) || (ta == 1 && ba == 0)))
+    unsupported(
+        node, fmt::format("time_axis {} and batch_axis {} of a rank-{} input", ta, ba, xs.size()));
+  if (lv->dtype != DType::i64 && lv->dtype != DType::i32)
+    unsupported(node, fmt::format("sequence_lens of dtype {}", dtype_to_string(lv->dtype)));
+  const int64_t T = xs[ta];
+  te::Tensor x = ctx.input(xv);
+  te::Tensor lens = ctx.input(lv);
+  te::Tensor iota = iota_constant(node, ctx, lv->dtype, T);
+  te::Tensor src = te::compute(node.name + ".src", {xs[0], xs[1]}, [&](const std::vector<Expr>& i) {
+    Expr t = te::read(iota, {i[ta]});
+    Expr len = te::read(lens, {i[ba]});
+    return L::select(L::lt(t, len), L::sub(L::sub(len, L::float_imm(1.0)), t), t);
+  });
+  te::IterVar s = te::reduce_axis(T, "s");
+  return te::compute(node.name, xs, [&](const std::vector<Expr>& o) {
+    std::vector<Expr> xi = o;
+    xi[ta] = L::var_ref(s.var);
+    Expr hit = L::eq(te::read(iota, {L::var_ref(s.var)}), te::read(src, {o[0], o[1]}));
+    return te::sum(L::select(hit, te::read(x, xi), L::float_imm(0.0)), {s});
   });
 }
 
@@ -1806,6 +2134,12 @@ const std::map<std::string, ComputeFn>& typed_computes() {
 void add_more_typed_computes(std::map<std::string, ComputeFn>& m) {
   // CastLike (opset 15): Cast to the dtype of its second input (already the output's).
   m["CastLike"] = m.at("Cast");
+  m["ScatterElements"] = scatter_elements_compute;
+  m["Scatter"] = scatter_elements_compute;
+  m["ScatterND"] = scatter_nd_compute;
+  m["GatherND"] = gather_nd_compute;
+  m["BitShift"] = bitshift_compute;
+  m["ReverseSequence"] = reverse_sequence_compute;
   // IsNaN: x != x. IsInf (opset 10): x == +inf (detect_positive, default 1) or x == -inf
   // (detect_negative, default 1).
   m["IsNaN"] = [](const Node& n, ComputeContext& c) {
@@ -1868,7 +2202,14 @@ bool exact_on_integers(const std::string& op) {
                                             "MaxPool",
                                             "Trilu",
                                             "Mod",
-                                            "GatherElements"};
+                                            "GatherElements",
+                                            "ScatterElements",
+                                            "Scatter",
+                                            "ScatterND",
+                                            "GatherND",
+                                            "BitShift",
+                                            "ReverseSequence",
+                                            "Pow"};
   // OneHot's indices, EyeLike's input (its shape only), CastLike's inputs.
   return ops.count(op) > 0 || op == "OneHot" || op == "EyeLike" || op == "CastLike";
 }

@@ -128,6 +128,15 @@ bool expand_losses(Graph& graph);
 /// True when `graph` has a NegativeLogLikelihoodLoss or SoftmaxCrossEntropyLoss node.
 bool needs_expand_losses(const Graph& graph);
 
+/// expand_mvn.cpp: MeanVarianceNormalization becomes its ONNX function body (opset 13) in the
+/// reference kernel's form: m = ReduceMean(X, axes), d = X - m, Y = d / (Sqrt(ReduceMean(d d,
+/// axes)) + 1e-9), axes the attribute's (default [0, 2, 3]; tessel::Error naming the node for an
+/// entry out of range). Y keeps its name and values. Not a pipeline pass: the driver runs it for
+/// the compiled targets (driver::compiled_form).
+bool expand_mvn(Graph& graph);
+/// True when `graph` has a MeanVarianceNormalization node.
+bool needs_expand_mvn(const Graph& graph);
+
 /// shape_folding.cpp: every node whose outputs are all known at compile time (Value::constant set
 /// on a produced value by ops::infer_graph's data propagation: Shape/Size of static shapes and the
 /// small integer chains on them, e.g. Shape -> Cast -> Slice -> Concat feeding a Reshape) is

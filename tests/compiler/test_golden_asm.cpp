@@ -1,5 +1,6 @@
 // Golden files of emitted NPU assembly for a small convolution, a small matmul, an integer
-// compare/select/convert chain, a Gather with runtime (negative) indices, a reflect Pad, a
+// compare/select/convert chain, a Gather with runtime (negative) indices, a ScatterElements with
+// duplicate indices (the last update wins), a reflect Pad, a
 // linear half_pixel Resize (as resize_as_matmul's MatMuls) and a
 // ConvTranspose (stride 2, pads 1, output_padding 1) through graph pass convt_as_conv.
 //
@@ -120,6 +121,33 @@ TEST(GoldenAsm, GatherNegativeIndices) {
                                    {"indices", Tensor::from_int64s({3}, {-1, 0, -5})}};
   auto got = run_simulator(mod, hw, in);
   EXPECT_TRUE(bit_equal(got.begin()->second, ops::run_reference(*g, in).begin()->second));
+}
+
+TEST(GoldenAsm, ScatterElementsDuplicateIndices) {
+  // ScatterElements(data i32 [3, 4], indices i64 [2, 4] with a duplicate and a negative index,
+  // updates i32 [2, 4], axis 0, reduction none): the last update in index order per element, as
+  // two one-hot reductions over the 2 index rows (vcmp_eq.i64 with the iota; vrmax of the
+  // hitting positions, then the sum of the update at that position) and a vsel against data.
+  GraphBuilder b;
+  Value* d = b.input("data", {3, 4}, DType::i32);
+  Value* i = b.input("indices", {2, 4}, DType::i64);
+  Value* u = b.input("updates", {2, 4}, DType::i32);
+  Value* y = b.node("ScatterElements", {d, i, u}, attrs({{"axis", int64_t{0}}}));
+  auto g = b.finish({y});
+  npu::HwConfig hw = npu::load_hw_config(
+      std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml", {{"cores", "1"}});
+  auto mod = npu_backend::compile_npu(*g, hw);
+  expect_golden(mod, "scatter_elements_duplicates.s");
+  std::map<std::string, Tensor> in{
+      {"data", random_int_tensor({3, 4}, DType::i32, 10, -99, 99)},
+      {"indices", Tensor::from_int64s({2, 4}, {1, -1, 0, 2, 1, 2, -3, 0})},
+      {"updates", random_int_tensor({2, 4}, DType::i32, 11, 100, 999)}};
+  auto got = run_simulator(mod, hw, in);
+  const Tensor want = ops::run_reference(*g, in).begin()->second;
+  EXPECT_TRUE(bit_equal(got.begin()->second, want));
+  // Column 0: both updates land on row 1, the second wins; column 1: rows 2 (-1) and 2.
+  EXPECT_EQ(want.get_as_double(4), in.at("updates").get_as_double(4));
+  EXPECT_EQ(want.get_as_double(9), in.at("updates").get_as_double(5));
 }
 
 TEST(GoldenAsm, PadReflect) {

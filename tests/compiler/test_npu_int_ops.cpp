@@ -99,6 +99,75 @@ IntCase gather(const std::string& op, Tensor data, DType index_dtype, const Shap
   return {b.finish({y}), {{"data", std::move(data)}, {"indices", std::move(idx)}}, op};
 }
 
+/// ScatterElements / Scatter of `data` along `axis` with `index_shape` runtime i64 indices
+/// uniform in [-K, K) (duplicates occur: the last update in index order wins, or all combine) and
+/// `updates` of data's dtype.
+IntCase scatter_elements(const std::string& op, Tensor data, const Shape& index_shape,
+                         Tensor updates, int64_t axis, const std::string& reduction) {
+  GraphBuilder b;
+  const int64_t K = data.shape()[axis];
+  Value* d = b.input("data", data.shape(), data.dtype());
+  Value* i = b.input("indices", index_shape, DType::i64);
+  Value* u = b.input("updates", index_shape, data.dtype());
+  Attributes a = attrs({{"axis", axis}});
+  if (op != "Scatter") a.set("reduction", reduction);
+  Value* y = b.node(op, {d, i, u}, a);
+  return {b.finish({y}),
+          {{"data", std::move(data)},
+           {"indices", random_int_tensor(index_shape, DType::i64, 241, -K, K - 1)},
+           {"updates", std::move(updates)}},
+          op};
+}
+
+/// ScatterND of `data` with i64 `indices` [T, L] (components uniform in [-D, D)) and `updates`.
+IntCase scatter_nd(Tensor data, int64_t T, int64_t L, Tensor updates, const std::string& reduction,
+                   uint32_t seed) {
+  GraphBuilder b;
+  Value* d = b.input("data", data.shape(), data.dtype());
+  Value* i = b.input("indices", {T, L}, DType::i64);
+  Value* u = b.input("updates", updates.shape(), data.dtype());
+  Value* y = b.node("ScatterND", {d, i, u}, attrs({{"reduction", reduction}}));
+  Tensor idx(DType::i64, {T, L});
+  const Tensor r = random_int_tensor({T, L}, DType::i64, seed, 0, 1 << 20);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t k = 0; k < L; ++k) {
+      const int64_t D = data.shape()[k];
+      idx.data<int64_t>()[t * L + k] = r.data<int64_t>()[t * L + k] % (2 * D) - D;
+    }
+  return {b.finish({y}),
+          {{"data", std::move(data)}, {"indices", std::move(idx)}, {"updates", std::move(updates)}},
+          "ScatterND"};
+}
+
+/// GatherND of `data` with i64 `indices` of `index_shape` (components in [-D, D)).
+IntCase gather_nd(Tensor data, const Shape& index_shape, int64_t batch_dims, uint32_t seed) {
+  GraphBuilder b;
+  Value* d = b.input("data", data.shape(), data.dtype());
+  Value* i = b.input("indices", index_shape, DType::i64);
+  Value* y = b.node("GatherND", {d, i}, attrs({{"batch_dims", batch_dims}}));
+  Tensor idx = random_int_tensor(index_shape, DType::i64, seed, 0, 1 << 20);
+  const int64_t L = index_shape.back();
+  for (int64_t e = 0; e < idx.numel(); ++e) {
+    const int64_t D = data.shape()[batch_dims + e % L];
+    idx.data<int64_t>()[e] = idx.data<int64_t>()[e] % (2 * D) - D;
+  }
+  return {b.finish({y}), {{"data", std::move(data)}, {"indices", std::move(idx)}}, "GatherND"};
+}
+
+/// BitShift `direction` of `dtype` x [3,40,37] by y [40,1] in [0, bits + 2] (shifts by the width
+/// or more give 0).
+IntCase bitshift(DType dtype, const std::string& direction, int64_t xhi) {
+  GraphBuilder b;
+  const int64_t bits = static_cast<int64_t>(dtype_size(dtype)) * 8;
+  Value* x = b.input("x", kShape, dtype);
+  Value* y = b.input("y", kCol, dtype);
+  Value* z = b.node("BitShift", {x, y}, attrs({{"direction", direction}}));
+  return {b.finish({z}),
+          {{"x", random_int_tensor(kShape, dtype, 242, 0, xhi)},
+           {"y", random_int_tensor(kCol, dtype, 243, 0, bits + 2)}},
+          "BitShift"};
+}
+
 /// op over `axis` of x [3,40,37] on the quarter grid in [-2, 2].
 IntCase arg(const std::string& op, int64_t axis, int64_t keepdims, int64_t last) {
   GraphBuilder b;
@@ -383,6 +452,85 @@ const std::map<std::string, IntCaseFn>& cases() {
                         {{"x", quarter_grid(kShape, 239, -64, 64)},
                          {"like", random_int_tensor({2}, DType::i32, 240, 0, 9)}},
                         "CastLike"};
+       }},
+      // Scatter: runtime indices with duplicates and negative values, data larger than the
+      // indices off the scatter axis (elements no update can reach keep data).
+      {"ScatterElements_axis1_i64_add",
+       [] {
+         return scatter_elements(
+             "ScatterElements", random_int_tensor({4, 6}, DType::i64, 244, -1000000, 1000000),
+             {3, 9}, random_int_tensor({3, 9}, DType::i64, 245, -1000, 1000), 1, "add");
+       }},
+      {"ScatterElements_axis0_float_last_wins",
+       [] {
+         return scatter_elements("ScatterElements", quarter_grid({5, 7}, 246, -64, 64), {8, 6},
+                                 quarter_grid({8, 6}, 247, -64, 64), 0, "none");
+       }},
+      {"ScatterElements_axis1_i32_mul",
+       [] {
+         return scatter_elements("ScatterElements",
+                                 random_int_tensor({3, 5}, DType::i32, 248, -9, 9), {3, 4},
+                                 random_int_tensor({3, 4}, DType::i32, 249, -9, 9), 1, "mul");
+       }},
+      {"Scatter_axis1_i32",
+       [] {
+         return scatter_elements("Scatter", random_int_tensor({4, 5}, DType::i32, 250, -99, 99),
+                                 {2, 7}, random_int_tensor({2, 7}, DType::i32, 251, -99, 99), 1,
+                                 "none");
+       }},
+      {"ScatterND_rows_float_last_wins",
+       [] {
+         return scatter_nd(quarter_grid({6, 4, 3}, 252, -64, 64), 9, 1,
+                           quarter_grid({9, 4, 3}, 253, -64, 64), "none", 254);
+       }},
+      {"ScatterND_elements_i64_add",
+       [] {
+         return scatter_nd(random_int_tensor({5, 6}, DType::i64, 255, -100000, 100000), 12, 2,
+                           random_int_tensor({12}, DType::i64, 256, -1000, 1000), "add", 257);
+       }},
+      {"ScatterND_rows_i32_mul",
+       [] {
+         return scatter_nd(random_int_tensor({4, 5}, DType::i32, 258, -9, 9), 6, 1,
+                           random_int_tensor({6, 5}, DType::i32, 259, -9, 9), "mul", 260);
+       }},
+      {"GatherND_float_pairs",
+       [] {
+         return gather_nd(quarter_grid({4, 5, 3}, 261, -64, 64), {3, 2, 2}, 0, 262);
+       }},
+      {"GatherND_i32_batch_dims1",
+       [] {
+         return gather_nd(random_int_tensor({3, 4, 5}, DType::i32, 263, -2147483648, 2147483647),
+                          {3, 2, 1}, 1, 264);
+       }},
+      {"BitShift_left_u8", [] { return bitshift(DType::u8, "LEFT", 255); }},
+      {"BitShift_right_u16", [] { return bitshift(DType::u16, "RIGHT", 65535); }},
+      {"BitShift_left_u32", [] { return bitshift(DType::u32, "LEFT", 4294967295); }},
+      {"BitShift_right_u64", [] { return bitshift(DType::u64, "RIGHT", int64_t{1} << 62); }},
+      {"BitShift_left_u64", [] { return bitshift(DType::u64, "LEFT", int64_t{1} << 40); }},
+      // ReverseSequence: batch axis 0 and time axis 0, lengths 0..T (0 and 1 reverse nothing).
+      {"ReverseSequence_batch_axis0_float",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {5, 6, 3});
+         Value* l = b.input("lens", {5}, DType::i64);
+         Value* y = b.node("ReverseSequence", {x, l},
+                           attrs({{"batch_axis", int64_t{0}}, {"time_axis", int64_t{1}}}));
+         return IntCase{b.finish({y}),
+                        {{"x", quarter_grid({5, 6, 3}, 265, -64, 64)},
+                         {"lens", Tensor::from_int64s({5}, {0, 1, 6, 3, 4})}},
+                        "ReverseSequence"};
+       }},
+      {"ReverseSequence_time_axis0_i64",
+       [] {
+         GraphBuilder b;
+         Value* x = b.input("x", {7, 4}, DType::i64);
+         Value* l = b.input("lens", {4}, DType::i64);
+         Value* y = b.node("ReverseSequence", {x, l});
+         return IntCase{b.finish({y}),
+                        {{"x", random_int_tensor({7, 4}, DType::i64, 266, -(int64_t{1} << 60),
+                                                 int64_t{1} << 60)},
+                         {"lens", Tensor::from_int64s({4}, {7, 2, 5, 1})}},
+                        "ReverseSequence"};
        }},
       // A chain with integer and bool intermediates: Where(x + y < 0, -x, x * y).
       {"Chain_i32",

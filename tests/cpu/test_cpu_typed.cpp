@@ -94,6 +94,154 @@ TEST(CpuTyped, IntegerGatherWithNegativeIndices) {
   EXPECT_EQ(out.at(g0->name).dtype(), DType::i64);
 }
 
+TEST(CpuTyped, ScatterElementsLastUpdateWinsAndReductionsCombine) {
+  // data [2, 4] = [[0, 1, 2, 3], [4, 5, 6, 7]], indices [[3, -1, 0]] (one row: data row 1 is
+  // out of the indices' reach; -1 is column 3, so column 3 is updated twice), updates [[100, 200,
+  // 300]] along axis 1: none -> [[300, 1, 2, 200], row 1 kept] (the last update wins), add ->
+  // column 3 = 3 + 100 + 200, mul -> 3 * 100 * 200 and column 0 = 0 * 300. Scatter (opset 9)
+  // along axis 0: out[idx[i][j]][j] = upd[i][j].
+  CpuGraph b;
+  Value* data = b.input("data", {2, 4}, DType::i64);
+  Value* idx = b.input("idx", {1, 3}, DType::i64);
+  Value* upd = b.input("upd", {1, 3}, DType::i64);
+  Value* z = b.input("z", {3, 2}, DType::i32);
+  Value* sidx = b.input("sidx", {2, 2}, DType::i64);
+  Value* supd = b.input("supd", {2, 2}, DType::i32);
+  auto scatter = [&](const char* reduction) {
+    return b.node("ScatterElements", {data, idx, upd},
+                  attrs({{"axis", int64_t{1}}, {"reduction", std::string(reduction)}}));
+  };
+  Value* none = scatter("none");
+  Value* add = scatter("add");
+  Value* mul = scatter("mul");
+  Value* old = b.node("Scatter", {z, sidx, supd}, attrs({{"axis", int64_t{0}}}));
+  auto g = b.finish({none, add, mul, old});
+  std::map<std::string, Tensor> in = {{"data", vec(DType::i64, {0, 1, 2, 3, 4, 5, 6, 7}, {2, 4})},
+                                      {"idx", vec(DType::i64, {3, -1, 0}, {1, 3})},
+                                      {"upd", vec(DType::i64, {100, 200, 300}, {1, 3})},
+                                      {"z", vec(DType::i32, {0, 0, 0, 0, 0, 0}, {3, 2})},
+                                      {"sidx", vec(DType::i64, {1, 0, 2, 1}, {2, 2})},
+                                      {"supd", vec(DType::i32, {10, 11, 20, 21}, {2, 2})}};
+  auto out = run_exact(*g, in);
+  EXPECT_EQ(values(out.at(none->name)), (std::vector<double>{300, 1, 2, 200, 4, 5, 6, 7}));
+  EXPECT_EQ(values(out.at(add->name)), (std::vector<double>{300, 1, 2, 303, 4, 5, 6, 7}));
+  EXPECT_EQ(values(out.at(mul->name)), (std::vector<double>{0, 1, 2, 60000, 4, 5, 6, 7}));
+  EXPECT_EQ(values(out.at(old->name)), (std::vector<double>{0, 11, 10, 21, 20, 0}));
+}
+
+TEST(CpuTyped, ScatterNDAndGatherND) {
+  // data [4, 2] = [[0, 1], [2, 3], [4, 5], [6, 7]], row indices [[2], [-1], [2]] (row 2 twice,
+  // -1 is row 3), updates [[10, 11], [20, 21], [30, 31]]: none -> row 2 = [30, 31] (last), row
+  // 3 = [20, 21]; add -> row 2 = [4 + 10 + 30, 5 + 11 + 31]; mul -> [4 * 10 * 30, 5 * 11 * 31].
+  // Element indices [[0, 1], [3, 0]] with updates [100, 200]. GatherND of data3 [2, 2, 2] = 0..7
+  // by [[0, 1], [1, -1]] -> [[2, 3], [6, 7]]; batch_dims 1 by [[1], [0]] -> [[2, 3], [4, 5]].
+  CpuGraph b;
+  Value* data = b.input("data", {4, 2}, DType::i64);
+  Value* idx = b.input("idx", {3, 1}, DType::i64);
+  Value* upd = b.input("upd", {3, 2}, DType::i64);
+  Value* eidx = b.input("eidx", {2, 2}, DType::i64);
+  Value* eupd = b.input("eupd", {2}, DType::i64);
+  Value* d3 = b.input("d3", {2, 2, 2}, DType::i32);
+  Value* g0 = b.input("g0", {2, 2}, DType::i64);
+  Value* g1 = b.input("g1", {2, 1}, DType::i64);
+  auto scatter = [&](Value* i, Value* u, const char* reduction) {
+    return b.node("ScatterND", {data, i, u}, attrs({{"reduction", std::string(reduction)}}));
+  };
+  Value* none = scatter(idx, upd, "none");
+  Value* add = scatter(idx, upd, "add");
+  Value* mul = scatter(idx, upd, "mul");
+  Value* elem = scatter(eidx, eupd, "none");
+  Value* gnd = b.node("GatherND", {d3, g0});
+  Value* gb = b.node("GatherND", {d3, g1}, attrs({{"batch_dims", int64_t{1}}}));
+  auto g = b.finish({none, add, mul, elem, gnd, gb});
+  std::map<std::string, Tensor> in = {{"data", vec(DType::i64, {0, 1, 2, 3, 4, 5, 6, 7}, {4, 2})},
+                                      {"idx", vec(DType::i64, {2, -1, 2}, {3, 1})},
+                                      {"upd", vec(DType::i64, {10, 11, 20, 21, 30, 31}, {3, 2})},
+                                      {"eidx", vec(DType::i64, {0, 1, 3, 0}, {2, 2})},
+                                      {"eupd", vec(DType::i64, {100, 200})},
+                                      {"d3", vec(DType::i32, {0, 1, 2, 3, 4, 5, 6, 7}, {2, 2, 2})},
+                                      {"g0", vec(DType::i64, {0, 1, 1, -1}, {2, 2})},
+                                      {"g1", vec(DType::i64, {1, 0}, {2, 1})}};
+  auto out = run_exact(*g, in);
+  EXPECT_EQ(values(out.at(none->name)), (std::vector<double>{0, 1, 2, 3, 30, 31, 20, 21}));
+  EXPECT_EQ(values(out.at(add->name)), (std::vector<double>{0, 1, 2, 3, 44, 47, 26, 28}));
+  EXPECT_EQ(values(out.at(mul->name)), (std::vector<double>{0, 1, 2, 3, 1200, 1705, 120, 147}));
+  EXPECT_EQ(values(out.at(elem->name)), (std::vector<double>{0, 100, 2, 3, 4, 5, 200, 7}));
+  EXPECT_EQ(values(out.at(gnd->name)), (std::vector<double>{2, 3, 6, 7}));
+  EXPECT_EQ(values(out.at(gb->name)), (std::vector<double>{2, 3, 4, 5}));
+}
+
+TEST(CpuTyped, BitShiftReverseSequenceAndPowByIntegers) {
+  // u8 [16, 4, 1, 255] << [1, 2, 3, 8] = [32, 16, 8, 0] (a shift by the width gives 0), >> the
+  // same = [8, 1, 0, 0]; u64 [1, 2^63, 12345678901234] << [63, 1, 4] = [2^63, 0 (wraps),
+  // 197530862419744], >> = [0, 2^62, 771604931327]. ReverseSequence of x[t][b] = 10 t + b
+  // [4, 2] (time axis 0) with lengths [3, 1]: column 0 -> [20, 10, 0, 30], column 1 kept. Pow of
+  // floats [2, -3, 0.5] by i32 [3, 3, -2] = [8, -27, 4].
+  CpuGraph b;
+  Value* x8 = b.input("x8", {4}, DType::u8);
+  Value* y8 = b.input("y8", {4}, DType::u8);
+  Value* x64 = b.input("x64", {3}, DType::u64);
+  Value* y64 = b.input("y64", {3}, DType::u64);
+  Value* xs = b.input("xs", {4, 2});
+  Value* lens = b.input("lens", {2}, DType::i64);
+  Value* px = b.input("px", {3});
+  Value* py = b.input("py", {3}, DType::i32);
+  auto shift = [&](Value* x, Value* y, const char* dir) {
+    return b.node("BitShift", {x, y}, attrs({{"direction", std::string(dir)}}));
+  };
+  Value* l8 = shift(x8, y8, "LEFT");
+  Value* r8 = shift(x8, y8, "RIGHT");
+  Value* l64 = shift(x64, y64, "LEFT");
+  Value* r64 = shift(x64, y64, "RIGHT");
+  Value* rev = b.node("ReverseSequence", {xs, lens},
+                      attrs({{"time_axis", int64_t{0}}, {"batch_axis", int64_t{1}}}));
+  Value* pw = b.node("Pow", {px, py});
+  auto g = b.finish({l8, r8, l64, r64, rev, pw});
+  Tensor x64v(DType::u64, {3});
+  x64v.data<uint64_t>()[0] = 1;
+  x64v.data<uint64_t>()[1] = uint64_t{1} << 63;
+  x64v.data<uint64_t>()[2] = 12345678901234ull;
+  std::map<std::string, Tensor> in = {
+      {"x8", vec(DType::u8, {16, 4, 1, 255})},
+      {"y8", vec(DType::u8, {1, 2, 3, 8})},
+      {"x64", x64v},
+      {"y64", vec(DType::u64, {63, 1, 4})},
+      {"xs", vec(DType::f32, {0, 1, 10, 11, 20, 21, 30, 31}, {4, 2})},
+      {"lens", vec(DType::i64, {3, 1})},
+      {"px", vec(DType::f32, {2, -3, 0.5})},
+      {"py", vec(DType::i32, {3, 3, -2})}};
+  cpu_backend::CpuJit jit(cpu_backend::compile_cpu(*g));
+  auto out = jit.run(in, true).outputs;
+  EXPECT_EQ(values(out.at(l8->name)), (std::vector<double>{32, 16, 8, 0}));
+  EXPECT_EQ(values(out.at(r8->name)), (std::vector<double>{8, 1, 0, 0}));
+  EXPECT_EQ(out.at(l64->name).data<uint64_t>()[0], uint64_t{1} << 63);
+  EXPECT_EQ(out.at(l64->name).data<uint64_t>()[1], 0u);
+  EXPECT_EQ(out.at(l64->name).data<uint64_t>()[2], 197530862419744ull);
+  EXPECT_EQ(out.at(r64->name).data<uint64_t>()[0], 0u);
+  EXPECT_EQ(out.at(r64->name).data<uint64_t>()[1], uint64_t{1} << 62);
+  EXPECT_EQ(out.at(r64->name).data<uint64_t>()[2], 771604931327ull);
+  EXPECT_EQ(values(out.at(rev->name)), (std::vector<double>{20, 1, 10, 11, 0, 21, 30, 31}));
+  const auto p = values(out.at(pw->name));  // exp(y log|x|) in fp32: a few ulp
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_NEAR(p[0], 8.0, 1e-4);
+  EXPECT_NEAR(p[1], -27.0, 1e-4);
+  EXPECT_NEAR(p[2], 4.0, 1e-4);
+}
+
+TEST(CpuTyped, PowOfAnIntegerBaseIsRefusedNamingTheNode) {
+  CpuGraph b;
+  Value* x = b.input("x", {3}, DType::i64);
+  Value* y = b.input("y", {3}, DType::i64);
+  Value* z = b.node("Pow", {x, y});
+  auto g = b.finish({z});
+  try {
+    cpu_backend::compile_cpu(*g);
+    FAIL() << "compiled";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("Pow of an integer base"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CpuTyped, ComparisonsAndWhere) {
   // Less / Greater / Equal of i32 (broadcast), of floats with NaN (every ordered comparison
   // with NaN is false, Not(Equal) true), And / Or / Xor / Not of bools, Where selecting i64.
@@ -446,10 +594,32 @@ TEST(CpuTyped, IsNaNIsInfAndCastLike) {
 
 TEST(CpuTyped, EveryTypedOpHasACase) {
   // The ops the cases above run (CpuOps.* covers the float ops).
-  const std::set<std::string> covered = {
-      "Equal", "Less",  "LessOrEqual", "Greater", "GreaterOrEqual", "And",    "Or",     "Xor",
-      "Not",   "Where", "Cast",        "Gather",  "GatherElements", "ArgMax", "ArgMin", "Trilu",
-      "Mod",   "IsNaN", "IsInf",       "CastLike"};
+  const std::set<std::string> covered = {"Equal",
+                                         "Less",
+                                         "LessOrEqual",
+                                         "Greater",
+                                         "GreaterOrEqual",
+                                         "And",
+                                         "Or",
+                                         "Xor",
+                                         "Not",
+                                         "Where",
+                                         "Cast",
+                                         "Gather",
+                                         "GatherElements",
+                                         "ArgMax",
+                                         "ArgMin",
+                                         "Trilu",
+                                         "Mod",
+                                         "IsNaN",
+                                         "IsInf",
+                                         "CastLike",
+                                         "ScatterElements",
+                                         "Scatter",
+                                         "ScatterND",
+                                         "GatherND",
+                                         "BitShift",
+                                         "ReverseSequence"};
   for (const auto& op : lower::typed_compute_ops())
     EXPECT_TRUE(covered.count(op)) << op << " is a typed compute without a case here";
 }
