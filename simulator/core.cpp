@@ -309,8 +309,8 @@ void Core::run_scalar() {
           if (!advance(next)) return;
         } else if (kind == isa::InstrKind::load) {
           // lbu: the byte GM holds now (a barrier before it orders it after earlier stores; in a
-          // timing-only run GM holds no values and it reads 0); the scalar unit waits
-          // dram.latency_cycles for it (docs/isa.md, "Timing").
+          // timing-only run GM holds no values and it reads 1: every guarded block runs); the
+          // scalar unit waits dram.latency_cycles for it (docs/isa.md, "Timing").
           try {
             isa::execute_load(d.scalar, regs_, functional_ ? memory_.base[int(Scope::gm)] : nullptr,
                               sizes_[int(Scope::gm)]);

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "isa/asm.h"
+#include "isa/verifier.h"
 #include "passes/graph/graph_passes.h"
 #include "tests/compiler/npu_test_util.h"
 
@@ -222,6 +223,9 @@ TEST(GoldenAsm, IfOnRuntimeConditionBranchesOnTheScalarUnit) {
   for (const auto& core : mod.program.cores)
     for (const isa::Instruction& in : core) loads += in.op == isa::Opcode::lbu;
   EXPECT_EQ(loads, 4u);  // two guarded blocks on each of the 2 cores
+  // The blocks keep the program valid and its flags paired on both paths of every blti.
+  EXPECT_EQ(isa::verify_program(mod.program, hw), std::vector<std::string>{});
+  EXPECT_EQ(isa::verify_sync(mod.program, hw), std::vector<std::string>{});
   // The same graph with the guards dropped computes both branches every time (what the NPU did
   // before guarded blocks): the reference for the cycles below.
   auto both_g = clone_graph(*g);
