@@ -651,6 +651,10 @@ Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name
       if (version < 6 && op >= static_cast<uint8_t>(Opcode::l2_prefetch))
         r.corrupt(at, "invalid opcode {} in a version {} image (expected 0..{})", op, version,
                   static_cast<int>(Opcode::l2_prefetch) - 1);
+      // Version 8 added lbu (the scalar load of a GM byte).
+      if (version < 8 && op >= static_cast<uint8_t>(Opcode::lbu))
+        r.corrupt(at, "invalid opcode {} in a version {} image (expected 0..{})", op, version,
+                  static_cast<int>(Opcode::lbu) - 1);
       in.op = static_cast<Opcode>(op);
       if (b & kOpIndexFlag) {
         const std::size_t dat = r.pos();

@@ -18,12 +18,13 @@ Program decode(const std::vector<uint8_t>& bytes, const std::string& source_name
 
 /// The 4 magic bytes every image starts with ("TSNP") and the format version this build writes.
 inline constexpr uint8_t kEncodingMagic[4] = {'T', 'S', 'N', 'P'};
-inline constexpr uint8_t kEncodingVersion = 7;
+inline constexpr uint8_t kEncodingVersion = 8;
 /// Images of versions kOldestReadableVersion .. kEncodingVersion decode: version 3 (no dma_mc,
 /// dma's full form without `cores`), version 4 (no int8 cube mode: mmad's full form without
 /// a_dtype/b_dtype, fix's without per_channel/quant/zero_point; decode leaves them at their
 /// defaults), version 5 (no l2_prefetch/l2_discard: opcodes 52-53 and operand class 8 are new in
-/// version 6), version 6 (no fix per_row: its flag bit and full-form byte are new in version 7).
+/// version 6), version 6 (no fix per_row: its flag bit and full-form byte are new in version 7),
+/// version 7 (no lbu: opcode 54 is new in version 8).
 inline constexpr uint8_t kOldestReadableVersion = 3;
 
 }  // namespace tessel::isa

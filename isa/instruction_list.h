@@ -9,9 +9,10 @@
 //           opcode (isa/encoding.h): append new instructions at the end of the list.
 // class     the operand class: the Instruction::args alternative (isa::ArgsClass) whose field table
 //           (isa/operand_classes.h) gives the operands' text form, binary form, scopes and roles.
-// kind      what executes it (isa::InstrKind): alu (scalar unit, writes rd), branch (conditional),
-//           jump, barrier, core_barrier, set_flag, wait_flag, data (a pipe instruction with memory
-//           operands; its effect is isa/semantics.cpp, its cost npu_model/timing.cpp).
+// kind      what executes it (isa::InstrKind): alu (scalar unit, writes rd), load (scalar unit,
+//           writes rd from GM), branch (conditional), jump, barrier, core_barrier, set_flag,
+//           wait_flag, data (a pipe instruction with memory operands; its effect is
+//           isa/semantics.cpp, its cost npu_model/timing.cpp).
 // pipe      the executing pipe (isa::Pipe), or by_flag (set_flag: its src pipe, wait_flag: its
 //           dst pipe) or by_direction (dma: mte2 when the source is gm, else mte3).
 // operands  the class's selectable fields the instruction uses, in the class's field order: the
@@ -92,7 +93,9 @@
   X(dma_mc,       dma,     data,         mte2,         (dst, src, cores),   ())                  \
   /* ---- L2 placement hints (no effect on values; no-ops without an L2) ---- */              \
   X(l2_prefetch,  l2hint,  data,         mte2,         (src),               ())                  \
-  X(l2_discard,   l2hint,  data,         mte2,         (src),               ())
+  X(l2_discard,   l2hint,  data,         mte2,         (src),               ())                  \
+  /* ---- scalar unit: a byte of GM into a register (run-time control flow) ---- */           \
+  X(lbu,          scalar,  load,         scalar,       (rd, rs, imm),       ())
 
 // The element types of data operands: X(enumerator, name, bytes, class). The enumerator's value is
 // the binary dtype code; the compact binary form stores it in kDTypeFlagBits bits (isa/encoding.cpp).

@@ -70,6 +70,13 @@ InterpretStats interpret(const Program& program, const npu::HwConfig& hw, std::v
           case InstrKind::jump:
             execute_scalar(in, x, next);
             break;
+          case InstrKind::load:
+            try {
+              execute_load(std::get<ScalarArgs>(in.args), x, gm.data(), gm.size());
+            } catch (const Error& e) {
+              fail("core {} instruction {}: {}", c, st.pc, e.what());
+            }
+            break;
           case InstrKind::set_flag:
           case InstrKind::wait_flag:
           case InstrKind::barrier:

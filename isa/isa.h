@@ -345,6 +345,7 @@ static_assert(0 TESSEL_ISA_FIELDS(TESSEL_ISA_X) <= 64, "InstrInfo::operand_bits 
 /// What executes an instruction and how (docs/isa.md, "Machine model").
 enum class InstrKind : uint8_t {
   alu,           // scalar unit: computes rd from registers and immediates
+  load,          // scalar unit: reads rd from GM (lbu), stalling until the byte arrives
   branch,        // scalar unit: conditional branch to `target`
   jump,          // scalar unit: unconditional branch to `target`
   barrier,       // scalar unit: waits until every pipe of the core is drained

@@ -84,6 +84,21 @@ inline void execute_scalar(const Instruction& in, std::array<int64_t, kNumRegs>&
   execute_scalar(in.op, std::get<ScalarArgs>(in.args), x, next);
 }
 
+/// Executes lbu (the one instruction of kind `load`): x[rd] = the byte of GM at address
+/// a = x[rs] + imm, zero-extended (0..255; docs/isa.md, "Scalar unit"). `gm` holds `gm_bytes`
+/// bytes; nullptr (a timing-only simulation, which holds no values) reads 1, so that every
+/// guarded block of a compiled If runs and a timing-only run times both branches (an upper bound).
+/// Throws tessel::Error "lbu: read of gm byte a is outside the N-byte gm" when a is negative or >=
+/// gm_bytes. `in` must hold ScalarArgs with registers < kNumRegs (check_stream).
+inline void execute_load(const ScalarArgs& s, std::array<int64_t, kNumRegs>& x, const uint8_t* gm,
+                         uint64_t gm_bytes) {
+  const uint64_t a = static_cast<uint64_t>(x[s.rs]) + static_cast<uint64_t>(s.imm);
+  if (a >= gm_bytes)
+    fail("lbu: read of gm byte {} is outside the {}-byte gm", static_cast<int64_t>(a), gm_bytes);
+  x[s.rd] = gm ? gm[a] : 1;
+  x[0] = 0;
+}
+
 /// Byte ranges [begin, end) an instruction reads and writes, per scope (for hazard checks and
 /// capacity checks). Only meaningful on resolved instructions. Each range is the bounding range of
 /// the bytes one operand touches (begin = lowest byte, end = one past the highest), so a range lies

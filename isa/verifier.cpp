@@ -279,7 +279,13 @@ class Verifier {
   }
 
   // The rules of each operand class beyond its field table; false: skip the footprints.
-  bool rules(const ScalarArgs&) { return true; }
+  // lbu with base register x0: its byte must lie in the program's GM.
+  bool rules(const ScalarArgs& a) {
+    if (instr_->op == Opcode::lbu && a.rs == 0 && p_.gm_bytes > 0 &&
+        (a.imm < 0 || static_cast<uint64_t>(a.imm) >= p_.gm_bytes))
+      problem("lbu of GM byte {} outside the program's {} GM bytes", a.imm, p_.gm_bytes);
+    return true;
+  }
 
   // l2_prefetch / l2_discard: src in GM (the field table), bytes > 0 (nonzero); the range must
   // lie in the program's GM.

@@ -386,6 +386,10 @@ InstrCost instruction_cost(const HwConfig& hw, const isa::Instruction& in) {
     case isa::InstrKind::core_barrier:
       cost.occupancy_cycles = static_cast<uint64_t>(hw.core.scalar.cycles_per_instruction);
       return cost;
+    case isa::InstrKind::load:  // lbu: the scalar unit waits for the byte (docs/isa.md, Timing)
+      cost.occupancy_cycles = static_cast<uint64_t>(hw.core.scalar.cycles_per_instruction);
+      cost.latency_cycles = static_cast<uint64_t>(std::max(0, hw.dram.latency_cycles));
+      return cost;
     case isa::InstrKind::set_flag:
     case isa::InstrKind::wait_flag:
       return cost;

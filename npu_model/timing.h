@@ -24,7 +24,9 @@ struct InstrCost {
 };
 
 /// The cost of one dispatched pipe instruction on `hw` (scalar-unit instructions cost
-/// hw.core.scalar.cycles_per_instruction and have no pipe cost; sync instructions cost 0 here).
+/// hw.core.scalar.cycles_per_instruction and have no pipe cost; lbu, the scalar load, costs that
+/// plus latency dram.latency_cycles, the scalar unit's wait for the byte; sync instructions cost 0
+/// here).
 /// Formulas: docs/isa.md, Timing. Every data instruction occupies its pipe at least 1 cycle. For a
 /// dma touching GM the result is the engine side only: occupancy ceil(B / mte.bytes_per_cycle) and
 /// latency mte.latency_cycles; the simulator takes max(occupancy, dram_done - start) and adds

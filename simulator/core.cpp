@@ -95,6 +95,7 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
       cs_(static_cast<uint64_t>(std::max(0, run.hw->core.scalar.cycles_per_instruction))),
       depth_(static_cast<size_t>(std::max(0, run.hw->core.scalar.issue_queue_depth))),
       events_(run.hw->core.sync_event_ids),
+      load_latency_(static_cast<uint64_t>(std::max(0, run.hw->dram.latency_cycles))),
       functional_(run.options->functional) {
   const auto& core = hw_.core;
   if (core.scalar.cycles_per_instruction < 1)
@@ -143,6 +144,7 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
     if (pipe > 0 && pipe < isa::kNumPipes) has_process_[pipe] = true;  // dispatch rejects others
     switch (d.kind) {
       case isa::InstrKind::alu:
+      case isa::InstrKind::load:
       case isa::InstrKind::branch:
       case isa::InstrKind::jump:
         d.scalar = std::get<isa::ScalarArgs>(in.args);
@@ -305,6 +307,19 @@ void Core::run_scalar() {
           t_ += cs_;
           ++executed_;
           if (!advance(next)) return;
+        } else if (kind == isa::InstrKind::load) {
+          // lbu: the byte GM holds now (a barrier before it orders it after earlier stores; in a
+          // timing-only run GM holds no values and it reads 1: every guarded block runs); the
+          // scalar unit waits dram.latency_cycles for it (docs/isa.md, "Timing").
+          try {
+            isa::execute_load(d.scalar, regs_, functional_ ? memory_.base[int(Scope::gm)] : nullptr,
+                              sizes_[int(Scope::gm)]);
+          } catch (const Error& e) {
+            fail("core {} instruction {}: {}", id_, pc_, e.what());
+          }
+          t_ += cs_ + load_latency_;
+          ++executed_;
+          if (!advance(pc_ + 1)) return;
         } else if (kind == isa::InstrKind::barrier || kind == isa::InstrKind::core_barrier) {
           ++executed_;
           barrier_arrival_ = t_;

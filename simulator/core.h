@@ -112,7 +112,7 @@ class Core : public sc_core::sc_module {
     bool x0_only = false;     // data: every memory operand uses x0 (the instruction is resolved)
     uint64_t executed = 0;    // data: times started (the stats are summed in flush_stats)
     union {
-      isa::ScalarArgs scalar;  // alu / branch / jump
+      isa::ScalarArgs scalar;  // alu / load / branch / jump
       isa::SyncArgs sync;      // set_flag / wait_flag
       struct {
         uint64_t occupancy, latency;  // data, when cost_known (address-independent)
@@ -261,9 +261,10 @@ class Core : public sc_core::sc_module {
   std::vector<Range> static_ranges_;  // the access ranges of the ranges_known instructions
   size_t op_count_ = 0;
   CoreStats& stats_;
-  const uint64_t cs_;   // scalar cycles per instruction
-  const size_t depth_;  // issue queue depth
-  const int events_;    // sync event ids
+  const uint64_t cs_;            // scalar cycles per instruction
+  const size_t depth_;           // issue queue depth
+  const int events_;             // sync event ids
+  const uint64_t load_latency_;  // lbu's wait for its byte: dram.latency_cycles
   const bool functional_;
 
   /// Zero-filled bytes mapped on first touch (anonymous mmap): a scratchpad costs only the pages

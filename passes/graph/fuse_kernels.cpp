@@ -13,7 +13,10 @@
 //   - every value produced inside the group and consumed inside it has ALL its consumers inside
 //     the group and is not a graph output; the group has exactly one value used outside it (or a
 //     graph output): its last node's first output;
-//   - inputs from outside the group are arbitrary values (broadcast allowed).
+//   - inputs from outside the group are arbitrary values (broadcast allowed);
+//   - every member has the same branch guard (guard_branches' `branch_guard`: none, or the same
+//     value), and no value a guard names is produced inside the group unless it is the group's
+//     result (the NPU reads a guard from GM and branches around the whole kernel).
 // What this pass guarantees on top (a backend may rely on it): in a group with a contraction every
 // member's output has the contraction's output shape (elementwise epilogues on its output tile);
 // every input a member takes from outside the group is a graph input, a constant, a value known
@@ -148,6 +151,7 @@ class Grouper {
       index_[n.get()] = order_.size();
       order_.push_back(n.get());
       kind_[n.get()] = classify(*n);
+      if (n->attrs.has(kBranchGuardAttr)) guards_.insert(guard_of(*n));
     }
   }
 
@@ -190,8 +194,15 @@ class Grouper {
     return members;
   }
 
+  /// The name of the value guarding `n` (guard_branches' kBranchGuardAttr), "" when none.
+  static std::string guard_of(const Node& n) {
+    return n.attrs.get_string_or(kBranchGuardAttr, "", n.name);
+  }
+
   bool eligible(Node* c, Node* seed, const std::unordered_set<const Node*>& in) const {
     if (grouped_.count(c) || index_.at(c) <= index_.at(seed)) return false;
+    // A group runs under one guard (the NPU branches around a guarded kernel as a whole).
+    if (guard_of(*c) != guard_of(*seed)) return false;
     const Kind k = kind_.at(c);
     const bool contraction = kind_.at(seed) == Kind::contraction;
     if (k == Kind::elementwise) {
@@ -203,6 +214,7 @@ class Grouper {
       if (!v || v->constant || !v->producer) continue;  // omitted, constant or graph input
       if (in.count(v->producer)) {
         if (uses_.is_graph_output(v)) return false;  // a graph output must be the group's result
+        if (guards_.count(v->name)) return false;    // a guard is read from GM: not on chip only
         continue;
       }
       if (index_.at(v->producer) >= index_.at(seed)) return false;
@@ -233,6 +245,7 @@ class Grouper {
   std::unordered_map<const Node*, size_t> index_;
   std::unordered_map<const Node*, Kind> kind_;
   std::unordered_set<const Node*> grouped_;
+  std::set<std::string> guards_;  // the values named by a branch_guard
 };
 
 }  // namespace

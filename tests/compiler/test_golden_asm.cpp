@@ -2,7 +2,8 @@
 // compare/select/convert chain, a Gather with runtime (negative) indices, a ScatterElements with
 // duplicate indices (the last update wins), a reflect Pad, a
 // linear half_pixel Resize (as resize_as_matmul's MatMuls) and a
-// ConvTranspose (stride 2, pads 1, output_padding 1) through graph pass convt_as_conv.
+// ConvTranspose (stride 2, pads 1, output_padding 1) through graph pass convt_as_conv, and an If
+// on a run-time condition (guard_branches: lbu + blti around each branch on every core).
 //
 // The compiler is deterministic: the same graph and config give the same program. A change to
 // tiling, tensorization, sync insertion or code generation shows up here as a diff of readable
@@ -12,9 +13,11 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "isa/asm.h"
+#include "isa/verifier.h"
 #include "passes/graph/graph_passes.h"
 #include "tests/compiler/npu_test_util.h"
 
@@ -219,6 +222,73 @@ TEST(GoldenAsm, ConvTransposeStride2Pads1OutputPadding1) {
   auto got = run_simulator(mod, hw, in);
   // At most 4 * 4 products of |x|, |w| <= 1 (+ bias): fp16 inputs and output, fp32 sums.
   EXPECT_TRUE(all_close(got.begin()->second, want, 2e-2, 1.0 / 1024));
+}
+
+TEST(GoldenAsm, IfOnRuntimeConditionBranchesOnTheScalarUnit) {
+  // y = c ? tanh(x + 1) : x - 1 with c a bool input, after guard_branches (both branches
+  // guarded), on 2 npu_4core cores: Not(c), then [lbu x1, x0, <c>; blti x1, 1, end] around the
+  // then-branch's fused Add+Tanh kernel, [lbu <not c>; blti] around the else-branch's Sub, and
+  // the Where, each kernel closed by a core_barrier. Every core takes the same branch.
+  const char* text = R"(graph g opset 17 (%x: f32[2,64], %c: bool[]) -> (%y) {
+  %one: f32[] = const [1]
+  %y: f32[2,64] = If(%c, %x, %one) {else_branch=graph e () captures (%x: f32[2,64], %one: f32[] known [1]) -> (%b) {
+      %b: f32[2,64] = Sub(%x, %one)  # minus
+    }, then_branch=graph t () captures (%x: f32[2,64], %one: f32[] known [1]) -> (%a) {
+      %a0: f32[2,64] = Add(%x, %one)  # plus
+      %a: f32[2,64] = Tanh(%a0)  # tanh
+    }}  # if
+}
+)";
+  auto g = parse_graph(text, "if.graph");
+  ops::infer_graph(*g);
+  ASSERT_TRUE(graph_passes::guard_branches(*g, [](Graph&) {}));
+  graph_passes::fuse_kernels(*g);
+  npu::HwConfig hw = npu::load_hw_config(
+      std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml", {{"cores", "2"}});
+  auto mod = npu_backend::compile_npu(*g, hw);
+  expect_golden(mod, "if_runtime_condition.s");
+  size_t loads = 0;
+  for (const auto& core : mod.program.cores)
+    for (const isa::Instruction& in : core) loads += in.op == isa::Opcode::lbu;
+  EXPECT_EQ(loads, 4u);  // two guarded blocks on each of the 2 cores
+  // The blocks keep the program valid and its flags paired on both paths of every blti.
+  EXPECT_EQ(isa::verify_program(mod.program, hw), std::vector<std::string>{});
+  EXPECT_EQ(isa::verify_sync(mod.program, hw), std::vector<std::string>{});
+  // The same graph with the guards dropped computes both branches every time (what the NPU did
+  // before guarded blocks): the reference for the cycles below.
+  auto both_g = clone_graph(*g);
+  for (const auto& n : both_g->nodes()) n->attrs.erase(graph_passes::kBranchGuardAttr);
+  const auto both = npu_backend::compile_npu(*both_g, hw);
+  std::vector<float> xs(128);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 17) / 8.0f - 1.0f;
+  uint64_t cycles[2] = {0, 0}, both_cycles[2] = {0, 0};
+  for (bool c : {false, true}) {
+    Tensor ct(DType::boolean, {});
+    ct.set_from_double(0, c ? 1.0 : 0.0);
+    const std::map<std::string, Tensor> in{{"x", Tensor::from_floats({2, 64}, xs)}, {"c", ct}};
+    sim::SimResult r;
+    const auto got = run_simulator(mod, hw, in, &r);
+    const auto want = ops::run_reference(*g, in).begin()->second;
+    EXPECT_TRUE(all_close(got.at("y"), want, 2e-3, 2e-3)) << "c=" << c;
+    // The functional interpreter takes the same branch: the same bits.
+    EXPECT_TRUE(bit_equal(run_interpreter(mod, hw, in).at("y"), got.at("y"))) << "c=" << c;
+    cycles[c] = r.total_cycles;
+    sim::SimResult rb;
+    EXPECT_TRUE(bit_equal(run_simulator(both, hw, in, &rb).at("y"), got.at("y"))) << "c=" << c;
+    EXPECT_LT(r.total_cycles, rb.total_cycles) << "c=" << c;
+    both_cycles[c] = rb.total_cycles;
+    // Only the taken branch's kernel started pipe instructions.
+    for (const auto& k : mod.kernels) {
+      if (k.op_index < 0) continue;
+      uint64_t busy = 0;
+      for (uint64_t b : r.op_busy_cycles.at(static_cast<size_t>(k.op_index))) busy += b;
+      const bool then_k = k.node.rfind("if/then/", 0) == 0,
+                 else_k = k.node.rfind("if/else/", 0) == 0;
+      if (then_k || else_k) EXPECT_EQ(busy > 0, then_k == c) << k.node << " c=" << c;
+    }
+  }
+  std::cout << "  if golden: c=false " << cycles[0] << " cycles (both branches " << both_cycles[0]
+            << "), c=true " << cycles[1] << " cycles (both branches " << both_cycles[1] << ")\n";
 }
 
 }  // namespace

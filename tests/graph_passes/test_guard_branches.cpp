@@ -5,7 +5,10 @@
 // cycles for the lighter branch).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <iostream>
 
 #include "compiler/driver/runner.h"
 #include "compiler/ir/graph.h"
@@ -136,6 +139,56 @@ TEST(GuardBranches, CpuRunsOnlyTheTakenBranch) {
       EXPECT_EQ(else_run, c ? 0 : 3) << "c=" << c;  // plus, tanh, tanh2
       EXPECT_EQ(inner_then, c && d ? 1 : 0);
       EXPECT_EQ(inner_else, c && !d ? 1 : 0);
+    }
+}
+
+/// The compiled form of kGraph with the guards dropped: both branches always run (what the NPU
+/// did before guarded blocks).
+std::unique_ptr<Graph> unguarded_compiled_form() {
+  std::unique_ptr<Graph> cf = driver::compiled_form(*graph());
+  for (const auto& n : cf->nodes()) n->attrs.erase(graph_passes::kBranchGuardAttr);
+  return cf;
+}
+
+/// Pipe busy cycles of the kernels whose node names start with `prefix` (and not with `but`).
+uint64_t busy_of(const driver::NpuRun& r, const std::string& prefix, const std::string& but = "") {
+  uint64_t busy = 0;
+  for (const auto& k : r.module.kernels) {
+    if (k.op_index < 0 || k.node.rfind(prefix, 0) != 0) continue;
+    if (!but.empty() && k.node.rfind(but, 0) == 0) continue;
+    for (uint64_t b : r.sim.op_busy_cycles.at(static_cast<size_t>(k.op_index))) busy += b;
+  }
+  return busy;
+}
+
+TEST(GuardBranches, NpuRunsOnlyTheTakenBranch) {
+  // On 4 cores (npu_4core): every core loads the guard byte and jumps over the untaken branch's
+  // kernels (lbu + blti around each guarded block), so those kernels start no pipe instruction,
+  // and the run is shorter than the same program computing both branches.
+  const npu::HwConfig hw =
+      npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml");
+  auto g = graph();
+  auto both = unguarded_compiled_form();
+  for (bool c : {false, true})
+    for (bool d : {false, true}) {
+      const std::string what = fmt::format("npu c={} d={}", c, d);
+      const driver::RunOutput out = driver::run_model(*g, driver::Target::npu, &hw, feeds(c, d));
+      expect_values(out.outputs, c, d, 0.05f, what);
+      ASSERT_TRUE(out.npu);
+      const driver::NpuRun& r = *out.npu;
+      // The untaken branches' kernels did no work; the taken ones did.
+      EXPECT_EQ(busy_of(r, "outer/else/") == 0, c) << what;
+      EXPECT_EQ(busy_of(r, "outer/then/", "outer/then/inner/") == 0, !c) << what;
+      EXPECT_EQ(busy_of(r, "outer/then/inner/then/") == 0, !(c && d)) << what;
+      EXPECT_EQ(busy_of(r, "outer/then/inner/else/") == 0, !(c && !d)) << what;
+      const driver::RunOutput full =
+          driver::run_model(*both, driver::Target::npu, &hw, feeds(c, d));
+      expect_values(full.outputs, c, d, 0.05f, what + " (both branches)");
+      ASSERT_TRUE(full.npu);
+      EXPECT_GT(busy_of(full.npu.value(), "outer/else/"), 0u) << what;
+      std::cout << "  " << what << ": " << r.sim.total_cycles << " cycles (both branches "
+                << full.npu->sim.total_cycles << ")\n";
+      EXPECT_LT(r.sim.total_cycles, full.npu->sim.total_cycles) << what;
     }
 }
 

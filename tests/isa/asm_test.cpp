@@ -60,6 +60,9 @@ TEST(AsmGolden, BriefExamples) {
   EXPECT_EQ(format_instruction(make(Opcode::set_flag, SyncArgs{Pipe::mte2, Pipe::vector, 0})),
             "set_flag mte2, vector, 0");
   EXPECT_EQ(format_instruction(make(Opcode::blti, sargs(0, 1, 0, 12, 3))), "blti x1, 12, L3");
+  EXPECT_EQ(format_instruction(make(Opcode::lbu, sargs(1, 0, 0, 4096, -1))), "lbu x1, x0, 4096");
+  EXPECT_EQ(assemble(".core 0\n  lbu x1, x0, 4096\n", "l.s").cores[0][0],
+            make(Opcode::lbu, sargs(1, 0, 0, 4096, -1)));
 
   MmadArgs m;
   m.c = mem(Scope::l0c, 0, 0);

@@ -71,7 +71,7 @@ TEST(Encoding, GoldenBytes) {
   p.cores[0].push_back(make(Opcode::jmp, sargs(0, 0, 0, 0, 0), 0));
   const std::vector<uint8_t> expected = {
       'T',  'S',  'N',  'P',   // magic
-      0x07,                    // version
+      0x08,                    // version
       0x01,                    // core count (uvarint)
       0x01, 't',               // name: length, bytes
       0x00,                    // gm_bytes
@@ -83,7 +83,7 @@ TEST(Encoding, GoldenBytes) {
       0x48,                    // jmp = opcode 8 | 0x40 (op_index delta follows)
       0x02,                    // delta +1 (zigzag 2): op_index -1 -> 0
       0x00,                    // target 0 (uvarint)
-      0xef, 0xa0, 0x38, 0x97,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0x9738a0ef), LE
+      0x19, 0x14, 0xac, 0xc1,  // CRC-32 of the 18 bytes above (zlib.crc32 = 0xc1ac1419), LE
   };
   EXPECT_EQ(encode(p), expected);
 }
@@ -194,6 +194,39 @@ TEST(Encoding, Version5ImagesStillDecodeAndHaveNoL2Hints) {
   b = encode(p);
   EXPECT_EQ(program_difference(decode(b, "v6.bin"), p), "");
   EXPECT_THROW(decode(as_version(b, 5), "v5.bin"), Error);
+}
+
+TEST(Encoding, Version7ImagesStillDecodeAndHaveNoScalarLoad) {
+  // Version 8 added lbu (opcode 54, ScalarArgs' compact form: rd, rs, imm) and changed no
+  // existing form: a version-7 image of a program without it is the version-8 bytes with the
+  // version byte 7. One with an lbu is corrupt as version 7.
+  Program p;
+  p.name = "t";
+  p.gm_bytes = 1 << 16;
+  p.cores.resize(1);
+  p.cores[0].push_back(make(Opcode::blti, sargs(0, 1, 0, 1, 1)));
+  auto as_version = [](std::vector<uint8_t> b, uint8_t v) {
+    b[4] = v;
+    const uint32_t crc = crc32_of(b, b.size() - 4);
+    for (int i = 0; i < 4; ++i) b[b.size() - 4 + i] = static_cast<uint8_t>(crc >> (8 * i));
+    return b;
+  };
+  std::vector<uint8_t> b = encode(p);
+  ASSERT_EQ(b[4], 8);
+  EXPECT_EQ(program_difference(decode(as_version(b, 7), "v7.bin"), p), "");
+  p.cores[0].insert(p.cores[0].begin(), make(Opcode::lbu, sargs(1, 0, 0, 4096, -1)));
+  b = encode(p);
+  EXPECT_EQ(program_difference(decode(b, "v8.bin"), p), "");
+  // opcode byte 54, rd 1, rs 0, imm 4096 (zigzag 8192: 0x80 0x40): 5 bytes.
+  EXPECT_EQ(encoded_size(make(Opcode::lbu, sargs(1, 0, 0, 4096, -1))), 5u);
+  try {
+    decode(as_version(b, 7), "v7.bin");
+    ADD_FAILURE() << "a version-7 image with lbu decoded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("invalid opcode 54 in a version 7 image"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Encoding, Version6ImagesStillDecodeWithoutFixPerRow) {

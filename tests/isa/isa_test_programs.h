@@ -241,6 +241,9 @@ inline Program every_opcode_program() {
     c1.push_back(make(Opcode::l2_prefetch, L2HintArgs{mem(Scope::gm, 3, 128), 4096}, 1));
     c1.push_back(make(Opcode::l2_discard, L2HintArgs{mem(Scope::gm, 0, 512), 256}, 1));
   }
+  // Scalar loads of a GM byte: through a register, and at an absolute address.
+  c1.push_back(make(Opcode::lbu, sargs(7, 3, 0, 96, -1), 2));
+  c1.push_back(make(Opcode::lbu, sargs(8, 0, 0, 0x30000, -1), 2));
   p.cores.push_back(c1);
   return p;
 }

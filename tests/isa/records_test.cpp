@@ -41,14 +41,16 @@ TEST(Records, IndexedByOpcodeWithUniqueMnemonics) {
   EXPECT_EQ(static_cast<int>(Opcode::dma_mc), 51);       // encoding version 4
   EXPECT_EQ(static_cast<int>(Opcode::l2_prefetch), 52);  // encoding version 6
   EXPECT_EQ(static_cast<int>(Opcode::l2_discard), 53);
-  EXPECT_EQ(kNumOpcodes, 54);
-  EXPECT_FALSE(is_valid_opcode(static_cast<Opcode>(54)));
+  EXPECT_EQ(static_cast<int>(Opcode::lbu), 54);  // encoding version 8
+  EXPECT_EQ(kNumOpcodes, 55);
+  EXPECT_FALSE(is_valid_opcode(static_cast<Opcode>(55)));
 }
 
 TEST(Records, KindsHaveTheirOperandClassAndPipe) {
   for (const InstrInfo& r : kInstructions) {
     switch (r.kind) {
       case InstrKind::alu:
+      case InstrKind::load:
       case InstrKind::branch:
       case InstrKind::jump:
       case InstrKind::barrier:
@@ -234,6 +236,28 @@ Instruction small_data_instruction(Opcode op) {
       ADD_FAILURE() << opcode_name(op) << " has no memory operands";
       return {};
   }
+}
+
+TEST(Records, ScalarLoadReadsOneGmByteZeroExtended) {
+  // lbu x3, x1, 10 with x1 = 7 reads GM byte 17 (0xc8 = 200, zero-extended, not -56).
+  std::vector<uint8_t> gm(32, 0);
+  gm[17] = 0xc8;
+  std::array<int64_t, kNumRegs> x{};
+  x[1] = 7;
+  execute_load(sargs(3, 1, 0, 10, -1), x, gm.data(), gm.size());
+  EXPECT_EQ(x[3], 200);
+  execute_load(sargs(0, 1, 0, 10, -1), x, gm.data(), gm.size());  // x0 stays 0
+  EXPECT_EQ(x[0], 0);
+  execute_load(sargs(3, 1, 0, 10, -1), x, nullptr, gm.size());  // no values (timing-only): 1
+  EXPECT_EQ(x[3], 1);
+  // Byte 32 of a 32-byte GM and a negative address are errors.
+  EXPECT_THROW(execute_load(sargs(3, 1, 0, 25, -1), x, gm.data(), gm.size()), Error);
+  EXPECT_THROW(execute_load(sargs(3, 1, 0, -8, -1), x, gm.data(), gm.size()), Error);
+  // Its cost: c_s on the scalar unit plus the wait for the byte, dram.latency_cycles.
+  const npu::HwConfig hw = test_hw();
+  const npu::InstrCost c = npu::instruction_cost(hw, make(Opcode::lbu, sargs(3, 1, 0, 10, -1)));
+  EXPECT_EQ(c.occupancy_cycles, static_cast<uint64_t>(hw.core.scalar.cycles_per_instruction));
+  EXPECT_EQ(c.latency_cycles, static_cast<uint64_t>(hw.dram.latency_cycles));
 }
 
 TEST(Records, EveryDataInstructionHasSemanticsAndTiming) {

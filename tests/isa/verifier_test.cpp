@@ -81,6 +81,24 @@ TEST(Verifier, BranchTarget) {
                  {"core 0, instruction 12 (jmp -1)", "branch target -1 out of range"});
 }
 
+TEST(Verifier, ScalarLoadOutsideGm) {
+  // gm_bytes 24576: lbu of byte 24575 is fine, 24576 and -1 are outside; through x1 it is checked
+  // at run time only.
+  auto lbu = [](int64_t imm, uint8_t rs = 0) {
+    return make(Opcode::lbu, ScalarArgs{2, rs, 0, imm, -1});
+  };
+  Program ok = valid_program();
+  ok.cores[0].insert(ok.cores[0].begin(), lbu(24575));
+  ok.cores[0].insert(ok.cores[0].begin(), lbu(1 << 20, 1));
+  for (Instruction& in : ok.cores[0])  // the branch targets move by the two instructions
+    if (is_branch(in.op)) std::get<ScalarArgs>(in.args).target += 2;
+  EXPECT_EQ(verify_program(ok, test_hw(1)), std::vector<std::string>{});
+  expect_problem([&](Program& p) { at(p, 0) = lbu(24576); },
+                 {"core 0, instruction 0 (lbu x2, x0, 24576)",
+                  "lbu of GM byte 24576 outside the program's 24576 GM bytes"});
+  expect_problem([&](Program& p) { at(p, 0) = lbu(-1); }, {"lbu of GM byte -1 outside"});
+}
+
 TEST(Verifier, IllegalScope) {
   // mmad reading UB (the assembler rejects this text, so the program is built in code).
   expect_problem(

@@ -346,5 +346,87 @@ TEST(Timing, TimingOnlyModeGivesSameCycles) {
   EXPECT_EQ(t.dram_read_bytes, f.dram_read_bytes);
 }
 
+// lbu x1, x0, 64 (the guard byte at GM 64); blti x1, 1, <end>; then the guarded block. `byte`
+// is written to GM 64 before the run (functional runs only).
+sim::SimResult run_guarded(const isa::Program& p, const npu::HwConfig& hw, uint8_t byte,
+                           bool functional = true) {
+  sim::SimOptions o;
+  o.functional = functional;
+  sim::Simulator s(hw, o);
+  s.load(p);
+  if (functional) s.write_gm(64, &byte, 1);
+  return s.run();
+}
+
+TEST(Timing, ScalarLoadAndBranchSkipTheBlock) {
+  //  0 lbu x1, x0, 64: issued at 0; the scalar unit waits c_s + dram.latency_cycles = 1 + 200,
+  //    so the next instruction issues at 201.
+  //  1 blti x1, 1, 4: issued at 201 (c_s = 1).
+  //  byte 0: taken, the stream ends at 202: 202 cycles, 2 instructions, no vector work.
+  //  byte 1 (or 0x80: zero-extended, 128 >= 1): not taken; vadd #1 issued 202, queued 203,
+  //    starts 203, completes 203 + 1 + 4 = 208; vadd #2 (another output) issued 203, queued 204,
+  //    starts 204 (pipe free at 204), completes 209: 209 cycles, 4 instructions.
+  const auto v = [](int64_t out) {
+    return vec(Opcode::vadd, DType::f16, vo(ub(out)), vo(ub(0)), vo(ub(256)), 128);
+  };
+  const auto p = program({scalar(Opcode::lbu, 1, 0, 0, 64), blti(1, 1, 4), v(4096), v(8192)});
+  auto r = run_guarded(p, test_hw(), 0);
+  EXPECT_EQ(r.total_cycles, 202u);
+  EXPECT_EQ(r.instructions, 2u);
+  EXPECT_EQ(pipe(r, Pipe::vector).instructions, 0u);
+  EXPECT_EQ(pipe(r, Pipe::scalar).instructions, 2u);
+  for (uint8_t byte : {uint8_t{1}, uint8_t{0x80}}) {
+    r = run_guarded(p, test_hw(), byte);
+    EXPECT_EQ(r.total_cycles, 209u) << int(byte);
+    EXPECT_EQ(r.instructions, 4u) << int(byte);
+    EXPECT_EQ(pipe(r, Pipe::vector).instructions, 2u) << int(byte);
+  }
+  // Timing-only: GM holds no values, lbu reads 1 and the block runs (both branches of a compiled
+  // If are timed).
+  EXPECT_EQ(run_guarded(p, test_hw(), 0, false).total_cycles, 209u);
+  // The latency is dram.latency_cycles: 50 instead of 200 -> 202 - 150 = 52.
+  auto fast = test_hw();
+  fast.dram.latency_cycles = 50;
+  EXPECT_EQ(run_guarded(p, fast, 0).total_cycles, 52u);
+}
+
+TEST(Timing, GuardedBlockWithCoreBarrierOnTwoCores) {
+  // Each core: 0 lbu x1, x0, 64 | 1 blti x1, 1, 5 | 2 vadd | 3 core_barrier | 4 vadd.
+  // Byte 0: both cores skip the block, core_barrier included (every core skips the same ones):
+  //   202 cycles each, as in ScalarLoadAndBranchSkipTheBlock.
+  // Byte 1: vadd issued 202, queued 203, completes 208; the core_barrier issued at 203 arrives at
+  //   max(203 + 1, 208) = 208 on both cores; vadd #2 issued 208, queued 209, completes
+  //   209 + 1 + 4 = 214.
+  const auto v = [](int64_t out) {
+    return vec(Opcode::vadd, DType::f16, vo(ub(out)), vo(ub(0)), vo(ub(256)), 128);
+  };
+  const std::vector<Instruction> code = {scalar(Opcode::lbu, 1, 0, 0, 64), blti(1, 1, 5), v(4096),
+                                         core_barrier(), v(8192)};
+  isa::Program p = program(code);
+  p.cores.push_back(code);
+  auto r = run_guarded(p, test_hw(2), 0);
+  EXPECT_EQ(r.total_cycles, 202u);
+  EXPECT_EQ(r.instructions, 4u);
+  r = run_guarded(p, test_hw(2), 1);
+  EXPECT_EQ(r.total_cycles, 214u);
+  EXPECT_EQ(r.cores[0].finish_cycle, 214u);
+  EXPECT_EQ(r.cores[1].finish_cycle, 214u);
+  EXPECT_EQ(r.instructions, 10u);
+}
+
+TEST(Timing, ScalarLoadOutsideGmFails) {
+  // GM is 1 MiB: byte 1 << 20 is one past its end.
+  const auto p = program({scalar(Opcode::lbu, 1, 0, 0, int64_t{1} << 20)});
+  try {
+    run_guarded(p, test_hw(), 0);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("lbu: read of gm byte 1048576 is outside the 1048576-byte gm"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tessel

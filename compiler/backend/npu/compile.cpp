@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "compiler/ops/op_util.h"
 #include "compiler/support/error.h"
 #include "compiler/support/fp16.h"
+#include "passes/graph/graph_passes.h"
 #include "passes/loop/schedule.h"
 #include "passes/loop/tile_emitter.h"
 
@@ -405,6 +407,9 @@ struct LoweredGraph::Impl {
   std::vector<passes::KernelSpec> specs;
   std::vector<std::string> comments;
   std::map<std::string, std::vector<passes::Knobs>> candidates;
+  /// The GM byte address of the guard (graph_passes::branch_guard) of the op at each index of
+  /// mod.kernels whose kernels run only when that byte is nonzero; absent: unguarded.
+  std::map<size_t, uint64_t> guards;
   bool finished = false;
 
   Impl(const Graph& g, const npu::HwConfig& h, const NpuCompileOptions& o)
@@ -567,6 +572,48 @@ struct LoweredGraph::Impl {
     return bar;
   }
 
+  /// Records the guard of op `op` (mod.kernels index) compiled from `members`: the GM address of
+  /// their common guard's byte (a bool scalar computed before them, or an input), or nothing when
+  /// a member runs unguarded (fuse_kernels groups only nodes of one guard).
+  void record_guard(size_t op, const std::vector<const Node*>& members) {
+    const Value* g = graph_passes::branch_guard(graph, *members.front());
+    for (const Node* m : members)
+      if (graph_passes::branch_guard(graph, *m) != g) return;
+    if (!g) return;
+    if (g->dtype != DType::boolean || shape_numel(g->shape) != 1)
+      fail("{}: guard '{}' is {}{}; the NPU branches on one bool byte", members.back()->describe(),
+           g->name, dtype_to_string(g->dtype), shape_to_string(g->shape));
+    const L::Buffer b = gm.value(g);
+    guards[op] =
+        static_cast<uint64_t>(b->storage()->address_bytes + b->elem_offset * dtype_size(b->dtype));
+  }
+
+  /// Opens a guarded block on every core of `prog`: `lbu x1, x0, address` (the guard's byte) and
+  /// `blti x1, 1, <end>`, whose target close_guarded_block sets. `at` receives each core's blti.
+  void open_guarded_block(isa::Program& prog, uint64_t address, int32_t op_index,
+                          std::vector<size_t>& at) const {
+    at.assign(hw.cores, 0);
+    for (int core = 0; core < hw.cores; ++core) {
+      auto& stream = prog.cores[core];
+      isa::Instruction load, skip;
+      load.op = isa::Opcode::lbu;
+      load.args = isa::ScalarArgs{1, 0, 0, static_cast<int64_t>(address), -1};
+      load.op_index = op_index;
+      skip.op = isa::Opcode::blti;
+      skip.args = isa::ScalarArgs{0, 1, 0, 1, -1};
+      skip.op_index = op_index;
+      stream.push_back(load);
+      at[core] = stream.size();
+      stream.push_back(skip);
+    }
+  }
+  /// Points each core's blti of the open block past the core's last instruction.
+  void close_guarded_block(isa::Program& prog, const std::vector<size_t>& at) const {
+    for (int core = 0; core < hw.cores; ++core)
+      std::get<isa::ScalarArgs>(prog.cores[core][at[core]].args).target =
+          static_cast<int32_t>(prog.cores[core].size());
+  }
+
   void record_value(const Value* v, const L::Buffer& b) {
     const L::BufferNode* st = b->storage();
     mod.values.push_back(
@@ -632,6 +679,7 @@ void LoweredGraph::Impl::lower() {
       mod.kernels[op].kind = "fused-" + mod.kernels[op].kind;
       prog.op_names.push_back(info.node);
       record_value(out, out_gm);
+      record_guard(op, members);
       for (const Node* m : members) fused.insert(m);
       return true;
     } catch (const passes::InvalidKnobs&) {
@@ -717,6 +765,7 @@ void LoweredGraph::Impl::lower() {
       add_kernel(op, node.name, std::move(spec));
     }
     record_value(out, out_gm);
+    record_guard(op, {&node});
   }
 
   if (options.progress) options.progress("lower", node_count, node_count);
@@ -808,10 +857,28 @@ NpuModule LoweredGraph::finish() {
       prefetch = passes::plan_l2_prefetch(uses, static_cast<uint64_t>(m.hw.l2.capacity_bytes));
     if (m.hw.l2.discards()) discard = passes::plan_l2_discard(uses);
   }
+  // Consecutive kernels under the same guard form one guarded block: every core loads the
+  // guard's byte (lbu) and jumps over the block when it is 0 (blti x1, 1), so only the taken
+  // branch of an If runs. The byte was written by an earlier kernel, before that kernel's closing
+  // (core_)barrier, or is an input, so every core reads the same value and takes the same branch,
+  // and every core skips the same core_barriers.
+  std::optional<uint64_t> open;  // the guard address of the open block
+  std::vector<size_t> skip_at;   // each core's blti of the open block
   for (size_t i = 0; i < n; ++i) {
     if (m.options.progress) m.options.progress("compile", i, n);
     const Kernel& k = m.kernels[i];
     KernelInfo& info = m.mod.kernels[k.op];
+    const auto guard = m.guards.find(k.op);
+    const std::optional<uint64_t> want =
+        guard == m.guards.end() ? std::nullopt : std::optional<uint64_t>(guard->second);
+    if (open != want) {
+      if (open) m.close_guarded_block(m.mod.program, skip_at);
+      if (want) {
+        m.open_guarded_block(m.mod.program, *want, info.op_index, skip_at);
+        info.instructions += 2 * static_cast<uint64_t>(m.hw.cores);
+      }
+      open = want;
+    }
     std::vector<isa::Instruction> hints;
     if (i > 0)
       for (const passes::GmRange& r : discard[i - 1])
@@ -828,6 +895,7 @@ NpuModule LoweredGraph::finish() {
     info.schedules.push_back(std::move(sk));
     m.append(info, code, hints);
   }
+  if (open) m.close_guarded_block(m.mod.program, skip_at);
   if (m.options.progress) m.options.progress("compile", n, n);
   return std::move(m.mod);
 }

@@ -13,10 +13,11 @@
 // row-major in their ONNX shape; constants are converted and laid out in GM by the compiler.
 //
 // Nodes of an If branch (the `branch_guard` attribute of graph_passes::guard_branches) are
-// compiled like every other node and always run: the NPU computes both branches of an If on a
-// run-time condition and the Where after them picks the taken one (correct values; the untaken
-// branch's cycles are counted). A branch on the scalar unit around guarded kernels needs a scalar
-// load from GM, which the ISA does not have yet.
+// compiled like every other node; consecutive kernels under the same guard form a guarded block
+// that every core enters with `lbu x1, x0, <guard byte>` and `blti x1, 1, <end of block>`, so the
+// scalar unit jumps over the untaken branch's kernels (their cycles are not spent) and the Where
+// after them picks the taken branch's value. timing_program (the tuner's whole-program
+// measurement, which runs without values) leaves the blocks out: it times both branches.
 #pragma once
 
 #include <functional>
