@@ -1,5 +1,6 @@
 #include "compiler/backend/npu/precision.h"
 
+#include <functional>
 #include <set>
 
 #include "compiler/backend/npu/int8_ops.h"
@@ -46,11 +47,23 @@ std::map<std::string, DType> float_storage_plan(const Graph& graph, DType act) {
       if (dtype_is_float(v->dtype)) plan[v->name] = DType::f32;
     return plan;
   }
+  // Whether a vector kernel reads `v`, directly or through views (Reshape, Squeeze, ...: a view
+  // of an input only a cube reads is no reason to keep it in fp32).
+  std::function<bool(const Value*)> vector_reader = [&](const Value* v) {
+    for (const Node* u : graph.users(v)) {
+      if (lower::is_alias_op(*u) && !u->outputs.empty() && u->outputs[0] &&
+          u->outputs[0]->dtype != DType::f16) {
+        if (vector_reader(u->outputs[0])) return true;
+      } else if (!is_cube_node(*u)) {
+        return true;
+      }
+    }
+    return false;
+  };
   for (const Value* v : graph.inputs) {
     if (!dtype_is_float(v->dtype)) continue;
-    bool vector_reader = v->dtype == DType::f64;
-    for (const Node* u : graph.users(v)) vector_reader = vector_reader || !is_cube_node(*u);
-    plan[v->name] = vector_reader && v->dtype != DType::f16 ? DType::f32 : act;
+    const bool f32 = v->dtype == DType::f64 || (v->dtype != DType::f16 && vector_reader(v));
+    plan[v->name] = f32 ? DType::f32 : act;
   }
   // Nodes are in topological order: every input's storage is known when its reader is reached.
   for (const auto& n : graph.nodes()) {

@@ -26,13 +26,14 @@ bool is_cube_node(const Node& node);
 /// The storage dtype (DType::f16 or DType::f32) of every float value of `graph` that the NPU
 /// keeps in GM, by value name, for activation dtype `act` (the cube input dtype):
 ///   - act == f32: every float value is f32.
-///   - a float graph input is f32 when it is float64 or some consumer is not a cube node (a
-///     vector kernel reads it); an input only cube nodes read stays f16 (packed by the host as
-///     today);
+///   - a float graph input is f32 when it is float64 or some consumer, directly or through
+///     views, is not a cube node (a vector kernel reads it); an input only cube nodes read stays
+///     f16 (packed by the host as before the plan);
 ///   - the output of a cube node is f16;
 ///   - the output of a view (Reshape, Squeeze, ...) has its input's storage;
 ///   - the output of any other node is f32 when one of its non-constant float inputs is f32,
-///     else f16 (a node with no float input, e.g. a Cast from int, is f16);
+///     f16 when all of them are f16, and f32 when it has none (a Gather from a constant table, a
+///     Cast from int: the source is fp32); a value the model types float16 is f16;
 ///   - a float constant is f32 when every float node reading it computes in f32, else f16 (the
 ///     backend stores a copy per dtype that its readers need; this entry is what the tolerance
 ///     model rounds it to).
@@ -41,8 +42,9 @@ bool is_cube_node(const Node& node);
 std::map<std::string, DType> float_storage_plan(const Graph& graph, DType act);
 
 /// The dtype the kernel of `node` computes its float values in under `plan` (f16 or f32): a
-/// cube node's is f16 (the activation dtype); otherwise f32 when one of its non-constant float
-/// inputs is stored f32.
+/// cube node's, and a node's with a float16-typed output, is the activation dtype; otherwise
+/// f32 when one of its non-constant float inputs is stored f32 or it has none, f16 when all of
+/// them are f16.
 DType node_compute_dtype(const Node& node, const std::map<std::string, DType>& plan, DType act);
 
 }  // namespace tessel::npu_backend
