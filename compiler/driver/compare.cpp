@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "compiler/backend/npu/precision.h"
 #include "compiler/driver/runner.h"
 #include "compiler/lower/op_compute.h"
 #include "compiler/ops/reference.h"
@@ -74,7 +75,15 @@ double call_roundings(L::CallOp op) {
   return 1;
 }
 
+/// The relative error of a call's vector implementation beyond its roundings
+/// (tensorize_vector.cpp): sin and cos truncate their Taylor series at r^9 on [-pi/2, pi/2]
+/// ((pi/2)^10 / 11! = 2.3e-6 relative; 4e-6 taken); the others are exact up to rounding, or
+/// (erf 1.5e-7, atan 2e-8 absolute) below what fp16 storage resolves. It matters where the value is
+/// kept in fp32.
+double call_approx(L::CallOp op) { return op == L::CallOp::sin || op == L::CallOp::cos ? 4e-6 : 0; }
+
 struct RoundingCounter {
+  double approx = 0;  // sum of call_approx over the calls counted (each stage once)
   /// true: a K-term sum is an fp32 accumulator that rounds at each of its K - 1 additions (an
   /// fp32 implementation); false: fp32 accumulation of fp16 terms, one fp16 rounding at the end
   /// plus K 2^-24 in units of u = 2^-11 (the NPU).
@@ -111,6 +120,7 @@ struct RoundingCounter {
       case L::ExprKind::Select:
         return e->args.size() == 3 ? std::max(expr(e->args[1]), expr(e->args[2])) : args();
       case L::ExprKind::Call:
+        approx += call_approx(e->call);
         return args() + call_roundings(e->call);
       case L::ExprKind::Reduce: {
         double k = 1;
@@ -130,7 +140,9 @@ struct RoundingCounter {
 namespace {
 
 /// npu_roundings, or with `fp32_sums` the roundings of an fp32 implementation (fp32_roundings).
-double count_roundings(const Node& node, bool fp32_sums) {
+/// `approx`, when given, receives the node's implementation error (sum of call_approx).
+double count_roundings(const Node& node, bool fp32_sums, double* approx = nullptr) {
+  if (approx) *approx = 0;
   if (lower::is_alias_op(node)) return 0;
   // A node of constants only is folded at compile time (in fp32, then stored): one rounding.
   bool all_constant = true;
@@ -144,9 +156,12 @@ double count_roundings(const Node& node, bool fp32_sums) {
     if (!parts.empty()) {
       double r = 0;
       for (const auto& p : parts) r = std::max(r, count.stage(p.out));
+      if (approx) *approx = count.approx;
       return std::max(r, 1.0);
     }
-    return count.stage(lower::op_compute(node, ctx));
+    const double r = count.stage(lower::op_compute(node, ctx));
+    if (approx) *approx = count.approx;
+    return r;
   } catch (const Error&) {
     return 1;  // no compute of its own here (the backend decides how it runs): one rounding
   }
@@ -165,12 +180,32 @@ struct Deviation {
 };
 
 Deviation mc_deviation(const Graph& graph, const std::map<std::string, Tensor>& inputs, bool f16,
-                       bool fp32_sums, double u, double q) {
+                       bool fp32_sums, double u, double q,
+                       const std::map<std::string, DType>* plan = nullptr) {
+  // With a precision plan (npu_backend::float_storage_plan), a value the NPU keeps in fp32 is
+  // neither rounded to fp16 (inputs, constants) nor perturbed by fp16 roundings: its node's
+  // roundings are fp32's (u = 2^-24, q = 2^-149).
+  auto stored_f32 = [&](const Value& v) {
+    if (!plan) return false;
+    auto it = plan->find(v.name);
+    return it != plan->end() && it->second == DType::f32;
+  };
   constexpr int64_t kMinSamples = 64, kMaxRuns = 16;
   Deviation out;
-  std::unordered_map<const Node*, double> sigma;  // sqrt(r) per node
+  std::unordered_map<const Node*, double> sigma;   // sqrt(r) per node
+  std::unordered_map<const Node*, double> approx;  // implementation error (fp32 values only)
   for (const auto& n : graph.nodes()) {
-    const double r = count_roundings(*n, fp32_sums);
+    // A node kept in fp32 sums in fp32, rounding at each addition (fp32_roundings' count).
+    const bool f32_node =
+        plan && !n->outputs.empty() && n->outputs[0] && stored_f32(*n->outputs[0]);
+    double r = count_roundings(*n, fp32_sums || f32_node, plan ? &approx[n.get()] : nullptr);
+    // An fp16 node reading an fp32 value reads it through a conversion kernel: one more rounding.
+    if (plan && !n->outputs.empty() && n->outputs[0] && !stored_f32(*n->outputs[0]))
+      for (const Value* in : n->inputs)
+        if (in && !in->constant && dtype_is_float(in->dtype) && stored_f32(*in)) {
+          r += 1;
+          break;
+        }
     out.r_max = std::max(out.r_max, r);
     sigma[n.get()] = std::sqrt(r);
   }
@@ -186,20 +221,26 @@ Deviation mc_deviation(const Graph& graph, const std::map<std::string, Tensor>& 
   for (int64_t run = 0; run < runs; ++run) {
     std::mt19937_64 rng(0x7e55e1 + static_cast<uint64_t>(run));
     std::uniform_real_distribution<double> d(-1.0, 1.0);
-    auto hook = [&](const Value&, const Node* producer, Tensor& t) {
+    auto hook = [&](const Value& v, const Node* producer, Tensor& t) {
       if (!dtype_is_float(t.dtype())) return;
       const int64_t n = t.numel();
+      const bool f32 = stored_f32(v);
       if (!producer) {  // an input or a constant, as the NPU stores it
-        if (!f16) return;
+        if (!f16 || f32) return;
         for (int64_t i = 0; i < n; ++i)
           t.set_from_double(i, round_to_f16(static_cast<float>(t.get_as_double(i))));
         return;
       }
       const double s = sigma.at(producer);
-      if (s == 0) return;
+      // fp32: the implementation's own error (sin/cos series) where fp16 storage does not hide it.
+      const double eps = f32 && plan ? approx.at(producer) : 0;
+      if (s == 0 && eps == 0) return;
+      // fp32: 2u per rounding, as fp32_tolerances (two implementations each within u differ by
+      // up to 2u, and a perturbation stored in fp32 must reach an ulp to survive).
+      const double uv = f32 ? std::ldexp(1.0, -23) : u, qv = f32 ? std::ldexp(1.0, -149) : q;
       for (int64_t i = 0; i < n; ++i) {
         const double x = t.get_as_double(i);
-        t.set_from_double(i, x + s * (u * x * d(rng) + 0.5 * q * d(rng)));
+        t.set_from_double(i, x + s * (uv * x * d(rng) + 0.5 * qv * d(rng)) + eps * x * d(rng));
       }
     };
     const auto got = ops::run_reference(graph, inputs, hook);
@@ -232,17 +273,23 @@ double fp32_roundings(const Node& node) { return count_roundings(node, true); }
 
 std::map<std::string, Tolerance> npu_tolerances(const npu::HwConfig& hw, const Graph& model,
                                                 const std::map<std::string, Tensor>& inputs,
-                                                std::map<std::string, Tensor>* reference) {
+                                                std::map<std::string, Tensor>* reference,
+                                                const std::map<std::string, DType>* plan_in) {
   // The roundings are those of the graph the NPU computes: an LSTM's unrolled steps, a loss's
   // function body, a split LayerNormalization (run_model compiles the same form).
   const std::unique_ptr<Graph> form = compiled_form(model);
   const Graph& graph = form ? *form : model;
-  const bool f16 = hw.core.cube.input_dtype == isa::DType::f16;
-  const double u = f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -24);
-  const double q = f16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -149);
-  const double smallest_normal = f16 ? std::ldexp(1.0, -14) : std::ldexp(1.0, -126);
+  const bool f16_target = hw.core.cube.input_dtype == isa::DType::f16;
+  // Which values the NPU keeps in fp32 (precision.h); on an fp32 target all of them.
+  const std::map<std::string, DType> own_plan =
+      plan_in ? std::map<std::string, DType>{}
+              : npu_backend::float_storage_plan(graph, f16_target ? DType::f16 : DType::f32);
+  const std::map<std::string, DType>& plan = plan_in ? *plan_in : own_plan;
   constexpr double kLambda = 3;
-  Deviation mc = mc_deviation(graph, inputs, f16, false, u, q);
+  Deviation mc = f16_target ? mc_deviation(graph, inputs, true, false, std::ldexp(1.0, -11),
+                                           std::ldexp(1.0, -24), &plan)
+                            : mc_deviation(graph, inputs, false, false, std::ldexp(1.0, -24),
+                                           std::ldexp(1.0, -149));
   const auto& base = mc.base;
   const auto& deviation = mc.dev;
   const int64_t runs = mc.runs;
@@ -250,20 +297,31 @@ std::map<std::string, Tolerance> npu_tolerances(const npu::HwConfig& hw, const G
   constexpr double kCeilingUnits = 128;
   std::map<std::string, Tolerance> out;
   for (const auto& [name, dev] : deviation) {
+    // The output's own storage: fp32 (u = 2^-24) where the plan keeps it so, else fp16.
+    auto st = plan.find(name);
+    const bool f16 = f16_target && !(st != plan.end() && st->second == DType::f32);
+    const bool mixed_f32 = f16_target && !f16;  // an fp32 value on the fp16 target: 2u
+    const double u = f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, mixed_f32 ? -23 : -24);
+    const double q = f16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -149);
+    const double smallest_normal = f16 ? std::ldexp(1.0, -14) : std::ldexp(1.0, -126);
     const double max_expected = max_abs_finite(base.at(name));
     const double derived = kLambda * dev + smallest_normal;
-    const double ceiling = kCeilingUnits * (u * max_expected + q);
+    // The ceiling is the target's activation format's (fp16 on an fp16 target even for an fp32
+    // output: fp16 kernels upstream may move it that far; a bound beyond it says nothing).
+    const double cu = f16_target ? std::ldexp(1.0, -11) : u,
+                 cq = f16_target ? std::ldexp(1.0, -24) : q;
+    const double ceiling = kCeilingUnits * (cu * max_expected + cq);
     std::string basis = fmt::format(
         "derived ({} storage, u = {:.3g}): {} reference run{} with the NPU's roundings modelled "
         "(up to {:.3g} per op) move it by up to {:.3g}; atol = 3 x that + {:.3g}, rtol = u",
         f16 ? "fp16" : "fp32", u, runs, runs == 1 ? "" : "s", r_max, dev, smallest_normal);
     if (derived > ceiling)
-      basis += fmt::format("; capped at 128 u of max|expected| + 128 q = {:.3g}{}", ceiling,
-                           kLambda * dev > ceiling
-                               ? ": storage alone moves this output further than a bound that "
-                                 "says anything"
-                           : f16 ? ": the output lies near fp16's smallest normal"
-                                 : ": the output lies near fp32's smallest normal");
+      basis += fmt::format(
+          "; capped at 128 u of max|expected| + 128 q of the activation format = {:.3g}{}", ceiling,
+          kLambda * dev > ceiling ? ": storage alone moves this output further than a bound that "
+                                    "says anything"
+          : f16                   ? ": the output lies near fp16's smallest normal"
+                                  : ": the output lies near fp32's smallest normal");
     out[name] = {std::min(derived, ceiling), u, std::move(basis)};
   }
   if (reference) *reference = base;
@@ -368,6 +426,12 @@ std::vector<KernelCheck> kernel_checks(const npu::HwConfig& hw, const Graph& gra
                                        const std::map<std::string, Tensor>& npu_values,
                                        const std::set<std::string>* only) {
   const bool f16 = hw.core.cube.input_dtype == isa::DType::f16;
+  const std::map<std::string, DType> plan =
+      npu_backend::float_storage_plan(graph, f16 ? DType::f16 : DType::f32);
+  auto plan_f16 = [&](const Value* v) {
+    auto it = plan.find(v->name);
+    return it == plan.end() || it->second == DType::f16;
+  };
   std::unordered_map<const Node*, size_t> order;
   for (size_t i = 0; i < graph.nodes().size(); ++i) order[graph.nodes()[i].get()] = i;
   auto stored = [&](const Value* v) { return npu_values.count(v->name) != 0; };
@@ -415,7 +479,7 @@ std::vector<KernelCheck> kernel_checks(const npu::HwConfig& hw, const Graph& gra
           w = sub.add_value(in->name, in->dtype, in->shape);
           sub.inputs.push_back(w);
           Tensor t = stored(in) ? npu_values.at(in->name) : graph_inputs.at(in->name);
-          if (f16 && !stored(in) && dtype_is_float(t.dtype()))
+          if (f16 && !stored(in) && dtype_is_float(t.dtype()) && plan_f16(in))
             for (int64_t i = 0; i < t.numel(); ++i)
               t.set_from_double(i, round_to_f16(static_cast<float>(t.get_as_double(i))));
           if (t.dtype() != in->dtype) t = t.cast(in->dtype);
@@ -437,7 +501,7 @@ std::vector<KernelCheck> kernel_checks(const npu::HwConfig& hw, const Graph& gra
       }
       sub.outputs = {map.at(v)};
       std::map<std::string, Tensor> ref;
-      const auto tol = npu_tolerances(hw, sub, feeds, &ref);
+      const auto tol = npu_tolerances(hw, sub, feeds, &ref, &plan);
       const Tensor& want = ref.at(v->name);
       Tensor got = npu_values.at(v->name);
       if (got.dtype() != want.dtype()) got = got.cast(want.dtype());

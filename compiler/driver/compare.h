@@ -90,9 +90,17 @@ std::map<std::string, Tolerance> fp32_tolerances(const Graph& graph,
 /// reference run of the graph. The graph is first put in the form the NPU compiles
 /// (driver::compiled_form: recurrent layers unrolled, losses expanded, multi-output nodes split),
 /// whose nodes are the ones that round. `reference`, if given, receives the unperturbed outputs.
+///
+/// Mixed precision (fp16 target): the values the NPU keeps in fp32 (`plan`, else
+/// npu_backend::float_storage_plan of the compiled form; compiler/backend/npu/precision.h) are
+/// not rounded to fp16 and their nodes round at fp32's 2u = 2^-23 per rounding (as
+/// fp32_tolerances: two implementations each within u differ by up to 2u); an fp16 node reading
+/// an fp32 value counts one more rounding (its conversion kernel); an output stored in fp32 has
+/// u = 2^-23, q = 2^-149, n = 2^-126 in the bound above.
 std::map<std::string, Tolerance> npu_tolerances(const npu::HwConfig& hw, const Graph& graph,
                                                 const std::map<std::string, Tensor>& inputs,
-                                                std::map<std::string, Tensor>* reference = nullptr);
+                                                std::map<std::string, Tensor>* reference = nullptr,
+                                                const std::map<std::string, DType>* plan = nullptr);
 
 /// Tolerance for the GPU against the fp32 reference. With `fp16` (some contraction ran on the
 /// tensor cores: fp16 operands, fp32 accumulation) a fixed fp16 bound: rtol 128 u = 0.0625 and

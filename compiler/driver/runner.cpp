@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -151,6 +152,26 @@ CompiledNpu compile_for_npu(const Graph& graph, const npu::HwConfig& hw,
 }
 
 namespace {
+
+/// The NPU stores a float graph input in fp16 or fp32 (npu_backend::float_storage_plan; a
+/// float64 input in fp32, the NPU's widest float): a finite element beyond that dtype's range
+/// would become an infinity in GM, so such an input is refused (tessel::Unsupported naming the
+/// input, the element and the range) rather than computed into a silent inf.
+void check_representable(const npu_backend::GmBinding& in, const Tensor& t) {
+  if (!dtype_is_float(in.storage) || !dtype_is_float(t.dtype())) return;
+  const bool f16 = in.storage == DType::f16;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double x = t.get_as_double(i);
+    if (!std::isfinite(x)) continue;
+    const float f = static_cast<float>(x);
+    if (std::isinf(f16 ? round_to_f16(f) : f))
+      throw Unsupported(fmt::format(
+          "graph input '{}' ({}) holds {:.6g} at element {}, beyond the range of {} (largest "
+          "finite {}), in which the NPU stores it",
+          in.value, dtype_to_string(t.dtype()), x, i, f16 ? "fp16" : "fp32",
+          f16 ? "65504" : "3.40282e+38"));
+  }
+}
 
 /// compiled_form's transforms on `g` in place (`control`: it has control flow). An If left with
 /// a run-time condition has both branches guarded (guard_branches), each branch put in this form
@@ -320,6 +341,7 @@ RunOutput run_model(const Graph& model, Target target, const npu::HwConfig* hw,
   std::vector<uint8_t> bytes;
   for (const auto& in : run.module.inputs) {
     const Tensor& t = inputs.at(in.value);
+    check_representable(in, t);
     bytes.resize(static_cast<size_t>(t.numel()) * dtype_size(in.storage));
     npu_backend::pack_gm_elements(t, in.storage, bytes.data());
     simulator.write_gm(in.address, bytes.data(), bytes.size());

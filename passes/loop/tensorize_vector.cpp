@@ -816,8 +816,12 @@ L::Stmt Tensorizer::tensorize(const std::vector<const L::StmtNode*>& loops, cons
 
   Loc dst = loc_of(0);
   const std::optional<DType> root_t = type_of(tree);
+  // A float load stored in the other float dtype (a conversion kernel between fp16 and fp32
+  // storage, compile.cpp) converts too; float arithmetic is typed as its store.
+  const bool float_conversion = tree->kind == ExprKind::Load && root_t && dtype_is_float(*root_t) &&
+                                dtype_is_float(store_t) && *root_t != store_t;
   if (!update && root_t && *root_t != store_t &&
-      !(dtype_is_float(*root_t) && dtype_is_float(store_t))) {
+      (float_conversion || !(dtype_is_float(*root_t) && dtype_is_float(store_t)))) {
     // A conversion (ONNX Cast): the value in its own type, then vconv into the store's.
     Loc v = tree->kind == ExprKind::Load ? loc_of(leaf_index.at(tree.get())) : eval(tree, nullptr);
     conv_from = isa_dtype(*root_t);

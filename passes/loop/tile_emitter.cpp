@@ -164,6 +164,14 @@ std::map<const te::TensorNode*, TileBox> TileEmitter::infer(const TileBox& out_b
   return boxes;
 }
 
+DType TileEmitter::ub_dtype(const te::TensorNode* t) const {
+  // A GM tensor's tile is copied as it is stored (a conversion kernel reads fp32 into an fp16
+  // kernel, or fp16 into an fp32 one: compile.cpp); computed stages in the kernel's dtype.
+  if (t->is_placeholder())
+    if (auto it = spec_.gm.find(t); it != spec_.gm.end()) return it->second->dtype;
+  return target_.storage(t->dtype);
+}
+
 int64_t TileEmitter::footprint_bytes(const std::vector<int64_t>& extents) const {
   TileBox box;
   box.start.assign(extents.size(), Affine{});
@@ -173,13 +181,13 @@ int64_t TileEmitter::footprint_bytes(const std::vector<int64_t>& extents) const 
   // kernels; integer kernels may hold i64).
   int64_t temp_esize = target_.act_bytes();
   for (const auto& [t, b] : boxes)
-    temp_esize = std::max<int64_t>(temp_esize, dtype_size(target_.storage(t->dtype)));
+    temp_esize = std::max<int64_t>(temp_esize, dtype_size(ub_dtype(t)));
   int64_t total = 0;
   int64_t max_stage = 0;
   int max_temps = 0;
   for (const auto& [t, b] : boxes) {
     const int64_t n = shape_numel(b.extent);
-    total += align32(n * dtype_size(target_.storage(t->dtype)));
+    total += align32(n * dtype_size(ub_dtype(t)));
     const te::TensorNode* tn = t;
     if (tn->is_placeholder() || precomputed_.count(tn)) continue;
     int temps = 0;
@@ -221,8 +229,7 @@ void TileEmitter::allocate(const std::vector<int64_t>& extents) {
   box.start.assign(extents.size(), Affine{});
   box.extent = extents;
   for (const auto& [t, b] : infer(box)) {
-    ub_[t] = L::make_buffer(fmt::format("ub_{}", t->name), L::MemScope::ub,
-                            target_.storage(t->dtype), b.extent);
+    ub_[t] = L::make_buffer(fmt::format("ub_{}", t->name), L::MemScope::ub, ub_dtype(t), b.extent);
   }
 }
 

@@ -61,6 +61,9 @@ class TileEmitter {
   loop::Expr start_expr(const loop::Affine& a) const;
 
  private:
+  /// The UB element type of tensor `t`'s tile: a GM tensor's storage dtype, else the target's.
+  DType ub_dtype(const te::TensorNode* t) const;
+
   KernelSpec spec_;
   NpuTarget target_;
   std::set<const te::TensorNode*> precomputed_;

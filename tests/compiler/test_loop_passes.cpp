@@ -396,18 +396,19 @@ TEST(TileVector, ReducedAxisThatDoesNotFitIsAClearError) {
     npu_backend::compile_npu(*g, hw);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    // The reduced axis alone (100000 fp16 = 200000 bytes per buffer; the input, the output and
-    // the stages' buffers over the whole axis: 600096 bytes) exceeds the UB even single-buffered
+    // The reduced axis alone (100000 fp32 = 400000 bytes per buffer: an fp32 input keeps its
+    // softmax in fp32, compiler/backend/npu/precision.h; the input, the output and the stages'
+    // buffers over the whole axis: 1200096 bytes) exceeds the UB even single-buffered
     // (the default space has both; double buffering would need two copies). The message names
     // the sizes and the UB that would fit.
     EXPECT_NE(std::string(e.what()).find("kernel Softmax_0: even its smallest tile [1,1] (one "
                                          "element per axis; the axes a stage reduces over are "
-                                         "whole) needs 600096 bytes of UB, more than the 131072 "
+                                         "whole) needs 1200096 bytes of UB, more than the 131072 "
                                          "available: core.buffers_bytes.ub = 131072 "
                                          "(single-buffered)"),
               std::string::npos)
         << e.what();
-    EXPECT_NE(std::string(e.what()).find("it fits with core.buffers_bytes.ub >= 600096"),
+    EXPECT_NE(std::string(e.what()).find("it fits with core.buffers_bytes.ub >= 1200096"),
               std::string::npos)
         << e.what();
   }

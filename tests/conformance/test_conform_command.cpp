@@ -326,14 +326,15 @@ TEST(ConformRun, HangInAChildIsKilledAfterTheTimeout) {
 }
 
 TEST(ConformRun, NpuUsesTheDerivedNpuTolerance) {
-  // On npu_4core (fp16) the tolerance is driver::npu_tolerances of the case's graph and data
-  // (compare.h). The inputs are exact in fp16 and Relu rounds nothing (npu_roundings = 0), so the
-  // derived bound is its floor, atol n = 2^-14 (fp16's smallest normal) and rtol u = 2^-11, and
-  // the NPU's result is exact. An expected 2.0005 at element 2 is 5e-4 off, inside 2^-14 + 2^-11 x
-  // 2.0005 = 1.04e-3; an expected 2.02 is 1% off and outside.
+  // On npu_4core the tolerance is driver::npu_tolerances of the case's graph and data
+  // (compare.h). Relu of an fp32 graph input runs on the vector unit in fp32 (the mixed-precision
+  // plan, compiler/backend/npu/precision.h) and rounds nothing (npu_roundings = 0), so the
+  // derived bound is its floor, atol n = 2^-126 (fp32's smallest normal) and rtol 2u = 2^-23,
+  // and the NPU's result is exact. An expected 2 + 2^-22 (one fp32 ulp above 2) is 2^-22 off,
+  // inside 2^-126 + 2^-23 x (2 + 2^-22); an expected 2.02 is 1% off and outside.
   const fs::path root = temp_dir("conform_npu");
   write_relu_case(root / "s" / "exact");
-  write_relu_case(root / "s" / "within", 2.0005f);
+  write_relu_case(root / "s" / "within", 2.0f + std::ldexp(1.0f, -22));
   write_relu_case(root / "s" / "outside", 2.02f);
   const npu::HwConfig hw = npu::load_hw_config(kSrc + "/hw_configs/npu_4core.yaml");
   ConformOptions o = ref_options(true);
@@ -342,8 +343,8 @@ TEST(ConformRun, NpuUsesTheDerivedNpuTolerance) {
   const auto r = by_id(driver::run_conform_cases(driver::find_conform_cases({root.string()}), o));
   ASSERT_EQ(r.at("s/exact").status, ConformStatus::pass) << r.at("s/exact").message;
   EXPECT_EQ(r.at("s/exact").outputs[0].max_abs_error, 0.0);
-  EXPECT_EQ(r.at("s/exact").outputs[0].atol, std::ldexp(1.0, -14));
-  EXPECT_EQ(r.at("s/exact").outputs[0].rtol, std::ldexp(1.0, -11));
+  EXPECT_EQ(r.at("s/exact").outputs[0].atol, std::ldexp(1.0, -126));
+  EXPECT_EQ(r.at("s/exact").outputs[0].rtol, std::ldexp(1.0, -23));
   EXPECT_EQ(r.at("s/within").status, ConformStatus::pass) << r.at("s/within").message;
   EXPECT_EQ(r.at("s/outside").status, ConformStatus::fail);
   EXPECT_NEAR(r.at("s/outside").outputs[0].max_abs_error, 0.02, 1e-6);

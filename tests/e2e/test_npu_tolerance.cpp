@@ -53,6 +53,16 @@ TEST(NpuRoundings, CountedFromEachOpsCompute) {
   EXPECT_EQ(driver::npu_roundings(*b.g->nodes().back()), 0);
 }
 
+/// A precision plan with every float value of `g` in fp16 (as the NPU stored everything before
+/// the mixed-precision plan of compiler/backend/npu/precision.h; still what a value read only by
+/// cube kernels, and the chain after one, is stored in): the fp16 derivation on a small graph.
+std::map<std::string, DType> all_fp16(const Graph& g) {
+  std::map<std::string, DType> plan;
+  for (const auto& v : g.values())
+    if (dtype_is_float(v->dtype)) plan[v->name] = DType::f16;
+  return plan;
+}
+
 TEST(NpuTolerance, AnExactOpOnFp16InputsGetsTheFloor) {
   // Inputs exact in fp16 (multiples of 1/4 below 2) and Relu: nothing rounds, so no run moves the
   // output: atol is the floor (fp16's smallest normal, 2^-14), rtol u.
@@ -60,10 +70,17 @@ TEST(NpuTolerance, AnExactOpOnFp16InputsGetsTheFloor) {
   Value* x = b.input("x", {2, 3});
   Value* y = b.node("Relu", {x});
   auto g = b.finish({y});
-  const auto t = driver::npu_tolerances(
-      npu_4core(), *g, {{"x", Tensor::from_floats({2, 3}, {-1, 0.25f, 1.5f, -0.75f, 1, 0.5f})}});
+  const std::map<std::string, Tensor> in = {
+      {"x", Tensor::from_floats({2, 3}, {-1, 0.25f, 1.5f, -0.75f, 1, 0.5f})}};
+  const auto plan = all_fp16(*g);
+  const auto t = driver::npu_tolerances(npu_4core(), *g, in, nullptr, &plan);
   EXPECT_EQ(t.at(y->name).atol, std::ldexp(1.0, -14));
   EXPECT_EQ(t.at(y->name).rtol, u);
+  // With the NPU's own plan a vector kernel on an fp32 input is fp32: fp32's smallest normal,
+  // rtol 2u = 2^-23.
+  const auto f = driver::npu_tolerances(npu_4core(), *g, in);
+  EXPECT_EQ(f.at(y->name).atol, std::ldexp(1.0, -126));
+  EXPECT_EQ(f.at(y->name).rtol, std::ldexp(1.0, -23));
 }
 
 // Where storage alone moves an output further than 128 u of its scale, the bound is capped there
@@ -76,14 +93,21 @@ TEST(NpuTolerance, CappedWhereStorageAloneDecidesTheOutput) {
   Value* x = b.input("x", {1, 4});
   Value* y = b.node("Softmax", {x}, attrs({{"axis", int64_t{-1}}}));
   auto g = b.finish({y});
-  const auto t = driver::npu_tolerances(
-      npu_4core(), *g, {{"x", Tensor::from_floats({1, 4}, {10000, 10001, 10002, 10003})}});
+  const auto plan = all_fp16(*g);
+  const std::map<std::string, Tensor> large = {
+      {"x", Tensor::from_floats({1, 4}, {10000, 10001, 10002, 10003})}};
+  const auto t = driver::npu_tolerances(npu_4core(), *g, large, nullptr, &plan);
   const double max_expected = 1 / (1 + std::exp(-1.0) + std::exp(-2.0) + std::exp(-3.0));
   EXPECT_NEAR(t.at(y->name).atol, 128 * (u * max_expected + std::ldexp(1.0, -24)), 1e-6);
   EXPECT_NE(t.at(y->name).basis.find("capped at 128 u"), std::string::npos);
+  // The NPU's plan keeps this softmax in fp32 (its input is an fp32 graph input): the inputs are
+  // exact, and the bound is a few fp32 roundings of 0.644, far below the cap.
+  const auto f32 = driver::npu_tolerances(npu_4core(), *g, large);
+  EXPECT_LT(f32.at(y->name).atol, 1e-5);
+  EXPECT_EQ(f32.at(y->name).basis.find("capped"), std::string::npos);
   // The same softmax of inputs fp16 represents is far below the cap.
-  const auto small =
-      driver::npu_tolerances(npu_4core(), *g, {{"x", Tensor::from_floats({1, 4}, {1, 2, 3, 4})}});
+  const auto small = driver::npu_tolerances(
+      npu_4core(), *g, {{"x", Tensor::from_floats({1, 4}, {1, 2, 3, 4})}}, nullptr, &plan);
   EXPECT_LT(small.at(y->name).atol, 0.01);
   EXPECT_EQ(small.at(y->name).basis.find("capped"), std::string::npos);
 }
@@ -102,7 +126,8 @@ TEST(NpuTolerance, FollowsAmplificationThroughTheModel) {
     auto g = b.finish({y});
     const std::map<std::string, Tensor> in = {{"a", random_tensor({16, 64}, 1, -s, s)},
                                               {"b", random_tensor({16, 64}, 2, -s, s)}};
-    return driver::npu_tolerances(hw, *g, in).at(y->name).atol;
+    const auto plan = all_fp16(*g);  // the fp16 derivation (an fp32 plan has no inputs' rounding)
+    return driver::npu_tolerances(hw, *g, in, nullptr, &plan).at(y->name).atol;
   };
   const double small = atol(4), large = atol(40);
   std::cout << "  Sigmoid(a - b) bound with |a|, |b| < 4: " << small << ", < 40: " << large << "\n";

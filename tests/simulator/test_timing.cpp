@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "simulator/simulator.h"
 #include "tests/simulator/sim_test_util.h"
@@ -174,6 +175,31 @@ TEST(Timing, VectorContiguous) {
                             vo(ub(8192), 0, 0), 100, 3)}));
   EXPECT_EQ(r.total_cycles, 11u);
   EXPECT_EQ(pipe(r, Pipe::vector).busy_cycles, 6u);
+}
+
+TEST(Timing, VectorFp32HalfTheFp16Lanes) {
+  // The mixed-precision plan (compiler/backend/npu/precision.h) keeps softmax/reduction chains in
+  // fp32: the 256-byte vector unit takes 128 fp16 or 64 fp32 elements per cycle (DaVinci's
+  // "2048bit INT8/FP16/FP32 vector"). vexp count 256 repeat 2, contiguous:
+  //   f16: per repeat ceil(256*2/256) = 2 -> occupancy 4: 1 + 4 + 4 = 9;
+  //   f32: per repeat ceil(256*4/256) = 4 -> occupancy 8: 1 + 8 + 4 = 13.
+  for (const auto& [t, cycles, busy] :
+       {std::tuple{DType::f16, 9u, 4u}, std::tuple{DType::f32, 13u, 8u}}) {
+    auto r = simulate(program(
+        {vec(Opcode::vexp, t, vo(ub(0), 1, 256), vo(ub(8192), 1, 256), vo(ub(0)), 256, 2)}));
+    EXPECT_EQ(r.total_cycles, cycles) << isa::dtype_name(t);
+    EXPECT_EQ(pipe(r, Pipe::vector).busy_cycles, busy) << isa::dtype_name(t);
+  }
+  // vconv.f32 from f16 (the conversion kernel between fp16 and fp32 storage), count 200 repeat 1:
+  // E = the wider operand, 4 bytes: ceil(200*4/256) = 4 -> 1 + 4 + 4 = 9 (an f16 -> f16 copy of
+  // 200 would be ceil(400/256) = 2 -> 7).
+  Instruction cv = vec(Opcode::vconv, DType::f32, vo(ub(0)), vo(ub(4096)), vo(ub(0)), 200);
+  std::get<isa::VectorArgs>(cv.args).src_dtype = DType::f16;
+  auto r = simulate(program({cv}));
+  EXPECT_EQ(r.total_cycles, 9u);
+  EXPECT_EQ(pipe(r, Pipe::vector).busy_cycles, 4u);
+  r = simulate(program({vec(Opcode::vcopy, DType::f16, vo(ub(0)), vo(ub(4096)), vo(ub(0)), 200)}));
+  EXPECT_EQ(r.total_cycles, 7u);
 }
 
 TEST(Timing, VectorStrided) {

@@ -7,11 +7,13 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <functional>
 #include <set>
 #include <sstream>
 
 #include "compiler/backend/npu/codegen.h"
 #include "compiler/backend/npu/int8_ops.h"
+#include "compiler/backend/npu/precision.h"
 #include "compiler/lower/op_compute.h"
 #include "compiler/ops/op_util.h"
 #include "compiler/support/error.h"
@@ -28,11 +30,24 @@ namespace {
 
 constexpr uint64_t kGmAlign = 64;
 
-/// GM allocations for graph values and compile-time constants.
+/// GM allocations for graph values and compile-time constants. A float value is stored in the
+/// dtype of the precision plan (precision.h: f16 or f32); a float constant once per dtype its
+/// readers compute in; `converted` holds a value's copy in the other float dtype (written by a
+/// conversion kernel).
 class GmPlanner {
  public:
   GmPlanner(isa::Program& program, const passes::NpuTarget& target)
       : program_(program), target_(target) {}
+
+  void set_plan(std::map<std::string, DType> plan) { plan_ = std::move(plan); }
+
+  /// The GM storage dtype of value `v`: floats by the plan (the activation dtype for a value the
+  /// plan does not name), integers and bool as they are.
+  DType storage_of(const Value* v) const {
+    if (!dtype_is_float(v->dtype)) return v->dtype;
+    auto it = plan_.find(v->name);
+    return it == plan_.end() ? target_.act_dtype : it->second;
+  }
 
   /// The GM buffer of value `v` (allocated on first use; views for pure-view ops).
   L::Buffer value(const Value* v) {
@@ -40,17 +55,44 @@ class GmPlanner {
     if (it != by_value_.end()) return it->second;
     L::Buffer b;
     if (v->constant) {
-      b = constant(v->name, *v->constant);
+      return constant_as(v, storage_of(v));
     } else if (v->format == StorageFormat::nc1hwc0) {
       // [N, C, H, W] stored as [N, C/C0, H, W, C0] (graph.h StorageFormat).
       const Shape& s = v->shape;
       b = allocate(v->name, {s[0], s[1] / kNc1hwc0C0, s[2], s[3], kNc1hwc0C0}, isa::GmKind::scratch,
-                   nullptr, v->dtype);
+                   nullptr, storage_of(v));
     } else {
-      b = allocate(v->name, v->shape, isa::GmKind::scratch, nullptr, v->dtype);
+      b = allocate(v->name, v->shape, isa::GmKind::scratch, nullptr, storage_of(v));
     }
     by_value_[v] = b;
     return b;
+  }
+
+  /// Constant value `v` stored as `st` (floats; integers and bool as they are).
+  L::Buffer constant_as(const Value* v, DType st) {
+    if (!dtype_is_float(v->dtype)) st = v->dtype;
+    auto key = std::make_pair(v, st);
+    auto it = constants_.find(key);
+    if (it != constants_.end()) return it->second;
+    const bool first = std::none_of(constants_.begin(), constants_.end(),
+                                    [&](const auto& c) { return c.first.first == v; });
+    L::Buffer b = allocate(first ? v->name : fmt::format("{}.{}", v->name, dtype_to_string(st)),
+                           v->constant->shape(), isa::GmKind::constant, v->constant.get(), st);
+    constants_[key] = b;
+    return b;
+  }
+
+  /// A scratch buffer for value `v`'s copy in float dtype `st`, laid out as v's own buffer, and
+  /// whether it was just allocated (the caller then emits the conversion kernel).
+  std::pair<L::Buffer, bool> converted(const Value* v, DType st) {
+    auto key = std::make_pair(v, st);
+    auto it = converted_.find(key);
+    if (it != converted_.end()) return {it->second, false};
+    const L::Buffer src = value(v);
+    L::Buffer b = allocate(fmt::format("{}.{}", v->name, dtype_to_string(st)), src->shape,
+                           isa::GmKind::scratch, nullptr, st);
+    converted_[key] = b;
+    return {b, true};
   }
 
   /// Makes `out` a view of `in` (same bytes, new shape).
@@ -63,14 +105,14 @@ class GmPlanner {
         L::make_view(src, out->name, out->shape, L::dense_strides(out->shape), src->elem_offset);
   }
 
-  /// A constant tensor in GM: floats converted to the activation dtype, integers and bool as
-  /// they are.
-  L::Buffer constant(const std::string& name, const Tensor& t) {
-    return allocate(name, t.shape(), isa::GmKind::constant, &t, t.dtype());
+  /// A constant tensor in GM stored as `st` (floats; integers and bool as they are).
+  L::Buffer constant(const std::string& name, const Tensor& t, DType st) {
+    return allocate(name, t.shape(), isa::GmKind::constant, &t,
+                    dtype_is_float(t.dtype()) ? st : t.dtype());
   }
 
   L::Buffer input(const Value* v) {
-    L::Buffer b = allocate(v->name, v->shape, isa::GmKind::input, nullptr, v->dtype);
+    L::Buffer b = allocate(v->name, v->shape, isa::GmKind::input, nullptr, storage_of(v));
     by_value_[v] = b;
     return b;
   }
@@ -89,10 +131,11 @@ class GmPlanner {
   const passes::NpuTarget& target_;
   uint64_t next_ = 0;
   std::map<const Value*, L::Buffer> by_value_;
+  std::map<std::string, DType> plan_;
+  std::map<std::pair<const Value*, DType>, L::Buffer> constants_, converted_;
 
   L::Buffer allocate(const std::string& name, const Shape& shape, isa::GmKind kind,
-                     const Tensor* init, DType value_dtype) {
-    const DType st = target_.storage(value_dtype);
+                     const Tensor* init, DType st) {
     L::Buffer b = L::make_buffer(name, L::MemScope::gm, st, shape);
     b->address_bytes = static_cast<int64_t>(next_);
     isa::GmBuffer gb;
@@ -116,7 +159,12 @@ class GmPlanner {
 /// ComputeContext over the planner: placeholders per value, GM buffers recorded for the kernel.
 class Context : public lower::ComputeContext {
  public:
-  Context(GmPlanner& gm, passes::KernelSpec& spec) : gm_(gm), spec_(spec) {}
+  /// `kd`: the float dtype the kernel computes in (precision.h); `convert` gives the GM copy of
+  /// a non-constant float value in dtype kd when its storage differs (emitting the conversion
+  /// kernel); without it such a read throws tessel::Unsupported.
+  using Convert = std::function<L::Buffer(const Value*, DType)>;
+  Context(GmPlanner& gm, passes::KernelSpec& spec, DType kd, Convert convert = nullptr)
+      : gm_(gm), spec_(spec), kd_(kd), convert_(std::move(convert)) {}
 
   /// Values computed inside the kernel being built (a fusion group): input() returns their tensor
   /// expressions instead of placeholders.
@@ -132,7 +180,20 @@ class Context : public lower::ComputeContext {
     te::Tensor p =
         te::placeholder(v->name, v->shape, dtype_is_float(v->dtype) ? DType::f32 : v->dtype);
     placeholders_[v] = p;
-    spec_.gm[p.get()] = gm_.value(v);
+    L::Buffer b;
+    if (!dtype_is_float(v->dtype)) {
+      b = gm_.value(v);
+    } else if (v->constant) {
+      b = gm_.constant_as(v, kd_);
+    } else if (gm_.storage_of(v) != kd_) {
+      if (!convert_)
+        throw Unsupported(fmt::format("value '{}' is stored {} but read by a {} kernel", v->name,
+                                      dtype_to_string(gm_.storage_of(v)), dtype_to_string(kd_)));
+      b = convert_(v, kd_);
+    } else {
+      b = gm_.value(v);
+    }
+    spec_.gm[p.get()] = b;
     return p;
   }
 
@@ -141,13 +202,15 @@ class Context : public lower::ComputeContext {
   te::Tensor derived_constant(const std::string& name, const Tensor& data) override {
     te::Tensor p = te::placeholder(name, data.shape(),
                                    dtype_is_float(data.dtype()) ? DType::f32 : data.dtype());
-    spec_.gm[p.get()] = gm_.constant(name, data);
+    spec_.gm[p.get()] = gm_.constant(name, data, kd_);
     return p;
   }
 
  private:
   GmPlanner& gm_;
   passes::KernelSpec& spec_;
+  DType kd_;
+  Convert convert_;
   std::map<const Value*, te::Tensor> placeholders_;
   const std::map<const Value*, te::Tensor>* inside_ = nullptr;
 };
@@ -193,6 +256,8 @@ class Signature {
       os_ << " gm " << shape_to_string(b->shape) << " strides";
       for (int64_t s : b->strides) os_ << " " << s;
       os_ << " off" << b->elem_offset % 64;
+      // fp32 storage (precision.h) on an fp16 target; fp16 keys are unchanged.
+      if (b->dtype == DType::f32 && dtype_is_float(t->dtype)) os_ << " f32";
     }
     if (!t->is_placeholder()) {
       for (const auto& a : t->axes) os_ << " a" << var(a.get());
@@ -403,8 +468,10 @@ struct LoweredGraph::Impl {
   NpuModule mod;
   passes::NpuTarget target;
   GmPlanner gm;
+  std::map<std::string, DType> plan;  // float value -> f16 | f32 (precision.h)
   std::vector<Kernel> kernels;
   std::vector<passes::KernelSpec> specs;
+  std::vector<passes::NpuTarget> targets;  // per kernel: its float compute dtype (precision.h)
   std::vector<std::string> comments;
   std::map<std::string, std::vector<passes::Knobs>> candidates;
   /// The GM byte address of the guard (graph_passes::branch_guard) of the op at each index of
@@ -419,6 +486,8 @@ struct LoweredGraph::Impl {
         target{&h, h.core.cube.input_dtype == isa::DType::f16 ? DType::f16 : DType::f32},
         gm(mod.program, target) {
     mod.act_dtype = target.act_dtype;
+    plan = float_storage_plan(g, target.act_dtype);
+    gm.set_plan(plan);
   }
 
   /// The schedule of a kernel with the options' restrictions, its task key and resolved knobs
@@ -428,9 +497,12 @@ struct LoweredGraph::Impl {
   struct DefaultFailed : Error {
     using Error::Error;
   };
-  void add_kernel(size_t op, const std::string& node, passes::KernelSpec spec) {
+  void add_kernel(size_t op, const std::string& node, passes::KernelSpec spec,
+                  DType kd = DType::undefined, bool conversion = false) {
+    passes::NpuTarget target = this->target;
+    if (kd != DType::undefined) target.act_dtype = kd;
     for (const auto& [t, b] : spec.gm)
-      if (target.storage(t->dtype) != b->dtype)
+      if (target.storage(t->dtype) != b->dtype && !(conversion && t->is_placeholder()))
         throw Unsupported(
             fmt::format("kernel {}: tensor '{}' is computed as {} but its GM value is {}",
                         spec.name, t->name, dtype_to_string(t->dtype), dtype_to_string(b->dtype)));
@@ -480,6 +552,7 @@ struct LoweredGraph::Impl {
     const npu::OpWork w = k.work;
     kernels.push_back(std::move(k));
     specs.push_back(std::move(spec));
+    targets.push_back(target);
     npu::OpWork& acc = mod.kernels[op].work;
     acc.cube_macs += w.cube_macs;
     acc.cube_fractals += w.cube_fractals;
@@ -499,6 +572,7 @@ struct LoweredGraph::Impl {
                    std::string* comment) const {
     const Kernel& k = kernels[i];
     const passes::KernelSpec& spec = specs[i];
+    const passes::NpuTarget& target = targets[i];
     L::Stmt body = passes::tensorize_vector(k.schedule->emit(knobs), target);
     if (comment) *comment = body->comment;
     const int cores = static_cast<int>(knobs.at("cores"));
@@ -614,6 +688,29 @@ struct LoweredGraph::Impl {
           static_cast<int32_t>(prog.cores[core].size());
   }
 
+  /// The GM copy of float value `v` in dtype `kd`, for a kernel of op `op` that computes in kd
+  /// while v is stored in the other float dtype (precision.h): on first use, a conversion kernel
+  /// (one vconv per tile: fp32 -> fp16 rounds to nearest even, fp16 -> fp32 is exact) over v's
+  /// GM array as it is laid out (dense or NC1HWC0), attributed to `op`.
+  L::Buffer convert_value(size_t op, const std::string& node, const Value* v, DType kd) {
+    auto [dst, fresh] = gm.converted(v, kd);
+    if (!fresh) return dst;
+    const L::Buffer src = gm.value(v);
+    passes::KernelSpec spec;
+    spec.name = dst->name;
+    te::Tensor p = te::placeholder(v->name, src->shape, DType::f32);
+    te::Tensor out = te::compute(spec.name, src->shape,
+                                 [&](const std::vector<L::Expr>& i) { return te::read(p, i); });
+    spec.gm[p.get()] = src;
+    spec.gm[out.get()] = dst;
+    spec.out = out;
+    add_kernel(op, node, std::move(spec), kd, /*conversion=*/true);
+    return dst;
+  }
+  Context::Convert converter(size_t op, const std::string& node) {
+    return [this, op, node](const Value* v, DType kd) { return convert_value(op, node, v, kd); };
+  }
+
   void record_value(const Value* v, const L::Buffer& b) {
     const L::BufferNode* st = b->storage();
     mod.values.push_back(
@@ -660,7 +757,13 @@ void LoweredGraph::Impl::lower() {
     try {
       passes::KernelSpec spec;
       spec.name = info.node;
-      Context ctx(gm, spec);
+      // One kernel, one float dtype: members planned in different dtypes are compiled node by
+      // node (as a group needing a conversion kernel: Context throws without a converter).
+      const DType kd = node_compute_dtype(*members.back(), plan, target.act_dtype);
+      for (const Node* m : members)
+        if (node_compute_dtype(*m, plan, target.act_dtype) != kd)
+          throw Unsupported(fmt::format("{}: members compute in fp16 and fp32", info.node));
+      Context ctx(gm, spec, kd);
       std::map<const Value*, te::Tensor> inside;
       te::Tensor last;
       for (const Node* m : members) {
@@ -675,7 +778,7 @@ void LoweredGraph::Impl::lower() {
       spec.out = last;
       L::Buffer out_gm = gm.value(out);
       spec.gm[last.get()] = out_gm;
-      add_kernel(op, info.node, std::move(spec));
+      add_kernel(op, info.node, std::move(spec), kd);
       mod.kernels[op].kind = "fused-" + mod.kernels[op].kind;
       prog.op_names.push_back(info.node);
       record_value(out, out_gm);
@@ -725,7 +828,10 @@ void LoweredGraph::Impl::lower() {
       mod.kernels.push_back(info);
       continue;
     }
-    if (lower::is_alias_op(node)) {
+    // A view shares its input's bytes: only when both are stored alike (a float Cast from fp32
+    // storage to float16 is computed instead, precision.h).
+    if (lower::is_alias_op(node) &&
+        gm.storage_of(node.outputs[0]) == gm.storage_of(node.input(0))) {
       info.kind = "view";
       gm.alias(node.outputs[0], node.input(0));
       mod.kernels.push_back(info);
@@ -738,8 +844,9 @@ void LoweredGraph::Impl::lower() {
     mod.kernels.push_back(info);
     const Value* out = node.outputs[0];
     L::Buffer out_gm = gm.value(out);
+    const DType kd = node_compute_dtype(node, plan, target.act_dtype);
     passes::KernelSpec probe;
-    Context parts_ctx(gm, probe);
+    Context parts_ctx(gm, probe, kd, converter(op, node.name));
     std::vector<lower::OpPart> parts = lower::op_parts(node, parts_ctx);
     if (!parts.empty()) {
       for (size_t k = 0; k < parts.size(); ++k) {
@@ -750,19 +857,19 @@ void LoweredGraph::Impl::lower() {
         spec.gm[parts[k].out.get()] =
             L::make_view(out_gm, out->name, parts[k].view_shape, parts[k].view_strides,
                          out_gm->elem_offset + parts[k].view_offset);
-        add_kernel(op, node.name, std::move(spec));
+        add_kernel(op, node.name, std::move(spec), kd);
       }
       mod.kernels[op].kind = mod.kernels[op].kind == "cube" ? "cube-parts" : "copy";
     } else {
       passes::KernelSpec spec;
       spec.name = node.name;
-      Context ctx(gm, spec);
+      Context ctx(gm, spec, kd, converter(op, node.name));
       // The quantised contractions run on the cube's int8 mode (int8_ops.h).
       te::Tensor t = is_npu_int8_op(node) ? npu_int8_compute(node, ctx, target.act_dtype)
                                           : lower::op_compute(node, ctx);
       spec.out = t;
       spec.gm[t.get()] = out_gm;
-      add_kernel(op, node.name, std::move(spec));
+      add_kernel(op, node.name, std::move(spec), kd);
     }
     record_value(out, out_gm);
     record_guard(op, {&node});
