@@ -36,22 +36,54 @@ void KernelProfile::add(const HwConfig& hw, const isa::Instruction& in, double p
 CostEstimate estimate_kernel(const HwConfig& hw, const KernelProfile& p) {
   CostEstimate e;
   std::array<double, isa::kNumPipes> per_tile{};
-  double issued = p.scalar_per_tile, exposed_issue = 0, occupancy = 0, latency = 0;
+  double issued = p.scalar_per_tile, exposed_issue = 0, occupancy = 0;
+  const double steps = std::max(1.0, p.steps_per_tile);
+  // The latencies a tile exposes, as the simulator overlaps them (simulator/core.cpp): a pipe is
+  // free again after an instruction's occupancy, so the latencies of back-to-back instructions on
+  // one pipe overlap, and a set_flag waits only for the last completion. Per pipe: the largest
+  // latency of its per-step uses (those issued at least once per K step) and of its per-tile
+  // uses (the epilogue, issued fewer times than there are steps); per pipe and count per tile, a
+  // group of flagged uses issued together behind one set_flag holds the pipe for its largest
+  // latency once per issue.
+  std::array<double, isa::kNumPipes> step_latency{}, tile_latency{};
+  struct FlagGroup {
+    int pipe;
+    double per_tile, latency;
+  };
+  std::array<FlagGroup, 16> groups;
+  int ngroups = 0;
   for (const InstrUse& u : p.uses) {
     const int pipe = static_cast<int>(u.pipe);
-    per_tile[pipe] += u.per_tile * (u.occupancy_cycles + (u.flagged ? u.latency_cycles : 0.0));
+    per_tile[pipe] += u.per_tile * u.occupancy_cycles;
     if (u.per_tile > 0) {
       occupancy += u.per_tile * u.occupancy_cycles;
-      latency += u.latency_cycles;
+      double& l = u.per_tile >= steps ? step_latency[pipe] : tile_latency[pipe];
+      l = std::max(l, u.latency_cycles);
+      if (u.flagged) {
+        int g = 0;
+        while (g < ngroups && !(groups[g].pipe == pipe && groups[g].per_tile == u.per_tile)) ++g;
+        if (g == ngroups && ngroups < static_cast<int>(groups.size()))
+          groups[ngroups++] = {pipe, u.per_tile, 0.0};
+        if (g < ngroups)
+          groups[g].latency = std::max(groups[g].latency, u.latency_cycles);
+        else
+          per_tile[pipe] += u.per_tile * u.latency_cycles;  // more groups than kept: each alone
+      }
     }
     e.exposed_cycles += u.per_core * (u.occupancy_cycles + u.latency_cycles);
     e.busy[pipe] += u.per_core * u.occupancy_cycles;
     issued += u.per_tile;
     exposed_issue += u.per_core;
   }
-  const double steps = std::max(1.0, p.steps_per_tile);
-  const double step_chain = occupancy / steps + latency;
-  e.chain_cycles = steps * step_chain;
+  for (int g = 0; g < ngroups; ++g)
+    per_tile[groups[g].pipe] += groups[g].per_tile * groups[g].latency;
+  double latency = 0, tile_tail = 0;
+  for (int q = 0; q < isa::kNumPipes; ++q) {
+    latency += step_latency[q];
+    tile_tail += tile_latency[q];
+  }
+  const double step_chain = occupancy / steps + latency + tile_tail;
+  e.chain_cycles = occupancy + steps * latency + tile_tail;
   const double cs = std::max(1, hw.core.scalar.cycles_per_instruction);
   per_tile[static_cast<int>(isa::Pipe::scalar)] = issued * cs;
   const double tiles = std::max(1.0, p.tiles);

@@ -68,13 +68,20 @@ struct CostEstimate {
 };
 
 /// The model (docs/architecture.md, "The analytical cost model"). Per tile, pipe p is busy
-/// T_p = sum over uses of per_tile x (occupancy + (flagged ? latency : 0)); the scalar unit issues
-/// every instruction at core.scalar.cycles_per_instruction. A tile comes in S = steps_per_tile
-/// steps (its K chunks); one step's chain is c = O / S + L, with O the sum over uses of per_tile x
-/// occupancy and L the sum of their latencies (each step pays each latency once), and the tile's
-/// chain C = S x c. With double buffering a tile takes max(max_p T_p, C / 2) in steady state (the
-/// step i+2 reuses step i's buffers), without it C. core_cycles = tiles x steady + c (the first
-/// step's fill) + exposed, where exposed = sum of per_core x (occupancy + latency); dram_cycles =
+/// T_p = sum over uses of per_tile x occupancy, plus for its flagged uses one latency per set_flag:
+/// the flagged uses of a pipe with the same per_tile count are issued together behind one
+/// set_flag (the GM loads of a K step), which holds the pipe until the last of them completes, so
+/// each group adds per_tile x its largest latency (the simulator frees a pipe after an
+/// instruction's occupancy: the latencies of back-to-back instructions overlap,
+/// simulator/core.cpp). The scalar unit issues every instruction at
+/// core.scalar.cycles_per_instruction. A tile comes in S = steps_per_tile steps (its K chunks); a
+/// use issued at least S times per tile is a step use, the others (the epilogue) tile uses. L = sum
+/// over pipes of the largest latency of the pipe's step uses (each step pays each pipe's latency
+/// once), E = the same over tile uses (once per tile); with O the sum over uses of per_tile x
+/// occupancy, the tile's chain is C = O + S x L + E and one step's c = O / S + L + E. With double
+/// buffering a tile takes max(max_p T_p, C / 2) in steady state (the step i+2 reuses step i's
+/// buffers), without it max(max_p T_p, C). core_cycles = tiles x steady + c (the first step's fill)
+/// + exposed, where exposed = sum of per_core x (occupancy + latency); dram_cycles =
 /// dram_transfer_cycles(dram_bytes) + c. cycles = max(core_cycles, dram_cycles).
 CostEstimate estimate_kernel(const HwConfig& hw, const KernelProfile& profile);
 

@@ -67,12 +67,15 @@ void reprice_dram(const npu::HwConfig& hw, const npu::KernelProfile& p,
   out.double_buffer = p.double_buffer;
   out.cores_used = p.cores_used;
   const double latency = static_cast<double>(hw.dram.latency_cycles) - priced_dram_latency_cycles;
-  // The cores of the kernel load at the same time: each gets its share of the channel.
-  const double bpc = static_cast<double>(std::max(1, hw.dram.bytes_per_cycle)) /
-                     static_cast<double>(std::max(1, p.cores_used));
+  // Each transfer is priced on the whole channel, as the tuner prices it: in the simulator's
+  // FIFO channel (simulator/dram.cpp) the cores of a split kernel fall into a staggered order, and
+  // while one core's MTE2 waits out its latency the channel serves the others, so the sharing is
+  // the kernel's channel time (estimate_kernel's dram_cycles, every core's bytes) against its
+  // pipeline, not 1/c of the channel for every transfer on top of its latency.
+  const double bpc = static_cast<double>(std::max(1, hw.dram.bytes_per_cycle));
   for (npu::InstrUse& u : out.uses) {
     if (u.dram_bytes <= 0) continue;
-    // dram_transfer_cycles(hw, bytes x c) = ceil(bytes x c / bytes_per_cycle), inlined.
+    // dram_transfer_cycles(hw, bytes) = ceil(bytes / bytes_per_cycle), inlined.
     u.occupancy_cycles = std::max(u.pipe_occupancy_cycles, std::ceil(u.dram_bytes / bpc));
     u.latency_cycles += latency;
   }

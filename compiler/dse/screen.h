@@ -10,10 +10,9 @@
 // loop: for each kernel, its GM transfers are re-priced for the point's DRAM channel
 // (reprice_dram) and npu::estimate_kernel gives its cycles; the point's estimate is the sum over
 // the kernels (estimate_cycles). The per-point keys are those the cost model reads without
-// re-tiling: memory.dram.bytes_per_cycle and memory.dram.latency_cycles. One change to the
-// cost model's pricing: a GM transfer of a kernel split over c cores gets 1/c of the DRAM channel
-// (its c cores load at the same time), where the tuner's model gives each transfer the whole
-// channel (it compares tilings of one kernel; a sweep compares channels). The tiles of an anchor
+// re-tiling: memory.dram.bytes_per_cycle and memory.dram.latency_cycles. Each GM transfer is
+// priced as the tuner prices it (the whole channel; the channel shared by a split kernel's cores
+// is the cost model's dram_cycles term, every core's bytes). The tiles of an anchor
 // are those chosen at the base config's values of the per-point keys, so what the estimate
 // misses is a point whose DRAM would change the default's tiles, the measured default's pick
 // among candidates (the simulated points run compile_npu's measured default), and what only the
@@ -72,10 +71,12 @@ ScreenAnchor lower_anchor(const Graph& graph, const npu::HwConfig& hw,
                           const npu_backend::NpuCompileOptions& options);
 
 /// `profile` (priced on a config whose dram.latency_cycles was `priced_dram_latency_cycles`)
-/// with its GM transfers re-priced for `hw`'s DRAM channel shared by the kernel's cores: each GM
-/// dma's occupancy is max(its pipe occupancy, ceil(its burst-rounded bytes x c /
-/// dram.bytes_per_cycle)) with c = profile.cores_used, and its latency its pipe latency +
-/// hw.dram.latency_cycles. With c = 1 that is how npu::KernelProfile::add prices it on `hw`.
+/// with its GM transfers re-priced for `hw`'s DRAM channel: each GM dma's occupancy is max(its
+/// pipe occupancy, ceil(its burst-rounded bytes / dram.bytes_per_cycle)) and its latency its pipe
+/// latency + hw.dram.latency_cycles: what npu::KernelProfile::add prices on `hw`. A kernel split
+/// over cores shares the channel through estimate_kernel's dram_cycles (profile.dram_bytes is
+/// every core's bytes), not per transfer: in the simulator's FIFO channel the cores fall into a
+/// staggered order and one core's latency overlaps the others' transfers.
 /// Writes into `out` (reused: no allocation once its capacity suffices).
 void reprice_dram(const npu::HwConfig& hw, const npu::KernelProfile& profile,
                   double priced_dram_latency_cycles, npu::KernelProfile& out);

@@ -487,7 +487,9 @@ TEST(NpuInt8Conv, SmallConvGoldenAssemblyAndCycles) {
   EXPECT_TRUE(bit_equal(got, ops::run_reference(*g, in).at(y->name)));
   // Pinned (measured on the SystemC model, npu_4core with one core and the 16x32x16 int8
   // fractal): a change to the int8 conv schedule or the timing of its instructions shows here.
-  EXPECT_EQ(sr.total_cycles, 1232u);
+  // 1232 before the cost model let back-to-back GM loads share one latency (the analytical
+  // default then chose streamed weights, loaded behind the input window with one set_flag).
+  EXPECT_EQ(sr.total_cycles, 932u);
 }
 
 }  // namespace

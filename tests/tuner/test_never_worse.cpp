@@ -104,7 +104,8 @@ TEST(WholeProgramCheck, TimingProgramIsTheProgramFinishAssembles) {
   npu_backend::NpuCompileOptions options;
   options.candidates = tuner::default_candidates;
   options.candidates_within = tuner::kDefaultCandidatesWithin;
-  // A task with more than one candidate: its second candidate as the override.
+  // A task with more than one candidate: its last candidate as the override (the second gave the
+  // same cycles as the first once the cost model let back-to-back loads share a latency).
   std::string task;
   passes::Knobs other;
   {
@@ -113,7 +114,7 @@ TEST(WholeProgramCheck, TimingProgramIsTheProgramFinishAssembles) {
       const auto* c = lowered.candidates(t.key);
       if (c && c->size() > 1 && t.kind == "conv") {
         task = t.key;
-        other = (*c)[1];
+        other = c->back();
         break;
       }
     }

@@ -22,14 +22,12 @@
 .buffer ConvTranspose_0_Concat_2 kind=output addr=0x580 bytes=288 dtype=f16 shape=[1,4,3,2,6]
 
 .core 0
-  dma.f16 l1[x0+0], gm[x0+256], extent=[16], dst_stride=[1], src_stride=[1]  # op=0
+  dma.f16 l1[x0+0], gm[x0+0], extent=[36], dst_stride=[1], src_stride=[1]  # op=0
+  dma.f16 l1[x0+96], gm[x0+256], extent=[16], dst_stride=[1], src_stride=[1]  # op=0
   set_flag mte2, mte1, 0  # op=0
-  dma.f16 l1[x0+32], gm[x0+0], extent=[36], dst_stride=[1], src_stride=[1]  # op=0
-  set_flag mte2, mte1, 1  # op=0
   wait_flag mte2, mte1, 0  # op=0
-  load2d.f16 l0a[x0+0], l1[x0+0], rows=4, cols=4, src_row_stride=4  # op=0
-  wait_flag mte2, mte1, 1  # op=0
-  img2col.f16 l0b[x0+0], l1[x0+32], c=4, h=3, w=3, kh=1, kw=1, oh=3, ow=3  # op=0
+  load2d.f16 l0a[x0+0], l1[x0+96], rows=4, cols=4, src_row_stride=4  # op=0
+  img2col.f16 l0b[x0+0], l1[x0+0], c=4, h=3, w=3, kh=1, kw=1, oh=3, ow=3  # op=0
   set_flag mte1, cube, 0  # op=0
   wait_flag mte1, cube, 0  # op=0
   mmad l0c[x0+0], l0a[x0+0], l0b[x0+0], m1=1, k1=1, n1=1  # op=0
@@ -46,14 +44,12 @@
   wait_flag vector, mte3, 0  # op=0
   dma.f16 gm[x0+128], ub[x0+128], extent=[36], dst_stride=[1], src_stride=[1]  # op=0
   barrier  # op=0
-  dma.f16 l1[x0+0], gm[x0+512], extent=[32], dst_stride=[1], src_stride=[1]  # op=1
+  dma.f16 l1[x0+0], gm[x0+0], extent=[12,4], dst_stride=[4,1], src_stride=[3,1], valid=[0:12,0:3]  # op=1
+  dma.f16 l1[x0+96], gm[x0+512], extent=[32], dst_stride=[1], src_stride=[1]  # op=1
   set_flag mte2, mte1, 0  # op=1
-  dma.f16 l1[x0+64], gm[x0+0], extent=[12,4], dst_stride=[4,1], src_stride=[3,1], valid=[0:12,0:3]  # op=1
-  set_flag mte2, mte1, 1  # op=1
   wait_flag mte2, mte1, 0  # op=1
-  load2d.f16 l0a[x0+0], l1[x0+0], rows=4, cols=8, src_row_stride=8  # op=1
-  wait_flag mte2, mte1, 1  # op=1
-  img2col.f16 l0b[x0+0], l1[x0+64], c=4, h=3, w=4, kh=1, kw=2, oh=3, ow=3  # op=1
+  load2d.f16 l0a[x0+0], l1[x0+96], rows=4, cols=8, src_row_stride=8  # op=1
+  img2col.f16 l0b[x0+0], l1[x0+0], c=4, h=3, w=4, kh=1, kw=2, oh=3, ow=3  # op=1
   set_flag mte1, cube, 0  # op=1
   wait_flag mte1, cube, 0  # op=1
   mmad l0c[x0+0], l0a[x0+0], l0b[x0+0], m1=1, k1=1, n1=1  # op=1
@@ -70,14 +66,12 @@
   wait_flag vector, mte3, 0  # op=1
   dma.f16 gm[x0+384], ub[x0+128], extent=[36], dst_stride=[1], src_stride=[1]  # op=1
   barrier  # op=1
-  dma.f16 l1[x0+0], gm[x0+704], extent=[32], dst_stride=[1], src_stride=[1]  # op=2
+  dma.f16 l1[x0+0], gm[x0+0], extent=[4,4,3], dst_stride=[12,3,1], src_stride=[9,3,1], valid=[0:4,0:3,0:3]  # op=2
+  dma.f16 l1[x0+96], gm[x0+704], extent=[32], dst_stride=[1], src_stride=[1]  # op=2
   set_flag mte2, mte1, 0  # op=2
-  dma.f16 l1[x0+64], gm[x0+0], extent=[4,4,3], dst_stride=[12,3,1], src_stride=[9,3,1], valid=[0:4,0:3,0:3]  # op=2
-  set_flag mte2, mte1, 1  # op=2
   wait_flag mte2, mte1, 0  # op=2
-  load2d.f16 l0a[x0+0], l1[x0+0], rows=4, cols=8, src_row_stride=8  # op=2
-  wait_flag mte2, mte1, 1  # op=2
-  img2col.f16 l0b[x0+0], l1[x0+64], c=4, h=4, w=3, kh=2, kw=1, oh=3, ow=3  # op=2
+  load2d.f16 l0a[x0+0], l1[x0+96], rows=4, cols=8, src_row_stride=8  # op=2
+  img2col.f16 l0b[x0+0], l1[x0+0], c=4, h=4, w=3, kh=2, kw=1, oh=3, ow=3  # op=2
   set_flag mte1, cube, 0  # op=2
   wait_flag mte1, cube, 0  # op=2
   mmad l0c[x0+0], l0a[x0+0], l0b[x0+0], m1=1, k1=1, n1=1  # op=2
@@ -94,14 +88,12 @@
   wait_flag vector, mte3, 0  # op=2
   dma.f16 gm[x0+576], ub[x0+128], extent=[36], dst_stride=[1], src_stride=[1]  # op=2
   barrier  # op=2
-  dma.f16 l1[x0+0], gm[x0+896], extent=[64], dst_stride=[1], src_stride=[1]  # op=3
+  dma.f16 l1[x0+0], gm[x0+0], extent=[4,4,4], dst_stride=[16,4,1], src_stride=[9,3,1], valid=[0:4,0:3,0:3]  # op=3
+  dma.f16 l1[x0+128], gm[x0+896], extent=[64], dst_stride=[1], src_stride=[1]  # op=3
   set_flag mte2, mte1, 0  # op=3
-  dma.f16 l1[x0+128], gm[x0+0], extent=[4,4,4], dst_stride=[16,4,1], src_stride=[9,3,1], valid=[0:4,0:3,0:3]  # op=3
-  set_flag mte2, mte1, 1  # op=3
   wait_flag mte2, mte1, 0  # op=3
-  load2d.f16 l0a[x0+0], l1[x0+0], rows=4, cols=16, src_row_stride=16  # op=3
-  wait_flag mte2, mte1, 1  # op=3
-  img2col.f16 l0b[x0+0], l1[x0+128], c=4, h=4, w=4, kh=2, kw=2, oh=3, ow=3  # op=3
+  load2d.f16 l0a[x0+0], l1[x0+128], rows=4, cols=16, src_row_stride=16  # op=3
+  img2col.f16 l0b[x0+0], l1[x0+0], c=4, h=4, w=4, kh=2, kw=2, oh=3, ow=3  # op=3
   set_flag mte1, cube, 0  # op=3
   wait_flag mte1, cube, 0  # op=3
   mmad l0c[x0+0], l0a[x0+0], l0b[x0+0], m1=1, k1=1, n1=1  # op=3

@@ -9,14 +9,14 @@
 .buffer Resize_0_m2 kind=constant addr=0x1c0 bytes=36 dtype=f16 shape=[6,3]
 
 .core 0
-  dma.f16 l1[x0+0], gm[x0+192], extent=[32], dst_stride=[1], src_stride=[1]  # op=0
+  dma.f16 l1[x0+0], gm[x0+0], extent=[24], dst_stride=[1], src_stride=[1]  # op=0
   set_flag mte2, mte1, 0  # op=0
   wait_flag mte2, mte1, 0  # op=0
-  load2d.f16 l0b[x0+0], l1[x0+0], rows=4, cols=8, src_row_stride=8  # op=0
-  dma.f16 l1[x0+64], gm[x0+0], extent=[24], dst_stride=[1], src_stride=[1]  # op=0
+  load2d.f16 l0a[x0+0], l1[x0+0], rows=6, cols=4, src_row_stride=4  # op=0
+  dma.f16 l1[x0+64], gm[x0+192], extent=[32], dst_stride=[1], src_stride=[1]  # op=0
   set_flag mte2, mte1, 0  # op=0
   wait_flag mte2, mte1, 0  # op=0
-  load2d.f16 l0a[x0+0], l1[x0+64], rows=6, cols=4, src_row_stride=4  # op=0
+  load2d.f16 l0b[x0+0], l1[x0+64], rows=4, cols=8, src_row_stride=8  # op=0
   set_flag mte1, cube, 0  # op=0
   wait_flag mte1, cube, 0  # op=0
   mmad l0c[x0+0], l0a[x0+0], l0b[x0+0], m1=1, k1=1, n1=1  # op=0
