@@ -65,11 +65,11 @@ const CASES = [
   // that wrote each is in `quantized` and tests/quantize checks that it still writes the same bytes).
   { name: 'ppocr_cls_int8_b1', model: 'ch_ppocr_mobile_v2.0_cls_infer_int8.onnx',
     modelDir: 'tests/data/models', shape: [1, 3, 48, 192], checks: ['softmax_last_axis'],
-    quantized: 'tessel quantize models/ch_ppocr_mobile_v2.0_cls_infer.onnx --random 2 --per-channel ' +
+    quantized: 'tessel quantize models/ch_ppocr_mobile_v2.0_cls_infer.onnx --random 2 --per-channel --no-fuse ' +
                '--input-shape x=1,3,48,192 -o tests/data/models/ch_ppocr_mobile_v2.0_cls_infer_int8.onnx' },
   { name: 'hello_deepa_int8', model: 'hello_deepa_int8.onnx', modelDir: 'tests/data/models',
     shape: [1, 25, 96], checks: ['unit_interval'],
-    quantized: 'tessel quantize models/hello_deepa.onnx --random 2 --per-channel ' +
+    quantized: 'tessel quantize models/hello_deepa.onnx --random 2 --per-channel --no-fuse ' +
                '-o tests/data/models/hello_deepa_int8.onnx' },
 ];
 // The int8 cases once more with ORT's graph optimizations at 'all' (its default), which include

@@ -31,6 +31,7 @@ struct QuantizeArgs {
   int random_sets = 0;
   std::optional<uint64_t> seed;  // --random's seed (1 when not given)
   bool per_channel = false;
+  bool no_fuse = false;
   std::string method = "minmax";
   std::optional<double> percentile;
   std::vector<std::string> input_shapes;
@@ -75,6 +76,7 @@ int cmd_quantize(const QuantizeArgs& args, std::ostream& out, std::ostream& err)
       fail("--method {}: expected minmax or percentile", args.method);
     }
     options.per_channel = args.per_channel;
+    options.fuse = !args.no_fuse;
     check_output_path(args.output, "-o");
     if (args.output.empty()) fail("give the output file: -o MODEL_int8.onnx");
     const onnx::ModelProto model = load_model_proto(args.model);
@@ -113,6 +115,11 @@ int cmd_quantize(const QuantizeArgs& args, std::ostream& out, std::ostream& err)
             ? std::string("minmax")
             : fmt::format("percentile {}", options.percentile),
         s.opset_before, s.opset_after);
+    if (options.fuse)
+      out << fmt::format(
+          "folded {} BatchNormalization into their Conv; {} quantized outputs take their Q/DQ "
+          "after the Relu that reads them\n",
+          s.batchnorms_folded, s.relus_fused);
     for (const auto& why : s.skipped) out << "  left in float: " << why << "\n";
     out << fmt::format("weights and biases: {} bytes as float -> {} bytes quantized\n",
                        with_commas(s.weight_bytes_float), with_commas(s.weight_bytes_quantized));
@@ -149,6 +156,9 @@ Command add_quantize_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--seed", args->seed, "seed of --random's inputs (default 1)");
   cmd->add_flag("--per-channel", args->per_channel, "weights per output channel");
+  cmd->add_flag("--no-fuse", args->no_fuse,
+                "keep Conv -> BatchNormalization unfolded and Q/DQ before Relu (the layout of the "
+                "committed golden int8 models)");
   cmd->add_option("--method", args->method, "range calibration: minmax | percentile")
       ->default_val("minmax");
   cmd->add_option("--percentile", args->percentile,

@@ -243,7 +243,7 @@ int8_t quantize_int8(float x, QParams p) {
   return static_cast<int8_t>(std::clamp(q, -128.0, 127.0));
 }
 
-onnx::ModelProto quantize_static(const onnx::ModelProto& float_model, const std::string& model_name,
+onnx::ModelProto quantize_static(const onnx::ModelProto& given_model, const std::string& model_name,
                                  const std::vector<std::map<std::string, Tensor>>& calibration,
                                  const QuantizeOptions& options, QuantizeSummary* summary_out) {
   if (calibration.empty()) fail("{}: no calibration input set", model_name);
@@ -251,11 +251,19 @@ onnx::ModelProto quantize_static(const onnx::ModelProto& float_model, const std:
       !(options.percentile > 50 && options.percentile <= 100))
     fail("percentile {} is outside (50, 100]", options.percentile);
   try {
-    onnx::checker::check_model(float_model);
+    onnx::checker::check_model(given_model);
   } catch (const std::exception& e) {
     fail("{}: onnx::checker rejects the model: {}", model_name, e.what());
   }
   QuantizeSummary summary;
+  // BatchNormalization folded first, so that calibration sees the folded Conv's output.
+  onnx::ModelProto float_model = given_model;
+  if (options.fuse) {
+    // Weights and BN parameters may be Constant nodes (older exporters): initializers first, as
+    // the version converter's output gets below.
+    constants_to_initializers(*float_model.mutable_graph());
+    summary.batchnorms_folded = fold_conv_batchnorm(float_model, model_name);
+  }
   summary.opset_before = default_opset(float_model);
 
   // Shapes of the runtime inputs, from the first set; every set must match.
@@ -316,8 +324,20 @@ onnx::ModelProto quantize_static(const onnx::ModelProto& float_model, const std:
   std::map<std::string, int> init_index;
   for (int i = 0; i < g.initializer_size(); ++i) init_index[g.initializer(i).name()] = i;
   std::map<std::string, int> consumers;  // tensor -> number of node inputs reading it
-  for (const auto& n : g.node())
-    for (const auto& i : n.input()) ++consumers[i];
+  std::map<std::string, int> reader;     // tensor -> index of a node reading it
+  for (int ni = 0; ni < g.node_size(); ++ni)
+    for (const auto& i : g.node(ni).input()) {
+      ++consumers[i];
+      reader[i] = ni;
+    }
+  std::set<std::string> graph_outputs;
+  for (const auto& o : g.output()) graph_outputs.insert(o.name());
+  // options.fuse: the Relu that alone reads tensor t (t not a graph output), or null.
+  auto sole_relu = [&](const std::string& t) -> const onnx::NodeProto* {
+    if (!options.fuse || consumers[t] != 1 || graph_outputs.count(t)) return nullptr;
+    const auto& r = g.node(reader.at(t));
+    return r.op_type() == "Relu" && r.output_size() == 1 ? &r : nullptr;
+  };
 
   // Which activations the quantised nodes read and write.
   std::set<std::string> wanted;
@@ -326,6 +346,7 @@ onnx::ModelProto quantize_static(const onnx::ModelProto& float_model, const std:
     for (int i = 0; i < std::min(n.input_size(), 2); ++i)
       if (!inits.count(n.input(i))) wanted.insert(n.input(i));
     wanted.insert(n.output(0));
+    if (const auto* r = sole_relu(n.output(0))) wanted.insert(r->output(0));
   }
   const auto ranges = calibrate(*graph, calibration, wanted, options);
 
@@ -458,8 +479,12 @@ onnx::ModelProto quantize_static(const onnx::ModelProto& float_model, const std:
       }
     }
     ++summary.nodes_quantized;
-    // The output, when something inside the graph reads it.
-    if (consumers[n.output(0)] > 0) activation(n.output(0));
+    // The output, when something inside the graph reads it (after the Relu that alone reads it).
+    if (const auto* r = sole_relu(n.output(0))) {
+      if (consumers[r->output(0)] > 0 && activation(r->output(0))) ++summary.relus_fused;
+    } else if (consumers[n.output(0)] > 0) {
+      activation(n.output(0));
+    }
   }
 
   // Activation Q/DQ pairs, each placed right after its producer (graph inputs: first).

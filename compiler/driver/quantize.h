@@ -42,7 +42,21 @@ struct QuantizeOptions {
   double percentile = 99.999;  // percentile method only: p in (50, 100]
   bool per_channel = false;    // weights per output channel instead of per tensor
   std::set<std::string> op_types = {"Conv", "MatMul", "Gemm"};
+  // Conv -> BatchNormalization folded into one Conv before quantising (fold_conv_batchnorm), and
+  // the Q/DQ of a quantised node's output placed after a Relu that alone reads it (Conv -> Relu
+  // -> Q -> DQ, not Conv -> Q -> DQ -> Relu -> Q -> DQ): ONNX Runtime's quant_pre_process and its
+  // QDQ quantizer's layout. false: the layout of tessel quantize before 2026-12-03 (the committed
+  // golden int8 models).
+  bool fuse = true;
 };
+
+/// Folds every Conv -> BatchNormalization pair of `model` whose BN parameters, weight and bias are
+/// float32 initializers into one Conv with new weight and bias initializers (W' = a W, b' = a (b -
+/// mean) + B per output channel, a = scale / sqrt(var + eps); ONNX BatchNormalization in
+/// inference mode). The Conv then writes the BN's output tensor. Pairs that do not fit (Conv
+/// output read elsewhere or a graph output, weight shared, training_mode 1, spatial 0) stay as
+/// they are. Returns the number of pairs folded. `model_name` names the model in errors.
+int fold_conv_batchnorm(onnx::ModelProto& model, const std::string& model_name);
 
 /// Scale and zero point of one int8 quantisation: q = saturate(round_half_even(x / scale) + zp),
 /// x = (q - zp) x scale (ONNX QuantizeLinear / DequantizeLinear).
@@ -68,6 +82,8 @@ int8_t quantize_int8(float x, QParams p);
 /// What quantize_static did.
 struct QuantizeSummary {
   int64_t opset_before = 0, opset_after = 0;
+  int batchnorms_folded = 0;         // Conv -> BatchNormalization pairs folded (options.fuse)
+  int relus_fused = 0;               // quantised outputs whose Q/DQ went after their Relu
   int nodes_quantized = 0;           // nodes of QuantizeOptions::op_types given Q/DQ inputs
   std::vector<std::string> skipped;  // "node NAME (OP): why" for the nodes left in float
   int activation_pairs = 0;          // QuantizeLinear -> DequantizeLinear pairs on activations

@@ -5,6 +5,7 @@
 // outputs (tests/data/cases/{ppocr_cls_int8_b1,hello_deepa_int8}).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -115,9 +116,23 @@ const onnx::NodeProto& node(const onnx::ModelProto& m, const std::string& op, in
   return none;
 }
 
+TEST(QuantizeStatic, FusedLayoutPutsTheConvOutputsQdqAfterItsRelu) {
+  // With fuse (the default) y is read only by the Relu, so its Q/DQ would go after the Relu; z is
+  // a graph output and stays float, so only x is quantised and the Relu reads the Conv directly.
+  driver::QuantizeOptions o;
+  o.per_channel = true;
+  driver::QuantizeSummary s;
+  const auto q = driver::quantize_static(conv_model(), "conv_model", {conv_input()}, o, &s);
+  EXPECT_EQ(s.nodes_quantized, 1);
+  EXPECT_EQ(s.activation_pairs, 1);
+  EXPECT_EQ(node(q, "Relu").input(0), "y");
+  EXPECT_EQ(node(q, "Conv").input(0), "x_DequantizeLinear_Output");
+}
+
 TEST(QuantizeStatic, ConvModelPerChannelValueByValue) {
   driver::QuantizeOptions o;
   o.per_channel = true;
+  o.fuse = false;  // the unfused layout: y quantised before the Relu (as the committed models)
   driver::QuantizeSummary s;
   const auto q = driver::quantize_static(conv_model(), "conv_model", {conv_input()}, o, &s);
   EXPECT_EQ(s.nodes_quantized, 1);
@@ -180,6 +195,70 @@ TEST(QuantizeStatic, ConvModelPerChannelValueByValue) {
   const float s_y = tensor_of(q, "y_scale").data<float>()[0];
   EXPECT_FLOAT_EQ(z.data<float>()[3], 146 * s_y);
   EXPECT_EQ(z.data<float>()[4], 0.f);
+}
+
+/// x [1,1,2,2] -> Conv(W [2,1,1,1] = {0.5, -0.3}, B = {0.125, -0.2}) -> c ->
+/// BatchNormalization(scale {2, 0.5}, bias {0.1, -1}, mean {0.25, 0.5}, var {3, 0.25}, epsilon 1)
+/// -> y -> Relu -> z. With `conv_output_too`, c is also a graph output (then it cannot fold).
+onnx::ModelProto conv_bn_model(bool conv_output_too = false) {
+  auto m = make_model(13);
+  add_input(m, "x", onnx::TensorProto::FLOAT, {int64_t{1}, int64_t{1}, int64_t{2}, int64_t{2}});
+  add_initializer(m, float_tensor("W", {2, 1, 1, 1}, {0.5f, -0.3f}));
+  add_initializer(m, float_tensor("B", {2}, {0.125f, -0.2f}));
+  add_initializer(m, float_tensor("scale", {2}, {2.f, 0.5f}));
+  add_initializer(m, float_tensor("bias", {2}, {0.1f, -1.f}));
+  add_initializer(m, float_tensor("mean", {2}, {0.25f, 0.5f}));
+  add_initializer(m, float_tensor("var", {2}, {3.f, 0.25f}));
+  add_node(m, "Conv", {"x", "W", "B"}, {"c"}, "conv");
+  attr_float(add_node(m, "BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"y"}, "bn"),
+             "epsilon", 1.f);
+  add_node(m, "Relu", {"y"}, {"z"}, "relu");
+  add_float_output(m, "z", {1, 2, 2, 2});
+  if (conv_output_too) add_float_output(m, "c", {1, 2, 2, 2});
+  return m;
+}
+
+TEST(QuantizeFoldBn, ConvBatchNormFoldsIntoTheConvValueByValue) {
+  auto m = conv_bn_model();
+  EXPECT_EQ(driver::fold_conv_batchnorm(m, "conv_bn"), 1);
+  int bns = 0;
+  for (const auto& n : m.graph().node()) bns += n.op_type() == "BatchNormalization";
+  EXPECT_EQ(bns, 0);
+  const auto& conv = node(m, "Conv");
+  ASSERT_EQ(conv.input_size(), 3);
+  EXPECT_EQ(conv.output(0), "y");  // the Conv now writes the BN's output
+  // a = scale / sqrt(var + eps): channel 0: 2 / sqrt(4) = 1; channel 1: 0.5 / sqrt(1.25) =
+  // 0.4472136. W' = a W = {0.5, -0.1341641}; b' = a (B - mean) + bias = {0.125 - 0.25 + 0.1,
+  // 0.4472136 (-0.2 - 0.5) - 1} = {-0.025, -1.3130495}.
+  const Tensor w = tensor_of(m, conv.input(1)), b = tensor_of(m, conv.input(2));
+  EXPECT_FLOAT_EQ(w.data<float>()[0], 0.5f);
+  EXPECT_FLOAT_EQ(w.data<float>()[1], -0.3f * 0.5f / std::sqrt(1.25f));
+  EXPECT_FLOAT_EQ(b.data<float>()[0], -0.025f);
+  EXPECT_FLOAT_EQ(b.data<float>()[1], 0.5f / std::sqrt(1.25f) * -0.7f - 1.f);
+  // The folded model computes what Conv + BN did, on the reference interpreter.
+  auto run = [](const onnx::ModelProto& model) {
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    const auto g = frontend::import_onnx_bytes(bytes, "conv_bn");
+    return ops::run_reference(*g,
+                              {{"x", Tensor::from_floats({1, 1, 2, 2}, {-0.5f, 0.f, 0.25f, 1.5f})}})
+        .at("z");
+  };
+  const Tensor before = run(conv_bn_model()), after = run(m);
+  ASSERT_EQ(after.numel(), 8);
+  int positive = 0;
+  for (int64_t i = 0; i < 8; ++i) {
+    EXPECT_NEAR(after.data<float>()[i], before.data<float>()[i], 1e-6) << i;
+    positive += before.data<float>()[i] > 0;
+  }
+  EXPECT_EQ(positive, 2);  // channel 0 at x = 0.25, 1.5 (0.5x - 0.025 > 0); channel 1 all < 0
+}
+
+TEST(QuantizeFoldBn, ConvOutputReadElsewhereStaysUnfolded) {
+  auto m = conv_bn_model(/*conv_output_too=*/true);
+  EXPECT_EQ(driver::fold_conv_batchnorm(m, "conv_bn"), 0);
+  EXPECT_EQ(node(m, "BatchNormalization").input(0), "c");
+  EXPECT_FLOAT_EQ(tensor_of(m, "W").data<float>()[1], -0.3f);
 }
 
 TEST(QuantizeStatic, PerTensorWeightsShareOneScale) {
@@ -249,12 +328,15 @@ std::string requantize(const std::string& args, const std::string& name) {
 
 TEST(QuantizeModels, CommittedInt8ModelsAreWhatTheCommandWrites) {
   if (!have_models()) GTEST_SKIP() << "models/ missing (scripts/fetch_models.sh)";
-  EXPECT_EQ(requantize("models/ch_ppocr_mobile_v2.0_cls_infer.onnx --random 2 --per-channel "
-                       "--input-shape x=1,3,48,192",
-                       "cls_int8.onnx"),
-            slurp_file(kSrc + "/tests/data/models/ch_ppocr_mobile_v2.0_cls_infer_int8.onnx"));
-  EXPECT_EQ(requantize("models/hello_deepa.onnx --random 2 --per-channel", "hello_int8.onnx"),
-            slurp_file(kSrc + "/tests/data/models/hello_deepa_int8.onnx"));
+  // --no-fuse: the committed models (and their ORT goldens) predate the BN fold / Relu layout.
+  EXPECT_EQ(
+      requantize("models/ch_ppocr_mobile_v2.0_cls_infer.onnx --random 2 --per-channel --no-fuse "
+                 "--input-shape x=1,3,48,192",
+                 "cls_int8.onnx"),
+      slurp_file(kSrc + "/tests/data/models/ch_ppocr_mobile_v2.0_cls_infer_int8.onnx"));
+  EXPECT_EQ(
+      requantize("models/hello_deepa.onnx --random 2 --per-channel --no-fuse", "hello_int8.onnx"),
+      slurp_file(kSrc + "/tests/data/models/hello_deepa_int8.onnx"));
 }
 
 TEST(QuantizeModels, ReferenceMatchesOnnxRuntimeOnTheInt8Models) {
@@ -300,14 +382,20 @@ TEST(QuantizeModels, ClassifierQuantizesEveryConvAndMatMulAndStaysClose) {
           out.string(),
       "tessel_quantize");
   ASSERT_EQ(r.code, 0) << r.err;
-  // 53 Conv + 1 MatMul, every weight int8, 18 of the Convs with a bias; opset 9 converted to 13.
+  // 53 Conv + 1 MatMul, every weight int8, every Conv with a bias after the BN fold; opset 9 -> 13.
   EXPECT_NE(r.out.find("quantized 54 of 54 Conv/MatMul/Gemm nodes (54 weights, per channel)"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("18 int32 biases"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("90 activation Q/DQ pairs, 53 int32 biases"), std::string::npos) << r.out;
+  // Its 35 BatchNormalization fold into their Convs first (each Conv then has a bias), and 15
+  // Conv -> Relu outputs take their Q/DQ after the Relu.
+  EXPECT_NE(r.out.find("folded 35 BatchNormalization into their Conv; 15 quantized outputs"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("opset 9 -> 13"), std::string::npos) << r.out;
-  // The weights take a quarter of their float bytes (int8 for fp32; int32 biases stay 4 bytes).
-  EXPECT_NE(r.out.find("500,328 bytes as float -> 128,112 bytes quantized"), std::string::npos)
+  // The weights take about a quarter of their float bytes (int8 for fp32; int32 biases stay 4
+  // bytes; the float count includes the BN parameters, which were Constant nodes).
+  EXPECT_NE(r.out.find("508,872 bytes as float -> 136,656 bytes quantized"), std::string::npos)
       << r.out;
 }
 
