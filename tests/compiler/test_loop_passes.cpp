@@ -385,7 +385,6 @@ TEST(TileVector, DefaultTileIsTheFewestTilesThatFitUb) {
 TEST(TileVector, ReducedAxisThatDoesNotFitIsAClearError) {
   // Softmax over a 100000-element axis cannot keep the axis in one 128 KiB UB tile.
   npu::HwConfig hw = preset("edge_1core");
-  passes::NpuTarget target{&hw, DType::f16};
   GraphBuilder b;
   Value* xv = b.input("x", {2, 100000});
   Attributes a;
