@@ -41,7 +41,7 @@ const std::map<std::pair<std::string, std::string>, int> kPinnedPasses = {
     {{"ref", "pytorch-converted"}, 82},
     {{"ref", "pytorch-operator"}, 35},
     {{"ref", "simple"}, 7},
-    {{"npu", "node"}, 821},
+    {{"npu", "node"}, 826},
     {{"npu", "pytorch-converted"}, 81},
     {{"npu", "pytorch-operator"}, 31},
     {{"npu", "simple"}, 7},
