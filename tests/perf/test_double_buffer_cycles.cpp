@@ -44,7 +44,7 @@ KernelRun relu_kernel(bool double_buffer) {
   Graph g;
   g.name = "relu";
   g.opset = 17;
-  Value* x = g.add_value("x", DType::f32, {4, 1024});
+  Value* x = g.add_value("x", DType::f16, {4, 1024});  // fp16: an fp32 input would stay fp32
   g.inputs.push_back(x);
   Value* y = g.add_value("y", DType::undefined, {});
   Node* n = g.add_node("Relu", "relu", {x}, {y});
