@@ -1,5 +1,6 @@
 // Static post-training quantisation to the QDQ format (see quantize.h for the scheme and sources).
 #include "compiler/driver/quantize.h"
+#include "compiler/driver/onnx_proto_attrs.h"
 
 #include <onnx/checker.h>
 #include <onnx/version_converter/convert.h>
@@ -174,17 +175,6 @@ onnx::NodeProto make_node(const std::string& op, const std::string& name,
   return n;
 }
 
-int64_t attr_int(const onnx::NodeProto& n, const std::string& name, int64_t dflt) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return a.i();
-  return dflt;
-}
-float attr_float(const onnx::NodeProto& n, const std::string& name, float dflt) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return a.f();
-  return dflt;
-}
-
 /// The weight input of a node and the axis of its output channels (-1: per tensor only).
 struct WeightSlot {
   int input = -1;
@@ -193,7 +183,7 @@ struct WeightSlot {
 
 WeightSlot weight_slot(const onnx::NodeProto& n, const Tensor& w) {
   if (n.op_type() == "Conv") return {1, 0};
-  if (n.op_type() == "Gemm") return {1, attr_int(n, "transB", 0) ? 0 : 1};
+  if (n.op_type() == "Gemm") return {1, proto_attr_int(n, "transB", 0) ? 0 : 1};
   if (n.op_type() == "MatMul") return {1, w.rank() == 2 ? 1 : -1};
   return {};
 }
@@ -451,10 +441,11 @@ onnx::ModelProto quantize_static(const onnx::ModelProto& given_model, const std:
           b, q, wscales, DType::i8, per_channel ? std::optional<int64_t>(axis) : std::nullopt);
       ++summary.weights_quantized;
       // Bias: int32 at scale input_scale x weight_scale, so that the int32 accumulator adds it.
-      const bool bias_ok =
-          n.input_size() > 2 && inits.count(n.input(2)) && consumers[n.input(2)] == 1 &&
-          (n.op_type() == "Conv" || (n.op_type() == "Gemm" && attr_float(n, "alpha", 1.f) == 1.f &&
-                                     attr_float(n, "beta", 1.f) == 1.f));
+      const bool bias_ok = n.input_size() > 2 && inits.count(n.input(2)) &&
+                           consumers[n.input(2)] == 1 &&
+                           (n.op_type() == "Conv" ||
+                            (n.op_type() == "Gemm" && proto_attr_float(n, "alpha", 1.f) == 1.f &&
+                             proto_attr_float(n, "beta", 1.f) == 1.f));
       if (bias_ok) {
         const std::string& bn = n.input(2);
         Tensor bias =

@@ -26,6 +26,7 @@
 #include <map>
 #include <set>
 
+#include "compiler/driver/onnx_proto_attrs.h"
 #include "compiler/driver/quantize.h"
 #include "compiler/frontend/onnx_import.h"
 
@@ -37,17 +38,6 @@ const onnx::TensorProto* find_init(const onnx::GraphProto& g, const std::string&
   for (const auto& t : g.initializer())
     if (t.name() == name) return &t;
   return nullptr;
-}
-
-int64_t attr_int_or(const onnx::NodeProto& n, const std::string& name, int64_t dflt) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return a.i();
-  return dflt;
-}
-float attr_float_or(const onnx::NodeProto& n, const std::string& name, float dflt) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return a.f();
-  return dflt;
 }
 
 onnx::TensorProto float_tensor(const std::string& name, const Shape& dims,
@@ -102,8 +92,8 @@ int fold_conv_batchnorm(onnx::ModelProto& model, const std::string& model_name) 
     const int bi = reader[c];
     const onnx::NodeProto& bn = g.node(bi);
     if (bn.op_type() != "BatchNormalization" || bn.input_size() != 5 || bn.input(0) != c ||
-        bn.output_size() != 1 || attr_int_or(bn, "training_mode", 0) != 0 ||
-        attr_int_or(bn, "spatial", 1) != 1)
+        bn.output_size() != 1 || proto_attr_int(bn, "training_mode", 0) != 0 ||
+        proto_attr_int(bn, "spatial", 1) != 1)
       continue;
     const std::string& wn = conv.input(1);
     if (consumers[wn] != 1) continue;
@@ -121,7 +111,7 @@ int fold_conv_batchnorm(onnx::ModelProto& model, const std::string& model_name) 
     if (!scale || !bias || !mean || !var) continue;
     if (scale->numel() != m || bias->numel() != m || mean->numel() != m || var->numel() != m)
       continue;
-    const double eps = attr_float_or(bn, "epsilon", 1e-5f);
+    const double eps = proto_attr_float(bn, "epsilon", 1e-5f);
     const int64_t per = w->numel() / m;
     std::vector<float> w2(static_cast<size_t>(w->numel())), b2(static_cast<size_t>(m));
     const float* wd = w->data<float>();
