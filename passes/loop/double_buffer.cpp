@@ -10,10 +10,17 @@
 // (BufferNode::no_double_buffer: the L0A/L0B ping-pong and resident weights of tile_cube) are
 // left alone. With separate allocations,
 // insert_sync only orders each buffer with its own users, so MTE2 fills the pong buffers while the
-// other pipes work on the ping ones (after AKG's double buffering pass, PLDI'21).
-// Runs after split_cores and before partition_loops; the tiling passes must have left half of
-// each scratchpad free (their double_buffer knob). Guarantees: same results, each buffer's uses
-// ordered by insert_sync as before.
+// other pipes work on the ping ones (after AKG's double buffering pass, PLDI'21). The unrolled
+// loop is also software-pipelined by one stage: the GM loads that open an iteration's body are
+// issued before the previous iteration's compute (`pipelined` below). The scalar unit issues in
+// program order into pipe queues of core.scalar.issue_queue_depth entries, so with the loads left
+// in place the next tile's loads would issue only once the current tile's compute had drained to
+// the queue depth, and a tile with more vector instructions than that (a depthwise convolution's
+// vmla chain) would wait for its whole load latency (docs/isa.md, "Timing").
+// Runs after split_cores and before partition_loops (and insert_sync); the tiling passes must
+// have left half of each scratchpad free (their double_buffer knob). Guarantees: same results,
+// each buffer's uses ordered by insert_sync as before; a load is moved ahead only when it fills
+// an alternated buffer from a GM tensor the loop does not write.
 #include <fmt/format.h>
 
 #include <functional>
@@ -174,6 +181,65 @@ class DoubleBuffer {
     return c;
   }
 
+  /// The loop software-pipelined by one stage: each iteration's leading loads from GM (the
+  /// copies that open its body) are issued one iteration early, before the previous iteration's
+  /// compute, into the buffers of their own parity:
+  ///   L(0); for j < e/2 - 1 { L'(2j+1); R(2j); L(2j+2); R'(2j+1) };
+  ///   L'(e-1 or e-2+1); R(e-2); [L(e-1); ] R'(e-1); [R(e-1)]   (bracketed: odd e)
+  /// (L/R: the loads / the rest of the body on the ping buffers, L'/R' on the pong ones). Null
+  /// when the body does not open with such loads, or when one of them reads a GM tensor the loop
+  /// writes, comes from a multicast copy, or fills a buffer that is not alternated.
+  L::Stmt pipelined(const L::Stmt& loop, const std::map<const L::BufferNode*, L::Buffer>& pong) {
+    const L::Stmt& body = loop->body;
+    if (!body || body->kind != L::StmtKind::Seq) return nullptr;
+    std::set<const L::BufferNode*> gm_written;
+    L::visit_stmt(body, [&](const L::Stmt& n) {
+      if (n->kind == L::StmtKind::Copy && n->dst.buffer->scope == L::MemScope::gm)
+        gm_written.insert(n->dst.buffer->storage());
+    });
+    size_t n_loads = 0;
+    while (n_loads < body->seq.size()) {
+      const L::Stmt& c = body->seq[n_loads];
+      if (c->kind != L::StmtKind::Copy || c->src.buffer->scope != L::MemScope::gm ||
+          c->multicast_cores != 0 || gm_written.count(c->src.buffer->storage()) ||
+          !pong.count(c->dst.buffer->storage()))
+        break;
+      ++n_loads;
+    }
+    if (n_loads == 0 || n_loads == body->seq.size()) return nullptr;
+    const L::Stmt loads = L::seq({body->seq.begin(), body->seq.begin() + n_loads});
+    const L::Stmt rest = L::seq({body->seq.begin() + n_loads, body->seq.end()});
+    auto at = [&](const L::Stmt& part, L::Expr i, bool is_pong) {
+      L::Stmt s = L::substitute_stmt(part, {{loop->var.get(), i}});
+      return is_pong ? swap_buffers(s, pong) : s;
+    };
+    const int64_t e = loop->extent, pairs = e / 2;
+    std::vector<L::Stmt> parts;
+    parts.push_back(at(loads, L::int_imm(0), false));
+    auto steady = [&](L::Expr even) {
+      return L::seq({at(loads, L::add(even, L::int_imm(1)), true), at(rest, even, false),
+                     at(loads, L::add(even, L::int_imm(2)), false),
+                     at(rest, L::add(even, L::int_imm(1)), true)});
+    };
+    if (pairs == 2) {
+      parts.push_back(steady(L::int_imm(0)));
+    } else if (pairs > 2) {
+      L::Var j = L::make_var(loop->var->name + "_pp");
+      parts.push_back(
+          L::for_loop(j, pairs - 1, steady(L::mul(L::var_ref(j), L::int_imm(2))), loop->for_kind));
+    }
+    const int64_t last = 2 * (pairs - 1);  // the last pair's ping iteration
+    parts.push_back(at(loads, L::int_imm(last + 1), true));
+    parts.push_back(at(rest, L::int_imm(last), false));
+    if (e % 2) parts.push_back(at(loads, L::int_imm(e - 1), false));
+    parts.push_back(at(rest, L::int_imm(last + 1), true));
+    if (e % 2) parts.push_back(at(rest, L::int_imm(e - 1), false));
+    L::Stmt r = L::seq({L::seq(parts)});
+    r->comment = fmt::format("double-buffered {} (ping-pong x2, loads one iteration ahead)",
+                             loop->var->name);
+    return r;
+  }
+
   L::Stmt transform(const L::Stmt& loop) {
     const AllocSet outside = used_outside(loop.get());
     std::map<const L::BufferNode*, L::Buffer> pong;
@@ -191,6 +257,7 @@ class DoubleBuffer {
     }
     if (pong.empty()) return loop;
     const int64_t e = loop->extent;
+    if (L::Stmt r = pipelined(loop, pong)) return r;
     L::Var j = L::make_var(loop->var->name + "_pp");
     L::Expr even = L::mul(L::var_ref(j), L::int_imm(2));
     L::Stmt ping_body = L::substitute_stmt(loop->body, {{loop->var.get(), even}});
