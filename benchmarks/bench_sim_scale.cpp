@@ -23,7 +23,8 @@
 //    timing-only (construction + load of the shared program with the constants' GM image +
 //    run()).
 // Counters: s_per_core_kernel = host seconds per iteration / (N x kernels); sim_cycles; processes
-// (SystemC processes spawned: one scalar unit per core plus one per pipe a core's stream uses).
+// (the MethodKernel processes of a run: one scalar unit per core plus one per pipe a core's
+// stream uses).
 // Run: build/bin/bench_bench_sim_scale (the 1,024-core classifier compile takes about a minute).
 #include <benchmark/benchmark.h>
 
@@ -88,7 +89,7 @@ isa::Program kernel_program(int64_t cores, int64_t tiles = 16) {
   return p;
 }
 
-/// SystemC processes a run of `p` spawns: per core the scalar unit and each pipe its stream uses.
+/// The kernel processes a run of `p` has: per core the scalar unit and each pipe its stream uses.
 double process_count(const isa::Program& p) {
   double n = 0;
   for (const auto& stream : p.cores) {

@@ -28,8 +28,6 @@ using isa::Scope;
 
 namespace {
 
-inline uint64_t now_cycles() { return sc_core::sc_time_stamp().value(); }
-
 std::string text_of(const isa::Instruction& in) {
   try {
     return isa::format_instruction(in);
@@ -55,7 +53,7 @@ void CoreBarrier::arrive(uint64_t arrival_cycle) {
   max_arrival_ = 0;
   ++generation_;
   if (multicast_) multicast_->clear();
-  released_.notify();
+  kernel_.notify(released_);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -88,6 +86,7 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
       mte3_socket("mte3_socket"),
       id_(id),
       run_(run),
+      kernel_(run.kernel),
       core_barrier_(barrier),
       hw_(*run.hw),
       code_((*run.code)[id]),
@@ -221,21 +220,30 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
     pu.writes.reserve(32);
   }
 
-  // SC_METHODs (header comment): each runs once at initialisation, then when what it asked for
-  // with next_trigger happens.
-  sc_core::sc_spawn_options opts;
-  opts.spawn_method();
-  processes_.push_back(sc_core::sc_spawn([this] { scalar_method(); }, "scalar", &opts));
+  // The kernel's processes (header comment), in the order the SC_METHODs were spawned: the
+  // scalar unit, then the pipes. Each runs once at initialisation, then when what it waited for
+  // happens. The events: progress_, then each used pipe's pushed and flag_set.
+  kernel_.add_process(this, &Core::scalar_process, 0);
   for (int p = 1; p < isa::kNumPipes; ++p)
-    if (has_process_[p])
-      processes_.push_back(
-          sc_core::sc_spawn([this, p] { pipe_method(Pipe(p)); }, isa::pipe_name(Pipe(p)), &opts));
+    if (has_process_[p]) kernel_.add_process(this, &Core::pipe_process, static_cast<uint32_t>(p));
+  progress_ = kernel_.add_event();
+  for (int p = 1; p < isa::kNumPipes; ++p) {
+    if (!has_process_[p]) continue;  // no process waits on them
+    pipes_[p].pushed = kernel_.add_event();
+    pipes_[p].flag_set = kernel_.add_event();
+  }
+}
+
+void Core::scalar_process(void* core, uint32_t) { static_cast<Core*>(core)->scalar_method(); }
+
+void Core::pipe_process(void* core, uint32_t pipe) {
+  static_cast<Core*>(core)->pipe_method(Pipe(pipe));
 }
 
 bool Core::wait_until(uint64_t target_cycle) {
-  const uint64_t now = now_cycles();
+  const uint64_t now = kernel_.now();
   if (target_cycle <= now) return false;
-  sc_core::next_trigger(sc_core::sc_time::from_value(target_cycle - now));
+  kernel_.wait_cycles(target_cycle - now);
   return true;
 }
 
@@ -260,22 +268,9 @@ uint64_t Core::finish_cycle() const {
 // ---------------------------------------------------------------------------------------------
 // Scalar unit
 
-void Core::make_events() {
-  unit_events_ = std::make_unique<sc_core::sc_event[]>(1 + 2 * size_t{isa::kNumPipes});
-  progress_ = &unit_events_[0];
-  for (int p = 1; p < isa::kNumPipes; ++p) {
-    if (!has_process_[p]) continue;  // no process waits on them
-    pipes_[p].pushed = &unit_events_[1 + 2 * p];
-    pipes_[p].flag_set = &unit_events_[2 + 2 * p];
-  }
-}
-
 void Core::scalar_method() {
-  if (!unit_events_) make_events();
   try {
     run_scalar();
-  } catch (const sc_core::sc_unwind_exception&) {
-    throw;  // SystemC kills/resets processes with this exception: let it pass
   } catch (...) {
     run_.fail_with(std::current_exception());
   }
@@ -294,7 +289,7 @@ void Core::run_scalar() {
           sp.instructions += executed_;
           sp.busy_cycles += fetched_ * cs_;
           run_.result.instructions += fetched_;
-          return;  // no next_trigger: the method does not run again
+          return;  // no wait: the process does not run again
         }
         const Decoded& d = decoded_[pc_];
         scalar_pc_ = static_cast<int32_t>(pc_);
@@ -338,13 +333,13 @@ void Core::run_scalar() {
       case ScalarStep::barrier: {
         if (!drained()) {
           scalar_listening_ = true;
-          sc_core::next_trigger(*progress_);
+          kernel_.wait_event(progress_);
           return;
         }
         scalar_listening_ = false;
         uint64_t done = 0;
         for (int p = 1; p < isa::kNumPipes; ++p) done = std::max(done, pipes_[p].max_completion);
-        t_ = std::max({t_ + cs_, done, now_cycles()});
+        t_ = std::max({t_ + cs_, done, kernel_.now()});
         if (decoded_[pc_].kind == isa::InstrKind::core_barrier) {
           scalar_state_ = ScalarState::core_barrier;
           barrier_generation_ = core_barrier_.completed();
@@ -358,7 +353,7 @@ void Core::run_scalar() {
       }
       case ScalarStep::core_barrier:
         if (core_barrier_.completed() == barrier_generation_) {
-          sc_core::next_trigger(core_barrier_.released());
+          kernel_.wait_event(core_barrier_.released());
           return;
         }
         t_ = core_barrier_.release_cycle();
@@ -423,14 +418,14 @@ bool Core::dispatch(const Decoded& in, int32_t pc) {
     scalar_blocked_pipe_ = p;
     scalar_listening_ = true;
     dispatch_waited_ = true;
-    sc_core::next_trigger(*progress_);
+    kernel_.wait_event(progress_);
     return false;
   }
   if (dispatch_waited_) {
     scalar_listening_ = false;
     scalar_state_ = ScalarState::running;
     const uint64_t wanted = q;
-    q = std::max(q, now_cycles());
+    q = std::max(q, kernel_.now());
     if (run_.tracing && q > wanted) {
       TraceEvent stall{
           static_cast<uint32_t>(id_), Pipe::scalar, in.op, pc, in.op_index, wanted, q - wanted, q};
@@ -465,7 +460,7 @@ bool Core::dispatch(const Decoded& in, int32_t pc) {
   e.enqueue_cycle = q;
   // Only a pipe waiting for an entry waits on `pushed` (an immediate notification nobody waits
   // for does nothing, and at 1,024 cores the event is one more cache miss).
-  if (pu.size++ == 0 && pu.step == PipeStep::idle) pu.pushed->notify();
+  if (pu.size++ == 0 && pu.step == PipeStep::idle) kernel_.notify(pu.pushed);
   t_ = q;
   return true;
 }
@@ -474,11 +469,8 @@ bool Core::dispatch(const Decoded& in, int32_t pc) {
 // Pipes
 
 void Core::pipe_method(Pipe p) {
-  if (!unit_events_) make_events();
   try {
     run_pipe(p);
-  } catch (const sc_core::sc_unwind_exception&) {
-    throw;
   } catch (...) {
     run_.fail_with(std::current_exception());
   }
@@ -492,19 +484,19 @@ void Core::run_pipe(Pipe p) {
         if (pu.size == 0) {
           pu.state = PipeState::idle;
           pu.pc = -1;
-          if (scalar_listening_) progress_->notify();  // a barrier may be waiting for this
+          if (scalar_listening_) kernel_.notify(progress_);  // a barrier may wait for this
           pu.step = PipeStep::idle;
-          sc_core::next_trigger(*pu.pushed);
+          kernel_.wait_event(pu.pushed);
           return;
         }
         [[fallthrough]];
       case PipeStep::idle: {
         if (pu.size == 0) {
-          sc_core::next_trigger(*pu.pushed);
+          kernel_.wait_event(pu.pushed);
           return;
         }
         const Entry& head = pu.queued(0);
-        const uint64_t now = now_cycles();
+        const uint64_t now = kernel_.now();
         uint64_t s = std::max({now, head.enqueue_cycle, pu.free_cycle});
         if (!pu.writes.empty()) {
           // Drop writes that completed; then RAW/WAW against the rest (docs/isa.md: hazard_ready).
@@ -530,7 +522,7 @@ void Core::run_pipe(Pipe p) {
         const Entry& cur = pu.pool[slot];
         pu.head = (pu.head + 1) % depth_;
         --pu.size;
-        if (scalar_listening_) progress_->notify();
+        if (scalar_listening_) kernel_.notify(progress_);
         ++pu.instructions;
         switch (cur.kind) {
           case isa::InstrKind::set_flag:
@@ -561,7 +553,7 @@ void Core::run_pipe(Pipe p) {
         const uint64_t t_set = pu.set_cycle;
         ++flag(pu.flag);
         if (pipes_[int(pu.flag.dst)].step == PipeStep::wait_flag)  // the only step waiting on it
-          pipes_[int(pu.flag.dst)].flag_set->notify();
+          kernel_.notify(pipes_[int(pu.flag.dst)].flag_set);
         pu.free_cycle = t_set;
         pu.max_completion = std::max(pu.max_completion, t_set);
         record(p, Opcode::set_flag, pu.pc, pu.op_index, pu.start_cycle, t_set - pu.start_cycle,
@@ -572,11 +564,11 @@ void Core::run_pipe(Pipe p) {
       case PipeStep::wait_flag: {
         int64_t& f = flag(pu.flag);
         if (f == 0) {
-          sc_core::next_trigger(*pu.flag_set);
+          kernel_.wait_event(pu.flag_set);
           return;
         }
         --f;
-        const uint64_t t = now_cycles();
+        const uint64_t t = kernel_.now();
         pu.free_cycle = t;
         pu.max_completion = std::max(pu.max_completion, t);
         record(p, Opcode::wait_flag, pu.pc, pu.op_index, pu.start_cycle, t - pu.start_cycle, t,

@@ -2,20 +2,20 @@
 // dispatches the rest into bounded in-order per-pipe issue queues, and one process per pipe (mte2,
 // mte1, cube, fix, vector, mte3) its stream uses. Timing follows docs/isa.md, "Timing".
 //
-// Time: 1 SystemC time unit (resolution 1 ns) = 1 core cycle. The scalar unit runs ahead of
-// SystemC time with a local clock (temporal decoupling): it only synchronises when it must (a full
-// issue queue, a barrier, a core_barrier, and every kQuantum instructions). This is exact because
-// the scalar unit's behaviour depends on the pipes only through those three points. Pipes run in
-// SystemC time (they wait until each instruction's start cycle), so flags, DRAM arbitration and the
+// Time: 1 time unit = 1 core cycle. The scalar unit runs ahead of simulated time with a local
+// clock (temporal decoupling): it only synchronises when it must (a full issue queue, a barrier,
+// a core_barrier, and every kQuantum instructions). This is exact because the scalar unit's
+// behaviour depends on the pipes only through those three points. Pipes run in simulated time
+// (they wait until each instruction's start cycle), so flags, DRAM arbitration and the
 // functional effects happen in global time order.
 //
-// Processes: every unit is an SC_METHOD written as a resumable state machine (ScalarStep,
-// PipeStep): where a thread would wait, the method records where it stopped, calls next_trigger
-// with what the thread would have waited for, and returns. A method has no coroutine stack to map
-// and no context switch (docs/results.md, "Scale with cores", has the host times). Every process
-// is a method, and SystemC queues methods as it queues threads (a runnable queue in trigger order,
-// an event's waiters in the order they waited), so the processes run in the order the threads ran
-// and every simulated cycle is the same.
+// Processes: every unit is a process of the run's MethodKernel (simulator/method_kernel.h: the
+// scheduling of SystemC's SC_METHODs, in compact arrays inside one SystemC method), written as a
+// resumable state machine (ScalarStep, PipeStep): where a thread would wait, the unit records
+// where it stopped, asks the kernel for what the thread would have waited for (an event, or a
+// number of cycles) and returns. The kernel runs the processes in the order SystemC runs one
+// SC_METHOD per unit, so every simulated cycle is the same as with SystemC's own processes
+// (docs/results.md, "Scale with cores", has the host times).
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -30,6 +30,7 @@
 
 #include "isa/semantics.h"
 #include "simulator/dram.h"
+#include "simulator/method_kernel.h"
 #include "simulator/run_state.h"
 
 namespace tessel::sim {
@@ -37,9 +38,10 @@ namespace tessel::sim {
 /// Synchronises the scalar units of all cores at core_barrier (the n-th of each core match).
 class CoreBarrier {
  public:
-  /// `multicast`: the run's pending dma_mc reads, dropped at every release (may be null).
-  explicit CoreBarrier(int cores, MulticastTable* multicast = nullptr)
-      : cores_(cores), multicast_(multicast) {}
+  /// `multicast`: the run's pending dma_mc reads, dropped at every release (may be null);
+  /// released() is an event of `kernel`.
+  CoreBarrier(int cores, MethodKernel& kernel, MulticastTable* multicast = nullptr)
+      : cores_(cores), multicast_(multicast), kernel_(kernel), released_(kernel.add_event()) {}
   /// Called by a scalar unit that reached a core_barrier at `arrival_cycle` (its local time, after
   /// the local barrier). The last core to arrive releases the barrier: completed() grows by one,
   /// release_cycle() = max(arrival_cycle over cores), released() is notified. A caller whose
@@ -48,14 +50,16 @@ class CoreBarrier {
   int arrived() const { return arrived_; }
   uint64_t completed() const { return generation_; }
   uint64_t release_cycle() const { return release_; }
-  const sc_core::sc_event& released() const { return released_; }
+  /// The kernel event notified at every release.
+  uint32_t released() const { return released_; }
 
  private:
   int cores_;
   MulticastTable* multicast_;
+  MethodKernel& kernel_;
   int arrived_ = 0;
   uint64_t max_arrival_ = 0, release_ = 0, generation_ = 0;
-  sc_core::sc_event released_;
+  uint32_t released_;
 };
 
 class Core : public sc_core::sc_module {
@@ -90,9 +94,6 @@ class Core : public sc_core::sc_module {
   /// 1 + the largest op_index of the core's stream (0 when none): found while decoding it, so
   /// that Simulator::run sizes its per-op tables without a pass of its own over the program.
   size_t op_count() const { return op_count_; }
-  /// The processes this core spawned (the scalar unit, then each pipe its stream uses), in spawn
-  /// order; NpuTop::end_processes kills them after a finished run.
-  std::vector<sc_core::sc_process_handle>& processes() { return processes_; }
 
  private:
   /// One instruction as the simulator's hot path reads it, decoded once at construction: 48
@@ -199,11 +200,11 @@ class Core : public sc_core::sc_module {
     size_t head = 0, size = 0;
     size_t depth = 0;
     const Entry& queued(size_t i) const { return pool[ring[(head + i) % depth]]; }
-    sc_core::sc_event* pushed = nullptr;    // an entry was added (the pipe waits when empty)
-    sc_core::sc_event* flag_set = nullptr;  // a flag whose dst is this pipe was incremented
-    uint64_t free_cycle = 0;                // start + occupancy of the previous instruction
-    uint64_t max_completion = 0;            // completion of every instruction started so far
-    std::vector<InflightWrite> writes;      // written ranges of instructions not yet complete
+    uint32_t pushed = MethodKernel::kNone;    // event: an entry was added (waited on when empty)
+    uint32_t flag_set = MethodKernel::kNone;  // event: a flag whose dst is this pipe was set
+    uint64_t free_cycle = 0;                  // start + occupancy of the previous instruction
+    uint64_t max_completion = 0;              // completion of every instruction started so far
+    std::vector<InflightWrite> writes;        // written ranges of instructions not yet complete
     PipeState state = PipeState::idle;
     int32_t pc = -1;       // instruction being started / executed
     isa::SyncArgs flag{};  // the flag set (set_flag step) or waited on (flag_wait)
@@ -216,6 +217,9 @@ class Core : public sc_core::sc_module {
     uint64_t instructions = 0, busy_cycles = 0;
   };
 
+  /// The kernel's process bodies: the scalar unit (arg 0) and pipe `arg`.
+  static void scalar_process(void* core, uint32_t arg);
+  static void pipe_process(void* core, uint32_t pipe);
   void scalar_method();
   void pipe_method(isa::Pipe p);
   void run_pipe(isa::Pipe p);
@@ -237,16 +241,14 @@ class Core : public sc_core::sc_module {
   bool advance(size_t next);
   /// Ends a barrier or core_barrier: its trace event, the scalar unit running again.
   void end_barrier();
-  /// Creates the core's events on the first run of any of its processes (unit_events_).
-  void make_events();
   /// Op cycle bounds and (when tracing) the trace event of one instruction of pipe `p`.
   void record(isa::Pipe p, isa::Opcode opcode, int32_t pc, int32_t op_index, uint64_t start,
               uint64_t duration, uint64_t completion, uint64_t flow_id = 0);
   /// The trace flow id of the next use of flag `s` counted in `seq` (set_seq_ or wait_seq_).
   uint64_t flow_id(const isa::SyncArgs& s, std::vector<uint64_t>& seq);
   bool drained() const;
-  /// True (after next_trigger for the time left) when SystemC time is before `target_cycle`:
-  /// the calling method returns and resumes at that cycle.
+  /// True (after waiting for the time left) when the kernel's time is before `target_cycle`:
+  /// the calling process returns and resumes at that cycle.
   bool wait_until(uint64_t target_cycle);
   int64_t& flag(const isa::SyncArgs& s);
   std::string where(int32_t pc) const;
@@ -254,6 +256,7 @@ class Core : public sc_core::sc_module {
 
   const int id_;
   RunState& run_;
+  MethodKernel& kernel_;
   CoreBarrier& core_barrier_;
   const npu::HwConfig& hw_;
   const std::vector<isa::Instruction>& code_;
@@ -291,12 +294,8 @@ class Core : public sc_core::sc_module {
   std::vector<int64_t> flags_;                // [src pipe][dst pipe][event]
   std::vector<uint64_t> set_seq_, wait_seq_;  // tracing: sets / waits of each flag so far
 
-  // The core's events: progress_, then each pipe's pushed and flag_set. Made when the simulation
-  // runs (make_events), not at elaboration: SystemC names an event made during elaboration and
-  // files the name in its object table (a map of strings, which at 1,024 cores cost more than
-  // the rest of a core's construction); an event made while running is not named.
-  std::unique_ptr<sc_core::sc_event[]> unit_events_;
-  sc_core::sc_event* progress_ = nullptr;  // a pipe started an instruction or finished a wait_flag
+  // Kernel event: a pipe started an instruction or went idle (the scalar unit waits on it).
+  uint32_t progress_ = MethodKernel::kNone;
   bool scalar_listening_ = false;
   ScalarState scalar_state_ = ScalarState::running;
   int32_t scalar_pc_ = 0;
@@ -311,8 +310,6 @@ class Core : public sc_core::sc_module {
   uint64_t barrier_arrival_ = 0;     // barrier / core_barrier: the cycle the scalar unit arrived
   uint64_t barrier_generation_ = 0;  // core_barrier: CoreBarrier::completed() when it arrived
   bool dispatch_waited_ = false;     // dispatch: the queue was full at the first try
-
-  std::vector<sc_core::sc_process_handle> processes_;
 
   tlm::tlm_generic_payload trans_;
   DmaExtension ext_;

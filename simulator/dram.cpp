@@ -162,7 +162,7 @@ DramServed Dram::serve_runs(uint64_t issue, bool read, int core, const std::vect
 void Dram::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   DmaExtension* ext = trans.get_extension<DmaExtension>();
   if (!ext || !ext->instr) internal_fail("Dram: transaction without a DmaExtension");
-  const uint64_t issue = sc_core::sc_time_stamp().value() + delay.value();
+  const uint64_t issue = run_.kernel.now() + delay.value();
   const uint64_t g = trans.get_data_length();
   const auto* dma = std::get_if<isa::DmaArgs>(&ext->instr->args);
   if (!dma) internal_fail("Dram: transaction for a non-dma instruction");
@@ -209,7 +209,7 @@ void Dram::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_
   }
   ext->dram_done_cycle = done;
   ext->dram_latency_cycles = latency_cycles_ + tail;
-  delay = sc_core::sc_time::from_value(done - sc_core::sc_time_stamp().value());
+  delay = sc_core::sc_time::from_value(done - run_.kernel.now());
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

@@ -4,14 +4,14 @@
 //  - banked: channels, ranks, banks and rows with JEDEC timing and FR-FCFS (dram_banked.h).
 //
 // Protocol: one blocking transaction (b_transport) per dma instruction, issued by the engine at
-// the instruction's start cycle s with delay = 0. The generic payload carries the command
-// (read = GM -> core, write = core -> GM), the lowest GM address touched and data_length = G, the
-// GM bytes of the transfer (npu::dma_gm_bytes). The strided descriptor itself travels in a
-// DmaExtension. The target serves the transfer and returns in `delay` the time from s until the
-// DRAM has taken it (dram_done - s: the engine is busy until then); the extension also returns
-// dram_done and the latency that comes on top of the completion (memory.dram.latency_cycles, and
-// with the banked model the data still in flight). It performs the functional copy
-// (isa::execute) when asked.
+// the instruction's start cycle s (the run's MethodKernel time, RunState::kernel) with delay = 0.
+// The generic payload carries the command (read = GM -> core, write = core -> GM), the lowest GM
+// address touched and data_length = G, the GM bytes of the transfer (npu::dma_gm_bytes). The
+// strided descriptor itself travels in a DmaExtension. The target serves the transfer and returns
+// in `delay` the time from s until the DRAM has taken it (dram_done - s: the engine is busy until
+// then); the extension also returns dram_done and the latency that comes on top of the completion
+// (memory.dram.latency_cycles, and with the banked model the data still in flight). It performs the
+// functional copy (isa::execute) when asked.
 //  - simple: served from dram_start = max(s, next_free) for ceil(G_burst / dram.bytes_per_cycle)
 //    cycles, where G_burst is G rounded to the aligned dram.burst_bytes blocks the access touches
 //    (npu::dma_gm_burst_bytes; = G when burst_bytes is 1).

@@ -90,7 +90,7 @@ uint64_t L2::dram_access(bool read, uint64_t address, uint64_t bytes, uint64_t i
     DmaExtension* x;
     ~ClearExt() { t.clear_extension(x); }
   } clear{dram_trans_, &dram_ext_};
-  sc_core::sc_time d = sc_core::sc_time::from_value(issue - sc_core::sc_time_stamp().value());
+  sc_core::sc_time d = sc_core::sc_time::from_value(issue - run_.kernel.now());
   dram_socket->b_transport(dram_trans_, d);
   if (dram_trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
     internal_fail("L2: Dram returned {}", dram_trans_.get_response_string());
@@ -203,7 +203,7 @@ uint64_t L2::dram_lines(bool read, const std::vector<std::pair<uint64_t, Way*>>&
 void L2::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   DmaExtension* ext = trans.get_extension<DmaExtension>();
   if (!ext || !ext->instr) internal_fail("L2: transaction without a DmaExtension");
-  const uint64_t issue = sc_core::sc_time_stamp().value() + delay.value();
+  const uint64_t issue = run_.kernel.now() + delay.value();
   if (ext->instr->op == isa::Opcode::l2_prefetch || ext->instr->op == isa::Opcode::l2_discard) {
     hint(*ext->instr, ext->core, issue);
     ext->dram_done_cycle = issue;
@@ -290,7 +290,7 @@ void L2::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_ti
   if (through) {  // the write itself goes on to DRAM (bursts rounded there)
     st.writeback_bytes += trans.get_data_length();
     ext->functional = false;
-    sc_core::sc_time d = sc_core::sc_time::from_value(issue - sc_core::sc_time_stamp().value());
+    sc_core::sc_time d = sc_core::sc_time::from_value(issue - run_.kernel.now());
     dram_socket->b_transport(trans, d);
     ext->functional = functional;
     done = std::max(done, ext->dram_done_cycle);
@@ -301,7 +301,7 @@ void L2::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_ti
   ext->dram_latency_cycles =
       static_cast<uint64_t>(cfg_.latency_cycles) +
       (waited_on_dram ? static_cast<uint64_t>(run_.hw->dram.latency_cycles) : 0);
-  delay = sc_core::sc_time::from_value(done - sc_core::sc_time_stamp().value());
+  delay = sc_core::sc_time::from_value(done - run_.kernel.now());
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

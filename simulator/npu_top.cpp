@@ -17,12 +17,12 @@ namespace tessel::sim {
 
 void RunState::fail_with(std::exception_ptr e) {
   if (!error) error = e;
-  sc_core::sc_stop();
+  kernel.stop();
 }
 
 NpuTop::NpuTop(sc_core::sc_module_name name, RunState& run) : sc_core::sc_module(name), run_(run) {
   const int n = static_cast<int>(run.code->size());
-  barrier_ = std::make_unique<CoreBarrier>(n, &run.multicast);
+  barrier_ = std::make_unique<CoreBarrier>(n, run.kernel, &run.multicast);
   dram_ = std::make_unique<Dram>("dram", run);
   if (run.hw->l2.enabled()) {  // cores -> L2 -> DRAM; without an L2 the cores reach DRAM directly
     l2_ = std::make_unique<L2>("l2", run, *dram_);
@@ -39,6 +39,17 @@ NpuTop::NpuTop(sc_core::sc_module_name name, RunState& run) : sc_core::sc_module
       cores_.back()->mte3_socket.bind(dram_->socket);
     }
   }
+  sc_core::sc_spawn_options opts;
+  opts.spawn_method();
+  sc_core::sc_spawn([this] { kernel_method(); }, "kernel", &opts);
+}
+
+void NpuTop::kernel_method() {
+  try {
+    run_.kernel.run();
+  } catch (...) {  // the processes catch their own errors; this is the kernel's (internal_fail)
+    run_.fail_with(std::current_exception());
+  }
 }
 
 NpuTop::~NpuTop() {
@@ -53,16 +64,6 @@ bool NpuTop::finished() const {
   for (const auto& c : cores_)
     if (!c->finished()) return false;
   return true;
-}
-
-void NpuTop::end_processes() {
-  for (auto c = cores_.rbegin(); c != cores_.rend(); ++c) {
-    std::vector<sc_core::sc_process_handle>& processes = (*c)->processes();
-    while (!processes.empty()) {  // newest first; the handle's release deletes the process
-      processes.back().kill();
-      processes.pop_back();
-    }
-  }
 }
 
 std::string NpuTop::deadlock_report(uint64_t cycle) const {

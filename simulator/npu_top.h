@@ -1,6 +1,8 @@
 // The NPU top-level SystemC module: N cores (simulator/core.h) whose MTE2/MTE3 initiator sockets
 // are bound to one shared DRAM target (simulator/dram.h), or to the shared L2 (simulator/l2.h)
-// in front of it when the config has memory.l2, plus the cross-core barrier.
+// in front of it when the config has memory.l2, plus the cross-core barrier. Its one SystemC
+// process (kernel_method) runs the run's MethodKernel, whose processes are every unit of every
+// core (simulator/method_kernel.h).
 #pragma once
 
 #include <systemc>
@@ -33,19 +35,13 @@ class NpuTop : public sc_core::sc_module {
   /// then the state of every unit of every core. `cycle` is the SystemC time it stopped at.
   std::string deadlock_report(uint64_t cycle) const;
 
-  /// After a run that ended without an error (finished, or a deadlock), kills every process, the
-  /// last spawned first, and deletes it. Why: SystemC 2.3 keeps the processes spawned before
-  /// sc_start in a list that a process's destructor searches from the newest entry, and deletes the
-  /// ones still alive with its context oldest first, each destructor walking all the younger ones
-  /// (quadratic in the process count: at 1,024 cores, 4,096 processes and 8 M list steps per run);
-  /// processes deleted newest first are each found at the head. The statistics are final before
-  /// this is called.
-  void end_processes();
-
   const std::vector<std::unique_ptr<Core>>& cores() const { return cores_; }
   Dram& dram() { return *dram_; }
 
  private:
+  /// The SC_METHOD: runs the kernel to its end (starvation or an error) in one activation.
+  void kernel_method();
+
   RunState& run_;
   std::unique_ptr<CoreBarrier> barrier_;
   std::unique_ptr<Dram> dram_;

@@ -8,6 +8,7 @@
 
 #include "isa/isa.h"
 #include "npu_model/hw_config.h"
+#include "simulator/method_kernel.h"
 #include "simulator/multicast.h"
 #include "simulator/simulator.h"
 
@@ -61,9 +62,13 @@ struct RunState {
   /// Valid only within one activation of one core's process (SystemC runs one at a time).
   isa::Instruction resolved;
 
-  std::exception_ptr error;  // first exception raised inside a SystemC process
+  /// The run's processes (every unit of every core), their events and the simulated time.
+  MethodKernel kernel;
 
-  /// Records the exception (first one wins) and stops the simulation.
+  std::exception_ptr error;  // first exception raised inside a process
+
+  /// Records the exception (first one wins) and stops the simulation (the kernel, after the
+  /// running activation).
   void fail_with(std::exception_ptr e);
 };
 

@@ -159,7 +159,7 @@ SimResult Simulator::run() {
     sc_core::sc_start();
     if (!run.error && !top->finished()) {
       deadlock = true;
-      deadlock_message = top->deadlock_report(sc_core::sc_time_stamp().value());
+      deadlock_message = top->deadlock_report(run.kernel.now());
     }
     if (!run.error && !deadlock) {
       top->finish_memory();
@@ -172,11 +172,6 @@ SimResult Simulator::run() {
       run.result.dram_model = hw_.dram.model == npu::DramModel::banked ? "banked" : "simple";
       run.result.dram_channels = top->dram().channel_stats();
     }
-    // Delete the processes newest first, so the context's teardown is linear in their number
-    // (NpuTop::end_processes); a deadlock's processes too (they wait on events of the modules
-    // deleted below). A stopped run (an error: sc_stop) skips this: SystemC allows no kill after
-    // sc_stop, and its teardown pays the quadratic list walk, once.
-    if (!run.error) top->end_processes();
     if (!run.error && !deadlock) top->dram().commit_trace();  // else its destructor removes it
     top.reset();                                              // modules before their context
   }
