@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
 
 #include "compiler/lower/op_compute.h"
 #include "compiler/ops/reference.h"
@@ -102,6 +103,7 @@ std::map<std::string, double> calibrated_max_abs(const Graph& graph,
 
 std::vector<std::string> fp16_range(Graph& graph, const std::map<std::string, double>& max_abs) {
   std::vector<std::string> changes;
+  std::map<std::pair<const Value*, int>, Value*> prescaled;
   std::vector<Node*> snapshot;
   for (const auto& n : graph.nodes()) snapshot.push_back(n.get());
   for (Node* n : snapshot) {
@@ -123,10 +125,14 @@ std::vector<std::string> fp16_range(Graph& graph, const std::map<std::string, do
         if (m->attrs.has(kFusionGroupAttr) && m->attrs.get_int(kFusionGroupAttr, m->name) == gid)
           m->attrs.erase(kFusionGroupAttr);
     }
-    // %x_s = Mul(%x, 2^-k) before the contraction, which reads it (and a bias times 2^-k).
-    Value* xs = graph.add_value(graph.unique_value_name(x->name + "_scaled"), x->dtype, x->shape);
-    graph.insert_node_before(n, "Mul", graph.unique_node_name(n->name + "_prescale"),
-                             {x, power_of_two(graph, x, -k)}, {xs});
+    // %x_s = Mul(%x, 2^-k) before the contraction, which reads it (and a bias times 2^-k); one
+    // per operand and k (the STFT's real and imaginary Convs read the same frames).
+    Value*& xs = prescaled[{x, k}];
+    if (!xs) {
+      xs = graph.add_value(graph.unique_value_name(x->name + "_scaled"), x->dtype, x->shape);
+      graph.insert_node_before(n, "Mul", graph.unique_node_name(n->name + "_prescale"),
+                               {x, power_of_two(graph, x, -k)}, {xs});
+    }
     n->inputs[a] = xs;
     if (bias) n->inputs[2] = scaled_constant(graph, bias, -k);
     // %y_s = the contraction; %y = Mul(%y_s, 2^k) right after it.
