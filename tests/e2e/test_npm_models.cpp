@@ -6,7 +6,8 @@
 //
 // Tolerances: the reference and the CPU backend use the fp32 tolerance of `tessel check` (rtol
 // 1e-3, atol 1e-5, widened where the model amplifies fp32 rounding: driver::fp32_tolerances), the
-// NPU its derived fp16 bound (driver::npu_tolerances).
+// NPU its derived fp16 bound (driver::npu_tolerances) on the graph `check` compiles for it (after
+// graph_passes::fp16_range, calibrated on the data set's inputs).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
