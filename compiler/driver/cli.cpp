@@ -78,6 +78,9 @@ Command add_check_command(CLI::App& app) {
   cmd->add_option("--report", args->report_path, "write a JSON report to FILE");
   cmd->add_flag("--per-node", args->per_node,
                 "npu: compare every intermediate value with the reference, list mismatches");
+  cmd->add_flag("!--no-fp16-range", args->fp16_range,
+                "npu: do not rescale / keep in fp32 the values that reach 2^15 on the data set's "
+                "inputs (graph_passes::fp16_range, docs/architecture.md Numerics)");
   cmd->add_option("--dram-trace", args->dram_trace_path,
                   "npu: write every DRAM request to FILE (text; FILE-C-S per case C and data set S "
                   "when there are several; docs/memory.md)");

@@ -33,6 +33,7 @@
 #include "compiler/tuner/tuner.h"
 #include "isa/asm.h"
 #include "isa/encoding.h"
+#include "passes/graph/graph_passes.h"
 
 namespace tessel::driver {
 
@@ -850,6 +851,19 @@ int cmd_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
           if (out_files.size() != graph->outputs.size())
             fail("{}: {} expected outputs for {} model outputs", set.string(), out_files.size(),
                  graph->outputs.size());
+          // The NPU: the graph it compiles (as run_model compiles it; --per-node then checks the
+          // kernels inside control flow and recurrent layers). An fp16 NPU: values that reach
+          // 2^15 on this data set's inputs are rescaled around the cube or kept in fp32
+          // (graph_passes::fp16_range); the tolerance below is derived on that graph.
+          if (target == Target::npu)
+            if (auto form = compiled_form(*graph)) graph = std::move(form);
+          if (target == Target::npu && args.fp16_range &&
+              hw.core.cube.input_dtype == isa::DType::f16) {
+            for (const std::string& line :
+                 graph_passes::fp16_range(*graph, graph_passes::calibrated_max_abs(*graph, inputs)))
+              out << "  fp16 range (calibrated on " << set.filename().string() << "): " << line
+                  << "\n";
+          }
           RunOptions ropts;
           ropts.read_all_values = args.per_node && target == Target::npu;
           ropts.schedule.tuning_log = args.tuning_log;

@@ -32,11 +32,11 @@ graph_passes::PipelineOptions pipeline_options(const GraphPassArgs& args, std::o
 
 struct RunArgs {
   std::string experiment;
-  std::string report_path;  // --report FILE.json
-  std::string trace_path;   // --trace FILE.json
+  std::string report_path;      // --report FILE.json
+  std::string trace_path;       // --trace FILE.json
   std::string dram_trace_path;  // --dram-trace FILE: every DRAM request (docs/memory.md)
-  std::string tuning_log;   // --tuning-log FILE: apply its best records (NPU runs)
-  GraphPassArgs passes;     // combined with the experiment's graph_passes key
+  std::string tuning_log;       // --tuning-log FILE: apply its best records (NPU runs)
+  GraphPassArgs passes;         // combined with the experiment's graph_passes key
 };
 /// `tessel run EXPERIMENT.yaml`.
 int cmd_run(const RunArgs& args, std::ostream& out, std::ostream& err);
@@ -111,6 +111,9 @@ struct CheckArgs {
   std::vector<std::string> hw_set;
   std::string report_path;
   bool per_node = false;  // compare every intermediate value with the reference and list mismatches
+  /// npu with fp16 operands: calibrate graph_passes::fp16_range on each data set's inputs
+  /// (--no-fp16-range turns it off).
+  bool fp16_range = true;
   std::string tuning_log;  // --tuning-log FILE (npu)
   /// --dram-trace FILE (npu): every DRAM request; FILE-C-S (case C, data set S, from 0) when
   /// there is more than one case or data set.

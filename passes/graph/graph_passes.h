@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -263,5 +264,26 @@ bool cancel_transdata(Graph& graph);
 
 /// The attribute fuse_kernels sets.
 inline constexpr const char* kFusionGroupAttr = "fusion_group";
+
+/// fp16_range.cpp: keeps the values an fp16 NPU computes within fp16's range, from `max_abs`, the
+/// largest finite |v| each float value (by name) reaches on calibration inputs
+/// (calibrated_max_abs). A Conv / MatMul / Gemm whose output or activation operand reaches 2^15
+/// computes on that operand times 2^-k (a constant bias or C too) and its result is multiplied by
+/// 2^k after it, k = ceil(log2(max / 2^14)) (exact: a power of two); every other non-view node
+/// whose output reaches 2^15 (the scale-back Mul among them) gets kNpuFp32Attr, so the NPU
+/// computes and stores it in fp32 (npu_backend::float_storage_plan). Returns one line per change
+/// (node, the magnitudes, what was done). Not a pipeline pass: `tessel check --target npu` runs
+/// it on the compiled form (driver::compiled_form) for an fp16 NPU, calibrated on the data set's
+/// inputs. The graph's values are unchanged (to fp32's rounding of subnormals).
+std::vector<std::string> fp16_range(Graph& graph, const std::map<std::string, double>& max_abs);
+
+/// The largest finite |v| of every float value of `graph` (graph inputs, constants read, node
+/// results) on one reference run with `inputs`, by value name. Throws what run_reference throws.
+std::map<std::string, double> calibrated_max_abs(const Graph& graph,
+                                                 const std::map<std::string, Tensor>& inputs);
+
+/// The attribute fp16_range sets on a node the NPU computes and stores in fp32 (its output
+/// reaches 2^15 on the calibration inputs).
+inline constexpr const char* kNpuFp32Attr = "npu_fp32";
 
 }  // namespace tessel::graph_passes

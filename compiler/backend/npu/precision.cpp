@@ -5,6 +5,7 @@
 
 #include "compiler/backend/npu/int8_ops.h"
 #include "compiler/lower/op_compute.h"
+#include "passes/graph/graph_passes.h"
 
 namespace tessel::npu_backend {
 
@@ -25,6 +26,8 @@ bool is_f32(const std::map<std::string, DType>& plan, const Value* v) {
 DType node_compute_dtype(const Node& node, const std::map<std::string, DType>& plan, DType act) {
   if (act == DType::f32) return DType::f32;
   if (is_cube_node(node)) return act;
+  // A node whose result exceeds fp16's range on calibration data (graph_passes::fp16_range).
+  if (node.attrs.has(graph_passes::kNpuFp32Attr)) return DType::f32;
   // A value the model types float16 is stored in fp16 (a Cast to float16 rounds to it).
   for (const Value* o : node.outputs)
     if (o && o->dtype == DType::f16) return act;

@@ -31,6 +31,8 @@ bool is_cube_node(const Node& node);
 ///     f16 (packed by the host as before the plan);
 ///   - the output of a cube node is f16;
 ///   - the output of a view (Reshape, Squeeze, ...) has its input's storage;
+///   - the output of a node marked graph_passes::kNpuFp32Attr (fp16_range: it reaches 2^15 on
+///     calibration data) is f32;
 ///   - the output of any other node is f32 when one of its non-constant float inputs is f32,
 ///     f16 when all of them are f16, and f32 when it has none (a Gather from a constant table, a
 ///     Cast from int: the source is fp32); a value the model types float16 is f16;
@@ -42,7 +44,8 @@ bool is_cube_node(const Node& node);
 std::map<std::string, DType> float_storage_plan(const Graph& graph, DType act);
 
 /// The dtype the kernel of `node` computes its float values in under `plan` (f16 or f32): a
-/// cube node's, and a node's with a float16-typed output, is the activation dtype; otherwise
+/// cube node's, and a node's with a float16-typed output, is the activation dtype; a node marked
+/// graph_passes::kNpuFp32Attr computes in f32; otherwise
 /// f32 when one of its non-constant float inputs is stored f32 or it has none, f16 when all of
 /// them are f16.
 DType node_compute_dtype(const Node& node, const std::map<std::string, DType>& plan, DType act);
