@@ -284,6 +284,105 @@ TEST(GpuTyped, Float64ComputesInDoubleWithItsOwnExpAndLog) {
           "log(" + std::to_string(lv[i]) + ")");
 }
 
+/// Deterministic integer data in [lo, hi] (a linear congruential sequence).
+Tensor ints(DType dt, const Shape& shape, int lo, int hi, uint32_t seed) {
+  Tensor t(dt, shape);
+  uint32_t v = seed;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    v = v * 1664525u + 1013904223u;
+    t.set_from_double(i, lo + static_cast<int>((v >> 8) % static_cast<uint32_t>(hi - lo + 1)));
+  }
+  return t;
+}
+
+TEST(GpuTyped, Int8OpsAreGeneratedKernelsBitExactWithTheReference) {
+  // The int8 ops as generated kernels (lower::int8_compute; the CPU runs them on host kernels):
+  // QuantizeLinear per tensor to i8 (ties to even: 2.5 -> 2, 3.5 -> 4, -2.5 -> -2; saturation;
+  // NaN -> zero point) and per axis to u8; DequantizeLinear of i32 per axis; MatMulInteger u8 x
+  // i8 with zero points; ConvInteger with padding and x_zero_point (a padded tap contributes 0);
+  // QLinearMatMul with a per-column b_scale and b_zero_point; QLinearConv with a per-channel
+  // w_scale and an int32 bias over 32 x 3 x 3 taps, whose accumulators (up to 255 * 127 * 288
+  // ~ 9.3e6, plus the bias 2e7 on channel 0) pass 2^24: the sum is exact in int32 and rounds to
+  // fp32 once, as ONNX Runtime's (op_util.h requantize_fp32); the scales (4e-6 and 8e-6) keep
+  // the results inside i8's range, so they are not all saturated.
+  GpuGraph b;
+  Value* xf = b.input("xf", {8});
+  Value* xq = b.input("xq", {2, 3, 2});
+  Value* xi = b.input("xi", {2, 3}, DType::i32);
+  Value* a = b.input("a", {3, 5}, DType::u8);
+  Value* bm = b.input("bm", {5, 4}, DType::i8);
+  Value* img = b.input("img", {1, 2, 4, 4}, DType::u8);
+  Value* big = b.input("big", {1, 32, 5, 5}, DType::u8);
+  auto scalar_t = [](DType dt, double v) {
+    Tensor t(dt, {});
+    t.set_from_double(0, v);
+    return t;
+  };
+  Value* q0 = b.node("QuantizeLinear", {xf, b.constant("s0", scalar_t(DType::f32, 0.5)),
+                                        b.constant("z0", scalar_t(DType::i8, 1))});
+  Value* q1 = b.node("QuantizeLinear",
+                     {xq, b.constant("s1", vec(DType::f32, {0.25, 1.0, 4.0})),
+                      b.constant("z1", vec(DType::u8, {0, 128, 255}))},
+                     attrs({{"axis", int64_t{1}}}));
+  Value* dq = b.node("DequantizeLinear",
+                     {xi, b.constant("s2", vec(DType::f32, {0.5, 0.1, 3.0})),
+                      b.constant("z2", vec(DType::i32, {0, -7, 100000}))},
+                     attrs({{"axis", int64_t{1}}}));
+  Value* mmi = b.node("MatMulInteger", {a, bm, b.constant("az", scalar_t(DType::u8, 250)),
+                                        b.constant("bz", scalar_t(DType::i8, -2))});
+  Value* ci = b.node(
+      "ConvInteger",
+      {img, b.constant("w", ints(DType::u8, {3, 2, 3, 3}, 0, 255, 7)),
+       b.constant("xz", scalar_t(DType::u8, 100)), b.constant("wz", scalar_t(DType::u8, 128))},
+      attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  Value* qmm = b.node(
+      "QLinearMatMul",
+      {a, b.constant("as", scalar_t(DType::f32, 0.02)), b.constant("azs", scalar_t(DType::u8, 128)),
+       bm, b.constant("bs", vec(DType::f32, {0.5, 0.25, 0.125, 0.0625})),
+       b.constant("bzs", vec(DType::i8, {0, 1, -1, 2})),
+       b.constant("ys", scalar_t(DType::f32, 0.3)), b.constant("yz", scalar_t(DType::u8, 120))});
+  Value* qc = b.node(
+      "QLinearConv",
+      {big, b.constant("cs", scalar_t(DType::f32, 0.003)), b.constant("cz", scalar_t(DType::u8, 0)),
+       b.constant("cw", ints(DType::i8, {2, 32, 3, 3}, 100, 127, 11)),
+       b.constant("cws", vec(DType::f32, {0.01, 0.02})), b.constant("cwz", vec(DType::i8, {0, 0})),
+       b.constant("cys", scalar_t(DType::f32, 7.5)), b.constant("cyz", scalar_t(DType::i8, -3)),
+       b.constant("cb", vec(DType::i32, {20000001, -5}))});
+  auto g = b.finish({q0, q1, dq, mmi, ci, qmm, qc});
+  const double nan = std::nan("");
+  std::vector<double> xqv;
+  for (int i = 0; i < 12; ++i) xqv.push_back(i * 17.3 - 90);
+  std::string ptx;
+  auto out = run_exact(*g,
+                       {{"xf", vec(DType::f32, {1.25, 1.75, -1.25, 100, -100, nan, 0, 0.74})},
+                        {"xq", vec(DType::f32, xqv, {2, 3, 2})},
+                        {"xi", vec(DType::i32, {3, 5, 100001, -4, 0, 2000000000}, {2, 3})},
+                        {"a", ints(DType::u8, {3, 5}, 0, 255, 1)},
+                        {"bm", ints(DType::i8, {5, 4}, -128, 127, 2)},
+                        {"img", ints(DType::u8, {1, 2, 4, 4}, 0, 255, 3)},
+                        {"big", ints(DType::u8, {1, 32, 5, 5}, 200, 255, 4)}},
+                       &ptx);
+  // x / 0.5 = 2.5, 3.5, -2.5, 200, -200, NaN, 0, 1.48 -> 2, 4, -2, sat, sat, 0, 0, 1; + 1.
+  EXPECT_EQ(values(out.at(q0->name)), (std::vector<double>{3, 5, -1, 127, -128, 1, 1, 2}));
+  EXPECT_EQ(out.at(q0->name).dtype(), DType::i8);
+  EXPECT_EQ(out.at(q1->name).dtype(), DType::u8);
+  // (x - zp) * scale per column, in fp32: 3 * 0.5, 12 * 0.1f, 1 * 3, -4 * 0.5, 7 * 0.1f,
+  // (fp32(2e9 - 1e5) = 1999900032) * 3.
+  const std::vector<float> want_dq = {1.5f,  12.0f * 0.1f, 3.0f,
+                                      -2.0f, 7.0f * 0.1f,  1999900032.0f * 3.0f};
+  EXPECT_EQ(values(out.at(dq->name)), std::vector<double>(want_dq.begin(), want_dq.end()));
+  EXPECT_EQ(out.at(mmi->name).dtype(), DType::i32);
+  EXPECT_EQ(out.at(ci->name).shape(), (Shape{1, 3, 4, 4}));
+  EXPECT_EQ(out.at(qc->name).dtype(), DType::i8);
+  EXPECT_EQ(out.at(qc->name).shape(), (Shape{1, 2, 3, 3}));
+  for (double v : values(out.at(qc->name))) {
+    EXPECT_GT(v, -128);
+    EXPECT_LT(v, 127);
+  }
+  // Integer arithmetic in the PTX: 32-bit multiply-adds of the accumulators.
+  EXPECT_NE(ptx.find("mad.lo.s32"), std::string::npos);
+}
+
 // y = c ? (d ? 2x + 10 : 2x - 10) : tanh(tanh(x + 10)), z = c ? -x : x (as in
 // tests/graph_passes/test_guard_branches.cpp).
 const char* kIfGraph = R"(graph g opset 17 (%x: f32[4,64], %c: bool[], %d: bool[1]) -> (%y, %z) {

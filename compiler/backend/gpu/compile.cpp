@@ -16,6 +16,7 @@
 #include <set>
 
 #include "compiler/backend/cpu/jit.h"
+#include "compiler/lower/int8_compute.h"
 #include "compiler/lower/lower_te.h"
 #include "compiler/support/error.h"
 
@@ -84,6 +85,13 @@ class GpuScheduler : public cpu_backend::KernelScheduler {
       knobs_[info.node] = knobs;
     }
     return g;
+  }
+
+  /// The int8 ops (QuantizeLinear, QLinearConv, ...) as generic integer computes
+  /// (lower::int8_compute): generated kernels like every other, where the CPU has host ones.
+  te::Tensor node_compute(const Node& node, lower::ComputeContext& ctx) override {
+    if (lower::is_int8_compute_op(node.op_type)) return lower::int8_compute(node, ctx);
+    return nullptr;
   }
 
   L::Stmt generic(const te::Tensor& out, const lower::TensorBuffers& buffers) override {
