@@ -238,7 +238,7 @@ TEST(GpuTyped, Float64ComputesInDoubleWithItsOwnExpAndLog) {
   // Values beyond fp32's range and digits beyond its precision survive Add / Mul / MatMul (the
   // generic schedule: gpu_gemm takes fp32 only); Exp and Log of float64 are codegen.cpp's fp64
   // routines (PTX has no fp64 ex2 / lg2), within 4 ulps of the host libm over normal,
-  // subnormal and special arguments.
+  // subnormal and special arguments; Tanh / Erf / Sin / Cos / Atan within 2e-7.
   GpuGraph b;
   Value* x = b.input("x", {2, 3}, DType::f64);
   Value* y = b.input("y", {3, 2}, DType::f64);
@@ -248,9 +248,14 @@ TEST(GpuTyped, Float64ComputesInDoubleWithItsOwnExpAndLog) {
   Value* mm = b.node("MatMul", {x, y});
   Value* ex = b.node("Exp", {e});
   Value* lg = b.node("Log", {l});
-  auto g = b.finish({add, mm, ex, lg});
+  Value* t = b.input("t", {6}, DType::f64);
+  const std::vector<std::string> fns = {"Tanh", "Erf", "Sin", "Cos", "Atan"};
+  std::vector<Value*> outs = {add, mm, ex, lg};
+  for (const auto& f : fns) outs.push_back(b.node(f, {t}));
+  auto g = b.finish(outs);
   const double inf = std::numeric_limits<double>::infinity();
   const std::vector<double> ev = {0, 1, -1, 1e-10, 700, -700, -740, 709.7, 710, -800, -inf, 3.25};
+  const std::vector<double> tv = {-3, -0.3, 0, 0.2, 1.5, 4};
   const std::vector<double> lv = {1, 2,  0.5, 1e-300,    4.9e-324, 1e300,
                                   0, -1, inf, 1 + 1e-12, 7,        0.999};
   gpu_backend::GpuProgram prog = gpu_backend::compile_gpu(*g);
@@ -259,7 +264,8 @@ TEST(GpuTyped, Float64ComputesInDoubleWithItsOwnExpAndLog) {
   auto got = exe.run({{"x", vec(DType::f64, {1e200, -3e250, 1.0, 2.0, 0.5, 1 + 1e-12}, {2, 3})},
                       {"y", vec(DType::f64, {1, 2, 3, 4, 5, 6}, {3, 2})},
                       {"e", vec(DType::f64, ev)},
-                      {"l", vec(DType::f64, lv)}});
+                      {"l", vec(DType::f64, lv)},
+                      {"t", vec(DType::f64, tv)}});
   const Tensor& s = got.outputs.at(add->name);
   EXPECT_EQ(s.dtype(), DType::f64);
   EXPECT_EQ(s.get_as_double(0), 2e200);
@@ -282,6 +288,16 @@ TEST(GpuTyped, Float64ComputesInDoubleWithItsOwnExpAndLog) {
   for (size_t i = 0; i < lv.size(); ++i)
     close(got.outputs.at(lg->name).get_as_double(static_cast<int64_t>(i)), std::log(lv[i]),
           "log(" + std::to_string(lv[i]) + ")");
+  // tanh / erf / sin / cos / atan of float64: the fp32 routines' polynomials in double,
+  // absolute error below 2e-7.
+  double (*ref_fns[])(double) = {std::tanh, std::erf, std::sin, std::cos, std::atan};
+  for (size_t f = 0; f < fns.size(); ++f) {
+    const Tensor& r = got.outputs.at(outs[4 + f]->name);
+    EXPECT_EQ(r.dtype(), DType::f64) << fns[f];
+    for (size_t i = 0; i < tv.size(); ++i)
+      EXPECT_NEAR(r.get_as_double(static_cast<int64_t>(i)), ref_fns[f](tv[i]), 2e-7)
+          << fns[f] << "(" << tv[i] << ")";
+  }
 }
 
 /// Deterministic integer data in [lo, hi] (a linear congruential sequence).
