@@ -12,8 +12,10 @@
 //                      (x - zp) * scale: one rounding of the product).
 //   MatMulInteger      y = sum_k (A32 - a_zp[m]) (B32 - b_zp[n]) in int32 (wrapping), A32 / B32
 //                      the operands converted to int32 (stages of their own: a conversion is
-//                      never inlined, so the product is computed in int32, not in u8 / i8);
-//                      batch dims broadcast as in MatMul (both operands of rank >= 2).
+//                      never inlined, so the source's value type is int32 by itself, not u8 /
+//                      i8 -- the TE means int32 arithmetic whatever the lowering; lower_te's
+//                      accumulator, read first in the combine, is int32 too); batch dims
+//                      broadcast as in MatMul (both operands of rank >= 2).
 //   ConvInteger        y[n,m,oh,ow] = sum_{c,r,s} X'[n, g(m) C/G + c, oh sh - ph + r dh,
 //                      ow sw - pw + s dw] (W32[m,c,r,s] - w_zp[m]), X' = X32 - x_zp with the
 //                      padded border 0 (a padded tap contributes (x_zp - x_zp) w = 0); 2-D, NCHW,

@@ -340,6 +340,9 @@ TEST(GpuTyped, Int8OpsAreGeneratedKernelsBitExactWithTheReference) {
                      {xq, b.constant("s1", vec(DType::f32, {0.25, 1.0, 4.0})),
                       b.constant("z1", vec(DType::u8, {0, 128, 255}))},
                      attrs({{"axis", int64_t{1}}}));
+  // An i32 x: converted to fp32 before the division (x / scale is fp32 arithmetic).
+  Value* qi = b.node("QuantizeLinear", {xi, b.constant("s3", scalar_t(DType::f32, 2.0)),
+                                        b.constant("z3", scalar_t(DType::u8, 10))});
   Value* dq = b.node("DequantizeLinear",
                      {xi, b.constant("s2", vec(DType::f32, {0.5, 0.1, 3.0})),
                       b.constant("z2", vec(DType::i32, {0, -7, 100000}))},
@@ -364,7 +367,7 @@ TEST(GpuTyped, Int8OpsAreGeneratedKernelsBitExactWithTheReference) {
        b.constant("cws", vec(DType::f32, {0.01, 0.02})), b.constant("cwz", vec(DType::i8, {0, 0})),
        b.constant("cys", scalar_t(DType::f32, 7.5)), b.constant("cyz", scalar_t(DType::i8, -3)),
        b.constant("cb", vec(DType::i32, {20000001, -5}))});
-  auto g = b.finish({q0, q1, dq, mmi, ci, qmm, qc});
+  auto g = b.finish({q0, q1, qi, dq, mmi, ci, qmm, qc});
   const double nan = std::nan("");
   std::vector<double> xqv;
   for (int i = 0; i < 12; ++i) xqv.push_back(i * 17.3 - 90);
@@ -382,6 +385,8 @@ TEST(GpuTyped, Int8OpsAreGeneratedKernelsBitExactWithTheReference) {
   EXPECT_EQ(values(out.at(q0->name)), (std::vector<double>{3, 5, -1, 127, -128, 1, 1, 2}));
   EXPECT_EQ(out.at(q0->name).dtype(), DType::i8);
   EXPECT_EQ(out.at(q1->name).dtype(), DType::u8);
+  // xi / 2 = 1.5, 2.5, 50000.5, -2, 0, 1e9 -> 2, 2, sat, -2, 0, sat; + 10, saturated to u8.
+  EXPECT_EQ(values(out.at(qi->name)), (std::vector<double>{12, 12, 255, 8, 10, 255}));
   // (x - zp) * scale per column, in fp32: 3 * 0.5, 12 * 0.1f, 1 * 3, -4 * 0.5, 7 * 0.1f,
   // (fp32(2e9 - 1e5) = 1999900032) * 3.
   const std::vector<float> want_dq = {1.5f,  12.0f * 0.1f, 3.0f,
