@@ -5,9 +5,9 @@
 //   tessel conform
 //   /usr/share/libonnx-testdata/data/{node,pytorch-converted,pytorch-operator,simple}
 //       --target gpu-emu -j2 --write-expected tests/gpu/expected_conform_gpu.txt
-// and the pass count of every suite is pinned: the cpu target's pins
-// (kCompiledTargetPinnedPasses, tests/test_conform_suite.h): the target is a GPU
-// conformance at least the cpu's. Tolerance: driver::conform_gpu_tolerance (the ONNX default
+// and the pass count of every suite is pinned (kCompiledTargetPinnedPasses,
+// tests/test_conform_suite.h; the target is a GPU conformance at least the cpu's,
+// kCpuPinnedPasses). Tolerance: driver::conform_gpu_tolerance (the ONNX default
 // for fp32 runs; the NPU's fp16 bound for runs that used the tensor cores).
 // Every case runs in its own child process; that process also writes the case's PTX (all the
 // kernels it compiles to, entries prefixed with the case so they can share one module), and the

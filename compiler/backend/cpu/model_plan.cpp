@@ -279,7 +279,8 @@ class Planner {
       CpuContext ctx(&inside, opts_.typed_values);
       te::Tensor t;
       for (const Node* n : chain) {
-        t = lower::op_compute(*n, ctx);
+        t = sched_.node_compute(*n, ctx);
+        if (!t) t = lower::op_compute(*n, ctx);
         inside[n->outputs[0]] = t;
       }
       info.kind = "generic";

@@ -6,12 +6,13 @@
 // Gemm whose only user is an elementwise op of the same shape (Relu, Clip, HardSwish, Add of a
 // residual, BatchNormalization, ...) is fused with it, repeatedly, when the epilogue's other
 // operands are computed before the kernel runs; every other node's op_compute (compiler/lower)
-// gives its tensor expression. Contractions (TE tag conv2d / matmul) go to the target's
-// contraction schedule, everything else (and a contraction it declines) to its generic schedule;
-// Concat is one copy per input into a strided view of the output; multi-part ops
-// (lower::op_parts) one schedule per part. Graph outputs are computed in place in the caller's
-// buffers where possible, else by a final copy kernel. Values computed by kernels and not bound
-// to an output get offsets in one arena, planned by liveness (first fit, 64-byte aligned).
+// gives its tensor expression (or the target's own, KernelScheduler::node_compute). Contractions
+// (TE tag conv2d / matmul) go to the target's contraction schedule, everything else (and a
+// contraction it declines) to its generic schedule; Concat is one copy per input into a strided
+// view of the output; multi-part ops (lower::op_parts) one schedule per part. Graph outputs are
+// computed in place in the caller's buffers where possible, else by a final copy kernel. Values
+// computed by kernels and not bound to an output get offsets in one arena, planned by liveness
+// (first fit, 64-byte aligned).
 //
 // Buffers are dense row-major in the value's ONNX shape; kernel parameters are 1-D allocations of
 // `numel` elements viewed with the value's shape inside the schedule.
@@ -28,6 +29,7 @@
 #include "compiler/backend/cpu/compile.h"
 #include "compiler/ir/graph.h"
 #include "compiler/lower/lower_te.h"
+#include "compiler/lower/op_compute.h"
 #include "passes/loop/cpu_passes.h"
 
 namespace tessel::cpu_backend {
@@ -84,6 +86,13 @@ class KernelScheduler {
                                                            CpuKernelInfo& info) = 0;
   /// The loop nest computing `out` into `buffers` (elementwise, reductions, copies).
   virtual loop::Stmt generic(const te::Tensor& out, const lower::TensorBuffers& buffers) = 0;
+  /// The compute of `node` when the target lowers it by a compute of its own (the GPU's int8
+  /// ops: lower::int8_compute), or null for lower::op_compute's.
+  virtual te::Tensor node_compute(const Node& node, lower::ComputeContext& ctx) {
+    (void)node;
+    (void)ctx;
+    return nullptr;
+  }
   /// A host kernel for `node` (the CPU's int8 ops), or null to plan it from its compute. Its
   /// integer outputs are then stored in their own dtype ("native" values).
   virtual std::shared_ptr<const ExternKernel> extern_kernel(const Node& node) {

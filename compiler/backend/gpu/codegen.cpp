@@ -283,7 +283,79 @@ class GpuKernelCodegen : public LoopCodegen {
     }
     return {r, true};
   }
-  llvm::Value* k(const V& like, double c) { return like.vec ? splat(f32c(c)) : f32c(c); }
+  /// Constant `c` in the (scalar or vector) float type of `like` (fp32, or fp64 for float64).
+  llvm::Value* k(const V& like, double c) { return llvm::ConstantFP::get(like.v->getType(), c); }
+  /// Integer constant `c` in the i64 (scalar or vector) type matching fp64 value `like`.
+  llvm::Value* ki(const V& like, int64_t c) {
+    return llvm::ConstantInt::get(like.vec ? vec_ty(i64_) : i64_, static_cast<uint64_t>(c), true);
+  }
+  static bool is_f64(const V& x) { return x.v->getType()->getScalarType()->isDoubleTy(); }
+  /// 2^n for integers n in [-1022, 1023] as fp64 (the exponent field built directly).
+  llvm::Value* pow2_f64(const V& like, llvm::Value* n) {
+    llvm::Type* ft = like.v->getType();
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(n, ki(like, 1023)), ki(like, 52)), ft);
+  }
+  /// exp x in fp64 (no fp64 ex2 in PTX): n = round(x log2 e), r = x - n ln 2 in two Cody-Waite
+  /// parts (|r| <= 0.35), e^r by its Taylor series to r^13 (truncation below 5e-18 relative),
+  /// times 2^n as two exact powers of two (so subnormal results keep their bits); x above
+  /// 709.79 gives inf, below -745.2 zero, NaN itself.
+  V exp_f64(const V& x) {
+    llvm::IRBuilder<>::FastMathFlagGuard exact(b_);  // no reassociation of the reduction
+    b_.clearFastMathFlags();
+    llvm::Value* xc = fmin(fmax(x.v, k(x, -746.0)), k(x, 710.0));
+    llvm::Value* nf =
+        unary_intrinsic(llvm::Intrinsic::floor,
+                        b_.CreateFAdd(b_.CreateFMul(xc, k(x, 1.4426950408889634)), k(x, 0.5)));
+    llvm::Value* r = b_.CreateFSub(xc, b_.CreateFMul(nf, k(x, 6.93147180369123816490e-01)));
+    r = b_.CreateFSub(r, b_.CreateFMul(nf, k(x, 1.90821492927058770002e-10)));
+    std::vector<double> c;
+    double f = 1;
+    for (int i = 0; i <= 13; ++i) {
+      if (i > 0) f *= i;
+      c.push_back(1.0 / f);
+    }
+    llvm::Value* p = poly({r, x.vec}, c);
+    llvm::Value* n = b_.CreateFPToSI(nf, x.vec ? vec_ty(i64_) : i64_);
+    llvm::Value* n1 = b_.CreateAShr(n, ki(x, 1));
+    llvm::Value* n2 = b_.CreateSub(n, n1);
+    llvm::Value* e = b_.CreateFMul(b_.CreateFMul(p, pow2_f64(x, n1)), pow2_f64(x, n2));
+    e = b_.CreateSelect(b_.CreateFCmpOGT(x.v, k(x, 709.782712893384)), k(x, INFINITY), e);
+    e = b_.CreateSelect(b_.CreateFCmpOLT(x.v, k(x, -745.2)), k(x, 0.0), e);
+    return {b_.CreateSelect(b_.CreateFCmpUNO(x.v, x.v), x.v, e), x.vec};
+  }
+  /// log x in fp64: x = 2^e m with m in [sqrt(1/2), sqrt 2) from the bits (subnormals scaled by
+  /// 2^54 first), log m = 2 atanh s, s = (m - 1) / (m + 1), |s| <= 0.1716, by its series to
+  /// s^21 (truncation below 2e-17), plus e ln 2 in two parts; 0 gives -inf, x < 0 NaN, inf inf.
+  V log_f64(const V& x) {
+    llvm::IRBuilder<>::FastMathFlagGuard exact(b_);
+    b_.clearFastMathFlags();
+    llvm::Type* it = x.vec ? vec_ty(i64_) : i64_;
+    llvm::Value* tiny = b_.CreateFCmpOLT(x.v, k(x, 2.2250738585072014e-308));
+    llvm::Value* xs = b_.CreateSelect(tiny, b_.CreateFMul(x.v, k(x, 18014398509481984.0)), x.v);
+    llvm::Value* bits = b_.CreateBitCast(xs, it);
+    llvm::Value* e =
+        b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, ki(x, 52)), ki(x, 0x7ff)), ki(x, 1023));
+    e = b_.CreateSub(e, b_.CreateSelect(tiny, ki(x, 54), ki(x, 0)));
+    llvm::Value* m = b_.CreateBitCast(
+        b_.CreateOr(b_.CreateAnd(bits, ki(x, 0x000FFFFFFFFFFFFFLL)), ki(x, 0x3FF0000000000000LL)),
+        x.v->getType());
+    llvm::Value* big = b_.CreateFCmpOGT(m, k(x, 1.4142135623730951));
+    m = b_.CreateSelect(big, b_.CreateFMul(m, k(x, 0.5)), m);
+    e = b_.CreateAdd(e, b_.CreateZExt(big, it));
+    llvm::Value* sv = b_.CreateFDiv(b_.CreateFSub(m, k(x, 1.0)), b_.CreateFAdd(m, k(x, 1.0)));
+    V s2{b_.CreateFMul(sv, sv), x.vec};
+    std::vector<double> c;
+    for (int i = 0; i <= 10; ++i) c.push_back(2.0 / (2 * i + 1));
+    llvm::Value* lm = b_.CreateFMul(poly(s2, c), sv);
+    llvm::Value* ef = b_.CreateSIToFP(e, x.v->getType());
+    llvm::Value* r =
+        b_.CreateFAdd(b_.CreateFMul(ef, k(x, 6.93147180369123816490e-01)),
+                      b_.CreateFAdd(b_.CreateFMul(ef, k(x, 1.90821492927058770002e-10)), lm));
+    r = b_.CreateSelect(b_.CreateFCmpOEQ(x.v, k(x, INFINITY)), x.v, r);
+    r = b_.CreateSelect(b_.CreateFCmpOEQ(x.v, k(x, 0.0)), k(x, -INFINITY), r);
+    r = b_.CreateSelect(b_.CreateFCmpOLT(x.v, k(x, 0.0)), k(x, NAN), r);
+    return {b_.CreateSelect(b_.CreateFCmpUNO(x.v, x.v), x.v, r), x.vec};
+  }
   /// Horner evaluation of sum coeffs[i] z^i.
   llvm::Value* poly(const V& z, const std::vector<double>& coeffs) {
     llvm::Value* r = k(z, coeffs.back());
@@ -292,6 +364,7 @@ class GpuKernelCodegen : public LoopCodegen {
     return r;
   }
   V gpu_exp(const V& x) {
+    if (is_f64(x)) return exp_f64(x);
     return lanewise(llvm::Intrinsic::nvvm_ex2_approx_f,
                     {b_.CreateFMul(x.v, k(x, 1.4426950408889634)), x.vec});
   }
@@ -301,6 +374,7 @@ class GpuKernelCodegen : public LoopCodegen {
       case L::CallOp::exp:
         return gpu_exp(x);
       case L::CallOp::log: {
+        if (is_f64(x)) return log_f64(x);
         V l = lanewise(llvm::Intrinsic::nvvm_lg2_approx_f, x);
         return {b_.CreateFMul(l.v, k(x, 0.6931471805599453)), x.vec};
       }

@@ -2,8 +2,9 @@
 //
 // A kernel (one gpu_block loop, passes/loop/gpu_passes.h) becomes a PTX entry
 // `void NAME(T0* noalias p0, ..., Tn* noalias pn)` over its buffers (generic pointers to global
-// memory, element type fp32 or fp16 by the buffer's dtype; NVPTX's kernel-argument lowering and
-// address-space inference make the accesses ld.global / st.global), annotated as a kernel with
+// memory, element type by the buffer's dtype: fp32, fp16, fp64, i8..i64, bool as i8; NVPTX's
+// kernel-argument lowering and address-space inference make the accesses ld.global /
+// st.global), annotated as a kernel with
 // its block size (maxntid). On top of the target-independent part (LoopCodegen,
 // compiler/backend/cpu/loop_codegen.h: expressions, loads/stores, serial / unrolled / vectorized
 // loops):
@@ -18,8 +19,9 @@
 //                     commit_group / wait_group
 //   gpu mma_m16n8k16  llvm.nvvm.mma.m16n8k16.row.col.f32.f32: the fragments are packed into
 //                     .f16x2 registers, a0 in the low half (PTX ISA 7.0, 9.7.13.4.8)
-//   exp / log         ex2.approx.f32 / lg2.approx.f32 with the base change (relative error
-//                     about 2^-22 plus the rounding of x * log2(e));
+//   exp / log         fp32: ex2.approx.f32 / lg2.approx.f32 with the base change (relative
+//                     error about 2^-22 plus the rounding of x * log2(e)); fp64 (no fp64 ex2 /
+//                     lg2 in PTX): range reduction and series in double (within 4 ulps)
 //   tanh / erf        computed in fp32 (expm1 series near 0, A&S 7.1.26 for |x| >= 1, Taylor
 //                     series below): absolute error under 2e-7
 // Vector accesses get the alignment index_divisor proves for their first element (buffers

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "compiler/backend/cpu/jit.h"
+#include "compiler/lower/int8_compute.h"
 #include "compiler/lower/lower_te.h"
 #include "compiler/support/error.h"
 
@@ -57,6 +58,13 @@ constexpr int64_t kWindowSharedBytes = 48 * 1024;
 
 int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
+/// Whether every buffer of a kernel holds fp32 elements.
+bool all_f32(const lower::TensorBuffers& buffers) {
+  for (const auto& [t, b] : buffers)
+    if (b->dtype != DType::f32) return false;
+  return true;
+}
+
 /// The GPU's schedules (gpu_passes.h).
 class GpuScheduler : public cpu_backend::KernelScheduler {
  public:
@@ -65,6 +73,9 @@ class GpuScheduler : public cpu_backend::KernelScheduler {
   std::optional<passes::CpuGemmResult> contraction(const passes::CpuKernelSpec& spec,
                                                    const te::Tensor& contraction,
                                                    CpuKernelInfo& info) override {
+    // gpu_gemm's tiles are fp32 (rounded to fp16 for the tensor cores): a contraction over
+    // other dtypes (float64, integers) is scheduled generically, exact in its own dtype.
+    if (!all_f32(spec.buffers)) return std::nullopt;
     passes::GpuGemmKnobs knobs = opts_.gemm;
     auto it = opts_.gemm_knobs.find(info.node);
     if (it != opts_.gemm_knobs.end()) knobs = it->second;
@@ -76,8 +87,17 @@ class GpuScheduler : public cpu_backend::KernelScheduler {
     return g;
   }
 
+  /// The int8 ops (QuantizeLinear, QLinearConv, ...) as generic integer computes
+  /// (lower::int8_compute): generated kernels like every other, where the CPU has host ones.
+  te::Tensor node_compute(const Node& node, lower::ComputeContext& ctx) override {
+    if (lower::is_int8_compute_op(node.op_type)) return lower::int8_compute(node, ctx);
+    return nullptr;
+  }
+
   L::Stmt generic(const te::Tensor& out, const lower::TensorBuffers& buffers) override {
-    if (opts_.tile_windows)
+    // gpu_tile's shared-memory tiles are fp32 (TileEmitter's activation dtype): windows over
+    // integer, bool or float64 tensors are computed by gpu_bind in their own dtypes.
+    if (opts_.tile_windows && all_f32(buffers))
       if (auto t = passes::gpu_tile(out->name, out, buffers, opts_.target, opts_.generic,
                                     kWindowSharedBytes))
         return *t;
@@ -139,6 +159,11 @@ class Compiler {
     po.target = "GPU";
     po.fuse_epilogues = opts_.fuse_epilogues;
     po.keep_loop_ir = opts_.keep_loop_ir;
+    // Integer, bool and float64 values in their own dtypes (the CPU's mechanism: the typed
+    // computes and LoopCodegen's typed expressions); guarded kernels of an If's branches run
+    // when the host reads their guard true (GpuKernel::guard).
+    po.typed_values = true;
+    po.branches = true;
     prog_.plan = cpu_backend::plan_model(graph_, sched, po);
     for (const KernelPlan& kp : prog_.plan.plans) {
       GpuKernel k;
@@ -148,6 +173,12 @@ class Compiler {
       if (it != sched.knobs_.end()) {
         k.gemm = it->second;
         k.tensor_cores = it->second.tensor_cores;
+      }
+      if (kp.guard) {
+        PlanParam g;
+        g.value = kp.guard;
+        g.buffer = L::make_buffer(kp.guard->name, L::MemScope::host, DType::boolean, {1});
+        k.guard = arg_of(g, kp);
       }
       try {
         plan_kernel(kp, k);
@@ -170,7 +201,10 @@ class Compiler {
     if (p.constant >= 0) return {GpuArg::Kind::constant, p.constant, 0};
     if (!p.value) return {GpuArg::Kind::output, kp.output_copy, 0};
     const Value* r = plan.root(p.value);
-    if (r->constant) return {GpuArg::Kind::constant, plan.constant_of(r), 0};
+    // A constant read through an fp32 buffer is its fp32 copy, else the value in its own dtype.
+    if (r->constant)
+      return {GpuArg::Kind::constant,
+              p.buffer->dtype == DType::f32 ? plan.constant_of(r) : plan.native_constant_of(r), 0};
     auto it = plan.storage.find(r);
     TESSEL_CHECK(it != plan.storage.end(), "value {} has no storage", r->name);
     switch (it->second.kind) {

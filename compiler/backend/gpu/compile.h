@@ -12,11 +12,14 @@
 //
 // Device memory of a run: every graph input and output, the activation arena, every constant
 // (uploaded once) and one scratch area (the largest kernel's temporaries), all 256-byte aligned
-// allocations. Buffers are fp32 except constants packed in fp16 for the tensor cores.
+// allocations. Float32 / float16 values are stored as fp32 (constants packed in fp16 for the
+// tensor cores); integer, bool (one byte 0 / 1) and float64 values in their own dtypes
+// (PlanOptions::typed_values, as on the CPU), computed exactly by the generated kernels.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +72,10 @@ struct GpuKernel {
   int64_t scratch_bytes = 0;
   passes::GpuGemmKnobs gemm;  // contraction kernels: the knobs used
   bool tensor_cores = false;  // some launch computes in fp16 on the tensor cores
+  /// Set: the kernel belongs to an If branch (model_plan.h KernelPlan::guard); its launches run
+  /// only when this bool value (one byte in device memory) is true -- the host reads the byte
+  /// back before launching them.
+  std::optional<GpuArg> guard;
 };
 
 /// A model compiled for the GPU (see the file comment).
@@ -92,7 +99,7 @@ struct GpuProgram {
 };
 
 /// Compiles `graph` for the GPU. Throws tessel::Unsupported naming the node for an op without a
-/// compute (or a used second output, a non-float graph input), tessel::Error naming the node
+/// compute (or a used second output), tessel::Error naming the node
 /// when LLVM rejects a generated function.
 GpuProgram compile_gpu(const Graph& graph, const GpuCompileOptions& options = {});
 

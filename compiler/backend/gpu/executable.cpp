@@ -17,6 +17,11 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+/// Bytes of a graph input's or output's device buffer.
+size_t binding_bytes(const cpu_backend::HostBinding& b) {
+  return static_cast<size_t>(shape_numel(b.shape)) * dtype_size(b.dtype);
+}
 }  // namespace
 
 /// Device memory and launches: the CUDA driver or the emulator's host memory.
@@ -120,10 +125,10 @@ GpuExecutable::GpuExecutable(GpuProgram program, GpuDevice device)
     constants_.push_back(backend_->alloc(bytes));
     backend_->upload(constants_.back(), c.data().raw(), bytes);
   }
-  for (const auto& b : plan.inputs)
-    inputs_.push_back(backend_->alloc(static_cast<size_t>(shape_numel(b.shape)) * 4));
-  for (const auto& b : plan.outputs)
-    outputs_.push_back(backend_->alloc(static_cast<size_t>(shape_numel(b.shape)) * 4));
+  // Every binding in its dtype (HostBinding::dtype: fp32, or an integer / bool / float64 value's
+  // own).
+  for (const auto& b : plan.inputs) inputs_.push_back(backend_->alloc(binding_bytes(b)));
+  for (const auto& b : plan.outputs) outputs_.push_back(backend_->alloc(binding_bytes(b)));
   load_seconds_ = seconds_since(t0);
 }
 
@@ -150,8 +155,8 @@ GpuExecutable::Result GpuExecutable::run(const std::map<std::string, Tensor>& in
     if (it->second.shape() != b.shape)
       fail("input '{}' has shape {}, the model was bound to {}", b.value,
            shape_to_string(it->second.shape()), shape_to_string(b.shape));
-    const Tensor f = it->second.dtype() == DType::f32 ? it->second : it->second.cast(DType::f32);
-    backend_->upload(inputs_[i], f.raw(), static_cast<size_t>(f.numel()) * 4);
+    const Tensor f = it->second.dtype() == b.dtype ? it->second : it->second.cast(b.dtype);
+    backend_->upload(inputs_[i], f.raw(), binding_bytes(b));
   }
   auto pointer = [&](const GpuArg& a) -> uint64_t {
     switch (a.kind) {
@@ -170,7 +175,18 @@ GpuExecutable::Result GpuExecutable::run(const std::map<std::string, Tensor>& in
   };
   Result r;
   auto launch_all = [&] {
-    for (const auto& k : program_.kernels)
+    for (const auto& k : program_.kernels) {
+      if (k.guard) {
+        // A kernel of an If branch: its guard (a bool byte a kernel computed) read back; the
+        // download waits for the launches before it.
+        uint8_t on = 0;
+        backend_->download(&on, pointer(*k.guard), 1);
+        if (!on) {
+          if (profile)
+            for (size_t i = 0; i < k.launches.size(); ++i) r.launch_seconds.push_back(0.0);
+          continue;
+        }
+      }
       for (const auto& l : k.launches) {
         std::vector<uint64_t> args;
         for (const auto& a : l.args) args.push_back(pointer(a));
@@ -180,11 +196,12 @@ GpuExecutable::Result GpuExecutable::run(const std::map<std::string, Tensor>& in
           backend_->launch(l, args);
         }
       }
+    }
   };
   r.seconds = backend_->timed(launch_all);
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
-    Tensor t(DType::f32, plan.outputs[i].shape);
-    backend_->download(t.raw(), outputs_[i], static_cast<size_t>(t.numel()) * 4);
+    Tensor t(plan.outputs[i].dtype, plan.outputs[i].shape);
+    backend_->download(t.raw(), outputs_[i], binding_bytes(plan.outputs[i]));
     r.outputs[plan.outputs[i].value] = std::move(t);
   }
   return r;

@@ -1,7 +1,8 @@
 // GpuExecutable: a compiled GPU program ready to run -- on the CUDA device (the PTX loaded by
 // the driver) or on the host emulator (emulator.h) -- with its device memory: the constants
 // uploaded once, the arena and scratch area allocated once, and per run every input uploaded
-// and every output downloaded (fp32).
+// and every output downloaded, each in its binding's dtype (cpu_backend::HostBinding: fp32 for
+// float32 / float16 values, else the value's own dtype, bool as one byte 0 / 1).
 #pragma once
 
 #include <map>
@@ -36,11 +37,12 @@ class GpuExecutable {
   std::optional<passes::GpuRoofline> roofline() const;
 
   struct Result {
-    std::map<std::string, Tensor> outputs;  // fp32, by graph output name
+    std::map<std::string, Tensor> outputs;  // by graph output name, in the bindings' dtypes
     std::vector<double> launch_seconds;     // per launch in execution order (profile only)
     double seconds = 0;                     // the launches (device) or their emulation (host)
   };
-  /// Runs on named tensors (converted to fp32; shapes checked against the bound graph). With
+  /// Runs on named tensors (converted to their bindings' dtypes; shapes checked against the
+  /// bound graph). Kernels of an If branch run when their guard, read back, is true. With
   /// `profile`, every launch is timed (CUDA events around it on the device; wall time on the
   /// emulator). Throws tessel::Error naming a missing input, a shape mismatch, a failed launch.
   Result run(const std::map<std::string, Tensor>& inputs, bool profile = false);
