@@ -82,6 +82,16 @@ class KernelScheduler {
   virtual std::optional<passes::CpuGemmResult> contraction(const passes::CpuKernelSpec& spec,
                                                            const te::Tensor& contraction,
                                                            CpuKernelInfo& info) = 0;
+  /// The schedule of a kernel whose output `spec.out` contains `dw` (tag depthwise_conv2d), or
+  /// nullopt to schedule it generically. May set `info` (kind, flops, knobs).
+  virtual std::optional<passes::CpuDepthwiseResult> depthwise(const passes::CpuKernelSpec& spec,
+                                                              const te::Tensor& dw,
+                                                              CpuKernelInfo& info) {
+    (void)spec;
+    (void)dw;
+    (void)info;
+    return std::nullopt;
+  }
   /// The loop nest computing `out` into `buffers` (elementwise, reductions, copies).
   virtual loop::Stmt generic(const te::Tensor& out, const lower::TensorBuffers& buffers) = 0;
   /// A host kernel for `node` (the CPU's int8 ops), or null to plan it from its compute. Its
