@@ -4,6 +4,9 @@
 //     cpu_gemm            TE -> BLIS-style nest: packed panels, register-blocked micro-kernel
 //                         (unrolled rows x vectorized columns), fused elementwise epilogue,
 //                         parallel task loop
+//   depthwise convolution ("depthwise_conv2d" tag):
+//     cpu_depthwise       zero-padded staging of the input rows, window as plain vector loads
+//                         along output rows or pitched rows, fused epilogue, parallel planes
 //   everything else:
 //     lower_te            TE -> naive nest per stage (compiler/lower/lower_te.h)
 //     cpu_vectorize       innermost unit-stride output loop split by the vector width, reduction
@@ -62,6 +65,16 @@ struct CpuGemmKnobs {
   int transposed = -1;
 };
 
+/// Knobs of a depthwise convolution kernel (cpu_depthwise.cpp; -1 / 0 = choose).
+struct CpuDepthwiseKnobs {
+  // 1: flat mode (a block's output rows in one pitched index, rows shorter than a vector; stride 1
+  // along H, at most 4 along W), 0: rows mode (vectors along each output row), -1: flat when its
+  // pitched rows waste fewer lanes than whole vectors per row.
+  int flat = -1;
+  int64_t rows = 0;      // output rows per staged block (0: as many as fit the ~16 KiB stage)
+  bool parallel = true;  // the plane loop on the thread pool (when the kernel has enough work)
+};
+
 /// Knobs of a generic (elementwise / reduction) kernel.
 struct CpuGenericKnobs {
   bool vectorize = true;
@@ -100,6 +113,21 @@ struct CpuGemmResult {
 /// operand): the caller schedules it generically. `knobs` supplies and receives the choices.
 std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tensor& contraction,
                                       const CpuTarget& target, CpuGemmKnobs* knobs);
+
+struct CpuDepthwiseResult {
+  loop::Stmt body;
+  double flops = 0;  // 2 * batch * channels * OH * OW * KH * KW
+};
+
+/// cpu_depthwise.cpp: the schedule of `dw` (tag "depthwise_conv2d", NCHW, one output channel
+/// per group) and the elementwise stages between it and spec.out (fused into its store): per
+/// plane, input rows staged into a zero-padded buffer, the window as plain vector loads along
+/// output rows (rows mode) or along a block's pitched rows (flat mode, rows shorter than a
+/// vector). Returns nullopt when the kernel does not have that form (another epilogue, non-fp32
+/// buffers): the caller schedules it generically. `knobs` supplies and receives the choices;
+/// flat=1 where it is impossible is an error naming the kernel.
+std::optional<CpuDepthwiseResult> cpu_depthwise(const CpuKernelSpec& spec, const te::Tensor& dw,
+                                                const CpuTarget& target, CpuDepthwiseKnobs* knobs);
 
 /// cpu_split.cpp: splits loop `var` (found anywhere in `s`) into an outer loop over
 /// floor(extent / factor) blocks and an inner loop of `factor` iterations (kind `inner_kind`),

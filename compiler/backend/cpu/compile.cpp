@@ -56,8 +56,9 @@ constexpr int64_t kAlign = 64;
 
 int64_t align_up(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
-/// The CPU's schedules: the BLIS nest for contractions (cpu_gemm), lower_te + cpu_vectorize +
-/// cpu_unroll + cpu_parallel for everything else.
+/// The CPU's schedules: the BLIS nest for contractions (cpu_gemm), the staged window for
+/// depthwise convolutions (cpu_depthwise), lower_te + cpu_vectorize + cpu_unroll + cpu_parallel
+/// for everything else.
 class CpuScheduler : public KernelScheduler {
  public:
   explicit CpuScheduler(const CpuCompileOptions& o) : opts_(o) {}
@@ -78,6 +79,20 @@ class CpuScheduler : public KernelScheduler {
       info.gemm = knobs;
     }
     return g;
+  }
+
+  std::optional<passes::CpuDepthwiseResult> depthwise(const passes::CpuKernelSpec& spec,
+                                                      const te::Tensor& dw,
+                                                      CpuKernelInfo& info) override {
+    passes::CpuDepthwiseKnobs knobs;
+    auto it = opts_.depthwise_knobs.find(info.node);
+    if (it != opts_.depthwise_knobs.end()) knobs = it->second;
+    auto d = passes::cpu_depthwise(spec, dw, opts_.target, &knobs);
+    if (d) {
+      info.kind = "depthwise";
+      info.depthwise = knobs;
+    }
+    return d;
   }
 
   std::shared_ptr<const ExternKernel> extern_kernel(const Node& node) override {

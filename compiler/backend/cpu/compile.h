@@ -44,6 +44,7 @@ namespace tessel::cpu_backend {
 struct CpuCompileOptions {
   passes::CpuTarget target = passes::CpuTarget::host();
   std::map<std::string, passes::CpuGemmKnobs> gemm_knobs;  // by node name (the kernel's last node)
+  std::map<std::string, passes::CpuDepthwiseKnobs> depthwise_knobs;  // by node name, as gemm_knobs
   passes::CpuGenericKnobs generic;
   bool fuse_epilogues = true;
   bool keep_loop_ir = false;  // keep each kernel's loop IR text in CpuKernelInfo::loop_ir
@@ -58,13 +59,14 @@ struct CpuCompileOptions {
 struct CpuKernelInfo {
   std::string node;     // graph node name
   std::string op_type;  // ONNX op
-  std::string kind;  // "gemm", "generic", "int8" (a host int8 kernel), "copy", "view" / "const" /
-                     // "empty" (no code), "fused"
+  std::string kind;  // "gemm", "depthwise", "generic", "int8" (a host int8 kernel), "copy", "view"
+                     // / "const" / "empty" (no code), "fused"
   std::string function;            // LLVM function ("" without code)
   std::string fused_into;          // kind "fused": the node whose kernel computes this one
   std::vector<std::string> fused;  // nodes computed inside this kernel (its epilogue producers)
   double flops = 0;                // gemm: 2 * batch * M * N * K
   passes::CpuGemmKnobs gemm;       // gemm: the knobs used
+  passes::CpuDepthwiseKnobs depthwise;  // depthwise: the knobs used
   std::string loop_ir;
 };
 

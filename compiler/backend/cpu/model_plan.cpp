@@ -409,9 +409,18 @@ class Planner {
   /// The loop nest of one kernel (or part) computing spec.out: the target's contraction
   /// schedule for a contraction (when it takes it), else its generic one.
   L::Stmt schedule_spec(KernelPlan& plan, CpuKernelInfo& info, const passes::CpuKernelSpec& spec) {
-    te::Tensor contraction;
-    for (const auto& t : te::post_order(spec.out))
+    te::Tensor contraction, depthwise;
+    for (const auto& t : te::post_order(spec.out)) {
       if (t->tag == "conv2d" || t->tag == "matmul") contraction = t;
+      if (t->tag == "depthwise_conv2d") depthwise = t;
+    }
+    if (depthwise && !contraction) {
+      auto d = sched_.depthwise(spec, depthwise, info);
+      if (d) {
+        info.flops += d->flops;
+        return d->body;
+      }
+    }
     if (contraction) {
       auto g = sched_.contraction(spec, contraction, info);
       if (g) {

@@ -84,6 +84,16 @@ class KernelScheduler {
   virtual std::optional<passes::CpuGemmResult> contraction(const passes::CpuKernelSpec& spec,
                                                            const te::Tensor& contraction,
                                                            CpuKernelInfo& info) = 0;
+  /// The schedule of a kernel whose output `spec.out` contains `dw` (tag depthwise_conv2d), or
+  /// nullopt to schedule it generically. May set `info` (kind, flops, knobs).
+  virtual std::optional<passes::CpuDepthwiseResult> depthwise(const passes::CpuKernelSpec& spec,
+                                                              const te::Tensor& dw,
+                                                              CpuKernelInfo& info) {
+    (void)spec;
+    (void)dw;
+    (void)info;
+    return std::nullopt;
+  }
   /// The loop nest computing `out` into `buffers` (elementwise, reductions, copies).
   virtual loop::Stmt generic(const te::Tensor& out, const lower::TensorBuffers& buffers) = 0;
   /// The compute of `node` when the target lowers it by a compute of its own (the GPU's int8
