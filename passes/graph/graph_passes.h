@@ -149,7 +149,8 @@ inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 20;
 
 /// constant_folding.cpp: every node whose present inputs are all constants, whose op has a
 /// deterministic reference kernel and whose outputs have at most kMaxFoldedElements elements each
-/// is evaluated with the reference kernel (ops::run_reference_node) and replaced by constants.
+/// (any number for a DequantizeLinear, whose output has its constant input's element count) is
+/// evaluated with the reference kernel (ops::run_reference_node) and replaced by constants.
 /// Kernels that throw tessel::Unsupported are left alone; nodes producing a graph output are kept.
 bool constant_folding(Graph& graph);
 
@@ -201,6 +202,12 @@ bool fuse_silu(Graph& graph, const OpAvailable& available = {});
 /// C, alpha 1, transA 0) QLinearMatMul, by ONNX Runtime's QDQ selector rules (the file comment
 /// lists them). Only when `available` has the op; unmatched Q/DQ nodes stay.
 bool fold_qdq(Graph& graph, const OpAvailable& available = {});
+
+/// qdq_maxpool.cpp: a DequantizeLinear (int8/uint8 x, float32 scales > 0 per tensor or per
+/// channel, constant zero point) read only by a MaxPool moves below it: MaxPool(DQ(x)) becomes
+/// DQ(MaxPool(x)), the same numbers (DQ is non-decreasing), the MaxPool on int8 values. Only when
+/// `available` has QLinearConv (a target with int8 kernels).
+bool qdq_maxpool(Graph& graph, const OpAvailable& available = {});
 
 /// What fold_qdq decides for one Conv, MatMul or Gemm.
 struct QdqFoldDecision {

@@ -13,6 +13,7 @@
 #include "compiler/ops/reference.h"
 #include "passes/graph/graph_passes.h"
 #include "tests/graph_passes/gp_util.h"
+#include "tests/test_graph_builder.h"
 
 namespace tessel::testing {
 namespace {
@@ -123,6 +124,29 @@ TEST(ConstantFolding, ChainsFoldInOneSweepAndTheSizeLimitHolds) {
   ASSERT_TRUE(big->constant);
   EXPECT_EQ(big->constant->numel(), kMaxFoldedElements);
   EXPECT_EQ(big->constant->get_as_double(kMaxFoldedElements - 1), 1.5);
+}
+
+TEST(ConstantFolding, DequantizeLinearOfAConstantFoldsAtAnySize) {
+  // A weight DQ fold_qdq leaves (ResNet-50's fc: 1000 x 2048 int8 at one scale per row) is
+  // evaluated even beyond kMaxFoldedElements: (q - zp) * scale per element.
+  const int64_t rows = 8, cols = kMaxFoldedElements / 8 + 1;  // 2^20 + 8 elements
+  Tensor q(DType::i8, {rows, cols});
+  for (int64_t i = 0; i < q.numel(); ++i) q.data<int8_t>()[i] = static_cast<int8_t>(i % 255 - 127);
+  GraphBuilder gb;
+  Value* x = gb.input("x", {1, cols});
+  Tensor scale = Tensor::from_floats({rows}, {0.5f, 0.25f, 1, 2, 0.125f, 4, 8, 0.0625f});
+  Value* w = gb.node("DequantizeLinear", {gb.constant("wq", q), gb.constant("ws", scale)},
+                     attrs({{"axis", int64_t{0}}}));
+  Value* y = gb.node("Gemm", {x, w}, attrs({{"transB", int64_t{1}}}));
+  auto g = gb.finish({y});
+  ASSERT_GT(shape_numel(w->shape), kMaxFoldedElements);
+  EXPECT_TRUE(constant_folding(*g));
+  ASSERT_TRUE(w->constant);
+  EXPECT_EQ(g->nodes().size(), 1u);  // the Gemm
+  const int64_t last = rows * cols - 1;
+  EXPECT_EQ(w->constant->get_as_double(last), static_cast<double>(last % 255 - 127) * 0.0625);
+  EXPECT_EQ(w->constant->get_as_double(cols + 3),
+            static_cast<double>((cols + 3) % 255 - 127) * 0.25);
 }
 
 TEST(ConstantFolding, GraphOutputsAndRandomOpsAreKept) {
