@@ -10,7 +10,8 @@
 // also folds nodes whose outputs are known values on its own.
 // Guarantees: no node with all-constant inputs remains unless its op is non-deterministic, has no
 // reference kernel (or throws Unsupported), produces a graph output or an output above
-// kMaxFoldedElements; values keep their names, dtypes and shapes.
+// kMaxFoldedElements (a DequantizeLinear folds at any size); values keep their names, dtypes and
+// shapes.
 #include <algorithm>
 
 #include "compiler/ops/op_registry.h"
@@ -47,7 +48,11 @@ bool constant_folding(Graph& graph) {
     for (const Value* out : n->outputs) {
       if (std::find(graph.outputs.begin(), graph.outputs.end(), out) != graph.outputs.end())
         ok = false;
-      if (shape_numel(out->shape) > kMaxFoldedElements) ok = false;
+      // A DequantizeLinear of a constant (a weight fold_qdq left in float, e.g. a Gemm's with a
+      // bias C) has as many elements as its constant input: folding it does not grow the number
+      // of elements the model holds, and saves a run-time DQ kernel per inference.
+      if (shape_numel(out->shape) > kMaxFoldedElements && n->op_type != "DequantizeLinear")
+        ok = false;
     }
     if (!ok) continue;
     const ops::OpDef* def = ops::find_op(n->op_type);

@@ -9,7 +9,9 @@
 //     HardSigmoid, HardSwish, Sigmoid, Relu, LeakyRelu, Silu, Tanh, Gelu, BatchNormalization in
 //     inference, ...); in groups WITHOUT a contraction also reductions over the last axes
 //     (ReduceMean/Sum/Max/Min, GlobalAveragePool/GlobalMaxPool), Softmax/LogSoftmax over the last
-//     axis and LayerNormalization;
+//     axis and LayerNormalization; QuantizeLinear / DequantizeLinear with constant scale and zero
+//     point (per tensor or per axis; 8-bit Q outputs, 8-bit or i32 DQ inputs) count as
+//     elementwise, so an int8 value between two members (Q -> DQ) stays on chip too;
 //   - every value produced inside the group and consumed inside it has ALL its consumers inside
 //     the group and is not a graph output; the group has exactly one value used outside it (or a
 //     graph output): its last node's first output;
@@ -20,11 +22,17 @@
 // What this pass guarantees on top (a backend may rely on it): in a group with a contraction every
 // member's output has the contraction's output shape (elementwise epilogues on its output tile);
 // every input a member takes from outside the group is a graph input, a constant, a value known
-// at compile time, or produced before the group's first node in node order.
+// at compile time, or produced before the group's seed in node order, except the input of a
+// pulled DequantizeLinear (below), which is produced before that DQ's consumer in the group. So
+// the kernel can always be emitted at its last member's position, and at its first member's
+// when no DQ was pulled.
 //
 // Groups are formed greedily in node order: a seed (a contraction or an eligible op not yet in a
 // group) repeatedly takes the earliest eligible consumer of a value the group produces; after each
-// step the group is checked against the contract, and the largest valid group found is kept.
+// step the group is checked against the contract, and the largest valid group found is kept. In a
+// group without a contraction, a consumer also pulls in the DequantizeLinear producing one of its
+// other inputs when that DQ is in no group and only the consumer reads it (a residual Add's two
+// DQs: the skip branch's comes before the seed in node order, the other branch's after it).
 //
 //   before: %c: f32[1,8,24,96] = Conv(%x, %w, %b) {...}
 //           %y: f32[1,8,24,96] = Relu(%c)
@@ -119,8 +127,37 @@ bool trailing(const std::vector<int64_t>& axes, int64_t rank) {
   return !axes.empty();
 }
 
+/// A QuantizeLinear (float x -> i8/u8) or DequantizeLinear (i8/u8/i32 x -> float) whose scale
+/// (float32) and zero point (absent or 8-bit) are constants, per tensor (one element) or per axis
+/// (a 1-D scale along `axis`), without opset 21's blocked form: the NPU computes it on the vector
+/// unit like any elementwise op (compiler/backend/npu/int8_ops.h), so it may join a group.
+bool fusable_qdq(const Node& n) {
+  const bool quantize = n.op_type == "QuantizeLinear";
+  if (!quantize && n.op_type != "DequantizeLinear") return false;
+  const Value* x = n.input(0);
+  const Value* scale = n.input(1);
+  const Value* zp = n.input(2);
+  const DType in = x->dtype, out = n.outputs[0]->dtype;
+  auto is_8bit = [](DType t) { return t == DType::i8 || t == DType::u8; };
+  if (quantize ? !(dtype_is_float(in) && is_8bit(out))
+               : !((is_8bit(in) || in == DType::i32) && dtype_is_float(out)))
+    return false;
+  if (!scale || !scale->constant || scale->constant->dtype() != DType::f32) return false;
+  if (zp && (!zp->constant || (!is_8bit(zp->constant->dtype()) && zp->constant->dtype() != in)))
+    return false;
+  if (n.attrs.get_int_or("block_size", 0, n.name) != 0) return false;
+  const int64_t count = scale->constant->numel();
+  if (zp && zp->constant->numel() != count) return false;
+  if (count == 1) return true;
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  int64_t axis = n.attrs.get_int_or("axis", 1, n.name);
+  if (axis < 0) axis += rank;
+  return scale->constant->rank() == 1 && axis >= 0 && axis < rank && x->shape[axis] == count;
+}
+
 Kind classify(const Node& n) {
   if (n.outputs.size() != 1 || n.outputs[0]->constant || !n.input(0)) return Kind::none;
+  if (fusable_qdq(n)) return Kind::elementwise;
   if (!dtype_is_float(n.outputs[0]->dtype)) return Kind::none;
   const std::string& op = n.op_type;
   if (op == "Conv" || op == "ConvTranspose" || op == "MatMul" || op == "Gemm")
@@ -180,12 +217,16 @@ class Grouper {
     size_t best = 1;
     while (true) {
       Node* next = nullptr;
+      std::vector<Node*> next_pulled;
       for (Node* m : members)
         for (Value* v : m->outputs)
-          for (Node* u : uses_.users(v))
-            if (!in.count(u) && (!next || index_[u] < index_[next]) && eligible(u, seed, in))
-              next = u;
+          for (Node* u : uses_.users(v)) {
+            if (in.count(u) || (next && index_[u] >= index_[next])) continue;
+            std::vector<Node*> pulled;
+            if (eligible(u, seed, in, pulled)) next = u, next_pulled = std::move(pulled);
+          }
       if (!next) break;
+      for (Node* p : next_pulled) members.push_back(p), in.insert(p);
       members.push_back(next);
       in.insert(next);
       if (valid(members, in)) best = members.size();
@@ -199,7 +240,26 @@ class Grouper {
     return n.attrs.get_string_or(kBranchGuardAttr, "", n.name);
   }
 
-  bool eligible(Node* c, Node* seed, const std::unordered_set<const Node*>& in) const {
+  /// Whether `p`, the producer of an input of candidate `c`, joins the group with c: a fusable
+  /// DequantizeLinear outside every group whose output only c reads, in a group without a
+  /// contraction, under the seed's guard (the skip branch's DQ of a residual Add, which comes
+  /// before the seed in node order). Its own input comes from outside the group.
+  bool pullable(Node* p, Node* c, Node* seed, const std::unordered_set<const Node*>& in) const {
+    if (p->op_type != "DequantizeLinear" || kind_.at(p) != Kind::elementwise) return false;
+    if (grouped_.count(p) || kind_.at(seed) == Kind::contraction) return false;
+    if (guard_of(*p) != guard_of(*seed)) return false;
+    const Value* out = p->outputs[0];
+    if (uses_.is_graph_output(out) || guards_.count(out->name)) return false;
+    for (const Node* u : uses_.users(out))
+      if (u != c) return false;
+    const Value* x = p->input(0);
+    return !x->producer || !in.count(x->producer);
+  }
+
+  /// Whether `c` may join the group grown from `seed` (members `in`); `pulled` receives the
+  /// producers of c's inputs that join with it (pullable).
+  bool eligible(Node* c, Node* seed, const std::unordered_set<const Node*>& in,
+                std::vector<Node*>& pulled) const {
     if (grouped_.count(c) || index_.at(c) <= index_.at(seed)) return false;
     // A group runs under one guard (the NPU branches around a guarded kernel as a whole).
     if (guard_of(*c) != guard_of(*seed)) return false;
@@ -215,6 +275,11 @@ class Grouper {
       if (in.count(v->producer)) {
         if (uses_.is_graph_output(v)) return false;  // a graph output must be the group's result
         if (guards_.count(v->name)) return false;    // a guard is read from GM: not on chip only
+        continue;
+      }
+      if (pullable(v->producer, c, seed, in)) {
+        if (std::find(pulled.begin(), pulled.end(), v->producer) == pulled.end())
+          pulled.push_back(v->producer);
         continue;
       }
       if (index_.at(v->producer) >= index_.at(seed)) return false;

@@ -150,7 +150,8 @@ inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 20;
 
 /// constant_folding.cpp: every node whose present inputs are all constants, whose op has a
 /// deterministic reference kernel and whose outputs have at most kMaxFoldedElements elements each
-/// is evaluated with the reference kernel (ops::run_reference_node) and replaced by constants.
+/// (any number for a DequantizeLinear, whose output has its constant input's element count) is
+/// evaluated with the reference kernel (ops::run_reference_node) and replaced by constants.
 /// Kernels that throw tessel::Unsupported are left alone; nodes producing a graph output are kept.
 bool constant_folding(Graph& graph);
 
@@ -203,6 +204,12 @@ bool fuse_silu(Graph& graph, const OpAvailable& available = {});
 /// lists them). Only when `available` has the op; unmatched Q/DQ nodes stay.
 bool fold_qdq(Graph& graph, const OpAvailable& available = {});
 
+/// qdq_maxpool.cpp: a DequantizeLinear (int8/uint8 x, float32 scales > 0 per tensor or per
+/// channel, constant zero point) read only by a MaxPool moves below it: MaxPool(DQ(x)) becomes
+/// DQ(MaxPool(x)), the same numbers (DQ is non-decreasing), the MaxPool on int8 values. Only when
+/// `available` has QLinearConv (a target with int8 kernels).
+bool qdq_maxpool(Graph& graph, const OpAvailable& available = {});
+
 /// What fold_qdq decides for one Conv, MatMul or Gemm.
 struct QdqFoldDecision {
   std::string node;    // the contraction's name
@@ -232,19 +239,24 @@ bool dce(Graph& graph);
 ///     HardSigmoid, HardSwish, Sigmoid, Relu, LeakyRelu, Silu, Tanh, Gelu, BatchNormalization in
 ///     inference, ...); in groups WITHOUT a contraction also reductions over the last axes
 ///     (ReduceMean/Sum/Max/Min, GlobalAveragePool, GlobalMaxPool), Softmax/LogSoftmax over the
-///     last axis and LayerNormalization;
+///     last axis and LayerNormalization; QuantizeLinear / DequantizeLinear with constant scale
+///     and zero point count as elementwise;
 ///   - every value produced inside the group and consumed inside it has ALL its consumers inside
 ///     the group and is not a graph output; the group has exactly one value used outside it (or a
 ///     graph output): its last node's first output;
 ///   - inputs from outside the group are arbitrary values (broadcast allowed).
 /// This pass also guarantees (a backend may rely on it): in a group with a contraction every
 /// member's output has the contraction's output shape; every input a member takes from outside
-/// the group is a graph input, a constant or produced before the group's first node in node
-/// order, so the kernel can be emitted at the position of the first or of the last member.
+/// the group is a graph input, a constant or produced before the group's seed in node order (a
+/// DequantizeLinear pulled in with its only consumer reads a value produced before that
+/// consumer), so the kernel can be emitted at the position of its last member, and of its first
+/// when no DQ was pulled (the NPU backend emits it at the first member whose outside inputs are
+/// all computed).
 /// Groups of one node get no attribute; nodes whose outputs are known at compile time and view ops
 /// (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout) are never grouped. Groups are formed
 /// greedily in node order: a seed takes consumers of its values while the result can still be
-/// closed, and keeps the largest valid group found.
+/// closed, and keeps the largest valid group found; without a contraction a consumer also pulls
+/// in a DequantizeLinear producing another of its inputs that only it reads.
 bool fuse_kernels(Graph& graph);
 
 /// layout_nc1hwc0.cpp (layout pass, step 1): every convolution kernel (a 2-D Conv with group = 1,

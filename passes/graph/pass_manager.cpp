@@ -13,7 +13,8 @@
 namespace tessel::graph_passes {
 
 // The pipeline, in the order it runs. QDQ folding first (shape_folding and constant_folding would
-// turn the DequantizeLinear of a constant weight into a float weight), then folding (so later
+// turn the DequantizeLinear of a constant weight into a float weight) and the int8 MaxPool,
+// then folding (so later
 // patterns see constants), then algebraic clean-up and BatchNormalization folding, the pattern
 // fusions (after `simplify`, which removes the x*1 in exported swish and turns Div by constants
 // into Mul: the patterns accept both forms), then CSE and DCE, kernel grouping (it only annotates),
@@ -23,6 +24,9 @@ std::vector<GraphPass> default_pipeline(const OpAvailable& available) {
   return {
       {"fold_qdq", "DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear -> QLinearConv/MatMul",
        [available](Graph& g) { return fold_qdq(g, available); }},
+      {"qdq_maxpool",
+       "DequantizeLinear -> MaxPool -> MaxPool on the int8 values -> DequantizeLinear",
+       [available](Graph& g) { return qdq_maxpool(g, available); }},
       {"shape_folding", "values known at compile time (Shape/Gather/Concat/Cast chains) -> consts",
        shape_folding},
       {"constant_folding", "nodes with constant inputs -> evaluated constants", constant_folding},

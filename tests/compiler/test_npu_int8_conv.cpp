@@ -18,6 +18,7 @@
 #include "compiler/driver/commands.h"
 #include "compiler/support/fp16.h"
 #include "isa/asm.h"
+#include "passes/graph/graph_passes.h"
 #include "tests/compiler/npu_test_util.h"
 
 namespace tessel::testing {
@@ -393,6 +394,159 @@ TEST(NpuInt8Qdq, DequantizeLinearPerTensorAndPerAxis) {
   const Tensor xi = random_int_tensor({2, 3, 4, 5}, DType::i8, 14, -128, 127);
   EXPECT_EQ(
       run_qdq("DequantizeLinear", xi, {0.015625f, 0.375f, 2.5f}, DType::i8, {0, -4, 9}).differ, 0);
+}
+
+// ---- Q/DQ fused into vector kernels (passes/graph/fuse_kernels.cpp) ----
+
+struct ResidualRun {
+  int64_t elements = 0, differ = 0, ties = 0, saturated_lo = 0, saturated_hi = 0;
+  uint64_t cycles = 0;
+  std::vector<std::string> kernels;  // "op_type (kind)" of every op that has code
+};
+
+/// The int8 tail of a residual block after fold_qdq, y = QuantizeLinear([Relu](DequantizeLinear(a)
+/// + DequantizeLinear(b))) with constant scales and zero points (b per channel), on npu_4core
+/// with the int8 fractal; `fuse` runs fuse_kernels first. The NPU's outputs (interpreter =
+/// simulator = one core with the same tiles) must equal the reference interpreter's integers.
+ResidualRun run_residual(bool fuse, bool relu, bool fp32, const std::vector<float>& scales) {
+  const Shape shape{2, 4, 12, 20};
+  GraphBuilder gb;
+  Value* a = gb.input("a", shape, DType::i8);
+  Value* b = gb.input("b", shape, DType::u8);
+  Value* skip =
+      gb.node("DequantizeLinear", {a, gb.constant("a_scale", Tensor::scalar_f32(scales[0])),
+                                   gb.constant("a_zp", scalar(DType::i8, 3))});
+  Value* branch =
+      gb.node("DequantizeLinear",
+              {b, gb.constant("b_scale", vec_f32({scales[1], scales[2], scales[3], scales[4]})),
+               gb.constant("b_zp", vec_f32({128, 120, 131, 127}).cast(DType::u8))},
+              attrs({{"axis", int64_t{1}}}));
+  Value* sum = gb.node("Add", {branch, skip});
+  if (relu) sum = gb.node("Relu", {sum});
+  Value* y = gb.node("QuantizeLinear", {sum, gb.constant("y_scale", Tensor::scalar_f32(scales[5])),
+                                        gb.constant("y_zp", scalar(DType::i8, relu ? -128 : 0))});
+  auto g = gb.finish({y});
+  if (fuse) graph_passes::fuse_kernels(*g);
+  const std::map<std::string, Tensor> inputs{
+      {"a", random_int_tensor(shape, DType::i8, 21, -128, 127)},
+      {"b", random_int_tensor(shape, DType::u8, 22, 0, 255)}};
+  std::vector<npu::HwOverride> set = {
+      {"core.cube.int8.m", "16"}, {"core.cube.int8.k", "32"}, {"core.cube.int8.n", "16"}};
+  if (fp32) set.push_back({"core.cube.input_dtype", "fp32"});
+  const std::string yaml = std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml";
+  const npu::HwConfig hw = npu::load_hw_config(yaml, set);
+  const auto mod = npu_backend::compile_npu(*g, hw);
+  sim::SimResult sr;
+  const Tensor got = run_interpreter(mod, hw, inputs).at(y->name);
+  EXPECT_TRUE(bit_equal(got, run_simulator(mod, hw, inputs, &sr).at(y->name)));
+  set.push_back({"cores", "1"});
+  const npu::HwConfig one = npu::load_hw_config(yaml, set);
+  EXPECT_TRUE(bit_equal(got, run_interpreter(npu_backend::compile_npu(
+                                                 *g, one, npu_backend::same_tiles_on_one_core(mod)),
+                                             one, inputs)
+                                 .at(y->name)));
+  const Tensor want = ops::run_reference(*g, inputs).at(y->name);
+  EXPECT_EQ(got.dtype(), DType::i8);
+  EXPECT_EQ(want.dtype(), DType::i8);
+  ResidualRun r;
+  r.cycles = sr.total_cycles;
+  for (const auto& k : mod.kernels)
+    if (k.op_index >= 0) r.kernels.push_back(k.op_type + " (" + k.kind + ")");
+  // The value Q rounds, in double from the integers (exact: the scales are the fp32 ones).
+  const Tensor& av = inputs.at("a");
+  const Tensor& bv = inputs.at("b");
+  const int64_t plane = shape[2] * shape[3];
+  const int64_t bzp[4] = {128, 120, 131, 127};
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    ++r.elements;
+    const int64_t w = static_cast<int64_t>(want.get_as_double(i));
+    if (got.get_as_double(i) != want.get_as_double(i) && r.differ++ < 5)
+      ADD_FAILURE() << "y[" << i << "] = " << got.get_as_double(i) << ", reference " << w;
+    const int64_t c = i / plane % shape[1];
+    double v =
+        (av.get_as_double(i) - 3) * static_cast<double>(scales[0]) +
+        (bv.get_as_double(i) - static_cast<double>(bzp[c])) * static_cast<double>(scales[1 + c]);
+    if (relu) v = std::max(v, 0.0);
+    const double q = v / static_cast<double>(scales[5]), qz = q + (relu ? -128 : 0);
+    r.ties += q - std::floor(q) == 0.5;
+    r.saturated_lo += w == -128 && qz < -128.5;
+    r.saturated_hi += w == 127 && qz > 127.5;
+  }
+  std::cout << "[int8 residual] fuse=" << fuse << " relu=" << relu << " fp32=" << fp32 << ": "
+            << r.elements << " elements, " << r.differ << " differ, " << r.ties << " ties, "
+            << r.saturated_lo << " + " << r.saturated_hi << " saturated, " << r.cycles
+            << " cycles, " << r.kernels.size() << " kernels\n";
+  return r;
+}
+
+TEST(NpuInt8Qdq, ResidualAddBetweenQdqIsOneVectorKernel) {
+  // fp16 activations: fp16-exact arithmetic throughout (a step of 0.25 or 1 on each side, so
+  // every DQ product and every sum of two has at most 11 significant bits, |sum| < 320; the
+  // output scale 0.5 makes every odd quarter a tie of round half to even), so the NPU must
+  // reproduce the reference's integers; fp32 activations: any fp32 scales (each step is one fp32
+  // rounding, as the reference's). Fused, the two DQ, the Add, the Relu and the Q are one vector
+  // kernel (the skip DQ first in node order); unfused, one kernel per node.
+  const std::vector<float> exact = {0.25f, 0.5f, 0.25f, 0.25f, 1.0f, 0.5f};
+  const std::vector<float> any = {0.0173f, 0.021f, 0.0094f, 0.013f, 0.031f, 0.0123f};
+  for (const bool relu : {true, false})
+    for (const bool fp32 : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "relu " << relu << " fp32 " << fp32);
+      const std::vector<float>& scales = fp32 ? any : exact;
+      const ResidualRun fused = run_residual(true, relu, fp32, scales);
+      const ResidualRun unfused = run_residual(false, relu, fp32, scales);
+      EXPECT_EQ(fused.differ, 0);
+      EXPECT_EQ(unfused.differ, 0);
+      EXPECT_EQ(
+          fused.kernels,
+          (std::vector<std::string>{
+              relu ? "DequantizeLinear+DequantizeLinear+Add+Relu+QuantizeLinear (fused-vector)"
+                   : "DequantizeLinear+DequantizeLinear+Add+QuantizeLinear (fused-vector)"}));
+      EXPECT_EQ(unfused.kernels.size(), relu ? 5u : 4u);
+      // One kernel reads a and b (1 byte each) and writes y: no fp16 intermediates in GM.
+      EXPECT_LT(fused.cycles, unfused.cycles);
+      if (!fp32) EXPECT_GT(fused.ties, 100);
+      EXPECT_GT(fused.saturated_hi, relu && !fp32 ? 5 : 20);  // relu, fp16: 7 of 1,920
+      if (!relu) EXPECT_GT(fused.saturated_lo, 20);
+    }
+}
+
+TEST(NpuInt8Qdq, QuantizeLinearIsAConvEpilogue) {
+  // A float Conv -> Relu -> QuantizeLinear (a conv fold_qdq leaves in float): the Q joins the conv
+  // kernel's epilogue (one cube kernel writing int8) and computes the same integers as the
+  // standalone Q kernel reading the conv's fp16 output from GM (same fp16 values, same Q
+  // arithmetic), and both agree with the reference within one step (the conv's fp16 rounding).
+  GraphBuilder gb;
+  Value* x = gb.input("x", {1, 16, 10, 12});
+  Value* c = gb.node("Conv",
+                     {x, gb.constant("w", random_tensor({32, 16, 3, 3}, 31, -0.2f, 0.2f)),
+                      gb.constant("b", random_tensor({32}, 32, -0.5f, 0.5f))},
+                     attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  Value* r = gb.node("Relu", {c});
+  Value* y = gb.node("QuantizeLinear", {r, gb.constant("y_scale", Tensor::scalar_f32(0.0125f)),
+                                        gb.constant("y_zp", scalar(DType::u8, 3))});
+  auto g = gb.finish({y});
+  const std::map<std::string, Tensor> inputs{{"x", random_tensor({1, 16, 10, 12}, 33)}};
+  const npu::HwConfig hw = int8_hw();
+  const auto unfused = npu_backend::compile_npu(*g, hw);
+  graph_passes::fuse_kernels(*g);
+  const auto fused = npu_backend::compile_npu(*g, hw);
+  std::vector<std::string> kernels;
+  for (const auto& k : fused.kernels)
+    if (k.op_index >= 0) kernels.push_back(k.op_type + " (" + k.kind + ")");
+  EXPECT_EQ(kernels, (std::vector<std::string>{"Conv+Relu+QuantizeLinear (fused-cube)"}));
+  const Tensor got = run_simulator(fused, hw, inputs).at(y->name);
+  EXPECT_TRUE(bit_equal(got, run_interpreter(fused, hw, inputs).at(y->name)));
+  EXPECT_TRUE(bit_equal(got, run_interpreter(unfused, hw, inputs).at(y->name)));
+  const Tensor want = ops::run_reference(*g, inputs).at(y->name);
+  int64_t off = 0, saturated = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double d = std::abs(got.get_as_double(i) - want.get_as_double(i));
+    EXPECT_LE(d, 1.0) << i;
+    off += d != 0;
+    saturated += got.get_as_double(i) == 255;
+  }
+  std::cout << "[int8 conv epilogue] " << want.numel() << " elements, " << off
+            << " one step off the fp32 reference, " << saturated << " saturated\n";
 }
 
 // ---- The int8 golden cases of the PP-OCR classifier on the NPU (tessel check) ----

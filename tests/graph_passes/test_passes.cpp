@@ -13,6 +13,7 @@
 #include "compiler/ops/reference.h"
 #include "passes/graph/graph_passes.h"
 #include "tests/graph_passes/gp_util.h"
+#include "tests/test_graph_builder.h"
 
 namespace tessel::testing {
 namespace {
@@ -123,6 +124,29 @@ TEST(ConstantFolding, ChainsFoldInOneSweepAndTheSizeLimitHolds) {
   ASSERT_TRUE(big->constant);
   EXPECT_EQ(big->constant->numel(), kMaxFoldedElements);
   EXPECT_EQ(big->constant->get_as_double(kMaxFoldedElements - 1), 1.5);
+}
+
+TEST(ConstantFolding, DequantizeLinearOfAConstantFoldsAtAnySize) {
+  // A weight DQ fold_qdq leaves (ResNet-50's fc: 1000 x 2048 int8 at one scale per row) is
+  // evaluated even beyond kMaxFoldedElements: (q - zp) * scale per element.
+  const int64_t rows = 8, cols = kMaxFoldedElements / 8 + 1;  // 2^20 + 8 elements
+  Tensor q(DType::i8, {rows, cols});
+  for (int64_t i = 0; i < q.numel(); ++i) q.data<int8_t>()[i] = static_cast<int8_t>(i % 255 - 127);
+  GraphBuilder gb;
+  Value* x = gb.input("x", {1, cols});
+  Tensor scale = Tensor::from_floats({rows}, {0.5f, 0.25f, 1, 2, 0.125f, 4, 8, 0.0625f});
+  Value* w = gb.node("DequantizeLinear", {gb.constant("wq", q), gb.constant("ws", scale)},
+                     attrs({{"axis", int64_t{0}}}));
+  Value* y = gb.node("Gemm", {x, w}, attrs({{"transB", int64_t{1}}}));
+  auto g = gb.finish({y});
+  ASSERT_GT(shape_numel(w->shape), kMaxFoldedElements);
+  EXPECT_TRUE(constant_folding(*g));
+  ASSERT_TRUE(w->constant);
+  EXPECT_EQ(g->nodes().size(), 1u);  // the Gemm
+  const int64_t last = rows * cols - 1;
+  EXPECT_EQ(w->constant->get_as_double(last), static_cast<double>(last % 255 - 127) * 0.0625);
+  EXPECT_EQ(w->constant->get_as_double(cols + 3),
+            static_cast<double>((cols + 3) % 255 - 127) * 0.25);
 }
 
 TEST(ConstantFolding, GraphOutputsAndRandomOpsAreKept) {
@@ -805,6 +829,66 @@ TEST(FuseKernels, ContractionOnlyFirstReductionsOnlyWithoutContraction) {
   // reductions after a contraction; Softmax -> Sigmoid and Add -> Softmax -> ReduceMean -> Mul
   // are groups without a contraction.
   EXPECT_EQ(groups(*g), (std::vector<std::string>{"s:0", "y:0", "a:1", "s1:1", "e:1", "s2:1"}));
+}
+
+TEST(FuseKernels, QuantizeAndDequantizeJoinVectorGroups) {
+  // A residual block after fold_qdq: the Add reads the DQ of the skip branch (xq, first in node
+  // order) and of the conv branch (per channel, reading mp: the MaxPool stands for the branch's
+  // last QLinearConv, computed after the skip DQ). Both DQs, read only by the Add, join it: the
+  // group seeded at the skip DQ pulls the branch's DQ in with the Add; Relu and the requantising
+  // Q follow. y is a graph output, so the group closes there.
+  auto g = parse_ok(R"(graph t opset 13 (%xq: i8[1,4,3,5], %bq: i8[1,4,3,5]) -> (%y) {
+    %sa: f32[] = const [0.25]
+    %za: i8[] = const [3]
+    %sb: f32[4] = const [0.5, 0.25, 0.125, 1]
+    %zb: i8[4] = const [0, -2, 5, 1]
+    %sy: f32[] = const [0.5]
+    %zy: i8[] = const [-128]
+    %skip: f32[1,4,3,5] = DequantizeLinear(%xq, %sa, %za)
+    %mp: i8[1,4,3,5] = MaxPool(%bq) {kernel_shape=[1, 1]}
+    %br: f32[1,4,3,5] = DequantizeLinear(%mp, %sb, %zb) {axis=1}
+    %s: f32[1,4,3,5] = Add(%br, %skip)
+    %r: f32[1,4,3,5] = Relu(%s)
+    %y: i8[1,4,3,5] = QuantizeLinear(%r, %sy, %zy)
+  })");
+  EXPECT_TRUE(fuse_kernels(*g));
+  EXPECT_EQ(groups(*g), (std::vector<std::string>{"skip:0", "br:0", "s:0", "r:0", "y:0"}));
+
+  // When the skip DQ's output has another reader it stays outside: the group starts at the
+  // branch's DQ and reads the skip value from GM.
+  auto h = parse_ok(R"(graph t opset 13 (%xq: i8[1,4,3,5], %bq: i8[1,4,3,5]) -> (%y, %skip) {
+    %sa: f32[] = const [0.25]
+    %za: i8[] = const [3]
+    %sy: f32[] = const [0.5]
+    %zy: i8[] = const [-128]
+    %skip: f32[1,4,3,5] = DequantizeLinear(%xq, %sa, %za)
+    %br: f32[1,4,3,5] = DequantizeLinear(%bq, %sa, %za)
+    %s: f32[1,4,3,5] = Add(%br, %skip)
+    %y: i8[1,4,3,5] = QuantizeLinear(%s, %sy, %zy)
+  })");
+  EXPECT_TRUE(fuse_kernels(*h));
+  EXPECT_EQ(groups(*h), (std::vector<std::string>{"br:0", "s:0", "y:0"}));
+
+  // Q -> DQ inside a group (the int8 value stays on chip) when only the DQ reads it; a Q whose
+  // output is also read outside closes its group; a Q with a runtime scale is no elementwise op
+  // of the NPU (it stays a kernel of its own, and the Relu before it alone).
+  auto k = parse_ok(R"(graph t opset 13 (%f: f32[2,8], %rs: f32[]) -> (%t, %q2, %u, %qn) {
+    %s1: f32[] = const [0.125]
+    %z1: u8[] = const [128]
+    %h: f32[2,8] = Sigmoid(%f)
+    %q: u8[2,8] = QuantizeLinear(%h, %s1, %z1)
+    %d: f32[2,8] = DequantizeLinear(%q, %s1, %z1)
+    %t: f32[2,8] = Tanh(%d)
+    %h2: f32[2,8] = Exp(%f)
+    %q2: u8[2,8] = QuantizeLinear(%h2, %s1, %z1)
+    %d2: f32[2,8] = DequantizeLinear(%q2, %s1, %z1)
+    %u: f32[2,8] = Neg(%d2)
+    %n: f32[2,8] = Relu(%f)
+    %qn: u8[2,8] = QuantizeLinear(%n, %rs, %z1)
+  })");
+  EXPECT_TRUE(fuse_kernels(*k));
+  EXPECT_EQ(groups(*k),
+            (std::vector<std::string>{"h:0", "q:0", "d:0", "t:0", "h2:1", "q2:1", "d2:2", "u:2"}));
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ const std::string kModels = TESSEL_MODELS_DIR;
 std::string kSrcCases() { return std::string(TESSEL_SOURCE_DIR) + "/tests/data/cases"; }
 
 const std::vector<std::string> kPipeline = {"fold_qdq",
+                                            "qdq_maxpool",
                                             "shape_folding",
                                             "constant_folding",
                                             "simplify",
@@ -145,8 +146,8 @@ TEST(PassManager, DisabledPassesAndNoPasses) {
   PipelineOptions o;
   o.disabled = {"fuse_silu", "fuse_kernels"};
   const PipelineReport r = run_pipeline(*g, o);
-  EXPECT_FALSE(r.passes[8].ran);
-  EXPECT_EQ(r.passes[8].name, "fuse_silu");
+  EXPECT_FALSE(r.passes[9].ran);
+  EXPECT_EQ(r.passes[9].name, "fuse_silu");
   EXPECT_EQ(node_list(*g),
             (std::vector<std::string>{"s = Sigmoid(x)", "m = Mul(x, s)", "y = Relu(m)"}));
   for (const auto& n : g->nodes()) EXPECT_FALSE(n->attrs.has(kFusionGroupAttr));
@@ -279,7 +280,7 @@ TEST(Flags, UnknownPassNameIsAnErrorNamingTheValidOnes) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(
       r.err,
-      "error: unknown graph pass 'fold_bn' in --disable-pass (passes: fold_qdq, "
+      "error: unknown graph pass 'fold_bn' in --disable-pass (passes: fold_qdq, qdq_maxpool, "
       "shape_folding, constant_folding, simplify, fold_batchnorm, fuse_hard_swish, fuse_gelu, "
       "fuse_layer_norm, fuse_silu, cse, dce, fuse_kernels, layout_nc1hwc0, cancel_transdata)\n");
   EXPECT_EQ(r.out, "");
@@ -313,13 +314,13 @@ TEST(Experiment, GraphPassesKey) {
   EXPECT_TRUE(some.runs[1].graph_passes);
 
   const std::string bad = write_yaml("gp_bad.yaml", "graph_passes: {disable: [cse, fold]}\n");
-  EXPECT_EQ(
-      error_of([&] { driver::load_experiment(bad); }),
-      bad +
-          ":4:31: graph_passes.disable: unknown graph pass 'fold' (passes: "
-          "fold_qdq, shape_folding, constant_folding, simplify, fold_batchnorm, fuse_hard_swish, "
-          "fuse_gelu, fuse_layer_norm, fuse_silu, cse, dce, fuse_kernels, layout_nc1hwc0, "
-          "cancel_transdata)");
+  EXPECT_EQ(error_of([&] { driver::load_experiment(bad); }),
+            bad +
+                ":4:31: graph_passes.disable: unknown graph pass 'fold' (passes: "
+                "fold_qdq, qdq_maxpool, shape_folding, constant_folding, simplify, fold_batchnorm, "
+                "fuse_hard_swish, fuse_gelu, fuse_layer_norm, fuse_silu, cse, dce, fuse_kernels, "
+                "layout_nc1hwc0, "
+                "cancel_transdata)");
   const std::string word = write_yaml("gp_word.yaml", "graph_passes: some\n");
   EXPECT_EQ(error_of([&] { driver::load_experiment(word); }),
             word + ":4:15: graph_passes: 'some' is not one of all, none, {disable: [...]}");
@@ -369,7 +370,7 @@ TEST(Flags, CheckAndRunTakeTheFlags) {
   const CliRun bad = run_cli({"run", yaml, "--disable-pass", "nope"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(bad.err.rfind("error: unknown graph pass 'nope' in --disable-pass (passes: "
-                          "fold_qdq, shape_folding, constant_folding, ",
+                          "fold_qdq, qdq_maxpool, shape_folding, constant_folding, ",
                           0),
             0u)
       << bad.err;

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <optional>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -771,7 +771,11 @@ void LoweredGraph::Impl::lower() {
             std::count(parts_ops.begin(), parts_ops.end(), m->op_type))
           throw Unsupported(fmt::format("{} cannot be fused", m->describe()));
         ctx.set_inside(&inside);
-        last = lower::op_compute(*m, ctx);
+        // QuantizeLinear / DequantizeLinear members (fuse_kernels: constant scale and zero
+        // point) are the vector-unit Q/DQ of int8_ops.h, the same arithmetic as their standalone
+        // kernels; their int8 values between members stay in the UB.
+        const bool qdq = m->op_type == "QuantizeLinear" || m->op_type == "DequantizeLinear";
+        last = qdq ? npu_int8_compute(*m, ctx, target.act_dtype) : lower::op_compute(*m, ctx);
         inside[m->outputs[0]] = last;
       }
       const Value* out = members.back()->outputs[0];
@@ -793,13 +797,8 @@ void LoweredGraph::Impl::lower() {
     }
   };
 
-  const size_t node_count = graph.nodes().size();
-  size_t nodes_done = 0;
-  for (const auto& nptr : graph.nodes()) {
-    if (options.progress) options.progress("lower", nodes_done, node_count);
-    ++nodes_done;
-    const Node& node = *nptr;
-    if (fused.count(&node)) continue;
+  // One node as a kernel of its own (or a constant, a view, an empty tensor).
+  auto lower_node = [&](const Node& node) {
     KernelInfo info;
     info.node = node.name;
     info.op_type = node.op_type;
@@ -809,7 +808,7 @@ void LoweredGraph::Impl::lower() {
     if (all_known) {
       info.kind = "const";
       mod.kernels.push_back(info);
-      continue;
+      return;
     }
     for (size_t i = 1; i < node.outputs.size(); ++i) {
       const Value* extra = node.outputs[i];
@@ -826,7 +825,7 @@ void LoweredGraph::Impl::lower() {
       info.kind = "empty";
       gm.value(node.outputs[0]);
       mod.kernels.push_back(info);
-      continue;
+      return;
     }
     // A view shares its input's bytes: only when both are stored alike (a float Cast from fp32
     // storage to float16 is computed instead, precision.h).
@@ -835,9 +834,8 @@ void LoweredGraph::Impl::lower() {
       info.kind = "view";
       gm.alias(node.outputs[0], node.input(0));
       mod.kernels.push_back(info);
-      continue;
+      return;
     }
-    if (node.attrs.has("fusion_group") && try_group(node)) continue;
     info.op_index = static_cast<int32_t>(prog.op_names.size());
     prog.op_names.push_back(node.name);
     const size_t op = mod.kernels.size();
@@ -873,7 +871,57 @@ void LoweredGraph::Impl::lower() {
     }
     record_value(out, out_gm);
     record_guard(op, {&node});
+  };
+
+  // A group is emitted at its first member whose position has every value the members read from
+  // outside the group computed: its first member, unless fuse_kernels pulled a producer from
+  // before the group's seed into it (a residual Add's skip-branch DequantizeLinear); at the
+  // latest its last member. Members passed before that are remembered, and lowered one by one if
+  // the group then cannot be compiled as one kernel.
+  std::set<const Node*> done;  // nodes whose outputs exist (kernels, views, constants)
+  std::map<int64_t, std::vector<const Node*>> deferred;
+  std::map<int64_t, std::set<const Node*>> group_members;
+  for (const auto& n : graph.nodes())
+    if (n->attrs.has("fusion_group"))
+      group_members[n->attrs.get_int("fusion_group", n->name)].insert(n.get());
+  auto group_ready = [&](int64_t gid) {
+    const std::set<const Node*>& members = group_members.at(gid);
+    for (const Node* m : members)
+      for (const Value* v : m->inputs)
+        if (v && v->producer && !members.count(v->producer) && !done.count(v->producer))
+          return false;
+    return true;
+  };
+  const size_t node_count = graph.nodes().size();
+  size_t nodes_done = 0;
+  for (const auto& nptr : graph.nodes()) {
+    if (options.progress) options.progress("lower", nodes_done, node_count);
+    ++nodes_done;
+    const Node& node = *nptr;
+    if (fused.count(&node)) continue;
+    if (node.attrs.has("fusion_group")) {
+      const int64_t gid = node.attrs.get_int("fusion_group", node.name);
+      if (!groups_done.count(gid)) {
+        if (!group_ready(gid)) {
+          deferred[gid].push_back(&node);
+          continue;
+        }
+        if (try_group(node)) {
+          for (const Node* m : group_members.at(gid)) done.insert(m);
+          continue;
+        }
+        for (const Node* d : deferred[gid]) {
+          lower_node(*d);
+          done.insert(d);
+        }
+      }
+    }
+    lower_node(node);
+    done.insert(&node);
   }
+  for (const auto& [gid, skipped] : deferred)
+    TESSEL_CHECK(groups_done.count(gid), "fusion group {} (node {}) was never ready to emit", gid,
+                 skipped.front()->name);
 
   if (options.progress) options.progress("lower", node_count, node_count);
   for (const Value* v : graph.outputs) {
