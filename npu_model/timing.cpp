@@ -330,7 +330,9 @@ void engine_cost(const HwConfig& hw, Opcode op, const isa::Img2colArgs& g, Instr
 }
 
 void engine_cost(const HwConfig& hw, Opcode, const isa::MmadArgs& a, InstrCost& cost) {
-  cost.occupancy_cycles = uint64_t{a.m1} * a.k1 * a.n1;
+  // One fractal step per cycle; k1 = 0 still writes each of the m1 x n1 C blocks (zeros, or C
+  // unchanged when accumulating), one per cycle (docs/isa.md; the RTL cube, simulator/rtl/cube.sv).
+  cost.occupancy_cycles = uint64_t{a.m1} * std::max<uint64_t>(a.k1, 1) * a.n1;
   cost.latency_cycles = static_cast<uint64_t>(hw.core.cube.pipeline_latency_cycles);
 }
 
