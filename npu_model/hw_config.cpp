@@ -222,7 +222,28 @@ const Field& schema() {
                                    TESSEL_DTYPE("acc_dtype", core.cube.acc_dtype),
                                    TESSEL_INT("pipeline_latency_cycles",
                                               core.cube.pipeline_latency_cycles, 0, kIntMax, 1),
-                                   cube_int8}),
+                                   cube_int8,
+                                   choice(
+                                       "model", {"tlm", "rtl"},
+                                       [](HwConfig& h, const std::string& v) {
+                                         h.core.cube.model =
+                                             v == "rtl" ? CubeModel::rtl : CubeModel::tlm;
+                                       },
+                                       [](const HwConfig& h) -> std::string {
+                                         return h.core.cube.model == CubeModel::rtl ? "rtl" : "tlm";
+                                       }),
+                                   [] {
+                                     Field f = optional_leaf(
+                                         TESSEL_INT("rtl_sample", core.cube.rtl_sample, 0,
+                                                    kInt64Max, 1),
+                                         0, "every int8 mmad runs on the RTL");
+                                     // Written only when set: the text (and hash) of a config
+                                     // without it is unchanged.
+                                     f.written_when = [](const HwConfig& h) {
+                                       return h.core.cube.rtl_sample > 0;
+                                     };
+                                     return f;
+                                   }()}),
                   section("vector",
                           {TESSEL_INT("width_bytes", core.vector.width_bytes, 32, kIntMax, 32),
                            TESSEL_INT("pipeline_latency_cycles",
@@ -657,6 +678,19 @@ class Loader {
     if (errors_.empty()) check_tech_table();
     if (errors_.empty() && hw_.dram.model == DramModel::banked) check_banked_dram();
     if (errors_.empty()) check_l2();
+    if (errors_.empty() && hw_.core.cube.rtl_sample > 0 && hw_.core.cube.model != CubeModel::rtl) {
+      const std::string msg = fmt::format(
+          "{} mmads sampled, but it applies only when core.cube.model is rtl; remove it or set "
+          "that{}",
+          hw_.core.cube.rtl_sample,
+          valid_.count("core.cube.model")
+              ? override_note({"core.cube.rtl_sample", "core.cube.model"})
+              : override_note({"core.cube.rtl_sample"}));
+      if (const auto it = valid_.find("core.cube.rtl_sample"); it != valid_.end())
+        error(it->second, msg);
+      else
+        add(YAML::Mark::null_mark(), fmt::format("{}: core.cube.rtl_sample: {}", source_, msg));
+    }
     if (!errors_.empty()) throw Error(report());
     hw_.source_file = source_;
     derive();

@@ -25,6 +25,11 @@ struct CubeFractal {
   bool operator==(const CubeFractal&) const = default;
 };
 
+/// Which model executes the cube pipe's int8 mmads (core.cube.model; docs/rtl.md): the
+/// transaction-level one (tlm: isa/semantics at the start cycle, timing npu::instruction_cost) or
+/// the verilated SystemVerilog cube (rtl: simulator/rtl/cube.sv, checked in lockstep against both).
+enum class CubeModel { tlm, rtl };
+
 struct CubeConfig {
   int m = 0, k = 0, n = 0;                   // fractal dimensions, elements
   isa::DType input_dtype = isa::DType::f16;  // dtype of L0A/L0B operands
@@ -34,6 +39,10 @@ struct CubeConfig {
   /// accumulators; docs/isa.md, "mmad"), e.g. DaVinci's 16 x 32 x 16 (8,192 int8 MACs per cycle
   /// beside 4,096 fp16). All 0 when absent: the int8 mode then uses the float fractal m, k, n.
   CubeFractal int8;
+  CubeModel model = CubeModel::tlm;  // core.cube.model (optional, default tlm)
+  /// core.cube.rtl_sample (optional, model rtl only): the RTL executes the first rtl_sample int8
+  /// mmads of every kernel (op_index) on each core, the rest run transaction-level; 0 = all.
+  int64_t rtl_sample = 0;
   /// The float mode's fractal (m, k, n).
   CubeFractal float_fractal() const { return {m, k, n}; }
   /// The int8 mode's fractal: `int8` when the config gives it, else the float fractal.

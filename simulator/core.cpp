@@ -19,6 +19,9 @@
 #include "isa/asm.h"
 #include "isa/operand_classes.h"
 #include "npu_model/timing.h"
+#ifdef TESSEL_HAVE_RTL
+#include "simulator/rtl/rtl_cube.h"
+#endif
 
 namespace tessel::sim {
 
@@ -218,6 +221,40 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
     pu.free_slots.resize(depth_ + 1);
     for (size_t i = depth_ + 1; i-- > 0;) pu.free_slots[pu.nfree++] = static_cast<uint32_t>(i);
     pu.writes.reserve(32);
+  }
+
+  // core.cube.model: rtl (docs/rtl.md): the verilated cube executes the cube pipe's int8 mmads.
+  if (core.cube.model == npu::CubeModel::rtl && has_process_[int(Pipe::cube)]) {
+    const std::string config = hw_.source_file.empty() ? "hardware config" : hw_.source_file;
+#ifdef TESSEL_HAVE_RTL
+    if (!functional_)
+      fail("{}: core.cube.model: rtl needs a functional run (the RTL computes the values)", config);
+    rtl::check_rtl_cube_config(hw_, config);
+    run_.result.rtl.enabled = true;
+    // The RTL is clocked by SystemC: the kernel hands every time advance to SystemC.
+    run_.kernel.set_yield_at_time_advance(true);
+    rtl_cube_ = std::make_unique<rtl::RtlCube>("rtl_cube", memory_);
+    rtl_cube_->on_complete = [this](const rtl::RtlCompletion& done) {
+      try {
+        rtl_complete(done);
+      } catch (...) {
+        run_.fail_with(std::current_exception());
+      }
+    };
+    rtl_cube_->on_error = [this](const std::string& message) {
+      const int32_t pc = rtl_checks_.empty() ? -1 : rtl_checks_.front().pc;
+      try {
+        fail("core {} {}: RTL cube: {}", id_, where(pc), message);
+      } catch (...) {
+        run_.fail_with(std::current_exception());
+      }
+    };
+#else
+    fail(
+        "{}: core.cube.model: rtl, but this tessel was built without Verilator (no RTL cube; "
+        "scripts/install_deps.sh installs it, docs/rtl.md)",
+        config);
+#endif
   }
 
   // The kernel's processes (header comment), in the order the SC_METHODs were spawned: the
@@ -669,6 +706,21 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
       latency += ext_.dram_latency_cycles;
       if (multicast)
         run_.multicast.add(id_, *dma, {ext_.dram_done_cycle, ext_.dram_latency_cycles});
+    } else if (rtl_cube_ && d.op == Opcode::mmad) {
+      // core.cube.rtl_sample: the first N int8 mmads of each kernel (op_index) run on the RTL.
+      const int64_t sample = hw_.core.cube.rtl_sample;
+      const size_t kernel = d.op_index >= 0 ? static_cast<size_t>(d.op_index) + 1 : 0;
+      if (kernel >= rtl_sampled_.size()) rtl_sampled_.resize(kernel + 1, 0);
+      if (!isa::mmad_int8(std::get<isa::MmadArgs>(in->args))) {  // the RTL has the int8 mode only
+        ++run_.result.rtl.float_mmads;
+        isa::execute(hw_, *in, memory_);
+      } else if (sample == 0 || rtl_sampled_[kernel] < static_cast<uint64_t>(sample)) {
+        ++rtl_sampled_[kernel];
+        rtl_issue(e.pc, *in, s, occupancy + latency);
+      } else {
+        ++run_.result.rtl.unsampled_mmads;
+        isa::execute(hw_, *in, memory_);
+      }
     } else if (functional_) {
       isa::execute(hw_, *in, memory_);
     }
@@ -691,7 +743,83 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
          where(e.pc), completion);
 }
 
+Core::~Core() = default;
+
+#ifdef TESSEL_HAVE_RTL
+void Core::rtl_issue(int32_t pc, const isa::Instruction& resolved, uint64_t start,
+                     uint64_t cycles) {
+  const auto& a = std::get<isa::MmadArgs>(resolved.args);
+  const npu::CubeFractal f = hw_.core.cube.int8_fractal();
+  RtlCheck c;
+  c.pc = pc;
+  c.issue_cycle = start;
+  c.expected_cycles = cycles;
+  c.c_offset = a.c.offset;
+  c.m1 = a.m1;
+  c.n1 = a.n1;
+  // The expected C: isa/semantics' mmad on the operands as they are now, into a copy of C (the
+  // dispatch checked C's range against L0C).
+  const uint64_t c_bytes = uint64_t{a.m1} * a.n1 * f.m * f.n * 4;
+  const uint8_t* l0c = memory_.base[int(Scope::l0c)] + a.c.offset;
+  c.expected.assign(l0c, l0c + c_bytes);
+  isa::CoreMemory ref = memory_;
+  ref.base[int(Scope::l0c)] = c.expected.data();
+  ref.size[int(Scope::l0c)] = c_bytes;
+  isa::Instruction at_zero = resolved;
+  std::get<isa::MmadArgs>(at_zero.args).c.offset = 0;
+  isa::execute(hw_, at_zero, ref);
+  rtl_checks_.push_back(std::move(c));
+  rtl_cube_->issue(a, static_cast<uint64_t>(pc), start + cycles);
+}
+
+void Core::rtl_complete(const rtl::RtlCompletion& done) {
+  if (rtl_checks_.empty()) internal_fail("core {}: RTL cube completed an mmad never issued", id_);
+  const RtlCheck c = std::move(rtl_checks_.front());
+  rtl_checks_.pop_front();
+  RtlStats& st = run_.result.rtl;
+  ++st.mmad_checked;
+  const uint8_t* got = memory_.base[int(Scope::l0c)] + c.c_offset;
+  if (std::memcmp(got, c.expected.data(), c.expected.size()) != 0) {
+    ++st.value_mismatches;
+    const npu::CubeFractal f = hw_.core.cube.int8_fractal();
+    size_t i = 0;
+    while (std::memcmp(got + 4 * i, c.expected.data() + 4 * i, 4) == 0) ++i;
+    int32_t rtl_value, want;
+    std::memcpy(&rtl_value, got + 4 * i, 4);
+    std::memcpy(&want, c.expected.data() + 4 * i, 4);
+    const size_t block = i / (size_t(f.m) * f.n), in_block = i % (size_t(f.m) * f.n);
+    fail(
+        "core {} {} (issued in cycle {}): RTL cube result differs from isa/semantics: C block "
+        "(mb {}, nb {}) of {} x {} blocks, element (row {}, col {}) at l0c byte {}: RTL {}, "
+        "semantics {}",
+        id_, where(c.pc), c.issue_cycle, block / c.n1, block % c.n1, c.m1, c.n1, in_block / f.n,
+        in_block % f.n, c.c_offset + int64_t(4 * i), rtl_value, want);
+  }
+  const uint64_t rtl_cycles = done.completion_cycle - done.issue_cycle;
+  const uint64_t error = rtl_cycles > c.expected_cycles ? rtl_cycles - c.expected_cycles
+                                                        : c.expected_cycles - rtl_cycles;
+  st.max_cycle_error = std::max(st.max_cycle_error, error);
+  if (error != 0) {
+    ++st.cycle_mismatches;
+    fail(
+        "core {} {} (issued in cycle {}): RTL cube took {} cycles (completion at {}), "
+        "npu::instruction_cost {} (occupancy + latency)",
+        id_, where(c.pc), c.issue_cycle, rtl_cycles, done.completion_cycle, c.expected_cycles);
+  }
+}
+#else
+void Core::rtl_issue(int32_t, const isa::Instruction&, uint64_t, uint64_t) {
+  internal_fail("core.cube.model: rtl in a build without Verilator");
+}
+void Core::rtl_complete(const rtl::RtlCompletion&) {
+  internal_fail("core.cube.model: rtl in a build without Verilator");
+}
+#endif
+
 void Core::flush_stats() {
+#ifdef TESSEL_HAVE_RTL
+  if (rtl_cube_) run_.result.rtl.rtl_cycles += rtl_cube_->clock_edges();
+#endif
   for (int p = 1; p < isa::kNumPipes; ++p) {
     PipeUnit& pu = pipes_[p];
     stats_.pipes[p].instructions += std::exchange(pu.instructions, 0);

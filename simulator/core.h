@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,11 @@
 #include "simulator/dram.h"
 #include "simulator/method_kernel.h"
 #include "simulator/run_state.h"
+
+namespace tessel::rtl {
+class RtlCube;
+struct RtlCompletion;
+}  // namespace tessel::rtl
 
 namespace tessel::sim {
 
@@ -70,7 +76,11 @@ class Core : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<Core> mte2_socket;  // GM loads
   tlm_utils::simple_initiator_socket<Core> mte3_socket;  // GM stores
 
+  /// With core.cube.model: rtl the core instantiates the verilated cube (rtl::RtlCube) and its
+  /// int8 mmads run on it (docs/rtl.md); throws tessel::Error when the build has no RTL, the run
+  /// is not functional or the config's cube is not the verilated one.
   Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& barrier);
+  ~Core() override;
 
   /// True when the scalar unit ran off the end of its stream and every pipe is idle.
   bool finished() const;
@@ -225,6 +235,13 @@ class Core : public sc_core::sc_module {
   void run_pipe(isa::Pipe p);
   void run_scalar();
   void execute_data(isa::Pipe p, const Entry& e, uint64_t start);
+  /// core.cube.model: rtl. Hands the resolved int8 mmad at `pc`, started at `start` with
+  /// instruction_cost `cycles` (occupancy + latency), to the RTL cube, after computing its
+  /// expected L0C bytes with isa/semantics from the operands as they are at `start`.
+  void rtl_issue(int32_t pc, const isa::Instruction& resolved, uint64_t start, uint64_t cycles);
+  /// The RTL completed the oldest mmad handed to it: compares its L0C bytes and its cycles; a
+  /// mismatch fails the run naming the instruction, the C block and the first differing element.
+  void rtl_complete(const rtl::RtlCompletion& done);
   /// One TLM-2.0 transaction of `bytes` at GM `address` through MTE2 (reads, L2 hints) or MTE3
   /// (writes), carrying `in` in ext_; `data` may be null (timing only, or an L2 hint). Fails
   /// internally (naming `target`) when the target does not answer OK.
@@ -310,6 +327,18 @@ class Core : public sc_core::sc_module {
   uint64_t barrier_arrival_ = 0;     // barrier / core_barrier: the cycle the scalar unit arrived
   uint64_t barrier_generation_ = 0;  // core_barrier: CoreBarrier::completed() when it arrived
   bool dispatch_waited_ = false;     // dispatch: the queue was full at the first try
+
+  /// core.cube.model: rtl: the verilated cube, and the mmads handed to it, oldest first.
+  struct RtlCheck {
+    int32_t pc = 0;
+    uint64_t issue_cycle = 0, expected_cycles = 0;
+    int64_t c_offset = 0;           // L0C byte address of C
+    uint32_t m1 = 0, n1 = 0;        // C's blocks
+    std::vector<uint8_t> expected;  // C's bytes as isa/semantics computes them
+  };
+  std::unique_ptr<rtl::RtlCube> rtl_cube_;
+  std::deque<RtlCheck> rtl_checks_;
+  std::vector<uint64_t> rtl_sampled_;  // int8 mmads sent to the RTL, per op_index + 1 (0: none)
 
   tlm::tlm_generic_payload trans_;
   DmaExtension ext_;

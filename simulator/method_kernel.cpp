@@ -123,7 +123,21 @@ MethodKernel::Timed MethodKernel::heap_extract_top() {
   return top;
 }
 
+void MethodKernel::advance() {
+  now_ = heap_[1].time;
+  do {
+    const Timed t = heap_extract_top();
+    processes_[t.process].waiting = false;
+    make_runnable(t.process);
+  } while (heap_.size() > 1 && heap_[1].time == now_);
+}
+
 void MethodKernel::run() {
+  if (stopped_) return;    // stopped from outside the kernel (an RTL cube's check failed)
+  if (advance_pending_) {  // resumed by SystemC at the time the last run() stopped for
+    advance_pending_ = false;
+    advance();
+  }
   for (;;) {
     // Evaluate phase: the runnable processes in FIFO order, including the ones they wake.
     while (size_ != 0) {
@@ -140,12 +154,11 @@ void MethodKernel::run() {
     }
     // Timed phase: the next time, and every entry of that time in heap order.
     if (heap_.size() <= 1) return;  // starvation: the run is over
-    now_ = heap_[1].time;
-    do {
-      const Timed t = heap_extract_top();
-      processes_[t.process].waiting = false;
-      make_runnable(t.process);
-    } while (heap_.size() > 1 && heap_[1].time == now_);
+    if (yield_at_time_advance_) {   // SystemC moves time (and runs its own processes) first
+      advance_pending_ = true;
+      return;
+    }
+    advance();
   }
 }
 

@@ -93,6 +93,16 @@ class MethodKernel {
   /// Runs the simulation: evaluate and timed phases until no process is runnable and no timed
   /// entry is left, or until stop() (checked after every activation).
   void run();
+  /// With `yield` set, run() returns at every time advance instead of moving time itself
+  /// (resumable(): the next run() continues at next_time()), so that the SystemC method running
+  /// the kernel can hand the advance to SystemC (next_trigger) and SystemC processes outside the
+  /// kernel (the verilated RTL cube of core.cube.model: rtl) run at the same cycles.
+  void set_yield_at_time_advance(bool yield) { yield_at_time_advance_ = yield; }
+  /// True when run() returned at a time advance (yield mode) and the run is not over.
+  bool resumable() const { return advance_pending_ && !stopped_; }
+  /// The time the next run() continues at (resumable() only).
+  uint64_t next_time() const { return heap_[1].time; }
+
   /// Ends run() after the running activation (an error: RunState::fail_with).
   void stop() { stopped_ = true; }
   bool stopped() const { return stopped_; }
@@ -123,6 +133,7 @@ class MethodKernel {
     runnable_[(head_ + size_) & mask_] = p;
     ++size_;
   }
+  void advance();  // timed phase: time moves to the heap's top, its entries become runnable
   void begin_wait();
   void add_waiter(Event& e, uint32_t p);
   void notify_many(Event& e);
@@ -142,6 +153,8 @@ class MethodKernel {
   uint64_t now_ = 0;
   uint32_t current_ = kNone;
   bool stopped_ = false;
+  bool yield_at_time_advance_ = false;
+  bool advance_pending_ = false;  // run() returned for a time advance (yield mode)
 };
 
 }  // namespace tessel::sim

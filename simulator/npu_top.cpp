@@ -17,6 +17,8 @@ namespace tessel::sim {
 
 void RunState::fail_with(std::exception_ptr e) {
   if (!error) error = e;
+  // From outside the kernel (an RTL cube's check, core.cube.model: rtl) SystemC stops too.
+  if (kernel.current() == MethodKernel::kNone) sc_core::sc_stop();
   kernel.stop();
 }
 
@@ -47,6 +49,10 @@ NpuTop::NpuTop(sc_core::sc_module_name name, RunState& run) : sc_core::sc_module
 void NpuTop::kernel_method() {
   try {
     run_.kernel.run();
+    // Yield mode (core.cube.model: rtl): SystemC moves time to the kernel's next entry.
+    if (run_.kernel.resumable())
+      sc_core::next_trigger(
+          sc_core::sc_time::from_value(run_.kernel.next_time() - run_.kernel.now()));
   } catch (...) {  // the processes catch their own errors; this is the kernel's (internal_fail)
     run_.fail_with(std::current_exception());
   }

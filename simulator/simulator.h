@@ -104,6 +104,23 @@ struct MulticastStats {
   bool operator==(const MulticastStats&) const = default;
 };
 
+/// The RTL cube's lockstep checks (core.cube.model: rtl, docs/rtl.md): each int8 mmad the
+/// verilated cube executed, its L0C result compared bit for bit with isa/semantics' mmad and its
+/// cycles (completion - issue) with npu::instruction_cost's occupancy + latency. A mismatch fails
+/// the run, so a finished run has value_mismatches = cycle_mismatches = 0; they count what a
+/// failing run had seen when it stopped.
+struct RtlStats {
+  bool enabled = false;           // core.cube.model is rtl
+  uint64_t mmad_checked = 0;      // int8 mmads the RTL executed and the checks compared
+  uint64_t value_mismatches = 0;  // ... whose L0C bytes differed from isa/semantics
+  uint64_t cycle_mismatches = 0;  // ... whose cycles differed from instruction_cost
+  uint64_t max_cycle_error = 0;   // largest |RTL cycles - instruction_cost cycles|
+  uint64_t float_mmads = 0;       // float-mode mmads (no RTL: transaction-level)
+  uint64_t unsampled_mmads = 0;   // int8 mmads beyond core.cube.rtl_sample (transaction-level)
+  uint64_t rtl_cycles = 0;        // clock edges the RTL cubes simulated, all cores (gated clock)
+  bool operator==(const RtlStats&) const = default;
+};
+
 /// The banked DRAM's row-buffer outcomes of one op's requests (SimResult::op_dram).
 struct OpDramStats {
   uint64_t requests = 0, row_hits = 0, row_misses = 0, bank_conflicts = 0;
@@ -128,6 +145,7 @@ struct SimResult {
   std::vector<DramChannelStats> dram_channels;  // per channel
   L2Stats l2;                                   // zero without memory.l2
   MulticastStats multicast;                     // zero without dma_mc
+  RtlStats rtl;                                 // core.cube.model: rtl only
   std::vector<CoreStats> cores;
   std::vector<uint64_t> op_cycles;  // per op_index: cycles from its first start to last completion
                                     // of its pipe instructions (0 if it has none); sized

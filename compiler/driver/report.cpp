@@ -193,6 +193,14 @@ nlohmann::json npu_run_json(const NpuRun& run, const npu::HwConfig& hw) {
     j["multicast"] = {{"requests", s.multicast.requests},
                       {"received", s.multicast.received},
                       {"saved_bytes", s.multicast.saved_bytes}};
+  if (s.rtl.enabled)  // core.cube.model: rtl (docs/rtl.md)
+    j["rtl"] = {{"mmad_checked", s.rtl.mmad_checked},
+                {"value_mismatches", s.rtl.value_mismatches},
+                {"cycle_mismatches", s.rtl.cycle_mismatches},
+                {"max_cycle_error", s.rtl.max_cycle_error},
+                {"float_mmads", s.rtl.float_mmads},
+                {"unsampled_mmads", s.rtl.unsampled_mmads},
+                {"rtl_cycles", s.rtl.rtl_cycles}};
   // Compiled kernels, counted as the summary line counts them (a fusion group is one kernel).
   j["kernels"] = std::count_if(run.module.kernels.begin(), run.module.kernels.end(),
                                [](const auto& k) { return k.op_index >= 0; });
@@ -349,6 +357,14 @@ std::string npu_run_text(const NpuRun& run, const npu::HwConfig& hw,
           "not re-read)\n",
           with_commas(s.multicast.requests), with_commas(s.multicast.received),
           with_commas(s.multicast.saved_bytes));
+    if (s.rtl.enabled)
+      out += fmt::format(
+          "  rtl        {} int8 mmads on the RTL cube, checked in lockstep: {} value and {} cycle "
+          "mismatches (max cycle error {}); transaction-level: {} float, {} beyond rtl_sample; "
+          "{} RTL cycles\n",
+          with_commas(s.rtl.mmad_checked), s.rtl.value_mismatches, s.rtl.cycle_mismatches,
+          s.rtl.max_cycle_error, with_commas(s.rtl.float_mmads), with_commas(s.rtl.unsampled_mmads),
+          with_commas(s.rtl.rtl_cycles));
     double roof = 0;
     for (const auto& k : run.module.kernels)
       if (k.op_index >= 0) roof += npu::roofline(hw, k.work).cycles;

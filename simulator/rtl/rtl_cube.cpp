@@ -125,7 +125,7 @@ RtlCube::~RtlCube() {
   if (mem_id_ < s.size()) s[mem_id_] = {};
 }
 
-void RtlCube::issue(const isa::MmadArgs& a, uint64_t tag) {
+void RtlCube::issue(const isa::MmadArgs& a, uint64_t tag, uint64_t deadline_cycle) {
   if (!isa::mmad_int8(a) || !isa::is_cube_int8_dtype(a.b_dtype))
     internal_fail("RtlCube::issue: mmad {} x {} is not the int8 mode", isa::dtype_name(a.a_dtype),
                   isa::dtype_name(a.b_dtype));
@@ -136,6 +136,7 @@ void RtlCube::issue(const isa::MmadArgs& a, uint64_t tag) {
   c.args = a;
   c.tag = tag;
   c.issue_cycle = sc_core::sc_time_stamp().value();
+  c.deadline_cycle = deadline_cycle;
   pending_.push_back(c);
   if (phase_ == Phase::idle) wake_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -237,6 +238,18 @@ void RtlCube::tick() {
         done.completion_cycle = now + 1;  // done is high in cycle `now`
         if (on_complete) on_complete(done);
       }
+      // A command whose done would have been seen by now (done high in the cycle before its
+      // deadline) is late. Commands complete in order: the oldest is checked.
+      const Command* oldest = !inflight_.empty()  ? &inflight_.front()
+                              : !pending_.empty() ? &pending_.front()
+                                                  : nullptr;
+      if (oldest && oldest->deadline_cycle != 0 && now + 1 >= oldest->deadline_cycle && on_error)
+        on_error(fmt::format(
+            "mmad issued in cycle {} is not done by cycle {} (issue + npu::instruction_cost); the "
+            "RTL {}",
+            oldest->issue_cycle, oldest->deadline_cycle,
+            inflight_.empty() ? "has not taken it yet (not ready)"
+                              : fmt::format("took it in cycle {}", oldest->accepted_cycle)));
       if (idle()) {
         phase_ = Phase::idle;
         sc_core::next_trigger(wake_);

@@ -59,7 +59,9 @@ class RtlCube : public sc_core::sc_module {
   /// Presents int8 mmad `a` (resolved: its offsets are byte addresses) in the current cycle; it is
   /// taken when the RTL is ready (queued behind earlier commands otherwise). Throws
   /// tessel::InternalError for a float-mode mmad or an address beyond 32 bits.
-  void issue(const isa::MmadArgs& a, uint64_t tag);
+  /// `deadline_cycle` (0: none): the cycle by which it must have completed; a command not done
+  /// by then is reported through on_error when the cycle before it has been clocked.
+  void issue(const isa::MmadArgs& a, uint64_t tag, uint64_t deadline_cycle = 0);
   /// Called (inside the module's process) for each completed command, in issue order.
   std::function<void(const RtlCompletion&)> on_complete;
   /// Called (inside the module's process) when an access of the RTL fell outside a scratchpad.
@@ -72,7 +74,7 @@ class RtlCube : public sc_core::sc_module {
  private:
   struct Command {
     isa::MmadArgs args;
-    uint64_t tag = 0, issue_cycle = 0, accepted_cycle = 0;
+    uint64_t tag = 0, issue_cycle = 0, accepted_cycle = 0, deadline_cycle = 0;
     uint32_t rtl_tag = 0;  // the tag the RTL carries (cube_top.sv's 32-bit `tag`)
   };
   enum class Phase : uint8_t { reset, drive, rise, settle, sample, idle };

@@ -220,28 +220,30 @@ TEST(HwConfigPresets, EveryPresetRoundTripsThroughYaml) {
 
 TEST(HwConfigPresets, KeysListIsTheSchemaAndDocsDescribeEveryKey) {
   const std::vector<std::string> keys = hw_config_keys();
-  // 3 top-level + scalar 2 + cube 6 + cube.int8 3 + vector 2 + buffers 5 + dma 4x2 + sync 1 +
-  // dram 5 + banked 15 + banked.timing_ck 15 + l2 8 + multicast 1 + tech = 75 (cube.int8: the
-  // optional int8-mode fractal m, k, n; dram: bytes_per_cycle,
-  // latency_cycles, capacity_bytes and the optional burst_bytes and model; banked: the banked
-  // model's section with the optional channel_hash, docs/memory.md; the optional section l2:
-  // capacity_bytes, line_bytes, ways, banks, bytes_per_cycle, latency_cycles, write_policy,
-  // placement; the
-  // optional memory.multicast; tech: the optional technology table of the area/energy model, last).
-  ASSERT_EQ(keys.size(), 75u);
+  // 3 top-level + scalar 2 + cube 6 + cube.int8 3 + cube.model, rtl_sample 2 + vector 2 + buffers 5
+  // + dma 4x2 + sync 1 + dram 5 + banked 15 + banked.timing_ck 15 + l2 8 + multicast 1 + tech = 77
+  // (cube.int8: the optional int8-mode fractal m, k, n; cube.model, rtl_sample: the optional tlm /
+  // rtl cube and its sampling, docs/rtl.md; dram: bytes_per_cycle, latency_cycles, capacity_bytes
+  // and the optional burst_bytes and model; banked: the banked model's section with the optional
+  // channel_hash, docs/memory.md; the optional section l2: capacity_bytes, line_bytes, ways, banks,
+  // bytes_per_cycle, latency_cycles, write_policy, placement; the optional memory.multicast; tech:
+  // the optional technology table of the area/energy model, last).
+  ASSERT_EQ(keys.size(), 77u);
   EXPECT_EQ(keys.front(), "name");
   EXPECT_EQ(keys[3], "core.scalar.cycles_per_instruction");
   EXPECT_EQ(keys[10], "core.cube.pipeline_latency_cycles");
   EXPECT_EQ(keys[11], "core.cube.int8.m");
   EXPECT_EQ(keys[13], "core.cube.int8.n");
-  EXPECT_EQ(keys[32], "memory.dram.capacity_bytes");
-  EXPECT_EQ(keys[33], "memory.dram.burst_bytes");
-  EXPECT_EQ(keys[34], "memory.dram.model");
-  EXPECT_EQ(keys[64], "memory.dram.banked.timing_ck.tRFC");
-  EXPECT_EQ(keys[65], "memory.l2.capacity_bytes");
-  EXPECT_EQ(keys[71], "memory.l2.write_policy");
-  EXPECT_EQ(keys[72], "memory.l2.placement");
-  EXPECT_EQ(keys[73], "memory.multicast");
+  EXPECT_EQ(keys[14], "core.cube.model");
+  EXPECT_EQ(keys[15], "core.cube.rtl_sample");
+  EXPECT_EQ(keys[34], "memory.dram.capacity_bytes");
+  EXPECT_EQ(keys[35], "memory.dram.burst_bytes");
+  EXPECT_EQ(keys[36], "memory.dram.model");
+  EXPECT_EQ(keys[66], "memory.dram.banked.timing_ck.tRFC");
+  EXPECT_EQ(keys[67], "memory.l2.capacity_bytes");
+  EXPECT_EQ(keys[73], "memory.l2.write_policy");
+  EXPECT_EQ(keys[74], "memory.l2.placement");
+  EXPECT_EQ(keys[75], "memory.multicast");
   EXPECT_EQ(keys.back(), "tech");
   const std::string docs = read_text(kSourceDir + "/docs/hw_config.md");
   for (const std::string& key : keys) {
@@ -574,6 +576,37 @@ TEST(HwConfigErrors, Dtypes) {
   EXPECT_HAS(error_of(text2), loc(text2, "acc_dtype", "fp16") +
                                   ": core.cube.acc_dtype: accumulating in fp16 is narrower than "
                                   "the fp32 inputs");
+}
+
+// core.cube.model (docs/rtl.md): absent = tlm and not written back (the config's text and hash are
+// unchanged); rtl is parsed and written; anything else is an error naming the line and the choices.
+TEST(HwConfigErrors, CubeModel) {
+  EXPECT_EQ(parse_hw_config(kValid, "<test>").core.cube.model, CubeModel::tlm);
+  EXPECT_EQ(hw_config_to_yaml(parse_hw_config(kValid, "<test>")).find("model: tlm"),
+            std::string::npos);
+  const std::string rtl = replaced(kValid, "    pipeline_latency_cycles: 8\n  vector:",
+                                   "    pipeline_latency_cycles: 8\n    model: rtl\n  vector:");
+  const HwConfig h = parse_hw_config(rtl, "<test>");
+  EXPECT_EQ(h.core.cube.model, CubeModel::rtl);
+  EXPECT_EQ(parse_hw_config(hw_config_to_yaml(h), "<again>").core.cube.model, CubeModel::rtl);
+  const std::string bad = replaced(rtl, "model: rtl", "model: verilog");
+  EXPECT_HAS(error_of(bad), loc(bad, "model: verilog", "verilog") +
+                                ": core.cube.model: expected one of tlm, rtl (optional: when "
+                                "absent, tlm), got 'verilog'");
+  EXPECT_HAS(error_of(kValid, {{"core.cube.model", "RTL"}}),
+             "<test>: --hw-set core.cube.model=RTL: expected one of tlm, rtl");
+  EXPECT_EQ(parse_hw_config(kValid, "<test>", {{"core.cube.model", "rtl"}}).core.cube.model,
+            CubeModel::rtl);
+  // core.cube.rtl_sample: with rtl, written back when set; with tlm an error naming both keys.
+  const HwConfig sampled = parse_hw_config(rtl, "<test>", {{"core.cube.rtl_sample", "3"}});
+  EXPECT_EQ(sampled.core.cube.rtl_sample, 3);
+  EXPECT_EQ(parse_hw_config(hw_config_to_yaml(sampled), "<again>").core.cube.rtl_sample, 3);
+  EXPECT_EQ(hw_config_to_yaml(h).find("rtl_sample"), std::string::npos);
+  EXPECT_HAS(error_of(kValid, {{"core.cube.rtl_sample", "3"}}),
+             "<test>: --hw-set core.cube.rtl_sample=3: 3 mmads sampled, but it applies only when "
+             "core.cube.model is rtl");
+  EXPECT_HAS(error_of(rtl, {{"core.cube.rtl_sample", "-1"}}),
+             "--hw-set core.cube.rtl_sample=-1: expected an integer");
 }
 
 TEST(HwConfigErrors, ClockGhz) {

@@ -17,10 +17,6 @@
 #include "npu_model/timing.h"
 #include "simulator/rtl/rtl_cube.h"
 
-// libsystemc.so references sc_main; this test has its own main (gtest_main) and drives SystemC
-// through sc_start(), as tessel's simulator does.
-int sc_main(int, char**) { return 0; }
-
 namespace tessel {
 namespace {
 
