@@ -20,14 +20,16 @@
 //      converted exactly. The scale-back Mul of rule 1 is marked when y reaches 2^15.
 // Views (Reshape, ...) are not marked (they take their input's storage). A cube node whose input
 // or output is stored NC1HWC0, or whose bias / C is not a constant, is left alone. A rewritten
-// cube node leaves its fusion group (the group's other members compile node by node).
+// cube node leaves its fusion group (the group's other members compile node by node); the Muls
+// inserted around it take its branch guard (guard_branches).
 // Runs after driver::compiled_form (on the graph the NPU compiles) and only for an fp16 NPU;
 // the tolerance derivation (driver::npu_tolerances) sees the rewritten graph. Guarantees: every
 // value keeps its name, shape and, in fp32, its values; graph outputs keep their names.
 #include <fmt/format.h>
 
 #include <cmath>
-#include <utility>
+#include <string>
+#include <tuple>
 
 #include "compiler/lower/op_compute.h"
 #include "compiler/ops/reference.h"
@@ -76,6 +78,14 @@ Value* power_of_two(Graph& g, const Value* like, int e) {
   return g.add_constant(g.unique_value_name(fmt::format("two_pow_{}", e)), std::move(t));
 }
 
+/// The branch guard of `n` (guard_branches), for the nodes inserted around it: they run when it
+/// runs.
+Attributes guard_of(const Node& n) {
+  Attributes a;
+  if (n.attrs.has(kBranchGuardAttr)) a.set(kBranchGuardAttr, n.attrs.all().at(kBranchGuardAttr));
+  return a;
+}
+
 Node* next_node(const Graph& g, const Node* n) {
   const auto& nodes = g.nodes();
   for (size_t i = 0; i + 1 < nodes.size(); ++i)
@@ -103,7 +113,7 @@ std::map<std::string, double> calibrated_max_abs(const Graph& graph,
 
 std::vector<std::string> fp16_range(Graph& graph, const std::map<std::string, double>& max_abs) {
   std::vector<std::string> changes;
-  std::map<std::pair<const Value*, int>, Value*> prescaled;
+  std::map<std::tuple<const Value*, int, std::string>, Value*> prescaled;
   std::vector<Node*> snapshot;
   for (const auto& n : graph.nodes()) snapshot.push_back(n.get());
   for (Node* n : snapshot) {
@@ -126,12 +136,13 @@ std::vector<std::string> fp16_range(Graph& graph, const std::map<std::string, do
           m->attrs.erase(kFusionGroupAttr);
     }
     // %x_s = Mul(%x, 2^-k) before the contraction, which reads it (and a bias times 2^-k); one
-    // per operand and k (the STFT's real and imaginary Convs read the same frames).
-    Value*& xs = prescaled[{x, k}];
+    // per operand, k and branch guard (the STFT's real and imaginary Convs read the same frames).
+    const Value* guard = branch_guard(graph, *n);
+    Value*& xs = prescaled[{x, k, guard ? guard->name : std::string()}];
     if (!xs) {
       xs = graph.add_value(graph.unique_value_name(x->name + "_scaled"), x->dtype, x->shape);
       graph.insert_node_before(n, "Mul", graph.unique_node_name(n->name + "_prescale"),
-                               {x, power_of_two(graph, x, -k)}, {xs});
+                               {x, power_of_two(graph, x, -k)}, {xs}, guard_of(*n));
     }
     n->inputs[a] = xs;
     if (bias) n->inputs[2] = scaled_constant(graph, bias, -k);
@@ -139,7 +150,7 @@ std::vector<std::string> fp16_range(Graph& graph, const std::map<std::string, do
     Node* after = next_node(graph, n);
     Value* ys = graph.add_value(graph.unique_value_name(y->name + "_scaled"), y->dtype, y->shape);
     retarget_output(graph, n, 0, ys);
-    Attributes marks;
+    Attributes marks = guard_of(*n);
     if (ry >= kFp16Limit) marks.set(kNpuFp32Attr, AttrValue(int64_t{1}));
     graph.insert_node_before(after, "Mul", graph.unique_node_name(n->name + "_rescale"),
                              {ys, power_of_two(graph, y, k)}, {y}, marks);

@@ -236,5 +236,40 @@ TEST(NpmModelFp16Range, WithoutTheRescaleTheNpuOverflows) {
   }
 }
 
+// `check --per-node` checks the kernels of the graph the NPU compiles, inside control flow too:
+// without fp16_range, the first kernel of silero_vad_legacy outside its own bound is the taken
+// branch's Mul by 2^20 of the STFT magnitude (2.07e7 in fp16: inf), which is how its failure was
+// found (before, the per-node check saw only the If as one node).
+TEST(NpmModelFp16Range, PerNodeFindsTheFirstOverflowInsideTheIf) {
+  ASSERT_TRUE(have("silero_vad_legacy")) << "models missing: run scripts/fetch_models.sh";
+  const fs::path tmp = fs::path(::testing::TempDir()) / ("npm_" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  driver::CheckArgs args;
+  args.case_dirs = {kSrc + "/tests/data/cases/silero_vad_legacy"};
+  args.target = "npu";
+  args.hw = kSrc + "/hw_configs/npu_4core.yaml";
+  args.per_node = true;
+  args.fp16_range = false;
+  args.report_path = (tmp / "silero_legacy_per_node.json").string();
+  std::ostringstream out, err;
+  EXPECT_NE(driver::cmd_check(args, out, err), 0);
+  const std::string text = out.str();
+  // The table lists kernels in graph order; the first failing one of the taken branch (the
+  // untaken 8 kHz branch's kernels, skipped at run time, fail too):
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const auto at = line.find_first_not_of(' ');
+    if (at != std::string::npos && line.compare(at, 11, "If_25/then/") == 0 &&
+        line.find("FAIL") != std::string::npos) {
+      line = line.substr(at);
+      break;
+    }
+  }
+  EXPECT_EQ(line.rfind("If_25/then/Mul_93 ", 0), 0u) << line;
+  EXPECT_NE(line.find("FAIL"), std::string::npos) << line;
+  EXPECT_NE(line.find("2.072e+07"), std::string::npos) << line;
+}
+
 }  // namespace
 }  // namespace tessel::testing

@@ -108,6 +108,32 @@ TEST(Fp16Range, ConvBiasScaledWithTheInput) {
             std::memcmp(got.at(y->name).raw(), want.at(y->name).raw(), want.at(y->name).nbytes()));
 }
 
+TEST(Fp16Range, InsertedMulsRunUnderTheContractionsBranchGuard) {
+  // A MatMul of an If branch (guard_branches: it runs when bool %g is true) rescaled: both Muls
+  // carry its guard, so the NPU skips them with it.
+  testing::GraphBuilder b;
+  Value* x = b.input("x", {2, 16});
+  b.input("g", {}, DType::boolean);
+  Value* p = b.node("Pow", {b.node("MatMul", {x, b.constant("w1", filled({16, 8}, 1.f))}),
+                            b.constant("two", Tensor::scalar_f32(2.f))});
+  Value* y = b.node("MatMul", {p, b.constant("w2", filled({8, 4}, 0.5f))});
+  auto g = b.finish({y});
+  Node* mm = y->producer;
+  mm->attrs.set(graph_passes::kBranchGuardAttr, std::string("g"));
+  Tensor on(DType::boolean, {});
+  on.set_from_double(0, 1);
+  const std::map<std::string, Tensor> in = {{"x", filled({2, 16}, 1000.f)}, {"g", on}};
+  graph_passes::fp16_range(*g, graph_passes::calibrated_max_abs(*g, in));
+  int guarded = 0;
+  for (const auto& n : g->nodes())
+    if (n->op_type == "Mul") {
+      ASSERT_TRUE(n->attrs.has(graph_passes::kBranchGuardAttr)) << n->name;
+      EXPECT_EQ(graph_passes::branch_guard(*g, *n)->name, "g");
+      ++guarded;
+    }
+  EXPECT_EQ(guarded, 2);
+}
+
 TEST(Fp16Range, BelowTheLimitNothingChanges) {
   auto g = power_spectrum_graph(filled({16, 8}, 1.f), filled({8, 4}, 0.5f));
   // x = 1: s = 16, Pow 256, y = 8 x 0.5 x 256 = 1024, all below 2^15.
