@@ -67,6 +67,8 @@ Node* movable_dq(const UseMap& uses, const Node& mp) {
 
 bool qdq_maxpool(Graph& graph, const OpAvailable& available) {
   if (!op_available(available, "QLinearConv")) return false;
+  if (!any_node(graph, [](const Node& n) { return n.op_type == "DequantizeLinear"; }))
+    return false;  // a float model: nothing to move (and no use map to build)
   return rewrite_nodes(graph, [&](Node* mp, const UseMap& uses) {
     Node* dq = movable_dq(uses, *mp);
     if (!dq) return false;

@@ -375,6 +375,14 @@ TEST(NpuInt8Qdq, QuantizeLinearRoundsHalfToEvenAndSaturates) {
     EXPECT_GT(r.ties, 200);
     EXPECT_GT(r.saturated, 20);
   }
+  // |x / scale| up to 8,000: beyond the [-512, 511] Q clamps to before rounding (int8_ops.h) and
+  // beyond fp16's 1,024 and 2,048 (where fp16 integers are 1 and 2 apart): saturated all the same.
+  const Tensor big = grid_tensor({1, 2, 8, 33}, 15, -2000, 2000, 1.0f);
+  for (const auto& [dt, zp] : {std::pair<DType, int64_t>{DType::u8, 255}, {DType::i8, -128}}) {
+    const QdqRun r = run_qdq("QuantizeLinear", big, {0.25f}, dt, {zp});
+    EXPECT_EQ(r.differ, 0);
+    EXPECT_GT(r.saturated, 400);
+  }
 }
 
 TEST(NpuInt8Qdq, QuantizeLinearPerAxis) {

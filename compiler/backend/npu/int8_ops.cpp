@@ -272,7 +272,12 @@ te::Tensor npu_qdq(const Node& node, lower::ComputeContext& ctx, DType act_dtype
           const QdqParams p = qdq_params(node, ctx, xv->shape, i, scale_t, zp_t, f16);
           // fp16 activations, per tensor: x * (1 / scale) with the f32 reciprocal (the
           // tensorizer's form of a division by an immediate); else x / scale (vdiv).
-          L::Expr q = L::call(L::CallOp::round, L::fdiv(te::read(x, i), p.scale));
+          // Clamped to [-512, 511] first (any value beyond saturates all the same: |zp| <= 255
+          // and the type's range lies in [-128, 255]), so that the tensorizer rounds with its
+          // two-instruction form for values within half its dtype's integer range.
+          L::Expr v = L::fdiv(te::read(x, i), p.scale);
+          v = L::min(L::max(v, L::float_imm(-512.0)), L::float_imm(511.0));
+          L::Expr q = L::call(L::CallOp::round, v);
           q = L::add(q, p.zero_point);
           return L::min(L::max(q, L::float_imm(lo)), L::float_imm(hi));
         },
