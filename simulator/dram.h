@@ -52,6 +52,9 @@ struct DmaExtension : tlm::tlm_extension<DmaExtension> {
   isa::CoreMemory* memory = nullptr;        // the core's scratchpads (GM base is the Dram's)
   bool functional = false;                  // perform the copy (false: timing only)
   int core = -1;                            // the issuing core (for --dram-trace)
+  /// > 0: npu::dma_gm_burst_bytes(hw, *instr), computed by the initiator, so that the simple
+  /// model's fast path reads nothing of the instruction (at 1,024 cores a cache miss).
+  uint64_t burst_bytes = 0;
   // Returned by the target:
   uint64_t dram_done_cycle = 0;      // when the DRAM has taken this transfer (engine free)
   uint64_t dram_latency_cycles = 0;  // added to the instruction's completion
