@@ -82,8 +82,6 @@ Core::ZeroedBytes& Core::ZeroedBytes::operator=(ZeroedBytes&& other) noexcept {
 
 Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& barrier)
     : sc_core::sc_module(name),
-      mte2_socket("mte2_socket"),
-      mte3_socket("mte3_socket"),
       id_(id),
       run_(run),
       kernel_(run.kernel),
@@ -679,7 +677,8 @@ void Core::gm_transaction(tlm::tlm_command command, uint64_t address, unsigned c
   ext_.core = id_;
   ext_.burst_bytes = burst_bytes;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;  // ext_ is set on trans_ for the core's life
-  (command == tlm::TLM_WRITE_COMMAND ? mte3_socket : mte2_socket)->b_transport(trans_, delay);
+  if (!target_) internal_fail("core {} has no memory target (Core::connect)", id_);
+  target_->b_transport(trans_, delay);  // MTE3 (writes) and MTE2 (reads) reach the same target
   if (trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
     internal_fail("{} returned {}", target, trans_.get_response_string());
 }

@@ -18,7 +18,6 @@
 // (docs/results.md, "Scale with cores", has the host times).
 #pragma once
 
-#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
 
@@ -67,11 +66,12 @@ class Core : public sc_core::sc_module {
   /// Yield to the SystemC kernel at least every kQuantum scalar-unit instructions.
   static constexpr uint64_t kQuantum = 4096;
 
-  tlm_utils::simple_initiator_socket<Core> mte2_socket;  // GM loads
-  tlm_utils::simple_initiator_socket<Core> mte3_socket;  // GM stores
-
   Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& barrier);
   ~Core() override;
+
+  /// Connects MTE2 (GM loads, L2 hints) and MTE3 (GM stores) to the memory target (the Dram, or
+  /// the L2): TLM-2.0 b_transport through its forward interface (CoreTarget, dram.h).
+  void connect(tlm::tlm_fw_transport_if<>& target) { target_ = &target; }
 
   /// True when the scalar unit ran off the end of its stream and every pipe is idle.
   bool finished() const;
@@ -325,6 +325,7 @@ class Core : public sc_core::sc_module {
   std::array<uint64_t, isa::kNumScopes> sizes_{};
   std::vector<uint64_t> set_seq_, wait_seq_;  // tracing: sets / waits of each flag so far
 
+  tlm::tlm_fw_transport_if<>* target_ = nullptr;  // connect()
   tlm::tlm_generic_payload trans_;
   DmaExtension ext_;
 };

@@ -17,6 +17,10 @@ Dram::Dram(sc_core::sc_module_name name, RunState& run)
     : sc_core::sc_module(name),
       socket("socket"),
       run_(run),
+      core_target_(this,
+                   [](void* d, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
+                     static_cast<Dram*>(d)->b_transport(0, t, delay);
+                   }),
       bytes_per_cycle_(static_cast<uint64_t>(run.hw->dram.bytes_per_cycle)),
       latency_cycles_(static_cast<uint64_t>(run.hw->dram.latency_cycles)),
       burst_bytes_(static_cast<uint64_t>(std::max(run.hw->dram.burst_bytes, 1))) {
