@@ -85,8 +85,6 @@ Core::ZeroedBytes& Core::ZeroedBytes::operator=(ZeroedBytes&& other) noexcept {
 
 Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& barrier)
     : sc_core::sc_module(name),
-      mte2_socket("mte2_socket"),
-      mte3_socket("mte3_socket"),
       id_(id),
       run_(run),
       kernel_(run.kernel),
@@ -201,6 +199,29 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
           } catch (...) {
           }
         }
+        // What lets the pipe start it from its entry alone (Entry::kFastStart).
+        d.cost.start_flags = 0;
+        d.cost.gm_bytes = d.cost.burst_bytes = 0;
+        const bool l2_hint = d.op == Opcode::l2_prefetch || d.op == Opcode::l2_discard;
+        const bool fits =
+            d.cost_known && d.cost.occupancy <= UINT32_MAX && d.cost.latency <= UINT32_MAX;
+        if (fits && !functional_ && !l2_hint && d.op != Opcode::dma_mc) {
+          if (!d.is_dma) {
+            d.cost.start_flags = Entry::kFastStart;
+          } else if (const auto* dma = std::get_if<isa::DmaArgs>(&in.args);
+                     dma && d.cost.ranges_known) {
+            const bool gm = dma->src.scope == Scope::gm || dma->dst.scope == Scope::gm;
+            const uint64_t g = gm ? npu::dma_gm_bytes(*dma) : 0;
+            const uint64_t burst = g > 0 ? npu::dma_gm_burst_bytes(hw_, *dma) : 0;
+            if (g <= UINT32_MAX && burst <= UINT32_MAX) {
+              d.cost.start_flags = Entry::kFastStart;
+              if (gm) d.cost.start_flags |= Entry::kGmDma;
+              if (dma->src.scope == Scope::gm) d.cost.start_flags |= Entry::kGmLoad;
+              d.cost.gm_bytes = static_cast<uint32_t>(g);
+              d.cost.burst_bytes = static_cast<uint32_t>(burst);
+            }
+          }
+        }
         break;
       }
       default:
@@ -215,11 +236,12 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
   for (int p = 1; p < isa::kNumPipes; ++p) {
     if (!has_process_[p]) continue;
     PipeUnit& pu = pipes_[p];
-    pu.pool.resize(depth_ + 1);
-    pu.depth = depth_;
+    if (depth_ > UINT32_MAX / 2)
+      fail("hardware config: core.scalar.issue_queue_depth is {}, expected at most {}", depth_,
+           UINT32_MAX / 2);
     pu.ring.resize(depth_);
-    pu.free_slots.resize(depth_ + 1);
-    for (size_t i = depth_ + 1; i-- > 0;) pu.free_slots[pu.nfree++] = static_cast<uint32_t>(i);
+    pu.entries = pu.ring.data();
+    pu.depth = static_cast<uint32_t>(depth_);
     pu.writes.reserve(32);
   }
 
@@ -259,22 +281,64 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
 
   // The kernel's processes (header comment), in the order the SC_METHODs were spawned: the
   // scalar unit, then the pipes. Each runs once at initialisation, then when what it waited for
-  // happens. The events: progress_, then each used pipe's pushed and flag_set.
-  kernel_.add_process(this, &Core::scalar_process, 0);
+  // happens. The events: progress_, then each pipe's pushed and flag_set (every pipe's, so that
+  // a pipe finds another's flag_set from progress_ alone, without reading that pipe's state).
+  kernel_.add_process(this, &Core::scalar_process, 0, &Core::scalar_prefetch);
   for (int p = 1; p < isa::kNumPipes; ++p)
-    if (has_process_[p]) kernel_.add_process(this, &Core::pipe_process, static_cast<uint32_t>(p));
+    if (has_process_[p])
+      kernel_.add_process(this, &Core::pipe_process, static_cast<uint32_t>(p),
+                          &Core::pipe_prefetch);
   progress_ = kernel_.add_event();
   for (int p = 1; p < isa::kNumPipes; ++p) {
-    if (!has_process_[p]) continue;  // no process waits on them
-    pipes_[p].pushed = kernel_.add_event();
-    pipes_[p].flag_set = kernel_.add_event();
+    pipes_[p].pushed = kernel_.add_event();    // = progress_ + 2p - 1
+    pipes_[p].flag_set = kernel_.add_event();  // = progress_ + 2p
+    pipes_[p].progress = progress_;
   }
+  // The payload carries ext_ from here (nothing below can throw: a constructor that throws runs
+  // no ~Core, and the payload would delete its extension) until ~Core. Set per transaction, the
+  // payload's extension array was one more cache miss per dma at 1,024 cores.
+  trans_.set_extension(&ext_);
+}
+
+Core::~Core() {
+  trans_.clear_extension(&ext_);  // the payload would delete a member extension
 }
 
 void Core::scalar_process(void* core, uint32_t) { static_cast<Core*>(core)->scalar_method(); }
 
 void Core::pipe_process(void* core, uint32_t pipe) {
   static_cast<Core*>(core)->pipe_method(Pipe(pipe));
+}
+
+void Core::scalar_prefetch(void* core, uint32_t, bool deep) {
+  const Core& c = *static_cast<const Core*>(core);
+  if (!deep) {  // the scalar unit's state
+    __builtin_prefetch(&c.decoded_);
+    __builtin_prefetch(&c.progress_);
+    __builtin_prefetch(&c.dispatch_waited_);
+    return;
+  }
+  // The instruction it fetches or dispatches next, and the entry it fills if that one is queued.
+  if (c.pc_ >= c.decoded_.size()) return;
+  const Decoded& d = c.decoded_[c.pc_];
+  __builtin_prefetch(&d);
+  __builtin_prefetch(&d + 1);
+}
+
+void Core::pipe_prefetch(void* core, uint32_t pipe, bool deep) {
+  const Core& c = *static_cast<const Core*>(core);
+  const PipeUnit& pu = c.pipes_[pipe];
+  if (!deep) {  // the pipe's state (PipeUnit: its first two lines) and the core's constants
+    __builtin_prefetch(&pu);
+    __builtin_prefetch(reinterpret_cast<const char*>(&pu) + 64);
+    __builtin_prefetch(&c.id_);  // id_, run_, kernel_, ...: the line of the core's constants
+    return;
+  }
+  // The entry it starts next (48 bytes: it may span two lines).
+  if (pu.size == 0) return;
+  const Entry* head = &pu.entries[pu.head];
+  __builtin_prefetch(head);
+  __builtin_prefetch(reinterpret_cast<const char*>(head + 1) - 1);
 }
 
 bool Core::wait_until(uint64_t target_cycle) {
@@ -369,11 +433,9 @@ void Core::run_scalar() {
         break;
       case ScalarStep::barrier: {
         if (!drained()) {
-          scalar_listening_ = true;
           kernel_.wait_event(progress_);
           return;
         }
-        scalar_listening_ = false;
         uint64_t done = 0;
         for (int p = 1; p < isa::kNumPipes; ++p) done = std::max(done, pipes_[p].max_completion);
         t_ = std::max({t_ + cs_, done, kernel_.now()});
@@ -428,7 +490,7 @@ bool Core::advance(size_t next) {
   return true;
 }
 
-bool Core::dispatch(const Decoded& in, int32_t pc) {
+bool Core::dispatch(Decoded& in, int32_t pc) {
   const isa::InstrKind kind = in.kind;
   const bool is_sync = kind == isa::InstrKind::set_flag || kind == isa::InstrKind::wait_flag;
   if (is_sync && !dispatch_waited_) {  // validate before the pipe is looked up (a flag may name
@@ -453,13 +515,11 @@ bool Core::dispatch(const Decoded& in, int32_t pc) {
     // The queue holds `depth` instructions that have not started: wait until one starts.
     scalar_state_ = ScalarState::dispatch_wait;
     scalar_blocked_pipe_ = p;
-    scalar_listening_ = true;
     dispatch_waited_ = true;
     kernel_.wait_event(progress_);
     return false;
   }
   if (dispatch_waited_) {
-    scalar_listening_ = false;
     scalar_state_ = ScalarState::running;
     const uint64_t wanted = q;
     q = std::max(q, kernel_.now());
@@ -470,22 +530,23 @@ bool Core::dispatch(const Decoded& in, int32_t pc) {
       run_.trace.push_back(stall);
     }
   }
-  const uint32_t slot = pu.free_slots[--pu.nfree];  // free: the queue has room (pool = depth + 1)
-  pu.ring[(pu.head + pu.size) % depth_] = slot;
-  Entry& e = pu.pool[slot];
+  const uint32_t slot = (pu.head + pu.size) % pu.depth;  // the queue has room
+  Entry& e = pu.entries[slot];
   e.nranges = 0;
   if (!is_sync && kind == isa::InstrKind::data && in.cost.ranges_known) {
-    const Range* r = static_ranges_.data() + in.cost.ranges_at;
-    for (uint8_t k = 0; k < in.cost.nranges; ++k) e.ranges[k] = r[k];
+    e.ranges = static_ranges_.data() + in.cost.ranges_at;  // no copy: the decoded ranges
     e.nranges = in.cost.nranges;
   } else if (!is_sync) {
     try {
       run_.resolved = isa::resolve(code_[pc], regs_);
       const isa::AccessRangeList ranges = isa::access_range_list(hw_, run_.resolved);
       isa::check_ranges(run_.resolved, ranges, sizes_);
-      for (const isa::AccessRange& r : ranges)
-        e.ranges[e.nranges++] = Range{r.begin, r.end, r.scope, r.write};
-      for (uint8_t k = 0; k < in.nregs; ++k) e.reg_values[k] = regs_[in.regs[k]];
+      if (pu.resolved.empty()) pu.resolved.resize(pu.depth);  // the pipe's first one
+      Resolved& r = pu.resolved[slot];
+      for (const isa::AccessRange& a : ranges)
+        r.ranges[e.nranges++] = Range{a.begin, a.end, a.scope, a.write};
+      e.ranges = r.ranges.data();
+      for (uint8_t k = 0; k < in.nregs; ++k) r.reg_values[k] = regs_[in.regs[k]];
     } catch (const Error& err) {
       fail("core {} instruction {} ({}): {}", id_, pc, text_of(code_[pc]), err.what());
     }
@@ -493,7 +554,18 @@ bool Core::dispatch(const Decoded& in, int32_t pc) {
   e.pc = pc;
   e.op_index = in.op_index;
   e.kind = kind;
+  e.op = in.op;
   if (is_sync) e.sync = in.sync;
+  if (kind == isa::InstrKind::data) {
+    ++in.executed;  // its scope traffic and operation counts: flush_stats
+    e.start_flags = in.cost.start_flags;
+    if (e.start_flags & Entry::kFastStart) {
+      e.occupancy = static_cast<uint32_t>(in.cost.occupancy);
+      e.latency = static_cast<uint32_t>(in.cost.latency);
+      e.gm_bytes = in.cost.gm_bytes;
+      e.burst_bytes = in.cost.burst_bytes;
+    }
+  }
   e.enqueue_cycle = q;
   // Only a pipe waiting for an entry waits on `pushed` (an immediate notification nobody waits
   // for does nothing, and at 1,024 cores the event is one more cache miss).
@@ -521,7 +593,7 @@ void Core::run_pipe(Pipe p) {
         if (pu.size == 0) {
           pu.state = PipeState::idle;
           pu.pc = -1;
-          if (scalar_listening_) kernel_.notify(progress_);  // a barrier may wait for this
+          kernel_.notify(pu.progress);  // a barrier may wait for this (else: nothing happens)
           pu.step = PipeStep::idle;
           kernel_.wait_event(pu.pushed);
           return;
@@ -552,20 +624,19 @@ void Core::run_pipe(Pipe p) {
       }
       case PipeStep::start: {
         // Start: take the entry out of the queue (frees a place for the scalar unit). The entry
-        // is read in place; its pool slot goes back to free_slots before this method returns
-        // (the sync cases copy what they need first).
+        // is read in place: the scalar unit, the only writer of the ring, cannot run before this
+        // activation returns (the sync cases copy what they need first).
         const uint64_t s = pu.start_cycle;
-        const uint32_t slot = pu.ring[pu.head];
-        const Entry& cur = pu.pool[slot];
-        pu.head = (pu.head + 1) % depth_;
+        const uint32_t slot = pu.head;
+        const Entry& cur = pu.entries[slot];
+        pu.head = (pu.head + 1) % pu.depth;
         --pu.size;
-        if (scalar_listening_) kernel_.notify(progress_);
+        kernel_.notify(pu.progress);  // the scalar unit may wait for a place in the queue
         ++pu.instructions;
         switch (cur.kind) {
           case isa::InstrKind::set_flag:
             pu.flag = cur.sync;
             pu.op_index = cur.op_index;
-            pu.free_slots[pu.nfree++] = slot;
             pu.set_cycle = std::max(s, pu.max_completion);
             pu.state = PipeState::draining;
             pu.step = PipeStep::set_flag;
@@ -574,13 +645,11 @@ void Core::run_pipe(Pipe p) {
           case isa::InstrKind::wait_flag:
             pu.flag = cur.sync;
             pu.op_index = cur.op_index;
-            pu.free_slots[pu.nfree++] = slot;
             pu.state = PipeState::flag_wait;
             pu.step = PipeStep::wait_flag;
             break;
           default:
-            execute_data(p, cur, s);  // does not yield: `cur` stays untouched until it returns
-            pu.free_slots[pu.nfree++] = slot;
+            execute_data(p, cur, slot, s);  // does not yield: `cur` stays as it is until it returns
             pu.step = PipeStep::next;
             break;
         }
@@ -589,8 +658,9 @@ void Core::run_pipe(Pipe p) {
       case PipeStep::set_flag: {
         const uint64_t t_set = pu.set_cycle;
         ++flag(pu.flag);
-        if (pipes_[int(pu.flag.dst)].step == PipeStep::wait_flag)  // the only step waiting on it
-          kernel_.notify(pipes_[int(pu.flag.dst)].flag_set);
+        // The dst's flag_set, found without reading the dst's state: only its wait_flag step
+        // waits on it, and a notification nobody waits for does nothing.
+        kernel_.notify(pu.progress + 2 * uint32_t(pu.flag.dst));
         pu.free_cycle = t_set;
         pu.max_completion = std::max(pu.max_completion, t_set);
         record(p, Opcode::set_flag, pu.pc, pu.op_index, pu.start_cycle, t_set - pu.start_cycle,
@@ -617,18 +687,19 @@ void Core::run_pipe(Pipe p) {
   }
 }
 
-const isa::Instruction& Core::resolve_entry(const Entry& e) {
+const isa::Instruction& Core::resolve_entry(const PipeUnit& pu, const Entry& e, uint32_t slot) {
   const Decoded& d = decoded_[e.pc];
   if (d.x0_only) return code_[e.pc];          // isa::resolve would copy it unchanged
   std::array<int64_t, isa::kNumRegs> regs{};  // only the registers the operands use matter
-  for (uint8_t k = 0; k < d.nregs; ++k) regs[d.regs[k]] = e.reg_values[k];
+  const Resolved& r = pu.resolved[slot];      // dispatch resolved it (not x0_only)
+  for (uint8_t k = 0; k < d.nregs; ++k) regs[d.regs[k]] = r.reg_values[k];
   run_.resolved = isa::resolve(code_[e.pc], regs);
   return run_.resolved;
 }
 
 void Core::gm_transaction(tlm::tlm_command command, uint64_t address, unsigned char* data,
                           unsigned int bytes, const isa::Instruction* in, bool functional,
-                          const char* target) {
+                          const char* target, uint64_t burst_bytes) {
   trans_.set_command(command);
   trans_.set_address(address);
   trans_.set_data_ptr(data);
@@ -641,28 +712,63 @@ void Core::gm_transaction(tlm::tlm_command command, uint64_t address, unsigned c
   ext_.memory = &memory_;
   ext_.functional = functional;
   ext_.core = id_;
-  trans_.set_extension(&ext_);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  struct ClearExt {  // keep the payload from owning (and deleting) our member extension
-    tlm::tlm_generic_payload& t;
-    DmaExtension* x;
-    ~ClearExt() { t.clear_extension(x); }
-  } clear{trans_, &ext_};
-  (command == tlm::TLM_WRITE_COMMAND ? mte3_socket : mte2_socket)->b_transport(trans_, delay);
+  ext_.burst_bytes = burst_bytes;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;  // ext_ is set on trans_ for the core's life
+  if (!target_) internal_fail("core {} has no memory target (Core::connect)", id_);
+  target_->b_transport(trans_, delay);  // MTE3 (writes) and MTE2 (reads) reach the same target
   if (trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
     internal_fail("{} returned {}", target, trans_.get_response_string());
 }
 
-void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
+void Core::execute_data(Pipe p, const Entry& e, uint32_t slot, uint64_t s) {
   PipeUnit& pu = pipes_[int(p)];
-  Decoded& d = decoded_[e.pc];
   uint64_t occupancy = 0, latency = 0;
+  if (e.start_flags & Entry::kFastStart) {
+    // Started from the entry alone (Entry::kFastStart): no decoded_, no code_.
+    occupancy = e.occupancy;
+    latency = e.latency;
+    if (e.start_flags & Entry::kGmDma) {
+      uint64_t gm_address = 0;
+      for (const Range& r : e)
+        if (r.scope == Scope::gm) gm_address = r.begin;
+      const bool load = (e.start_flags & Entry::kGmLoad) != 0;
+      try {
+        gm_transaction(load ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND, gm_address,
+                       run_.gm && gm_address < run_.gm_bytes ? run_.gm + gm_address : nullptr,
+                       e.gm_bytes, &code_[e.pc], false, "Dram", e.burst_bytes);
+      } catch (const Error& err) {
+        fail("core {} instruction {} ({}): {}", id_, e.pc, text_of(code_[e.pc]), err.what());
+      }
+      occupancy = std::max(occupancy, ext_.dram_done_cycle - s);
+      latency += ext_.dram_latency_cycles;
+    }
+  } else {
+    execute_data_slow(pu, e, slot, s, occupancy, latency);
+  }
+  const uint64_t completion = s + occupancy + latency;
+  pu.free_cycle = s + occupancy;
+  pu.max_completion = std::max(pu.max_completion, completion);
+  for (const Range& r : e)
+    if (r.write) pu.writes.push_back({r, completion});
+  pu.busy_cycles += occupancy;
+  if (e.op_index >= 0 && static_cast<size_t>(e.op_index) < run_.result.op_busy_cycles.size())
+    run_.result.op_busy_cycles[e.op_index][int(p)] += occupancy;
+  record(p, e.op, e.pc, e.op_index, s, occupancy, completion);
+  const uint64_t max_cycles = run_.options->max_cycles;
+  if (max_cycles && completion > max_cycles)
+    fail("simulation exceeded max_cycles = {}: core {} {} completes at cycle {}", max_cycles, id_,
+         where(e.pc), completion);
+}
+
+void Core::execute_data_slow(PipeUnit& pu, const Entry& e, uint32_t slot, uint64_t s,
+                             uint64_t& occupancy, uint64_t& latency) {
+  const Decoded& d = decoded_[e.pc];
   try {
     // The instruction itself is read only when its operands matter here: a dma or an L2 hint (GM
     // address, descriptor), a functional run, or a cost not known from decoding.
     const bool l2_hint = d.op == Opcode::l2_prefetch || d.op == Opcode::l2_discard;
     const isa::Instruction* in =
-        d.is_dma || l2_hint || functional_ || !d.cost_known ? &resolve_entry(e) : nullptr;
+        d.is_dma || l2_hint || functional_ || !d.cost_known ? &resolve_entry(pu, e, slot) : nullptr;
     if (d.cost_known) {
       occupancy = d.cost.occupancy;
       latency = d.cost.latency;
@@ -727,20 +833,6 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
   } catch (const Error& err) {
     fail("core {} instruction {} ({}): {}", id_, e.pc, text_of(code_[e.pc]), err.what());
   }
-  const uint64_t completion = s + occupancy + latency;
-  pu.free_cycle = s + occupancy;
-  pu.max_completion = std::max(pu.max_completion, completion);
-  for (const Range& r : e)
-    if (r.write) pu.writes.push_back({r, completion});
-  pu.busy_cycles += occupancy;
-  if (d.op_index >= 0 && static_cast<size_t>(d.op_index) < run_.result.op_busy_cycles.size())
-    run_.result.op_busy_cycles[d.op_index][int(p)] += occupancy;
-  ++d.executed;  // its scope traffic and operation counts: flush_stats
-  record(p, d.op, e.pc, d.op_index, s, occupancy, completion);
-  const uint64_t max_cycles = run_.options->max_cycles;
-  if (max_cycles && completion > max_cycles)
-    fail("simulation exceeded max_cycles = {}: core {} {} completes at cycle {}", max_cycles, id_,
-         where(e.pc), completion);
 }
 
 Core::~Core() = default;

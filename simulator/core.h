@@ -18,7 +18,6 @@
 // (docs/results.md, "Scale with cores", has the host times).
 #pragma once
 
-#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
 
@@ -73,14 +72,15 @@ class Core : public sc_core::sc_module {
   /// Yield to the SystemC kernel at least every kQuantum scalar-unit instructions.
   static constexpr uint64_t kQuantum = 4096;
 
-  tlm_utils::simple_initiator_socket<Core> mte2_socket;  // GM loads
-  tlm_utils::simple_initiator_socket<Core> mte3_socket;  // GM stores
-
   /// With core.cube.model: rtl the core instantiates the verilated cube (rtl::RtlCube) and its
   /// int8 mmads run on it (docs/rtl.md); throws tessel::Error when the build has no RTL, the run
   /// is not functional or the config's cube is not the verilated one.
   Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& barrier);
   ~Core() override;
+
+  /// Connects MTE2 (GM loads, L2 hints) and MTE3 (GM stores) to the memory target (the Dram, or
+  /// the L2): TLM-2.0 b_transport through its forward interface (CoreTarget, dram.h).
+  void connect(tlm::tlm_fw_transport_if<>& target) { target_ = &target; }
 
   /// True when the scalar unit ran off the end of its stream and every pipe is idle.
   bool finished() const;
@@ -121,7 +121,9 @@ class Core : public sc_core::sc_module {
     bool cost_known = false;  // data: `occupancy`/`latency` hold npu::instruction_cost
     bool is_dma = false;      // data: dma or dma_mc (needs the resolved operands at start)
     bool x0_only = false;     // data: every memory operand uses x0 (the instruction is resolved)
-    uint64_t executed = 0;    // data: times started (the stats are summed in flush_stats)
+    // data: times dispatched, which in a run that finishes (the only one whose stats are read)
+    // is the times started; the stats are summed in flush_stats.
+    uint64_t executed = 0;
     union {
       isa::ScalarArgs scalar;  // alu / load / branch / jump
       isa::SyncArgs sync;      // set_flag / wait_flag
@@ -133,6 +135,11 @@ class Core : public sc_core::sc_module {
         uint32_t ranges_at;
         uint8_t nranges;
         bool ranges_known;
+        // The entry's start flags (Entry::kFastStart ...) and, for a dma with them, the GM
+        // bytes it moves and the burst-rounded bytes the DRAM charges (npu::dma_gm_bytes,
+        // npu::dma_gm_burst_bytes: both address-independent for a ranges_known dma).
+        uint8_t start_flags;
+        uint32_t gm_bytes, burst_bytes;
       } cost;
     };
     Decoded() : scalar() {}
@@ -143,23 +150,40 @@ class Core : public sc_core::sc_module {
     isa::Scope scope = isa::Scope::gm;
     bool write = false;
   };
-  /// A queued instruction: its index, the values of the registers its memory operands use at
-  /// dispatch (data instructions are resolved from code_ and these when they start) and its
-  /// resolved access ranges. No copy of the instruction. A sync instruction's entry carries
-  /// what its pipe needs (kind, flag, op_index), copied from the Decoded record while the scalar
-  /// unit has it in cache: the pipe then starts it reading the entry alone, not the entry and
-  /// then decoded_ (at 1,024 cores each is a cache miss, one waiting for the other).
+  /// A queued instruction in 48 bytes: its index and its access ranges, which are the
+  /// instruction's precomputed ones (static_ranges_) or, for an instruction whose operands use
+  /// registers, its ring place's Resolved record (ranges and the register values at dispatch:
+  /// the instruction is resolved from code_ and these when it starts). No copy of the
+  /// instruction. The entry carries what its pipe needs to start it, copied from the Decoded
+  /// record while the scalar unit has that in cache: a sync instruction's kind, flag and
+  /// op_index; a data instruction with kFastStart its cost and (a dma) its GM bytes. The pipe
+  /// then starts it reading the entry alone, not decoded_ and code_ too (at 1,024 cores every
+  /// separate record is a cache miss).
   struct Entry {
+    /// start_flags: kFastStart = the cost is occupancy/latency and nothing but a plain GM dma
+    /// (kGmDma, kGmLoad: GM is its source) needs the instruction (no dma_mc, no L2 hint; the run
+    /// computes no values).
+    static constexpr uint8_t kFastStart = 1, kGmDma = 2, kGmLoad = 4;
     uint64_t enqueue_cycle = 0;
+    const Range* ranges = nullptr;  // nranges of them
     int32_t pc = 0;
     int32_t op_index = -1;
+    uint32_t occupancy = 0, latency = 0;     // kFastStart: cycles
+    uint32_t gm_bytes = 0, burst_bytes = 0;  // kGmDma: npu::dma_gm_bytes, dma_gm_burst_bytes
+    isa::Opcode op = isa::Opcode::li;
     isa::InstrKind kind = isa::InstrKind::data;
     isa::SyncArgs sync{};  // set_flag / wait_flag
     uint8_t nranges = 0;
+    uint8_t start_flags = 0;
+    const Range* begin() const { return ranges; }
+    const Range* end() const { return ranges + nranges; }
+  };
+  /// What an entry of an instruction resolved at dispatch holds (one per ring place, allocated
+  /// only for a pipe whose stream has such instructions): its ranges and the values of the
+  /// registers its memory operands use (Decoded::regs).
+  struct Resolved {
     std::array<Range, isa::kMaxAccessRanges> ranges{};
     std::array<int64_t, 4> reg_values{};
-    const Range* begin() const { return ranges.data(); }
-    const Range* end() const { return ranges.data() + nranges; }
   };
   struct InflightWrite {
     Range range;
@@ -176,65 +200,50 @@ class Core : public sc_core::sc_module {
   /// for the other cores), `done`.
   enum class ScalarStep : uint8_t { fetch, dispatch, barrier, core_barrier, done };
 
-  /// Pool slot indices, held in the PipeUnit itself up to kInline (a default-depth queue's ring
-  /// and free list need no allocation of their own: at 1,024 cores each separate allocation is
-  /// one more cache miss per dispatch and per start), on the heap beyond that.
-  class Slots {
-   public:
-    Slots() = default;
-    Slots(const Slots&) = delete;  // data_ may point into inline_
-    Slots& operator=(const Slots&) = delete;
-    void resize(size_t n) {
-      heap_.assign(n > kInline ? n : 0, 0);
-      data_ = n > kInline ? heap_.data() : inline_.data();
-    }
-    uint32_t& operator[](size_t i) { return data_[i]; }
-    uint32_t operator[](size_t i) const { return data_[i]; }
-
-   private:
-    static constexpr size_t kInline = 17;  // issue_queue_depth 16 (+ 1: the pool's size)
-    std::array<uint32_t, kInline> inline_{};
-    std::vector<uint32_t> heap_;
-    uint32_t* data_ = inline_.data();
-  };
-
-  struct PipeUnit {
-    // The issue queue: `ring` holds, in issue order, the pool slots of the entries not yet
-    // started (capacity = issue queue depth). Slots come from and go back to `free_slots` last
-    // in, first out, so the few entries in flight stay in cache instead of the queue cycling
-    // through depth x sizeof(Entry) bytes (at 1,024 cores that memory exceeds the host's caches).
-    std::vector<Entry> pool;  // depth + 1 slots: the queue and the entry being started
-    Slots free_slots;         // unused pool slots, a stack of nfree
-    size_t nfree = 0;
-    Slots ring;  // pool slots, ring buffer of depth entries
-    size_t head = 0, size = 0;
-    size_t depth = 0;
-    const Entry& queued(size_t i) const { return pool[ring[(head + i) % depth]]; }
+  /// One pipe: its issue queue and the state of the instruction in progress, the fields every
+  /// activation reads first, in its first cache line (at 1,024 cores each line a core touches is
+  /// a miss: docs/results.md, "Scale with cores").
+  struct alignas(64) PipeUnit {
+    // Where the process resumes and what the instruction in progress carries across it.
+    PipeStep step = PipeStep::next;
+    PipeState state = PipeState::idle;
+    isa::SyncArgs flag{};   // the flag set (set_flag step) or waited on (flag_wait)
+    int32_t pc = -1;        // instruction being started / executed
+    int32_t op_index = -1;  // sync instructions: op_index (their entry is already consumed)
+    // The issue queue: `depth` entries in issue order, a ring from `head` (the next to start).
+    uint32_t head = 0, size = 0, depth = 0;
     uint32_t pushed = MethodKernel::kNone;    // event: an entry was added (waited on when empty)
     uint32_t flag_set = MethodKernel::kNone;  // event: a flag whose dst is this pipe was set
+    uint32_t progress = MethodKernel::kNone;  // the core's progress_ (a copy, in this line)
+    Entry* entries = nullptr;                 // ring_[0, depth)
     uint64_t free_cycle = 0;                  // start + occupancy of the previous instruction
     uint64_t max_completion = 0;              // completion of every instruction started so far
-    std::vector<InflightWrite> writes;        // written ranges of instructions not yet complete
-    PipeState state = PipeState::idle;
-    int32_t pc = -1;       // instruction being started / executed
-    isa::SyncArgs flag{};  // the flag set (set_flag step) or waited on (flag_wait)
-    // The method's resume point and what the instruction in progress carries across it.
-    PipeStep step = PipeStep::next;
-    uint64_t start_cycle = 0;  // s of the instruction in progress
-    uint64_t set_cycle = 0;    // set_flag: t_set
-    int32_t op_index = -1;     // sync instructions: op_index (their entry is already freed)
+    uint64_t start_cycle = 0;                 // s of the instruction in progress
+    uint64_t set_cycle = 0;                   // set_flag: t_set
     // PipeStats of this pipe, kept here (hot) and added to stats_ by flush_stats.
     uint64_t instructions = 0, busy_cycles = 0;
+    std::vector<InflightWrite> writes;  // written ranges of instructions not yet complete
+    std::vector<Entry> ring;            // the queue's storage (entries points here)
+    std::vector<Resolved> resolved;     // per ring place, for instructions resolved at dispatch
+    const Entry& queued(size_t i) const { return entries[(head + i) % depth]; }
   };
 
   /// The kernel's process bodies: the scalar unit (arg 0) and pipe `arg`.
   static void scalar_process(void* core, uint32_t arg);
   static void pipe_process(void* core, uint32_t pipe);
+  /// Their prefetch hints (MethodKernel::Prefetch): the lines their next activation reads.
+  static void scalar_prefetch(void* core, uint32_t arg, bool deep);
+  static void pipe_prefetch(void* core, uint32_t pipe, bool deep);
   void scalar_method();
   void pipe_method(isa::Pipe p);
   void run_pipe(isa::Pipe p);
   void run_scalar();
-  void execute_data(isa::Pipe p, const Entry& e, uint64_t start);
+  /// Starts data instruction `e` (ring place `slot`) of pipe `p` at cycle `start`.
+  void execute_data(isa::Pipe p, const Entry& e, uint32_t slot, uint64_t start);
+  /// execute_data without kFastStart: from the decoded record and the (resolved) instruction;
+  /// sets the instruction's occupancy and latency.
+  void execute_data_slow(PipeUnit& pu, const Entry& e, uint32_t slot, uint64_t start,
+                         uint64_t& occupancy, uint64_t& latency);
   /// core.cube.model: rtl. Hands the resolved int8 mmad at `pc`, started at `start` with
   /// instruction_cost `cycles` (occupancy + latency), to the RTL cube, after computing its
   /// expected L0C bytes with isa/semantics from the operands as they are at `start`.
@@ -245,14 +254,16 @@ class Core : public sc_core::sc_module {
   /// One TLM-2.0 transaction of `bytes` at GM `address` through MTE2 (reads, L2 hints) or MTE3
   /// (writes), carrying `in` in ext_; `data` may be null (timing only, or an L2 hint). Fails
   /// internally (naming `target`) when the target does not answer OK.
+  /// `burst_bytes` > 0: npu::dma_gm_burst_bytes of `in`, known to the caller (DmaExtension).
   void gm_transaction(tlm::tlm_command command, uint64_t address, unsigned char* data,
                       unsigned int bytes, const isa::Instruction* in, bool functional,
-                      const char* target);
+                      const char* target, uint64_t burst_bytes = 0);
   /// Enters the instruction at scalar_pc_ into its pipe's queue at max(t + c_s, ...); false when
   /// the queue is full (the method then waits on progress_ and calls it again).
-  bool dispatch(const Decoded& d, int32_t pc);
-  /// Resolves code_[e.pc] with the register values of its entry into run_.resolved.
-  const isa::Instruction& resolve_entry(const Entry& e);
+  bool dispatch(Decoded& d, int32_t pc);
+  /// Resolves code_[e.pc] with the register values of its entry (in slot `slot` of pipe `pu`)
+  /// into run_.resolved.
+  const isa::Instruction& resolve_entry(const PipeUnit& pu, const Entry& e, uint32_t slot);
   /// After an instruction the scalar unit handled: moves to `next`, checks max_cycles; false when
   /// it yields to SystemC (every kQuantum instructions).
   bool advance(size_t next);
@@ -303,25 +314,17 @@ class Core : public sc_core::sc_module {
     uint64_t bytes_ = 0;
   };
 
-  std::array<PipeUnit, isa::kNumPipes> pipes_;
-  std::array<bool, isa::kNumPipes> has_process_{};    // pipes the stream uses
-  std::array<ZeroedBytes, isa::kNumScopes> scratch_;  // functional mode only
-  isa::CoreMemory memory_;
-  std::array<uint64_t, isa::kNumScopes> sizes_{};
-  std::vector<int64_t> flags_;                // [src pipe][dst pipe][event]
-  std::vector<uint64_t> set_seq_, wait_seq_;  // tracing: sets / waits of each flag so far
-
-  // Kernel event: a pipe started an instruction or went idle (the scalar unit waits on it).
+  // The scalar unit's state (read by every activation of the scalar unit), then the flags.
+  // Kernel event: a pipe started an instruction or went idle (the scalar unit waits on it). The
+  // core's events are progress_ + k: k = 0 progress_, 2p - 1 pipe p's pushed, 2p its flag_set.
   uint32_t progress_ = MethodKernel::kNone;
-  bool scalar_listening_ = false;
   ScalarState scalar_state_ = ScalarState::running;
   int32_t scalar_pc_ = 0;
   isa::Pipe scalar_blocked_pipe_ = isa::Pipe::scalar;
   uint64_t scalar_end_cycle_ = 0;
   // The scalar unit's method: its resume point and the state a thread would keep in locals.
   ScalarStep scalar_step_ = ScalarStep::fetch;
-  std::array<int64_t, isa::kNumRegs> regs_{};
-  uint64_t t_ = 0;  // local time of the scalar unit (>= SystemC time)
+  uint64_t t_ = 0;  // local time of the scalar unit (>= the kernel's time)
   uint64_t fetched_ = 0, executed_ = 0, since_sync_ = 0;
   size_t pc_ = 0;
   uint64_t barrier_arrival_ = 0;     // barrier / core_barrier: the cycle the scalar unit arrived
@@ -340,6 +343,17 @@ class Core : public sc_core::sc_module {
   std::deque<RtlCheck> rtl_checks_;
   std::vector<uint64_t> rtl_sampled_;  // int8 mmads sent to the RTL, per op_index + 1 (0: none)
 
+  std::vector<int64_t> flags_;  // [src pipe][dst pipe][event]
+  std::array<int64_t, isa::kNumRegs> regs_{};
+
+  std::array<PipeUnit, isa::kNumPipes> pipes_;
+  std::array<bool, isa::kNumPipes> has_process_{};    // pipes the stream uses
+  std::array<ZeroedBytes, isa::kNumScopes> scratch_;  // functional mode only
+  isa::CoreMemory memory_;
+  std::array<uint64_t, isa::kNumScopes> sizes_{};
+  std::vector<uint64_t> set_seq_, wait_seq_;  // tracing: sets / waits of each flag so far
+
+  tlm::tlm_fw_transport_if<>* target_ = nullptr;  // connect()
   tlm::tlm_generic_payload trans_;
   DmaExtension ext_;
 };

@@ -17,6 +17,10 @@ Dram::Dram(sc_core::sc_module_name name, RunState& run)
     : sc_core::sc_module(name),
       socket("socket"),
       run_(run),
+      core_target_(this,
+                   [](void* d, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
+                     static_cast<Dram*>(d)->b_transport(0, t, delay);
+                   }),
       bytes_per_cycle_(static_cast<uint64_t>(run.hw->dram.bytes_per_cycle)),
       latency_cycles_(static_cast<uint64_t>(run.hw->dram.latency_cycles)),
       burst_bytes_(static_cast<uint64_t>(std::max(run.hw->dram.burst_bytes, 1))) {
@@ -164,14 +168,20 @@ void Dram::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_
   if (!ext || !ext->instr) internal_fail("Dram: transaction without a DmaExtension");
   const uint64_t issue = run_.kernel.now() + delay.value();
   const uint64_t g = trans.get_data_length();
-  const auto* dma = std::get_if<isa::DmaArgs>(&ext->instr->args);
-  if (!dma) internal_fail("Dram: transaction for a non-dma instruction");
+  // The descriptor is read only where it is needed (the instruction is a cache miss at scale).
+  auto dma_args = [&]() -> const isa::DmaArgs& {
+    const auto* dma = std::get_if<isa::DmaArgs>(&ext->instr->args);
+    if (!dma) internal_fail("Dram: transaction for a non-dma instruction");
+    return *dma;
+  };
   uint64_t burst_bytes = 0;
   uint64_t done = issue, tail = 0;  // tail: banked data still in flight after `done`
   if (!banked_ && !trace_.is_open()) {
     // The simple model's fast path: the channel moves whole bursts, busy for the burst-rounded
     // bytes (== g when memory.dram.burst_bytes is 1), counted without listing the runs.
-    burst_bytes = g > 0 ? npu::dma_gm_burst_bytes(*run_.hw, *dma) : 0;
+    burst_bytes = g == 0             ? 0
+                  : ext->burst_bytes ? ext->burst_bytes
+                                     : npu::dma_gm_burst_bytes(*run_.hw, dma_args());
     if (burst_bytes > 0) {
       const uint64_t start = std::max(issue, next_free_cycle_);
       done = start + (burst_bytes + bytes_per_cycle_ - 1) / bytes_per_cycle_;
@@ -183,7 +193,7 @@ void Dram::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_
     }
   } else if (g > 0) {
     runs_.clear();
-    npu::for_each_gm_run(*dma, [&](uint64_t a, uint64_t n) { runs_.push_back({a, n}); });
+    npu::for_each_gm_run(dma_args(), [&](uint64_t a, uint64_t n) { runs_.push_back({a, n}); });
     const DramServed served = serve_runs(issue, trans.is_read(), ext->core, runs_, &burst_bytes);
     done = served.accepted_cycle;
     tail = served.done_cycle - served.accepted_cycle;

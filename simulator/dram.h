@@ -52,6 +52,9 @@ struct DmaExtension : tlm::tlm_extension<DmaExtension> {
   isa::CoreMemory* memory = nullptr;        // the core's scratchpads (GM base is the Dram's)
   bool functional = false;                  // perform the copy (false: timing only)
   int core = -1;                            // the issuing core (for --dram-trace)
+  /// > 0: npu::dma_gm_burst_bytes(hw, *instr), computed by the initiator, so that the simple
+  /// model's fast path reads nothing of the instruction (at 1,024 cores a cache miss).
+  uint64_t burst_bytes = 0;
   // Returned by the target:
   uint64_t dram_done_cycle = 0;      // when the DRAM has taken this transfer (engine free)
   uint64_t dram_latency_cycles = 0;  // added to the instruction's completion
@@ -60,6 +63,34 @@ struct DmaExtension : tlm::tlm_extension<DmaExtension> {
   void copy_from(const tlm::tlm_extension_base& other) override {
     *this = static_cast<const DmaExtension&>(other);
   }
+};
+
+/// What a core's MTE2/MTE3 reach a memory target (the Dram, or the L2 in front of it) through:
+/// the target's TLM-2.0 forward interface, held by pointer (Core::connect) instead of through a
+/// socket bound per core. Why: SystemC 2.3.4 binds an initiator socket to a multi-passthrough
+/// target socket after scanning every interface bound to it so far (sc_port_b::add_interface),
+/// so the 2,048 sockets of 1,024 cores cost 2 M steps per elaboration, and every socket is an
+/// sc_object filed by name in the context's object table (docs/results.md, "Scale with cores").
+/// Only b_transport is served (the simulator's one protocol); the other calls are refused.
+class CoreTarget : public tlm::tlm_fw_transport_if<> {
+ public:
+  using Transport = void (*)(void* module, tlm::tlm_generic_payload& trans,
+                             sc_core::sc_time& delay);
+  CoreTarget(void* module, Transport transport) : module_(module), transport_(transport) {}
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) override {
+    transport_(module_, trans, delay);
+  }
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase&,
+                                     sc_core::sc_time&) override {
+    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return tlm::TLM_COMPLETED;
+  }
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
+  unsigned int transport_dbg(tlm::tlm_generic_payload&) override { return 0; }
+
+ private:
+  void* module_;
+  Transport transport_;
 };
 
 /// One contiguous GM byte range of a transfer.
@@ -76,11 +107,15 @@ struct DramServed {
 /// GM target module: owns no storage (the Simulator's GM image is used in place).
 class Dram : public sc_core::sc_module {
  public:
-  tlm_utils::multi_passthrough_target_socket<Dram> socket;
+  /// Bound by the L2's DRAM side when there is one (the cores call core_target()).
+  tlm_utils::multi_passthrough_target_socket_optional<Dram> socket;
 
   /// Throws tessel::Error on an invalid memory.dram config or an unwritable --dram-trace file.
   Dram(sc_core::sc_module_name name, RunState& run);
   ~Dram() override;  // removes an uncommitted --dram-trace temporary file
+
+  /// The cores' way in when there is no L2 (CoreTarget).
+  tlm::tlm_fw_transport_if<>& core_target() { return core_target_; }
 
   /// Cycle at which the simple model's channel becomes free (for tests and stats).
   uint64_t next_free_cycle() const { return next_free_cycle_; }
@@ -104,6 +139,7 @@ class Dram : public sc_core::sc_module {
               const std::vector<DramRequestResult>& results);
 
   RunState& run_;
+  CoreTarget core_target_;
   uint64_t bytes_per_cycle_;
   uint64_t latency_cycles_;
   uint64_t burst_bytes_;  // memory.dram.burst_bytes

@@ -12,8 +12,11 @@ namespace tessel::sim {
 
 L2::L2(sc_core::sc_module_name name, RunState& run, Dram& dram)
     : sc_core::sc_module(name),
-      socket("socket"),
       dram_socket("dram_socket"),
+      core_target_(this,
+                   [](void* l2, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
+                     static_cast<L2*>(l2)->b_transport(0, t, delay);
+                   }),
       run_(run),
       dram_(dram),
       cfg_(run.hw->l2) {
@@ -32,7 +35,6 @@ L2::L2(sc_core::sc_module_name name, RunState& run, Dram& dram)
   ways_.assign(sets_ * static_cast<uint64_t>(cfg_.ways), Way{});
   bank_free_cycle_.assign(static_cast<size_t>(cfg_.banks), 0);
   bank_bytes_.assign(static_cast<size_t>(cfg_.banks), 0);
-  socket.register_b_transport(this, &L2::b_transport);
   // The DRAM sees L2's own transfers as byte-typed, 1-D dmas of whole lines.
   isa::DmaArgs a;
   a.dtype = isa::DType::u8;

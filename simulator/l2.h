@@ -1,6 +1,6 @@
-// The shared L2 (memory.l2) as a TLM-2.0 module between the cores' MTE2/MTE3 sockets and the DRAM
-// target (simulator/dram.h). Present only when the config has an L2; without one the cores bind
-// to the DRAM directly and nothing here runs.
+// The shared L2 (memory.l2) as a TLM-2.0 module between the cores' MTE2/MTE3 (which call its
+// forward interface, core_target()) and the DRAM target (simulator/dram.h). Present only when
+// the config has an L2; without one the cores call the DRAM directly and nothing here runs.
 //
 // Organisation: capacity_bytes of line_bytes lines, `ways`-way set-associative, set = line % sets,
 // LRU replacement, lines interleaved over `banks` banks by line index (bank = line % banks). Every
@@ -57,12 +57,14 @@ struct RunState;
 /// L2 is inconsistent (it was not validated).
 class L2 : public sc_core::sc_module {
  public:
-  tlm_utils::multi_passthrough_target_socket<L2> socket;  // bound by every core's MTE2/MTE3
-  tlm_utils::simple_initiator_socket<L2> dram_socket;     // to Dram::socket
+  tlm_utils::simple_initiator_socket<L2> dram_socket;  // to Dram::socket
 
   /// `dram` is the module dram_socket is bound to (prefetch fills are timed on it directly, at
   /// cycles that may precede the current simulation time).
   L2(sc_core::sc_module_name name, RunState& run, Dram& dram);
+
+  /// The cores' way in (CoreTarget, dram.h).
+  tlm::tlm_fw_transport_if<>& core_target() { return core_target_; }
 
   /// Prefetch fills are issued in chunks of this many bytes (aligned).
   static constexpr uint64_t kPrefetchChunkBytes = 2048;
@@ -107,6 +109,7 @@ class L2 : public sc_core::sc_module {
   uint64_t dram_lines(bool read, const std::vector<std::pair<uint64_t, Way*>>& lines,
                       uint64_t issue);
 
+  CoreTarget core_target_;
   RunState& run_;
   Dram& dram_;
   npu::L2Config cfg_;

@@ -8,9 +8,9 @@
 
 namespace tessel::sim {
 
-uint32_t MethodKernel::add_process(void* object, Callback fn, uint32_t arg) {
+uint32_t MethodKernel::add_process(void* object, Callback fn, uint32_t arg, Prefetch prefetch) {
   const auto id = static_cast<uint32_t>(processes_.size());
-  processes_.push_back(Process{object, fn, arg, false, false});
+  processes_.push_back(Process{object, fn, prefetch, arg, false, false});
   if (processes_.size() > runnable_.size()) grow_runnable();
   make_runnable(id);  // initialisation: runnable in the order of creation
   return id;
@@ -132,6 +132,28 @@ void MethodKernel::advance() {
   } while (heap_.size() > 1 && heap_[1].time == now_);
 }
 
+void MethodKernel::hint_ahead() {
+  // After the running one: the queue's processes, then the heap's (its top, then one of the top's
+  // children), unless the running one wakes others first.
+  const size_t n = heap_.size() - 1;
+  uint32_t s0 = kNone, s1 = kNone;
+  if (size_ >= 2) {
+    s0 = runnable_[(head_ + 1) & mask_];
+    hint_next(runnable_[head_]);
+  } else if (size_ == 1) {
+    if (n >= 1) s0 = heap_[1].process;
+    hint_next(runnable_[head_]);
+  } else if (n >= 1) {
+    if (n >= 2) s0 = heap_[2].process;
+    if (n >= 3) s1 = heap_[3].process;
+    hint_next(heap_[1].process);
+  }
+  if (s0 != kNone) hint(s0, false);
+  if (s1 != kNone) hint(s1, false);
+  shallow_[0] = s0;
+  shallow_[1] = s1;
+}
+
 void MethodKernel::run() {
   if (stopped_) return;    // stopped from outside the kernel (an RTL cube's check failed)
   if (advance_pending_) {  // resumed by SystemC at the time the last run() stopped for
@@ -147,6 +169,7 @@ void MethodKernel::run() {
       Process& pr = processes_[p];
       pr.runnable = false;
       pr.waiting = false;
+      hint_ahead();
       current_ = p;
       pr.fn(pr.object, pr.arg);
       current_ = kNone;

@@ -44,10 +44,20 @@ class MethodKernel {
  public:
   /// A process body: called as fn(object, arg) each time the process runs.
   using Callback = void (*)(void* object, uint32_t arg);
+  /// A process's prefetch hint: prefetch(object, arg, deep) asks the host's caches, ahead of
+  /// time, for the memory the process's next activation reads, and changes nothing. The kernel
+  /// calls it with deep = false two activations before the process runs (where that is known:
+  /// lines at fixed addresses, which it must not read) and with deep = true one activation
+  /// before, if the shallow hint came first (lines found by reading the first ones); otherwise
+  /// with deep = false then too. At 1,024 cores a core's memory is out of the caches each time it
+  /// runs; this overlaps those misses with the activations before it. Which process runs next is
+  /// known from the runnable queue and the heap's top, and the hint is only a hint: the order of
+  /// the activations does not depend on it.
+  using Prefetch = void (*)(void* object, uint32_t arg, bool deep);
   static constexpr uint32_t kNone = UINT32_MAX;
 
   /// Adds a process (runnable at the start, after the ones added before it); returns its id.
-  uint32_t add_process(void* object, Callback fn, uint32_t arg);
+  uint32_t add_process(void* object, Callback fn, uint32_t arg, Prefetch prefetch = nullptr);
   /// Adds an event no process waits on yet; returns its id.
   uint32_t add_event();
 
@@ -111,6 +121,7 @@ class MethodKernel {
   struct Process {
     void* object = nullptr;
     Callback fn = nullptr;
+    Prefetch prefetch = nullptr;
     uint32_t arg = 0;
     bool runnable = false;  // in the runnable queue
     bool waiting = false;   // waits on an event or a timed entry (a wait of this activation)
@@ -140,6 +151,14 @@ class MethodKernel {
   void heap_insert(Timed t);
   Timed heap_extract_top();
   void grow_runnable();
+  void hint(uint32_t p, bool deep) const {
+    const Process& n = processes_[p];
+    if (n.prefetch) n.prefetch(n.object, n.arg, deep);
+  }
+  /// Prefetch hints for the next two activations (Prefetch), before the running one.
+  void hint_ahead();
+  /// The next activation's hint: deep when `p` had its shallow one.
+  void hint_next(uint32_t p) const { hint(p, p == shallow_[0] || p == shallow_[1]); }
 
   std::vector<Process> processes_;
   std::vector<Event> events_;
@@ -152,6 +171,7 @@ class MethodKernel {
   std::vector<uint32_t> scratch_;             // notify_many's list of waiters
   uint64_t now_ = 0;
   uint32_t current_ = kNone;
+  uint32_t shallow_[2] = {kNone, kNone};  // the processes the last hint_ahead hinted shallow
   bool stopped_ = false;
   bool yield_at_time_advance_ = false;
   bool advance_pending_ = false;  // run() returned for a time advance (yield mode)

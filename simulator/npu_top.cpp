@@ -33,13 +33,7 @@ NpuTop::NpuTop(sc_core::sc_module_name name, RunState& run) : sc_core::sc_module
   for (int c = 0; c < n; ++c) {
     const std::string core_name = fmt::format("core{}", c);
     cores_.push_back(std::make_unique<Core>(core_name.c_str(), c, run, *barrier_));
-    if (l2_) {
-      cores_.back()->mte2_socket.bind(l2_->socket);
-      cores_.back()->mte3_socket.bind(l2_->socket);
-    } else {
-      cores_.back()->mte2_socket.bind(dram_->socket);
-      cores_.back()->mte3_socket.bind(dram_->socket);
-    }
+    cores_.back()->connect(l2_ ? l2_->core_target() : dram_->core_target());
   }
   sc_core::sc_spawn_options opts;
   opts.spawn_method();
@@ -88,7 +82,7 @@ std::string NpuTop::deadlock_report(uint64_t cycle) const {
         "cores {} wait in a core_barrier that cores {} never reach (they ended their streams); "
         "every core must execute the same number of core_barriers",
         fmt::join(in_barrier, ", "), fmt::join(ended, ", ")));
-  // The last activity: SystemC time or the latest completion of a started instruction.
+  // The last activity: the kernel's time or the latest completion of a started instruction.
   for (const auto& c : cores_) cycle = std::max(cycle, c->finish_cycle());
   std::string msg = fmt::format("deadlock (no unit can make progress after cycle {}): ", cycle);
   if (causes.empty())

@@ -1,6 +1,7 @@
-// The NPU top-level SystemC module: N cores (simulator/core.h) whose MTE2/MTE3 initiator sockets
-// are bound to one shared DRAM target (simulator/dram.h), or to the shared L2 (simulator/l2.h)
-// in front of it when the config has memory.l2, plus the cross-core barrier. Its one SystemC
+// The NPU top-level SystemC module: N cores (simulator/core.h) whose MTE2/MTE3 call one shared
+// DRAM target (simulator/dram.h), or the shared L2 (simulator/l2.h) in front of it when the
+// config has memory.l2, through its TLM-2.0 forward interface (CoreTarget), plus the cross-core
+// barrier. Its one SystemC
 // process (kernel_method) runs the run's MethodKernel, whose processes are every unit of every
 // core (simulator/method_kernel.h).
 #pragma once
@@ -20,10 +21,10 @@ namespace tessel::sim {
 
 class NpuTop : public sc_core::sc_module {
  public:
-  /// Builds one Core per stream of run.code (at most hw.cores) and the Dram, and binds them.
+  /// Builds one Core per stream of run.code (at most hw.cores) and the Dram, and connects them.
   NpuTop(sc_core::sc_module_name name, RunState& run);
-  /// Deletes the cores newest first: SystemC's port and export registries search a removed
-  /// socket from their newest entry (oldest first is quadratic in the core count).
+  /// Deletes the cores newest first: SystemC's registries search a removed object from their
+  /// newest entry (oldest first is quadratic in the core count).
   ~NpuTop() override;
 
   /// Records the memory system's end-of-run statistics (L2 lines left dirty).

@@ -42,7 +42,7 @@ struct DramTransfer {
   uint32_t row_hits = 0, row_misses = 0, bank_conflicts = 0;
 };
 
-/// Everything one run's modules share. Times are core cycles (1 SystemC time unit = 1 cycle).
+/// Everything one run's modules share. Times are core cycles (MethodKernel time).
 struct RunState {
   const npu::HwConfig* hw = nullptr;
   const SimOptions* options = nullptr;
