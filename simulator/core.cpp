@@ -232,7 +232,9 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
       fail("{}: core.cube.model: rtl needs a functional run (the RTL computes the values)", config);
     rtl::check_rtl_cube_config(hw_, config);
     run_.result.rtl.enabled = true;
-    rtl_cube_ = std::make_unique<rtl::RtlCube>("rtl_cube", memory_);
+    const npu::CubeFractal f = core.cube.int8_fractal();
+    rtl_cube_ = std::make_unique<rtl::RtlCube>(
+        "rtl_cube", memory_, rtl::RtlCubeShape{f.m, f.k, f.n, core.cube.pipeline_latency_cycles});
     rtl_cube_->on_complete = [this](const rtl::RtlCompletion& done) {
       try {
         rtl_complete(done);

@@ -25,6 +25,14 @@ namespace tessel::rtl_test {
 using isa::DType;
 using isa::Scope;
 
+/// npu_4core with DaVinci's int8 fractal, core.cube.int8 = 16 x 32 x 16 (the second verilated
+/// shape).
+inline npu::HwConfig davinci() {
+  return npu::load_hw_config(
+      std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml",
+      {{"core.cube.int8.m", "16"}, {"core.cube.int8.k", "32"}, {"core.cube.int8.n", "16"}});
+}
+
 inline npu::HwConfig preset() {
   return npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml");
 }
@@ -129,12 +137,13 @@ struct Driver : sc_core::sc_module {
 // Runs `issues` on the RTL over `m` and returns the completions in issue order.
 inline std::vector<rtl::RtlCompletion> run_rtl(Memory& m, const std::vector<Issue>& issues,
                                                uint64_t* edges = nullptr,
-                                               double* host_seconds = nullptr) {
+                                               double* host_seconds = nullptr,
+                                               const rtl::RtlCubeShape& shape = {16, 16, 16, 8}) {
   std::vector<rtl::RtlCompletion> done;
   std::string error;
   {
     ScContext context;
-    auto cube = std::make_unique<rtl::RtlCube>("rtl_cube", m.mem);
+    auto cube = std::make_unique<rtl::RtlCube>("rtl_cube", m.mem, shape);
     cube->on_complete = [&](const rtl::RtlCompletion& c) { done.push_back(c); };
     cube->on_error = [&](const std::string& e) {
       if (error.empty()) error = e;
