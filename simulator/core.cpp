@@ -233,8 +233,8 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
     rtl::check_rtl_cube_config(hw_, config);
     run_.result.rtl.enabled = true;
     const npu::CubeFractal f = core.cube.int8_fractal();
-    rtl_cube_ = std::make_unique<rtl::RtlCube>(
-        "rtl_cube", memory_, rtl::RtlCubeShape{f.m, f.k, f.n, core.cube.pipeline_latency_cycles});
+    rtl_cube_.reset(new rtl::RtlCube(
+        "rtl_cube", memory_, rtl::RtlCubeShape{f.m, f.k, f.n, core.cube.pipeline_latency_cycles}));
     rtl_cube_->on_complete = [this](const rtl::RtlCompletion& done) {
       try {
         rtl_complete(done);
@@ -752,6 +752,14 @@ void Core::execute_data(Pipe p, const Entry& e, uint64_t s) {
 }
 
 Core::~Core() = default;
+
+void Core::RtlCubeDeleter::operator()(rtl::RtlCube* cube) const {
+#ifdef TESSEL_HAVE_RTL
+  delete cube;
+#else
+  (void)cube;  // never set without the RTL
+#endif
+}
 
 #ifdef TESSEL_HAVE_RTL
 void Core::rtl_issue(int32_t pc, const isa::Instruction& resolved, uint64_t start,
