@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config git
   libsystemc-dev          # SystemC 2.3.4 + TLM-2.0: the NPU cycle model
-  verilator               # RTL co-simulation of NPU units (DESIGN.md; not used by the build yet)
+  verilator               # RTL co-simulation: the SystemVerilog cube (simulator/rtl, docs/rtl.md)
   llvm-14-dev             # CPU backend: loop IR -> LLVM IR -> ORC JIT / object files
   libopenblas-dev         # CPU backend benchmarks: SGEMM baseline (benchmarks/bench_cpu_gemm.cpp)
   libdnnl-dev             # CPU backend benchmarks: oneDNN convolution baseline (bench_cpu_conv.cpp)

@@ -255,7 +255,9 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
     run_.result.rtl.enabled = true;
     // The RTL is clocked by SystemC: the kernel hands every time advance to SystemC.
     run_.kernel.set_yield_at_time_advance(true);
-    rtl_cube_ = std::make_unique<rtl::RtlCube>("rtl_cube", memory_);
+    const npu::CubeFractal f = core.cube.int8_fractal();
+    rtl_cube_.reset(new rtl::RtlCube(
+        "rtl_cube", memory_, rtl::RtlCubeShape{f.m, f.k, f.n, core.cube.pipeline_latency_cycles}));
     rtl_cube_->on_complete = [this](const rtl::RtlCompletion& done) {
       try {
         rtl_complete(done);
@@ -836,6 +838,14 @@ void Core::execute_data_slow(PipeUnit& pu, const Entry& e, uint32_t slot, uint64
 }
 
 Core::~Core() = default;
+
+void Core::RtlCubeDeleter::operator()(rtl::RtlCube* cube) const {
+#ifdef TESSEL_HAVE_RTL
+  delete cube;
+#else
+  (void)cube;  // never set without the RTL
+#endif
+}
 
 #ifdef TESSEL_HAVE_RTL
 void Core::rtl_issue(int32_t pc, const isa::Instruction& resolved, uint64_t start,

@@ -339,7 +339,12 @@ class Core : public sc_core::sc_module {
     uint32_t m1 = 0, n1 = 0;        // C's blocks
     std::vector<uint8_t> expected;  // C's bytes as isa/semantics computes them
   };
-  std::unique_ptr<rtl::RtlCube> rtl_cube_;
+  /// Deletes the RtlCube (defined in core.cpp: a build without Verilator has no RtlCube, and its
+  /// rtl_cube_ is always empty).
+  struct RtlCubeDeleter {
+    void operator()(rtl::RtlCube* cube) const;
+  };
+  std::unique_ptr<rtl::RtlCube, RtlCubeDeleter> rtl_cube_;
   std::deque<RtlCheck> rtl_checks_;
   std::vector<uint64_t> rtl_sampled_;  // int8 mmads sent to the RTL, per op_index + 1 (0: none)
 

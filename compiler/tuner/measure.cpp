@@ -68,7 +68,18 @@ Measurement Measurer::measure_one(const npu_backend::LoweredGraph& lowered, cons
     sim::SimOptions so;
     so.functional = false;
     so.skip_gm_image = true;
-    sim::Simulator simulator(hw, so);
+    // Timing only: the cube runs transaction-level. core.cube.model: rtl needs values, and in a
+    // run it checks that the RTL's cycles are the formula's (docs/rtl.md), so a measurement does
+    // not depend on it.
+    npu::HwConfig tlm_hw;
+    const npu::HwConfig* h = &hw;
+    if (hw.core.cube.model != npu::CubeModel::tlm) {
+      tlm_hw = hw;
+      tlm_hw.core.cube.model = npu::CubeModel::tlm;
+      tlm_hw.core.cube.rtl_sample = 0;
+      h = &tlm_hw;
+    }
+    sim::Simulator simulator(*h, so);
     simulator.load(lowered.kernel_program(r.kernel, r.knobs));  // moved in: no copy
     m.cycles = simulator.run().total_cycles;
   } catch (const std::exception& e) {

@@ -563,11 +563,15 @@ std::set<std::string> Tuner::check_program() {
   }
   std::set<std::string> out;
   if (differ.empty()) return out;
+  // Timing only: the cube runs transaction-level (as Measurer::measure_one; docs/rtl.md).
+  npu::HwConfig tlm_hw = hw_;
+  tlm_hw.core.cube.model = npu::CubeModel::tlm;
+  tlm_hw.core.cube.rtl_sample = 0;
   auto simulate = [&](const std::map<std::string, Knobs>& knobs) {
     sim::SimOptions so;
     so.functional = false;
     so.skip_gm_image = true;
-    sim::Simulator simulator(hw_, so);
+    sim::Simulator simulator(tlm_hw, so);
     simulator.load(lowered_.timing_program(knobs));
     return simulator.run();
   };

@@ -8,10 +8,11 @@
 
 #include "Vtessel_cube_top.h"
 #include "Vtessel_cube_top__Dpi.h"
+#include "Vtessel_cube_top_k2.h"
 #include "compiler/support/error.h"
 
-#ifndef TESSEL_RTL_CUBE_M
-#error "TESSEL_RTL_CUBE_M/K/N/LATENCY: the verilated cube's parameters (CMakeLists.txt)"
+#ifndef TESSEL_RTL_CUBE_K2
+#error "TESSEL_RTL_CUBE_M/K/K2/N/LATENCY: the verilated cube's parameters (CMakeLists.txt)"
 #endif
 
 namespace tessel::rtl {
@@ -75,47 +76,70 @@ void read_into(uint32_t mem, isa::Scope scope, uint32_t offset, uint32_t bytes, 
 
 }  // namespace
 
-RtlCubeShape verilated_cube_shape() {
-  return {TESSEL_RTL_CUBE_M, TESSEL_RTL_CUBE_K, TESSEL_RTL_CUBE_N, TESSEL_RTL_CUBE_LATENCY};
+std::vector<RtlCubeShape> verilated_cube_shapes() {
+  return {{TESSEL_RTL_CUBE_M, TESSEL_RTL_CUBE_K, TESSEL_RTL_CUBE_N, TESSEL_RTL_CUBE_LATENCY},
+          {TESSEL_RTL_CUBE_M, TESSEL_RTL_CUBE_K2, TESSEL_RTL_CUBE_N, TESSEL_RTL_CUBE_LATENCY}};
 }
 
 void check_rtl_cube_config(const npu::HwConfig& hw, const std::string& where) {
-  const RtlCubeShape v = verilated_cube_shape();
   const npu::CubeFractal f = hw.core.cube.int8_fractal();
-  if (f.m != v.m || f.k != v.k || f.n != v.n ||
-      hw.core.cube.pipeline_latency_cycles != v.latency_cycles)
-    fail(
-        "{}: core.cube.model: rtl needs the cube the RTL was verilated for, int8 fractal {} x {} x "
-        "{} with pipeline_latency_cycles {}; this config has {} x {} x {} ({}) and {}",
-        where, v.m, v.k, v.n, v.latency_cycles, f.m, f.k, f.n,
-        hw.core.cube.int8.m > 0 ? "core.cube.int8" : "core.cube m, k, n",
-        hw.core.cube.pipeline_latency_cycles);
+  std::string shapes;
+  for (const RtlCubeShape& v : verilated_cube_shapes()) {
+    if (f.m == v.m && f.k == v.k && f.n == v.n &&
+        hw.core.cube.pipeline_latency_cycles == v.latency_cycles)
+      return;
+    shapes += fmt::format("{}{} x {} x {}", shapes.empty() ? "" : " or ", v.m, v.k, v.n);
+  }
+  fail(
+      "{}: core.cube.model: rtl needs a cube the RTL was verilated for, int8 fractal {} with "
+      "pipeline_latency_cycles {}; this config has {} x {} x {} ({}) and {}",
+      where, shapes, verilated_cube_shapes().front().latency_cycles, f.m, f.k, f.n,
+      hw.core.cube.int8.m > 0 ? "core.cube.int8" : "core.cube m, k, n",
+      hw.core.cube.pipeline_latency_cycles);
 }
 
-RtlCube::RtlCube(sc_core::sc_module_name name, isa::CoreMemory& memory) : sc_core::sc_module(name) {
+template <class V>
+void RtlCube::make_top() {
+  auto top = std::make_unique<V>("cube");
+  top->clk(clk_);
+  top->rst_n(rst_n_);
+  top->mem_id(mem_sig_);
+  top->start(start_);
+  top->ready(ready_);
+  top->m1(m1_);
+  top->k1(k1_);
+  top->n1(n1_);
+  top->accumulate(accumulate_);
+  top->a_signed(a_signed_);
+  top->b_signed(b_signed_);
+  top->a_base(a_base_);
+  top->b_base(b_base_);
+  top->c_base(c_base_);
+  top->tag(tag_);
+  top->done(done_);
+  top->done_tag(done_tag_);
+  top_ = std::move(top);
+}
+
+RtlCube::RtlCube(sc_core::sc_module_name name, isa::CoreMemory& memory, const RtlCubeShape& shape)
+    : sc_core::sc_module(name) {
   for (isa::Scope s : {isa::Scope::l0a, isa::Scope::l0b, isa::Scope::l0c})
     if (!memory.base[int(s)])
       fail("RTL cube: {} is not mapped (core.cube.model: rtl needs a functional run)",
            isa::scope_name(s));
+  const std::vector<RtlCubeShape> shapes = verilated_cube_shapes();
+  auto is = [&](const RtlCubeShape& v) {
+    return shape.m == v.m && shape.k == v.k && shape.n == v.n &&
+           shape.latency_cycles == v.latency_cycles;
+  };
+  if (is(shapes[0]))
+    make_top<Vtessel_cube_top>();
+  else if (is(shapes[1]))
+    make_top<Vtessel_cube_top_k2>();
+  else
+    internal_fail("RtlCube: no verilated cube of {} x {} x {}, latency {}", shape.m, shape.k,
+                  shape.n, shape.latency_cycles);
   mem_id_ = register_memory(&memory, this, &on_error);
-  top_ = std::make_unique<Vtessel_cube_top>("cube");
-  top_->clk(clk_);
-  top_->rst_n(rst_n_);
-  top_->mem_id(mem_sig_);
-  top_->start(start_);
-  top_->ready(ready_);
-  top_->m1(m1_);
-  top_->k1(k1_);
-  top_->n1(n1_);
-  top_->accumulate(accumulate_);
-  top_->a_signed(a_signed_);
-  top_->b_signed(b_signed_);
-  top_->a_base(a_base_);
-  top_->b_base(b_base_);
-  top_->c_base(c_base_);
-  top_->tag(tag_);
-  top_->done(done_);
-  top_->done_tag(done_tag_);
   mem_sig_.write(mem_id_);
   SC_METHOD(tick);  // runs at time 0 (initialisation): the reset sequence
 }

@@ -18,25 +18,26 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "isa/semantics.h"
 #include "npu_model/hw_config.h"
 
-class Vtessel_cube_top;
-
 namespace tessel::rtl {
 
-/// The fractal (M x K x N, int8 elements) and pipeline depth (LATENCY, cycles) the verilated
-/// tessel_cube was built with (CMake passes them to verilator as -G parameters).
+/// A fractal (M x K x N, int8 elements) and pipeline depth (LATENCY, cycles) of tessel_cube.
 struct RtlCubeShape {
   int m = 0, k = 0, n = 0;
   int latency_cycles = 0;
 };
-RtlCubeShape verilated_cube_shape();
+/// The shapes the build verilated (CMake passes them to verilator as -G parameters): the presets'
+/// 16 x 16 x 16 and DaVinci's int8 16 x 32 x 16 (core.cube.int8), both with 8 cycles.
+std::vector<RtlCubeShape> verilated_cube_shapes();
 
 /// Checks that `hw`'s int8 fractal (core.cube.int8, or the float fractal without it) and
-/// core.cube.pipeline_latency_cycles are the verilated cube's; throws tessel::Error
-/// "<where>: core.cube.model: rtl needs ..." naming both shapes otherwise.
+/// core.cube.pipeline_latency_cycles are one of verilated_cube_shapes(); throws tessel::Error
+/// "<where>: core.cube.model: rtl needs a cube the RTL was verilated for, ..." naming the verilated
+/// shapes and the config's otherwise.
 void check_rtl_cube_config(const npu::HwConfig& hw, const std::string& where);
 
 /// One mmad the RTL completed. Cycles are core cycles (SystemC time units).
@@ -52,8 +53,10 @@ class RtlCube : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(RtlCube);
   /// `memory`: the core's memories; L0A, L0B and L0C must be mapped (a functional run) and stay
-  /// valid while the module lives. Throws tessel::Error when they are not.
-  RtlCube(sc_core::sc_module_name name, isa::CoreMemory& memory);
+  /// valid while the module lives. Throws tessel::Error when they are not, tessel::InternalError
+  /// when `shape` is not one of verilated_cube_shapes().
+  RtlCube(sc_core::sc_module_name name, isa::CoreMemory& memory,
+          const RtlCubeShape& shape = RtlCubeShape{16, 16, 16, 8});
   ~RtlCube() override;
 
   /// Presents int8 mmad `a` (resolved: its offsets are byte addresses) in the current cycle; it is
@@ -79,8 +82,11 @@ class RtlCube : public sc_core::sc_module {
   };
   enum class Phase : uint8_t { reset, drive, rise, settle, sample, idle };
   void tick();
+  /// Instantiates the verilated model V (one of the shapes) as "cube" and binds its ports.
+  template <class V>
+  void make_top();
 
-  std::unique_ptr<Vtessel_cube_top> top_;
+  std::unique_ptr<sc_core::sc_module> top_;
   uint32_t mem_id_;
   sc_core::sc_signal<bool> clk_{"clk"}, rst_n_{"rst_n"}, start_{"start"}, ready_{"ready"},
       done_{"done"}, accumulate_{"accumulate"}, a_signed_{"a_signed"}, b_signed_{"b_signed"};

@@ -226,6 +226,12 @@ TEST(RoughEdges, ReportHwIsTheEffectiveTypedConfigWithAHash) {
       EXPECT_FALSE(cfg.at("memory").contains("multicast"));
       continue;
     }
+    // core.cube.model (default tlm) and core.cube.rtl_sample (default 0) likewise (docs/rtl.md).
+    if (key == "core.cube.model" || key == "core.cube.rtl_sample") {
+      EXPECT_FALSE(cfg.at("core").at("cube").contains(key.substr(std::string("core.cube.").size())))
+          << key;
+      continue;
+    }
     // memory.dram.model likewise only when it is not its default (simple).
     if (key == "memory.dram.model") {
       EXPECT_FALSE(cfg.at("memory").at("dram").contains("model"));
