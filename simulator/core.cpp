@@ -837,8 +837,6 @@ void Core::execute_data_slow(PipeUnit& pu, const Entry& e, uint32_t slot, uint64
   }
 }
 
-Core::~Core() = default;
-
 void Core::RtlCubeDeleter::operator()(rtl::RtlCube* cube) const {
 #ifdef TESSEL_HAVE_RTL
   delete cube;
