@@ -29,6 +29,12 @@ struct InstrUse {
   double per_tile = 0;          // times per tile iteration
   double per_core = 0;          // times outside the pipelined tile loop (exposed: nothing overlaps)
   bool flagged = false;         // a set_flag follows it: its pipe is held for its latency as well
+  /// Which set_flag of its pipe waits for it (flagged uses): uses of one pipe with the same group
+  /// and count per tile are issued back to back behind one set_flag, which holds the pipe for
+  /// their largest latency once; different groups are different set_flags, each holding the
+  /// pipe (insert_sync places one per consumer it cannot merge, docs/isa.md). -1: grouped by
+  /// count per tile alone.
+  int flag_group = -1;
 
   /// instruction_cost occupancy alone (for a GM dma: before the DRAM transfer's floor), so that a
   /// sweep's screening (compiler/dse/screen.h) can re-price the transfer for another channel.
@@ -52,7 +58,7 @@ struct KernelProfile {
   /// at least the DRAM transfer of its burst-rounded bytes (dma_gm_burst_bytes at an aligned
   /// address) and its latency includes dram.latency_cycles.
   void add(const HwConfig& hw, const isa::Instruction& in, double per_tile, double per_core = 0,
-           bool flagged = false);
+           bool flagged = false, int flag_group = -1);
 };
 
 /// The estimate and its terms (all in core cycles).
@@ -62,6 +68,7 @@ struct CostEstimate {
   double dram_cycles = 0;                     // the shared DRAM channel (+ the first tile's chain)
   double chain_cycles = 0;                    // one tile's dependence chain, step after step
   double steady_tile_cycles = 0;              // one tile in steady state
+  double fill_cycles = 0;                     // core_cycles beyond tiles x steady and exposed
   double exposed_cycles = 0;                  // per-core work outside the tile loop
   std::array<double, isa::kNumPipes> busy{};  // per pipe, busiest core (scalar: issue work)
   const char* bound = "";  // what sets `cycles`: a pipe name, "dram" or "latency"
