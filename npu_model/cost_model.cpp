@@ -2,6 +2,7 @@
 #include "npu_model/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "isa/isa.h"
 
@@ -53,13 +54,21 @@ CostEstimate estimate_kernel(const HwConfig& hw, const KernelProfile& p) {
   };
   std::array<FlagGroup, 16> groups;
   int ngroups = 0;
+  // A kernel split over c cores runs the same code on each, so their GM transfers reach the
+  // FIFO channel together: a transfer waits on average for (c - 1) / 2 of the others'
+  // (simulator/dram.cpp serves requests in arrival order), which holds its pipe that much longer.
+  const double sharing = (std::max(1, p.cores_used) - 1) / 2.0;
+  const double channel_bytes_per_cycle = std::max(1, hw.dram.bytes_per_cycle);
   for (const InstrUse& u : p.uses) {
     const int pipe = static_cast<int>(u.pipe);
-    per_tile[pipe] += u.per_tile * u.occupancy_cycles;
-    pipe_occupancy[pipe] += u.per_tile * u.occupancy_cycles;
-    if (u.dram_bytes > 0) gm_occupancy += u.per_tile * u.occupancy_cycles;
+    const double occ =
+        u.occupancy_cycles +
+        (u.dram_bytes > 0 ? sharing * std::ceil(u.dram_bytes / channel_bytes_per_cycle) : 0.0);
+    per_tile[pipe] += u.per_tile * occ;
+    pipe_occupancy[pipe] += u.per_tile * occ;
+    if (u.dram_bytes > 0) gm_occupancy += u.per_tile * occ;
     if (u.per_tile > 0) {
-      occupancy += u.per_tile * u.occupancy_cycles;
+      occupancy += u.per_tile * occ;
       double& l = u.per_tile >= steps ? step_latency[pipe] : tile_latency[pipe];
       l = std::max(l, u.latency_cycles);
       if (u.flagged) {
@@ -75,8 +84,8 @@ CostEstimate estimate_kernel(const HwConfig& hw, const KernelProfile& p) {
           per_tile[pipe] += u.per_tile * u.latency_cycles;  // more groups than kept: each alone
       }
     }
-    e.exposed_cycles += u.per_core * (u.occupancy_cycles + u.latency_cycles);
-    e.busy[pipe] += u.per_core * u.occupancy_cycles;
+    e.exposed_cycles += u.per_core * (occ + u.latency_cycles);
+    e.busy[pipe] += u.per_core * occ;
     issued += u.per_tile;
     exposed_issue += u.per_core;
   }

@@ -52,6 +52,16 @@ int bandwidth_octave(double bytes_per_cycle);
 /// The bandwidth an octave's anchor is lowered at: 2^octave bytes per cycle, rounded.
 int octave_bytes_per_cycle(int octave);
 
+/// The DRAM latency band a screened point's anchor is lowered at: round(log2(latency_cycles))
+/// (latency >= 1; 0 is band 0). The analytical default's tiles depend on the latency a GM
+/// transfer holds its pipe for (larger K chunks hide a longer one), so, as with the bandwidth,
+/// one anchor per structural config, octave and band keeps every point within a factor sqrt(2)
+/// of the latency its tiles were chosen for: priced on tiles chosen at the base config's 200
+/// cycles, a ResNet-50 point at 384 cycles was estimated 29.6% high (docs/dse.md, "Screening").
+int latency_band(double latency_cycles);
+/// The latency a band's anchor is lowered at: 2^band cycles, rounded (band 0: 1 cycle).
+int band_latency_cycles(int band);
+
 /// One workload lowered for one structural config: every kernel's cost-model profile at its
 /// analytical default knobs, in program order.
 struct ScreenAnchor {

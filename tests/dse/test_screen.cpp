@@ -89,9 +89,11 @@ TEST(DseScreen, RepricedKernelEstimateByHand) {
   q.dram_bytes = 10 * 8192;
   EXPECT_DOUBLE_EQ(npu::estimate_kernel(hw, q).cycles, 5620);
   // The same kernel split over 4 cores (each with 10 tiles, 40 x 8192 bytes in all) on npu_4core:
-  // each load is priced on the whole channel (occupancy 128, c = 428, core = 2354 as above) and
-  // the cores share the channel through the kernel's DRAM time: ceil(327680 / 102) + 300 = 3213 +
-  // 300 = 3513, the estimate (DRAM-bound).
+  // each load is priced on the whole channel plus the wait for (4 - 1) / 2 of the other cores'
+  // loads in the FIFO channel: occupancy 128 + 1.5 x 81 = 249.5, c = 549.5, steady max(249.5,
+  // 274.75) = 274.75, core = 10 x 274.75 + 274.75 = 3022.25; the cores share the channel
+  // through the kernel's DRAM time: ceil(327680 / 102) + (549.5 - 249.5) = 3213 + 300 = 3513,
+  // the estimate (DRAM-bound).
   dse::set_screen_point_key(hw, "memory.dram.bytes_per_cycle", 102);
   dse::set_screen_point_key(hw, "memory.dram.latency_cycles", 200);
   a.kernels[0].cores_used = 4;
@@ -198,6 +200,33 @@ TEST(DseScreen, BandwidthOctaves) {
   EXPECT_EQ(dse::octave_bytes_per_cycle(dse::bandwidth_octave(102)), 128);
   EXPECT_EQ(dse::octave_bytes_per_cycle(dse::bandwidth_octave(1)), 1);
   EXPECT_EQ(dse::bandwidth_octave(0), 0);  // clamped to 1 B/cycle
+  // Latency bands likewise: 100 -> 6.64 -> 128; 181 -> 7.499 -> 128; 182 -> 7.508 -> 256; 200 ->
+  // 256; 400 -> 8.64 -> 512; 0 cycles -> band 0 (1 cycle).
+  EXPECT_EQ(dse::band_latency_cycles(dse::latency_band(100)), 128);
+  EXPECT_EQ(dse::latency_band(181), 7);
+  EXPECT_EQ(dse::latency_band(182), 8);
+  EXPECT_EQ(dse::band_latency_cycles(dse::latency_band(200)), 256);
+  EXPECT_EQ(dse::band_latency_cycles(dse::latency_band(400)), 512);
+  EXPECT_EQ(dse::latency_band(0), 0);
+}
+
+// A swept DRAM latency splits the anchors by band as the bandwidth does by octave: the tiles an
+// anchor's estimates price are chosen near each point's latency.
+TEST(DseScreen, LatencyBandsAreAnchors) {
+  const fs::path d = temp_dir("dse_screen_latency");
+  write(d / "e.yaml", "name: s\nsweep:\n  base: " + kSrc +
+                          "/hw_configs/npu_4core.yaml\n  grid: {core.cube.m: [8, 16], "
+                          "memory.dram.latency_cycles: [100, 120, 400]}\nworkloads: [{model: " +
+                          kModels +
+                          "/hello_deepa.onnx}]\nobjectives: [cycles]\nscreen: {keep: 2}\n");
+  const auto r = run_tessel("dse " + (d / "e.yaml").string() + " --out " + (d / "o").string(),
+                            "dse_screen_latency");
+  ASSERT_EQ(r.code, 0) << r.err;
+  // 6 points: 2 structural configs x latency bands 7 (100, 120: lowered at 128) and 9 (400: at
+  // 512).
+  EXPECT_CONTAINS(r.out,
+                  "6 points x 1 workload screened analytically (0 dropped by where:): 2 "
+                  "structural configs, 4 anchors lowered");
 }
 
 TEST(DseScreen, LoweredModelEstimateIsTheCostModelSumAndFollowsDram) {
