@@ -35,7 +35,11 @@ void KernelProfile::add(const HwConfig& hw, const isa::Instruction& in, double p
   uses.push_back(u);
 }
 
-CostEstimate estimate_kernel(const HwConfig& hw, const KernelProfile& p) {
+namespace {
+
+/// The estimate with every GM transfer waiting `wait_share` x its own channel time for the
+/// other cores' transfers (estimate_kernel picks the share).
+CostEstimate estimate_with(const HwConfig& hw, const KernelProfile& p, double wait_share) {
   CostEstimate e;
   std::array<double, isa::kNumPipes> per_tile{}, pipe_occupancy{};
   double issued = p.scalar_per_tile, exposed_issue = 0, occupancy = 0, gm_occupancy = 0;
@@ -54,10 +58,7 @@ CostEstimate estimate_kernel(const HwConfig& hw, const KernelProfile& p) {
   };
   std::array<FlagGroup, 16> groups;
   int ngroups = 0;
-  // A kernel split over c cores runs the same code on each, so their GM transfers reach the
-  // FIFO channel together: a transfer waits on average for (c - 1) / 2 of the others'
-  // (simulator/dram.cpp serves requests in arrival order), which holds its pipe that much longer.
-  const double sharing = (std::max(1, p.cores_used) - 1) / 2.0;
+  const double sharing = wait_share;
   const double channel_bytes_per_cycle = std::max(1, hw.dram.bytes_per_cycle);
   for (const InstrUse& u : p.uses) {
     const int pipe = static_cast<int>(u.pipe);
@@ -143,6 +144,22 @@ CostEstimate estimate_kernel(const HwConfig& hw, const KernelProfile& p) {
   e.cycles = std::max(e.core_cycles, e.dram_cycles);
   e.bound = e.dram_cycles > e.core_cycles ? "dram" : bound;
   return e;
+}
+
+}  // namespace
+
+CostEstimate estimate_kernel(const HwConfig& hw, const KernelProfile& p) {
+  // A kernel split over c cores runs the same code on each, so their GM transfers reach the FIFO
+  // channel (simulator/dram.cpp serves requests in arrival order) together while it is busy: a
+  // transfer waits for (c - 1) / 2 of the others' on average, weighted by the channel's
+  // utilisation without that wait (its time over the pipeline's: an idle channel lets the cores
+  // drift apart, a saturated one keeps them queued), which holds its pipe that much longer.
+  if (p.cores_used <= 1 || p.dram_bytes <= 0) return estimate_with(hw, p, 0);
+  const CostEstimate alone = estimate_with(hw, p, 0);
+  const double channel =
+      static_cast<double>(dram_transfer_cycles(hw, static_cast<uint64_t>(p.dram_bytes)));
+  const double utilisation = std::min(1.0, channel / std::max(1.0, alone.core_cycles));
+  return estimate_with(hw, p, (p.cores_used - 1) / 2.0 * utilisation);
 }
 
 }  // namespace tessel::npu

@@ -76,8 +76,10 @@ struct CostEstimate {
 
 /// The model (docs/architecture.md, "The analytical cost model"). A use's occupancy is its
 /// instruction_cost occupancy plus, for a GM transfer of a kernel on c = cores_used cores, the
-/// wait for (c - 1) / 2 of the other cores' same transfers in the FIFO channel ((c - 1) / 2 x
-/// ceil(dram_bytes / dram.bytes_per_cycle): the cores run the same code and issue together).
+/// wait for (c - 1) / 2 of the other cores' same transfers in the FIFO channel, weighted by the
+/// channel's utilisation u (the cores run the same code and issue together while the channel is
+/// busy): (c - 1) / 2 x u x ceil(dram_bytes / dram.bytes_per_cycle), u = min(1,
+/// dram_transfer_cycles(dram_bytes) / core_cycles of the estimate without the wait).
 /// Per tile, pipe p is busy T_p = sum over uses of per_tile x occupancy, plus for its flagged
 /// uses one latency per set_flag: the flagged uses of a pipe with the same flag_group and
 /// per_tile count are issued together behind one set_flag (the GM loads of a K step), which

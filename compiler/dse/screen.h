@@ -13,10 +13,11 @@
 // re-tiling: memory.dram.bytes_per_cycle and memory.dram.latency_cycles. Each GM transfer is
 // priced as the tuner prices it (the whole channel; the channel shared by a split kernel's cores
 // is the cost model's dram_cycles term, every core's bytes). The tiles of an anchor
-// are those chosen at the base config's values of the per-point keys, so what the estimate
-// misses is a point whose DRAM would change the default's tiles, the measured default's pick
+// are those chosen at its bandwidth octave's and latency band's values of the per-point keys
+// (the base config's for a key not swept), so what the estimate misses is a point whose DRAM
+// would change the default's tiles within its octave and band, the measured default's pick
 // among candidates (the simulated points run compile_npu's measured default), and what only the
-// simulator sees (queueing near a saturated channel, exact overlap).
+// simulator sees (exact queueing in the channel, exact overlap).
 #pragma once
 
 #include <string>
