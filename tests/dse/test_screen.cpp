@@ -91,10 +91,10 @@ TEST(DseScreen, RepricedKernelEstimateByHand) {
   // The same kernel split over 4 cores (each with 10 tiles, 40 x 8192 bytes in all) on npu_4core:
   // each load is priced on the whole channel plus the wait for (4 - 1) / 2 of the other cores'
   // loads in the FIFO channel, weighted by the channel's utilisation without it (3213 channel
-  // cycles over a 2354-cycle pipeline: saturated, 1): occupancy 128 + 1.5 x 81 = 249.5, c = 549.5, steady max(249.5,
-  // 274.75) = 274.75, core = 10 x 274.75 + 274.75 = 3022.25; the cores share the channel
-  // through the kernel's DRAM time: ceil(327680 / 102) + (549.5 - 249.5) = 3213 + 300 = 3513,
-  // the estimate (DRAM-bound).
+  // cycles over a 2354-cycle pipeline: saturated, 1): occupancy 128 + 1.5 x 81 = 249.5, c = 549.5,
+  // steady max(249.5, 274.75) = 274.75, core = 10 x 274.75 + 274.75 = 3022.25; the cores share the
+  // channel through the kernel's DRAM time: ceil(327680 / 102) + (549.5 - 249.5) = 3213 + 300 =
+  // 3513, the estimate (DRAM-bound).
   dse::set_screen_point_key(hw, "memory.dram.bytes_per_cycle", 102);
   dse::set_screen_point_key(hw, "memory.dram.latency_cycles", 200);
   a.kernels[0].cores_used = 4;
