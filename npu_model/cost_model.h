@@ -29,6 +29,12 @@ struct InstrUse {
   double per_tile = 0;          // times per tile iteration
   double per_core = 0;          // times outside the pipelined tile loop (exposed: nothing overlaps)
   bool flagged = false;         // a set_flag follows it: its pipe is held for its latency as well
+  /// Which set_flag of its pipe waits for it (flagged uses): uses of one pipe with the same group
+  /// and count per tile are issued back to back behind one set_flag, which holds the pipe for
+  /// their largest latency once; different groups are different set_flags, each holding the
+  /// pipe (insert_sync places one per consumer it cannot merge, docs/isa.md). -1: grouped by
+  /// count per tile alone.
+  int flag_group = -1;
 
   /// instruction_cost occupancy alone (for a GM dma: before the DRAM transfer's floor), so that a
   /// sweep's screening (compiler/dse/screen.h) can re-price the transfer for another channel.
@@ -52,7 +58,7 @@ struct KernelProfile {
   /// at least the DRAM transfer of its burst-rounded bytes (dma_gm_burst_bytes at an aligned
   /// address) and its latency includes dram.latency_cycles.
   void add(const HwConfig& hw, const isa::Instruction& in, double per_tile, double per_core = 0,
-           bool flagged = false);
+           bool flagged = false, int flag_group = -1);
 };
 
 /// The estimate and its terms (all in core cycles).
@@ -62,27 +68,38 @@ struct CostEstimate {
   double dram_cycles = 0;                     // the shared DRAM channel (+ the first tile's chain)
   double chain_cycles = 0;                    // one tile's dependence chain, step after step
   double steady_tile_cycles = 0;              // one tile in steady state
+  double fill_cycles = 0;                     // core_cycles beyond tiles x steady and exposed
   double exposed_cycles = 0;                  // per-core work outside the tile loop
   std::array<double, isa::kNumPipes> busy{};  // per pipe, busiest core (scalar: issue work)
   const char* bound = "";  // what sets `cycles`: a pipe name, "dram" or "latency"
 };
 
-/// The model (docs/architecture.md, "The analytical cost model"). Per tile, pipe p is busy
-/// T_p = sum over uses of per_tile x occupancy, plus for its flagged uses one latency per set_flag:
-/// the flagged uses of a pipe with the same per_tile count are issued together behind one
-/// set_flag (the GM loads of a K step), which holds the pipe until the last of them completes, so
-/// each group adds per_tile x its largest latency (the simulator frees a pipe after an
-/// instruction's occupancy: the latencies of back-to-back instructions overlap,
-/// simulator/core.cpp). The scalar unit issues every instruction at
-/// core.scalar.cycles_per_instruction. A tile comes in S = steps_per_tile steps (its K chunks); a
-/// use issued at least S times per tile is a step use, the others (the epilogue) tile uses. L = sum
-/// over pipes of the largest latency of the pipe's step uses (each step pays each pipe's latency
-/// once), E = the same over tile uses (once per tile); with O the sum over uses of per_tile x
-/// occupancy, the tile's chain is C = O + S x L + E and one step's c = O / S + L + E. With double
-/// buffering a tile takes max(max_p T_p, C / 2) in steady state (the step i+2 reuses step i's
-/// buffers), without it max(max_p T_p, C). core_cycles = tiles x steady + c (the first step's fill)
-/// + exposed, where exposed = sum of per_core x (occupancy + latency); dram_cycles =
-/// dram_transfer_cycles(dram_bytes) + c. cycles = max(core_cycles, dram_cycles).
+/// The model (docs/architecture.md, "The analytical cost model"). A use's occupancy is its
+/// instruction_cost occupancy plus, for a GM transfer of a kernel on c = cores_used cores, the
+/// wait for (c - 1) / 2 of the other cores' same transfers in the FIFO channel, weighted by the
+/// channel's utilisation u (the cores run the same code and issue together while the channel is
+/// busy): (c - 1) / 2 x u x ceil(dram_bytes / dram.bytes_per_cycle), u = min(1,
+/// dram_transfer_cycles(dram_bytes) / core_cycles of the estimate without the wait).
+/// Per tile, pipe p is busy T_p = sum over uses of per_tile x occupancy, plus for its flagged
+/// uses one latency per set_flag: the flagged uses of a pipe with the same flag_group and
+/// per_tile count are issued together behind one set_flag (the GM loads of a K step), which
+/// holds the pipe until the last of them completes, so each group adds per_tile x its largest
+/// latency (the simulator frees a pipe after an instruction's occupancy: the latencies of
+/// back-to-back instructions overlap, simulator/core.cpp). The scalar unit issues every
+/// instruction and scalar_per_tile more at core.scalar.cycles_per_instruction: T_scalar. A tile
+/// comes in S = steps_per_tile steps (its K chunks); a use issued at least S times per tile is a
+/// step use, the others (the epilogue) tile uses. L = sum over pipes of the largest latency of
+/// the pipe's step uses (each step pays each pipe's latency once), E = the same over tile uses
+/// (once per tile); with O the sum over uses of per_tile x occupancy and X = max(0, T_scalar -
+/// the largest per-pipe occupancy) (issue work the pipes cannot hide), the tile's chain is C = O
+/// + X + S x L + E and one step's c = (O + X) / S + L + E. With double buffering a tile takes
+/// steady = max(max_p T_p, C / 2) (the step i+2 reuses step i's buffers) and core_cycles = tiles
+/// x steady + max(0, c - steady / S) (the first step's chain, then every further step) +
+/// exposed; without it steady = max(max_p T_p, C) and core_cycles = tiles x steady + exposed
+/// (one tile after another), where exposed = sum of per_core x (occupancy + latency).
+/// dram_cycles = dram_transfer_cycles(dram_bytes) + max(0, c - G / S), G the GM transfers'
+/// occupancy per tile (the first step's chain apart from what the channel time counts).
+/// cycles = max(core_cycles, dram_cycles).
 CostEstimate estimate_kernel(const HwConfig& hw, const KernelProfile& profile);
 
 }  // namespace tessel::npu

@@ -564,9 +564,10 @@ struct Screening {
 };
 
 /// Screens `points`: groups them by their structural values (every swept key but the per-point
-/// keys, dse::screen_point_keys) and, when the DRAM bandwidth is swept, its octave
-/// (dse::bandwidth_octave); lowers each group's config once per workload (dse::lower_anchor, at the
-/// octave's bandwidth and the base config's other per-point values), then estimates every point in
+/// keys, dse::screen_point_keys) and, when the DRAM bandwidth or latency is swept, its octave
+/// (dse::bandwidth_octave) and band (dse::latency_band); lowers each group's config once per
+/// workload (dse::lower_anchor, at the octave's bandwidth and the band's latency, else the base
+/// config's values), then estimates every point in
 /// a loop and keeps the `keep` points with the lowest geometric mean of the workloads' estimates
 /// (ties: the lower point number). A group whose config does not validate makes its points
 /// `invalid`, one that does not lower an `error` on that workload; neither is kept.
@@ -589,10 +590,13 @@ Screening screen_points(const Experiment& ex, const std::vector<std::string>& ke
   std::vector<Anchor> anchors;
   std::vector<size_t> point_anchor(points.size());
   const auto ta = std::chrono::steady_clock::now();
-  // The swept DRAM bandwidth, if any: its octave is part of a point's anchor (screen.h).
-  std::optional<size_t> bandwidth_key;
-  for (size_t k : per_point)
+  // The swept DRAM bandwidth and latency, if any: the bandwidth's octave and the latency's band
+  // are part of a point's anchor (screen.h).
+  std::optional<size_t> bandwidth_key, latency_key;
+  for (size_t k : per_point) {
     if (keys[k] == "memory.dram.bytes_per_cycle") bandwidth_key = k;
+    if (keys[k] == "memory.dram.latency_cycles") latency_key = k;
+  }
   std::set<std::vector<std::string>> structural_configs;
   for (size_t i = 0; i < points.size(); ++i) {
     std::vector<std::string> sv;
@@ -609,6 +613,16 @@ Screening screen_points(const Experiment& ex, const std::vector<std::string>& ke
       octave = dse::bandwidth_octave(bpc);
       sv.push_back(std::to_string(*octave));
     }
+    std::optional<int> band;
+    if (latency_key) {
+      double cycles = 0;  // not a number: reported per point below, band 0's anchor
+      try {
+        cycles = std::stod(points[i].values[*latency_key]);
+      } catch (const std::exception&) {
+      }
+      band = dse::latency_band(cycles);
+      sv.push_back("latency band " + std::to_string(*band));
+    }
     auto [it, fresh] = anchor_of.emplace(sv, anchors.size());
     point_anchor[i] = it->second;
     if (!fresh) continue;
@@ -618,6 +632,8 @@ Screening screen_points(const Experiment& ex, const std::vector<std::string>& ke
     if (octave)
       ov.push_back(
           {"memory.dram.bytes_per_cycle", std::to_string(dse::octave_bytes_per_cycle(*octave))});
+    if (band)
+      ov.push_back({"memory.dram.latency_cycles", std::to_string(dse::band_latency_cycles(*band))});
     try {
       a.hw = npu::load_hw_config(d.sweep.base, ov);
     } catch (const Error& e) {

@@ -41,6 +41,14 @@ int octave_bytes_per_cycle(int octave) {
   return static_cast<int>(std::lround(std::ldexp(1.0, std::clamp(octave, 0, 30))));
 }
 
+int latency_band(double latency_cycles) {
+  return static_cast<int>(std::lround(std::log2(std::max(1.0, latency_cycles))));
+}
+
+int band_latency_cycles(int band) {
+  return static_cast<int>(std::lround(std::ldexp(1.0, std::clamp(band, 0, 30))));
+}
+
 ScreenAnchor lower_anchor(const Graph& graph, const npu::HwConfig& hw,
                           const npu_backend::NpuCompileOptions& options) {
   npu_backend::NpuCompileOptions o;

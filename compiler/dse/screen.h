@@ -13,10 +13,11 @@
 // re-tiling: memory.dram.bytes_per_cycle and memory.dram.latency_cycles. Each GM transfer is
 // priced as the tuner prices it (the whole channel; the channel shared by a split kernel's cores
 // is the cost model's dram_cycles term, every core's bytes). The tiles of an anchor
-// are those chosen at the base config's values of the per-point keys, so what the estimate
-// misses is a point whose DRAM would change the default's tiles, the measured default's pick
+// are those chosen at its bandwidth octave's and latency band's values of the per-point keys
+// (the base config's for a key not swept), so what the estimate misses is a point whose DRAM
+// would change the default's tiles within its octave and band, the measured default's pick
 // among candidates (the simulated points run compile_npu's measured default), and what only the
-// simulator sees (queueing near a saturated channel, exact overlap).
+// simulator sees (exact queueing in the channel, exact overlap).
 #pragma once
 
 #include <string>
@@ -51,6 +52,16 @@ void set_screen_point_key(npu::HwConfig& hw, const std::string& key, double valu
 int bandwidth_octave(double bytes_per_cycle);
 /// The bandwidth an octave's anchor is lowered at: 2^octave bytes per cycle, rounded.
 int octave_bytes_per_cycle(int octave);
+
+/// The DRAM latency band a screened point's anchor is lowered at: round(log2(latency_cycles))
+/// (latency >= 1; 0 is band 0). The analytical default's tiles depend on the latency a GM
+/// transfer holds its pipe for (larger K chunks hide a longer one), so, as with the bandwidth,
+/// one anchor per structural config, octave and band keeps every point within a factor sqrt(2)
+/// of the latency its tiles were chosen for: priced on tiles chosen at the base config's 200
+/// cycles, a ResNet-50 point at 384 cycles was estimated 29.6% high (docs/dse.md, "Screening").
+int latency_band(double latency_cycles);
+/// The latency a band's anchor is lowered at: 2^band cycles, rounded (band 0: 1 cycle).
+int band_latency_cycles(int band);
 
 /// One workload lowered for one structural config: every kernel's cost-model profile at its
 /// analytical default knobs, in program order.

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 
 #include "passes/loop/schedule_util.h"
 #include "passes/loop/tile_emitter.h"
@@ -216,8 +217,8 @@ Screened screen(const KernelSchedule& schedule, const npu::HwConfig& hw, const K
   const int64_t split_first = space.find("split") ? space.find("split")->values.front() : 0;
   // Pruning (within > 0): the estimate of a tile point on c cores is at least its one-core
   // estimate's core part spread over c cores (the busiest core has at least 1/c of the tiles and
-  // of the exposed loads; its per-tile steady state and fill do not change) and at least its
-  // one-core DRAM part (a split only adds re-reads):
+  // of the exposed loads; its per-tile steady state and fill (CostEstimate::fill_cycles) do not
+  // change) and at least its one-core DRAM part (a split only adds re-reads):
   //   estimate(c) >= max((core_1 - fill) / c + fill, dram_1).
   // A point whose bound exceeds `within` x the best estimate seen so far with c cores cannot be
   // within that factor of the final best, so it is neither estimated nor kept.
@@ -247,7 +248,7 @@ Screened screen(const KernelSchedule& schedule, const npu::HwConfig& hw, const K
         est_1 = e.cycles;
         core_1 = e.core_cycles;
         dram_1 = e.dram_cycles;
-        fill_1 = e.chain_cycles / std::max(1.0, prof.steps_per_tile);
+        fill_1 = e.fill_cycles;
       }
     }
     if (i == free.size()) {
@@ -317,6 +318,19 @@ Knobs default_knobs(const KernelSchedule& schedule, const npu::HwConfig& hw, con
 
 // ---------------------------------------------------------------------------------------------
 // Helpers of the tiling passes (schedule_util.h).
+
+std::vector<int> flag_groups(const std::vector<int>& consumers) {
+  const int n = static_cast<int>(consumers.size());
+  std::vector<int> group(consumers.size());
+  // Backwards: a flag is kept when no later transfer is needed at or before its consumer.
+  int next_kept = -1, min_later = std::numeric_limits<int>::max();
+  for (int i = n - 1; i >= 0; --i) {
+    if (consumers[i] < min_later) next_kept = i;
+    min_later = std::min(min_later, consumers[i]);
+    group[i] = next_kept;
+  }
+  return group;
+}
 
 std::vector<int64_t> tile_extent_values(int64_t extent, int64_t step) {
   std::vector<int64_t> v;

@@ -47,6 +47,15 @@ isa::DmaArgs box_dma(const loop::Buffer& gm, const std::vector<int64_t>& box, bo
 isa::DmaArgs region_dma(const std::vector<int64_t>& extents, const std::vector<int64_t>& gm_strides,
                         const std::vector<int64_t>& local_strides, bool load, DType dtype);
 
+/// The set_flag each of a tile's flagged GM transfers on one pipe waits behind, as insert_sync
+/// places them: transfer i (in issue order) is first needed by the leaf at program position
+/// `consumers[i]`. A transfer's flag is dropped when a later transfer's is needed no later (one
+/// set_flag after both covers it), so transfer i waits behind the first kept flag at or after
+/// it; the result is that flag's index for each transfer (npu::InstrUse::flag_group). E.g.
+/// consumers {5, 5, 9} (input and weights read by one stage, the bias by a later one) give
+/// {1, 1, 2}: two set_flags, each holding the pipe for its transfers' latency.
+std::vector<int> flag_groups(const std::vector<int>& consumers);
+
 /// An instruction with opcode `op` and operands `args`.
 template <class Args>
 isa::Instruction make_instr(isa::Opcode op, Args args) {

@@ -145,21 +145,37 @@ std::string overflow(const char* what, const char* buf, int64_t need, int64_t ca
                      need, buf, cap, buf, total, halved ? ", halved for double buffering" : "");
 }
 
+/// The set_flag groups (npu::InstrUse::flag_group) of the epilogue's GM -> UB loads start here,
+/// after the K step's loads (group 0) and the int8 table (its own set_flag).
+constexpr int kEpilogueFlagGroup = 2;
+
 /// The epilogue of a cube tile for the cost model: per input of the epilogue stages one GM -> UB
 /// dma of its box, per stage its vector instructions (one per arithmetic node, over the tile's
-/// rows), the UB -> GM dma of the output tile.
+/// rows), the UB -> GM dma of the output tile. The loads wait behind the set_flags insert_sync
+/// gives them (flag_groups: an input first read by a later stage gets its own).
 void add_epilogue(npu::KernelProfile& p, const KernelSpec& spec, const TileEmitter& em,
                   const NpuTarget& target, const TileBox& box, int64_t rows, double* gm_bytes,
                   std::vector<double>* gm_parts = nullptr) {
   const auto& hw = *target.hw;
   const auto boxes = em.infer(box);
+  std::vector<const te::TensorNode*> loaded;
+  std::vector<int> consumers;
   for (const auto& t : em.inputs()) {
-    auto it = boxes.find(t.get());
-    if (it == boxes.end()) continue;
-    p.add(hw,
-          make_instr(Opcode::dma,
-                     box_dma(spec.gm.at(t.get()), it->second.extent, true, target.act_dtype)),
-          1, 0, true);
+    if (!boxes.count(t.get())) continue;
+    int first = static_cast<int>(em.stages().size());
+    for (size_t s = 0; s < em.stages().size() && first == static_cast<int>(em.stages().size()); ++s)
+      for (const auto& in : te::direct_inputs(em.stages()[s]))
+        if (in.get() == t.get()) first = static_cast<int>(s);
+    loaded.push_back(t.get());
+    consumers.push_back(first);
+  }
+  const std::vector<int> groups = flag_groups(consumers);
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    const te::TensorNode* t = loaded[i];
+    p.add(
+        hw,
+        make_instr(Opcode::dma, box_dma(spec.gm.at(t), boxes.at(t).extent, true, target.act_dtype)),
+        1, 0, true, kEpilogueFlagGroup + groups[i]);
     *gm_bytes += p.uses.back().dram_bytes;
     if (gm_parts) gm_parts->push_back(p.uses.back().dram_bytes);
   }
@@ -593,7 +609,7 @@ const ConvSchedule::Base& ConvSchedule::base(const ConvChoice& c) const {
       d.src_stride = {g.h * g.w, g.w, 1, 0};
     }
     for (int k = 0; k < d.ndims; ++k) d.valid_end[k] = d.extent[k];
-    p.add(hw, make_instr(Opcode::dma, d), static_cast<double>(n_kc), 0, true);
+    p.add(hw, make_instr(Opcode::dma, d), static_cast<double>(n_kc), 0, true, 0);
     tile_gm += n_kc * p.uses.back().dram_bytes;
     base.tile_x_bytes = n_kc * p.uses.back().dram_bytes;
   }
@@ -608,11 +624,11 @@ const ConvSchedule::Base& ConvSchedule::base(const ConvChoice& c) const {
   wd.src_stride = {g.cg * khw, 1, 0, 0};
   wd.valid_end = wd.extent;
   if (c.w_resident) {
-    p.add(hw, make_instr(Opcode::dma, wd), 0, 0, true);
+    p.add(hw, make_instr(Opcode::dma, wd), 0, 0, true, 0);
     base.weights_use = static_cast<int>(p.uses.size()) - 1;
     base.weights_bytes = p.uses.back().dram_bytes;
   } else {
-    p.add(hw, make_instr(Opcode::dma, wd), static_cast<double>(n_kc), 0, true);
+    p.add(hw, make_instr(Opcode::dma, wd), static_cast<double>(n_kc), 0, true, 0);
     tile_gm += n_kc * p.uses.back().dram_bytes;
     base.tile_w_bytes = n_kc * p.uses.back().dram_bytes;
   }
@@ -663,7 +679,7 @@ const ConvSchedule::Base& ConvSchedule::base(const ConvChoice& c) const {
     qd.extent = {static_cast<uint32_t>(2 * quant_entries(c.mt)), 0, 0, 0};
     qd.src_stride = {1, 0, 0, 0};
     qd.valid_end = qd.extent;
-    p.add(hw, make_instr(Opcode::dma, qd), 1, 0, true);
+    p.add(hw, make_instr(Opcode::dma, qd), 1, 0, true, 1);
     tile_gm += p.uses.back().dram_bytes;
   }
   auto ep = epilogues_.find({c.mt, c.ht, c.wt});
@@ -1227,10 +1243,10 @@ npu::KernelProfile MatmulSchedule::profile(const Knobs& knobs) const {
   if (b_shared) b_all = b_loads;
   double gm = 0, tile_gm = 0;
   if (c.a_res) {
-    p.add(hw, a_tile, 0, a_loads, true);
+    p.add(hw, a_tile, 0, a_loads, true, 0);
     gm += a_all * p.uses.back().dram_bytes;
   } else {
-    p.add(hw, a_chunk, static_cast<double>(n_k), 0, true);
+    p.add(hw, a_chunk, static_cast<double>(n_k), 0, true, 0);
     tile_gm += n_k * p.uses.back().dram_bytes / (a_shared ? cores : 1);
   }
   isa::Load2dArgs la;
@@ -1246,11 +1262,11 @@ npu::KernelProfile MatmulSchedule::profile(const Knobs& knobs) const {
   lb.rows = static_cast<uint32_t>(c.kt);
   lb.cols = static_cast<uint32_t>(c.nt);
   if (hoist_b) {
-    p.add(hw, b_chunk, 0, b_loads, true);
+    p.add(hw, b_chunk, 0, b_loads, true, 0);
     gm += b_all * p.uses.back().dram_bytes;
     p.add(hw, make_instr(Opcode::load2d, lb), 0, b_loads);
   } else {
-    p.add(hw, b_chunk, static_cast<double>(n_k), 0, true);
+    p.add(hw, b_chunk, static_cast<double>(n_k), 0, true, 0);
     tile_gm += n_k * p.uses.back().dram_bytes / (b_shared ? cores : 1);
     p.add(hw, make_instr(Opcode::load2d, lb), static_cast<double>(n_k));
   }
@@ -1267,7 +1283,7 @@ npu::KernelProfile MatmulSchedule::profile(const Knobs& knobs) const {
   fx.per_channel = per_channel;
   p.add(hw, make_instr(Opcode::fix, fx), 1);
   if (int8) {  // the table's entries of the tile, GM -> UB, per tile
-    p.add(hw, chunk(1, 2 * quant_entries(c.nt), 1, DType::i32), 1, 0, true);
+    p.add(hw, chunk(1, 2 * quant_entries(c.nt), 1, DType::i32), 1, 0, true, 1);
     tile_gm += p.uses.back().dram_bytes;
   }
   TileBox box;

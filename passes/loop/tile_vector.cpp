@@ -211,6 +211,33 @@ const npu::KernelProfile& VectorSchedule::tile_profile(const std::vector<int64_t
   const L::Stmt one = tensorize_vector(tem.emit_tile(box, {}), target);
   npu::KernelProfile p;
   double gm = 0;
+  // The scalar unit's own work besides issuing the pipe instructions, as codegen emits it
+  // (compiler/backend/npu/codegen.cpp): a loop of extent n > 1 costs li once and addi + blti per
+  // iteration; an address over k such loop variables costs muli for the first and muli + add
+  // for each other (extent-1 loops are bound to 0 and cost nothing).
+  double scalar = 0;
+  std::set<const L::VarNode*> live;  // variables of the enclosing loops with extent > 1
+  auto address_instrs = [&](const L::Expr& offset) {
+    const auto a = L::to_affine(offset);
+    int terms = 0;
+    if (a)
+      for (const auto& [v, c] : a->coeffs) terms += c != 0 && live.count(v) ? 1 : 0;
+    return terms > 0 ? 2.0 * terms - 1 : 0.0;
+  };
+  auto region_offset = [](const L::Region& r) {
+    L::Expr e = L::int_imm(r.buffer->elem_offset);
+    for (size_t d = 0; d < r.starts.size(); ++d)
+      e = L::add(e, L::mul(r.starts[d], L::int_imm(r.buffer->strides[d])));
+    return e;
+  };
+  // The leaves in program order with the allocations they touch, and the GM loads among them
+  // (their use index and destination) to find the set_flag each waits behind.
+  std::vector<std::set<const L::BufferNode*>> leaf_buffers;
+  struct Load {
+    size_t use, leaf;
+    const L::BufferNode* dst;
+  };
+  std::vector<Load> loads;
   std::function<void(const L::Stmt&, double)> walk = [&](const L::Stmt& s, double times) {
     if (!s) return;
     switch (s->kind) {
@@ -218,7 +245,12 @@ const npu::KernelProfile& VectorSchedule::tile_profile(const std::vector<int64_t
         for (const auto& x : s->seq) walk(x, times);
         break;
       case L::StmtKind::For:
+        if (s->extent > 1) {
+          scalar += times * (1 + 2 * static_cast<double>(s->extent));
+          live.insert(s->var.get());
+        }
         walk(s->body, times * static_cast<double>(s->extent));
+        live.erase(s->var.get());
         break;
       case L::StmtKind::Allocate:
         walk(s->body, times);
@@ -232,16 +264,40 @@ const npu::KernelProfile& VectorSchedule::tile_profile(const std::vector<int64_t
                                                       load, g.buffer->dtype)),
               times, 0, true);
         gm += times * p.uses.back().dram_bytes;
+        scalar +=
+            times * (address_instrs(region_offset(s->dst)) + address_instrs(region_offset(s->src)));
+        if (load)
+          loads.push_back({p.uses.size() - 1, leaf_buffers.size(), s->dst.buffer->storage()});
+        leaf_buffers.push_back({s->src.buffer->storage(), s->dst.buffer->storage()});
         break;
       }
-      case L::StmtKind::Intrin:
+      case L::StmtKind::Intrin: {
         p.add(*target.hw, s->instr, times);
+        std::set<const L::BufferNode*> touched;
+        for (const auto& o : s->operands)
+          if (o.buffer) {
+            scalar += times * address_instrs(o.elem_offset);
+            touched.insert(o.buffer->storage());
+          }
+        leaf_buffers.push_back(std::move(touched));
         break;
+      }
       default:
         break;
     }
   };
   walk(one, 1.0);
+  // Each load's flag: insert_sync orders it before the first later leaf that touches its
+  // destination; one set_flag covers the loads whose consumers come no earlier (flag_groups).
+  std::vector<int> consumers;
+  for (const Load& l : loads) {
+    size_t c = l.leaf + 1;
+    while (c < leaf_buffers.size() && !leaf_buffers[c].count(l.dst)) ++c;
+    consumers.push_back(static_cast<int>(c));
+  }
+  const std::vector<int> groups = flag_groups(consumers);
+  for (size_t i = 0; i < loads.size(); ++i) p.uses[loads[i].use].flag_group = groups[i];
+  p.scalar_per_tile = scalar;
   tile_gm_bytes_[tile] = gm;
   return tile_profiles_[tile] = p;
 }
@@ -262,7 +318,7 @@ npu::KernelProfile VectorSchedule::profile(const Knobs& k) const {
   p.double_buffer = k.at("double_buffer") != 0;
   p.tiles = core_tiles;
   p.dram_bytes = tiles * tile_gm_bytes_.at(tile);
-  p.scalar_per_tile = 4;
+  p.scalar_per_tile += 4;  // the tile loop's addi / blti and its GM address terms
   p.cores_used = static_cast<int>(cores);
   return p;
 }

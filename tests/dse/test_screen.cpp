@@ -67,34 +67,39 @@ TEST(DseScreen, RepricedKernelEstimateByHand) {
   p.dram_bytes = 10 * 8192;
   // On npu_4core: MTE2 occupancy 8192 / 64 = 128 >= the DRAM transfer ceil(8192 / 102) = 81;
   // latency 100 (MTE2) + 200 (DRAM) = 300. One step's chain c = 128 + 300 = 428; double buffered,
-  // a tile takes max(128, 428 / 2) = 214 in steady state (latency-bound); core = 10 x 214 + 428 =
-  // 2568; DRAM = ceil(81920 / 102) + 428 = 804 + 428 = 1232; the estimate is the larger, 2568.
+  // a tile takes max(128, 428 / 2) = 214 in steady state (latency-bound); the first tile's chain
+  // and then 9 more at 214: core = 10 x 214 + (428 - 214) = 2354; DRAM = ceil(81920 / 102) + the
+  // chain apart from its own transfer (428 - 128 = 300) = 804 + 300 = 1104; the estimate is the
+  // larger, 2354.
   dse::ScreenAnchor a;
   a.kernels = {p};
   a.priced_dram_latency_cycles = 200;
   dse::ScreenScratch scratch;
-  EXPECT_DOUBLE_EQ(dse::estimate_cycles(a, hw, scratch), 2568);
+  EXPECT_DOUBLE_EQ(dse::estimate_cycles(a, hw, scratch), 2354);
   // At 16 B/cycle and 400 cycles of DRAM latency: occupancy max(128, 8192 / 16 = 512) = 512,
-  // latency 100 + 400 = 500, c = 1012, steady max(512, 506) = 512; core = 10 x 512 + 1012 = 6132,
-  // DRAM = 81920 / 16 + 1012 = 6132: 6132.
+  // latency 100 + 400 = 500, c = 1012, steady max(512, 506) = 512; core = 10 x 512 + (1012 - 512)
+  // = 5620, DRAM = 81920 / 16 + (1012 - 512) = 5620: 5620.
   dse::set_screen_point_key(hw, "memory.dram.bytes_per_cycle", 16);
   dse::set_screen_point_key(hw, "memory.dram.latency_cycles", 400);
-  EXPECT_DOUBLE_EQ(dse::estimate_cycles(a, hw, scratch), 6132);
+  EXPECT_DOUBLE_EQ(dse::estimate_cycles(a, hw, scratch), 5620);
   // Re-pricing gives what pricing the same instruction on that config gives.
   npu::KernelProfile q;
   q.add(hw, gm_load(4096), 1);
   q.tiles = 10;
   q.dram_bytes = 10 * 8192;
-  EXPECT_DOUBLE_EQ(npu::estimate_kernel(hw, q).cycles, 6132);
+  EXPECT_DOUBLE_EQ(npu::estimate_kernel(hw, q).cycles, 5620);
   // The same kernel split over 4 cores (each with 10 tiles, 40 x 8192 bytes in all) on npu_4core:
-  // each load is priced on the whole channel (occupancy 128, c = 428, core = 2568 as above) and
-  // the cores share the channel through the kernel's DRAM time: ceil(327680 / 102) + 428 = 3213 +
-  // 428 = 3641, the estimate (DRAM-bound).
+  // each load is priced on the whole channel plus the wait for (4 - 1) / 2 of the other cores'
+  // loads in the FIFO channel, weighted by the channel's utilisation without it (3213 channel
+  // cycles over a 2354-cycle pipeline: saturated, 1): occupancy 128 + 1.5 x 81 = 249.5, c = 549.5,
+  // steady max(249.5, 274.75) = 274.75, core = 10 x 274.75 + 274.75 = 3022.25; the cores share the
+  // channel through the kernel's DRAM time: ceil(327680 / 102) + (549.5 - 249.5) = 3213 + 300 =
+  // 3513, the estimate (DRAM-bound).
   dse::set_screen_point_key(hw, "memory.dram.bytes_per_cycle", 102);
   dse::set_screen_point_key(hw, "memory.dram.latency_cycles", 200);
   a.kernels[0].cores_used = 4;
   a.kernels[0].dram_bytes = 40 * 8192;
-  EXPECT_DOUBLE_EQ(dse::estimate_cycles(a, hw, scratch), 3641);
+  EXPECT_DOUBLE_EQ(dse::estimate_cycles(a, hw, scratch), 3513);
   EXPECT_THROW(dse::set_screen_point_key(hw, "memory.dram.bytes_per_cycle", 0), Error);
   EXPECT_THROW(dse::set_screen_point_key(hw, "memory.dram.bytes_per_cycle", 2.5), Error);
   EXPECT_THROW(dse::set_screen_point_key(hw, "core.cube.m", 16), Error);
@@ -132,14 +137,15 @@ TEST(DseScreen, BackToBackTransfersShareOneLatency) {
   p.dram_bytes = 10 * 5 * 8192;
   // MTE2 per tile: 4 x 128 + 2 steps x one latency 300 = 1112 (the old model: 4 x (128 + 300) =
   // 1712); MTE3: 128 + 300 = 428. The chain: occupancies 640 + 2 steps x MTE2's 300 + the
-  // store's 300 once = 1540, half of it 770 < 1112: steady 1112 (MTE2). One step's fill: 640 / 2
-  // + 300 + 300 = 920. core = 10 x 1112 + 920 = 12040; DRAM = ceil(409600 / 102) + 920 = 4016 +
-  // 920 = 4936: 12040.
+  // store's 300 once = 1540, half of it 770 < 1112: steady 1112 (MTE2). One step's chain: 640 / 2
+  // + 300 + 300 = 920, of which the fill is what one step's share of the steady tile (1112 / 2 =
+  // 556) does not cover: 364. core = 10 x 1112 + 364 = 11484; DRAM = ceil(409600 / 102) + the
+  // step's chain apart from its own transfers (920 - 640 / 2 = 600) = 4016 + 600 = 4616: 11484.
   const npu::CostEstimate e = npu::estimate_kernel(hw, p);
   EXPECT_DOUBLE_EQ(e.steady_tile_cycles, 1112);
   EXPECT_DOUBLE_EQ(e.chain_cycles, 1540);
-  EXPECT_DOUBLE_EQ(e.dram_cycles, 4936);
-  EXPECT_DOUBLE_EQ(e.cycles, 12040);
+  EXPECT_DOUBLE_EQ(e.dram_cycles, 4616);
+  EXPECT_DOUBLE_EQ(e.cycles, 11484);
   EXPECT_STREQ(e.bound, "mte2");
   // Loads issued a different number of times per tile are behind different set_flags: one load
   // per step and one per tile (a residual input) hold MTE2 for 2 + 1 latencies per tile.
@@ -150,6 +156,40 @@ TEST(DseScreen, BackToBackTransfersShareOneLatency) {
   r.steps_per_tile = 2;
   EXPECT_DOUBLE_EQ(npu::estimate_kernel(hw, r).busy[static_cast<int>(isa::Pipe::mte2)],
                    10 * (3 * 128 + 3 * 300));
+  // Loads issued as often but behind different set_flags (flag groups: the input and weights of
+  // a step read by the cube, a bias read only by the epilogue's vector stage, as insert_sync
+  // places them) hold MTE2 once per set_flag: 2 groups x 300 per step, not one 300.
+  npu::KernelProfile g;
+  g.add(hw, gm_load(4096), 1, 0, true, 0);
+  g.add(hw, gm_load(4096), 1, 0, true, 0);
+  g.add(hw, gm_load(16), 1, 0, true, 1);
+  g.tiles = 10;
+  // MTE2 per tile: 2 x 128 + the 32-byte bias (occupancy max(ceil(32 / 64), ceil(32 / 102)) = 1)
+  // + 2 x 300 = 857.
+  EXPECT_DOUBLE_EQ(npu::estimate_kernel(hw, g).busy[static_cast<int>(isa::Pipe::mte2)],
+                   10 * (2 * 128 + 1 + 2 * 300));
+}
+
+// Single-buffered tiles run one after another: N tiles take N chains, with no fill on top (the
+// first tile is one of them); the scalar unit's own instructions (loops, addresses) lengthen a
+// chain where they exceed the busiest pipe's occupancy.
+TEST(DseScreen, SingleBufferedTilesAndScalarIssue) {
+  npu::HwConfig hw = npu::load_hw_config(kSrc + "/hw_configs/npu_4core.yaml");
+  npu::KernelProfile p;
+  p.add(hw, gm_load(4096), 1, 0, true);
+  p.add(hw, gm_store(4096), 1, 0, true);
+  p.tiles = 3;
+  p.double_buffer = false;
+  // Chain: 128 + 128 + 300 (MTE2) + 300 (MTE3) = 856; MTE2 per tile 428. 3 x 856 = 2568.
+  EXPECT_DOUBLE_EQ(npu::estimate_kernel(hw, p).core_cycles, 3 * 856);
+  // 1,000 scalar instructions per tile (besides the 2 issues): 1002 > the busiest pipe's
+  // occupancy 128 by 874, so the chain is 856 + 874 = 1730, and the scalar unit (1002 per tile)
+  // does not bound it: 3 x 1730.
+  p.scalar_per_tile = 1000;
+  const npu::CostEstimate e = npu::estimate_kernel(hw, p);
+  EXPECT_DOUBLE_EQ(e.chain_cycles, 1730);
+  EXPECT_DOUBLE_EQ(e.core_cycles, 3 * 1730);
+  EXPECT_DOUBLE_EQ(e.busy[static_cast<int>(isa::Pipe::scalar)], 3 * 1002);
 }
 
 TEST(DseScreen, BandwidthOctaves) {
@@ -161,6 +201,33 @@ TEST(DseScreen, BandwidthOctaves) {
   EXPECT_EQ(dse::octave_bytes_per_cycle(dse::bandwidth_octave(102)), 128);
   EXPECT_EQ(dse::octave_bytes_per_cycle(dse::bandwidth_octave(1)), 1);
   EXPECT_EQ(dse::bandwidth_octave(0), 0);  // clamped to 1 B/cycle
+  // Latency bands likewise: 100 -> 6.64 -> 128; 181 -> 7.499 -> 128; 182 -> 7.508 -> 256; 200 ->
+  // 256; 400 -> 8.64 -> 512; 0 cycles -> band 0 (1 cycle).
+  EXPECT_EQ(dse::band_latency_cycles(dse::latency_band(100)), 128);
+  EXPECT_EQ(dse::latency_band(181), 7);
+  EXPECT_EQ(dse::latency_band(182), 8);
+  EXPECT_EQ(dse::band_latency_cycles(dse::latency_band(200)), 256);
+  EXPECT_EQ(dse::band_latency_cycles(dse::latency_band(400)), 512);
+  EXPECT_EQ(dse::latency_band(0), 0);
+}
+
+// A swept DRAM latency splits the anchors by band as the bandwidth does by octave: the tiles an
+// anchor's estimates price are chosen near each point's latency.
+TEST(DseScreen, LatencyBandsAreAnchors) {
+  const fs::path d = temp_dir("dse_screen_latency");
+  write(d / "e.yaml", "name: s\nsweep:\n  base: " + kSrc +
+                          "/hw_configs/npu_4core.yaml\n  grid: {core.cube.m: [8, 16], "
+                          "memory.dram.latency_cycles: [100, 120, 400]}\nworkloads: [{model: " +
+                          kModels +
+                          "/hello_deepa.onnx}]\nobjectives: [cycles]\nscreen: {keep: 2}\n");
+  const auto r = run_tessel("dse " + (d / "e.yaml").string() + " --out " + (d / "o").string(),
+                            "dse_screen_latency");
+  ASSERT_EQ(r.code, 0) << r.err;
+  // 6 points: 2 structural configs x latency bands 7 (100, 120: lowered at 128) and 9 (400: at
+  // 512).
+  EXPECT_CONTAINS(r.out,
+                  "6 points x 1 workload screened analytically (0 dropped by where:): 2 "
+                  "structural configs, 4 anchors lowered");
 }
 
 TEST(DseScreen, LoweredModelEstimateIsTheCostModelSumAndFollowsDram) {

@@ -7,14 +7,14 @@
 .buffer c kind=constant addr=0x980 bytes=48 dtype=f16 shape=[24]
 
 .core 0
-  dma.f16 l1[x0+0], gm[x0+512], extent=[960], dst_stride=[1], src_stride=[1]  # op=0
+  dma.f16 l1[x0+0], gm[x0+0], extent=[160], dst_stride=[1], src_stride=[1]  # op=0
   set_flag mte2, mte1, 0  # op=0
   wait_flag mte2, mte1, 0  # op=0
-  load2d.f16 l0b[x0+0], l1[x0+0], rows=40, cols=24, src_row_stride=40, transpose=1  # op=0
-  dma.f16 l1[x0+1920], gm[x0+0], extent=[160], dst_stride=[1], src_stride=[1]  # op=0
+  load2d.f16 l0a[x0+0], l1[x0+0], rows=4, cols=40, src_row_stride=40  # op=0
+  dma.f16 l1[x0+320], gm[x0+512], extent=[960], dst_stride=[1], src_stride=[1]  # op=0
   set_flag mte2, mte1, 0  # op=0
   wait_flag mte2, mte1, 0  # op=0
-  load2d.f16 l0a[x0+0], l1[x0+1920], rows=4, cols=40, src_row_stride=40  # op=0
+  load2d.f16 l0b[x0+0], l1[x0+320], rows=40, cols=24, src_row_stride=40, transpose=1  # op=0
   set_flag mte1, cube, 0  # op=0
   wait_flag mte1, cube, 0  # op=0
   mmad l0c[x0+0], l0a[x0+0], l0b[x0+0], m1=1, k1=3, n1=2  # op=0
