@@ -461,13 +461,10 @@ TEST(CompileNpu, OpWithoutLoweringNamesOpAndNode) {
 namespace tessel::testing {
 namespace {
 
-TEST(DoubleBuffer, UnrollsTheTileLoopWithPongBuffers) {
-  // for t < 7: copy ux <- gx[t]; vadds uy <- ux; copy gy[t] <- uy   becomes, with the loads of
-  // each iteration issued one iteration ahead (L: the load, R: the rest, ' the pong buffers):
-  // L(0); for j < 2 {L'(2j+1); R(2j); L(2j+2); R'(2j+1)}; L'(5); R(4); L(6); R'(5); R(6).
+/// for t < extent: copy ux <- src[t]; vadds uy <- ux; copy dst[t] <- uy (ux, uy: [1, 64] fp16 in
+/// UB; src, dst: [extent, 64] fp16 in GM, possibly the same buffer).
+loop::Stmt copy_add_copy_loop(const loop::Buffer& src, const loop::Buffer& dst, int64_t extent) {
   namespace L = tessel::loop;
-  auto gx = L::make_buffer("gx", L::MemScope::gm, DType::f16, {7, 64});
-  auto gy = L::make_buffer("gy", L::MemScope::gm, DType::f16, {7, 64});
   auto ux = L::make_buffer("ux", L::MemScope::ub, DType::f16, {1, 64});
   auto uy = L::make_buffer("uy", L::MemScope::ub, DType::f16, {1, 64});
   auto t = L::make_var("t");
@@ -477,13 +474,22 @@ TEST(DoubleBuffer, UnrollsTheTileLoopWithPongBuffers) {
   isa::VectorArgs va;
   va.count = 64;
   add.args = va;
-  auto body =
-      L::for_loop(t, 7,
-                  L::seq({L::copy(L::Region{ux, {L::int_imm(0), L::int_imm(0)}, {1, 64}},
-                                  L::Region{gx, {T, L::int_imm(0)}, {1, 64}}),
-                          L::intrin(add, {{uy, L::int_imm(0)}, {ux, L::int_imm(0)}}),
-                          L::copy(L::Region{gy, {T, L::int_imm(0)}, {1, 64}},
-                                  L::Region{uy, {L::int_imm(0), L::int_imm(0)}, {1, 64}})}));
+  return L::for_loop(t, extent,
+                     L::seq({L::copy(L::Region{ux, {L::int_imm(0), L::int_imm(0)}, {1, 64}},
+                                     L::Region{src, {T, L::int_imm(0)}, {1, 64}}),
+                             L::intrin(add, {{uy, L::int_imm(0)}, {ux, L::int_imm(0)}}),
+                             L::copy(L::Region{dst, {T, L::int_imm(0)}, {1, 64}},
+                                     L::Region{uy, {L::int_imm(0), L::int_imm(0)}, {1, 64}})}));
+}
+
+TEST(DoubleBuffer, UnrollsTheTileLoopWithPongBuffers) {
+  // for t < 7: copy ux <- gx[t]; vadds uy <- ux; copy gy[t] <- uy   becomes, with the loads of
+  // each iteration issued one iteration ahead (L: the load, R: the rest, ' the pong buffers):
+  // L(0); for j < 2 {L'(2j+1); R(2j); L(2j+2); R'(2j+1)}; L'(5); R(4); L(6); R'(5); R(6).
+  namespace L = tessel::loop;
+  auto gx = L::make_buffer("gx", L::MemScope::gm, DType::f16, {7, 64});
+  auto gy = L::make_buffer("gy", L::MemScope::gm, DType::f16, {7, 64});
+  auto body = copy_add_copy_loop(gx, gy, 7);
   auto out = passes::double_buffer(body);
   const std::string text = L::to_string(out);
   const std::string vadds = " count=64 repeat=1 strides=(1,0)(1,0)(1,0) scalar=0\n";
@@ -518,22 +524,7 @@ TEST(DoubleBuffer, KeepsLoadsInPlaceWhenTheLoopWritesTheirSource) {
   // keeps each load in its iteration (the plain ping-pong unroll).
   namespace L = tessel::loop;
   auto g = L::make_buffer("g", L::MemScope::gm, DType::f16, {4, 64});
-  auto ux = L::make_buffer("ux", L::MemScope::ub, DType::f16, {1, 64});
-  auto uy = L::make_buffer("uy", L::MemScope::ub, DType::f16, {1, 64});
-  auto t = L::make_var("t");
-  auto T = L::var_ref(t);
-  isa::Instruction add;
-  add.op = isa::Opcode::vadds;
-  isa::VectorArgs va;
-  va.count = 64;
-  add.args = va;
-  auto body =
-      L::for_loop(t, 4,
-                  L::seq({L::copy(L::Region{ux, {L::int_imm(0), L::int_imm(0)}, {1, 64}},
-                                  L::Region{g, {T, L::int_imm(0)}, {1, 64}}),
-                          L::intrin(add, {{uy, L::int_imm(0)}, {ux, L::int_imm(0)}}),
-                          L::copy(L::Region{g, {T, L::int_imm(0)}, {1, 64}},
-                                  L::Region{uy, {L::int_imm(0), L::int_imm(0)}, {1, 64}})}));
+  auto body = copy_add_copy_loop(g, g, 4);
   const std::string text = L::to_string(passes::double_buffer(body));
   EXPECT_NE(
       text.find("// double-buffered t (ping-pong x2)\nfor t_pp in 0..2 {\n  copy.mte2 ux[0:+1, "
