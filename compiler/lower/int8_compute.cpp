@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compiler/ops/op_util.h"
 #include "compiler/support/error.h"
 
 namespace tessel::lower {
@@ -19,22 +20,12 @@ namespace {
   throw Unsupported(fmt::format("{}: {}", node.describe(), what));
 }
 
-/// The saturation range of a quantised dtype.
+/// The saturation range of a quantised output dtype; any other dtype is refused (unsupported
+/// here, where the reference fails it as an error: ops::quantized_range).
 std::pair<double, double> range_of(const Node& node, DType dt) {
-  switch (dt) {
-    case DType::u8:
-      return {0, 255};
-    case DType::i8:
-      return {-128, 127};
-    case DType::u16:
-      return {0, 65535};
-    case DType::i16:
-      return {-32768, 32767};
-    case DType::i32:
-      return {-2147483648.0, 2147483647.0};
-    default:
-      refuse(node, fmt::format("a quantised output of dtype {}", dtype_to_string(dt)));
-  }
+  const auto r = ops::quantized_dtype_range(dt);
+  if (!r) refuse(node, fmt::format("a quantised output of dtype {}", dtype_to_string(dt)));
+  return {static_cast<double>(r->first), static_cast<double>(r->second)};
 }
 
 const Tensor& constant_input(const Node& node, size_t i, const char* role) {

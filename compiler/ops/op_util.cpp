@@ -186,22 +186,27 @@ const Tensor& kernel_input(const Node& node, const std::vector<const Tensor*>& i
   return *inputs[i];
 }
 
-std::pair<int64_t, int64_t> quantized_range(const Node& node, DType dtype) {
+std::optional<std::pair<int64_t, int64_t>> quantized_dtype_range(DType dtype) {
   switch (dtype) {
     case DType::u8:
-      return {0, 255};
+      return std::pair<int64_t, int64_t>{0, 255};
     case DType::i8:
-      return {-128, 127};
+      return std::pair<int64_t, int64_t>{-128, 127};
     case DType::u16:
-      return {0, 65535};
+      return std::pair<int64_t, int64_t>{0, 65535};
     case DType::i16:
-      return {-32768, 32767};
+      return std::pair<int64_t, int64_t>{-32768, 32767};
     case DType::i32:
-      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+      return std::pair<int64_t, int64_t>{std::numeric_limits<int32_t>::min(),
+                                         std::numeric_limits<int32_t>::max()};
     default:
-      node_fail(node, "quantized dtype {} is not one of u8, i8, u16, i16, i32",
-                dtype_to_string(dtype));
+      return std::nullopt;
   }
+}
+
+std::pair<int64_t, int64_t> quantized_range(const Node& node, DType dtype) {
+  if (auto r = quantized_dtype_range(dtype)) return *r;
+  node_fail(node, "quantized dtype {} is not one of u8, i8, u16, i16, i32", dtype_to_string(dtype));
 }
 
 WindowGeometry window_geometry(const Node& node, const Shape& in_spatial,

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -493,7 +494,11 @@ inline int64_t requantize_fp32(int64_t acc, float scale, int64_t zero_point, int
   return static_cast<int64_t>(std::nearbyintf(v)) + zero_point;
 }
 
-/// Saturation range of an 8/16/32-bit integer quantized dtype (u8, i8, u16, i16, i32).
+/// Saturation range [lo, hi] of an 8/16/32-bit integer quantized dtype (u8, i8, u16, i16, i32);
+/// nullopt for any other dtype. (ONNX QuantizeLinear: saturate to the output type's range.)
+std::optional<std::pair<int64_t, int64_t>> quantized_dtype_range(DType dtype);
+
+/// quantized_dtype_range, failing with a node-named error for a dtype outside it.
 std::pair<int64_t, int64_t> quantized_range(const Node& node, DType dtype);
 
 /// Registers the ops of each family (called from register_builtin_ops()).

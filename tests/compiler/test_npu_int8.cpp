@@ -15,6 +15,7 @@
 
 #include "npu_model/roofline.h"
 #include "tests/compiler/npu_test_util.h"
+#include "tests/test_tensors.h"
 
 namespace tessel::testing {
 namespace {
@@ -60,12 +61,6 @@ Int8Run run_int8(const Graph& g, const std::map<std::string, Tensor>& inputs,
   EXPECT_TRUE(bit_equal(got.at(y), single.at(y))) << "multicore differs from one core";
   r.y = got.at(y);
   return r;
-}
-
-Tensor scalar(DType t, double v) {
-  Tensor s(t, {});
-  s.set_from_double(0, v);
-  return s;
 }
 
 struct QCase {

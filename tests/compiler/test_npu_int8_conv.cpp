@@ -20,6 +20,7 @@
 #include "isa/asm.h"
 #include "passes/graph/graph_passes.h"
 #include "tests/compiler/npu_test_util.h"
+#include "tests/test_tensors.h"
 
 namespace tessel::testing {
 namespace {
@@ -30,12 +31,6 @@ npu::HwConfig int8_hw(int cores = 4) {
                               {"core.cube.int8.k", "32"},
                               {"core.cube.int8.n", "16"},
                               {"cores", std::to_string(cores)}});
-}
-
-Tensor scalar(DType t, double v) {
-  Tensor s(t, {});
-  s.set_from_double(0, v);
-  return s;
 }
 
 Tensor vec_f32(const std::vector<float>& v) {

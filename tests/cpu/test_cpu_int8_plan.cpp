@@ -20,24 +20,13 @@
 #include "compiler/driver/runner.h"
 #include "compiler/frontend/onnx_import.h"
 #include "tests/cpu/cpu_test_util.h"
+#include "tests/test_tensors.h"
 
 namespace tessel::testing {
 namespace {
 
 using cpu_backend::QGemmPath;
 const std::string kSrc = TESSEL_SOURCE_DIR;
-
-Tensor scalar(DType dt, double v) {
-  Tensor t(dt, {});
-  t.set_from_double(0, v);
-  return t;
-}
-
-Tensor vec(DType dt, const std::vector<double>& v) {
-  Tensor t(dt, {static_cast<int64_t>(v.size())});
-  for (size_t i = 0; i < v.size(); ++i) t.set_from_double(static_cast<int64_t>(i), v[i]);
-  return t;
-}
 
 std::vector<int64_t> ints(const Tensor& t) {
   std::vector<int64_t> v;

@@ -18,23 +18,12 @@
 #include "compiler/ops/op_registry.h"
 #include "compiler/ops/reference.h"
 #include "tests/test_conform_suite.h"
+#include "tests/test_tensors.h"
 
 namespace tessel::testing {
 namespace {
 
 using cpu_backend::QGemmPath;
-
-Tensor scalar(DType dt, double v) {
-  Tensor t(dt, {});
-  t.set_from_double(0, v);
-  return t;
-}
-
-Tensor vec(DType dt, const std::vector<double>& v) {
-  Tensor t(dt, {static_cast<int64_t>(v.size())});
-  for (size_t i = 0; i < v.size(); ++i) t.set_from_double(static_cast<int64_t>(i), v[i]);
-  return t;
-}
 
 struct QArgs {
   Tensor a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp;

@@ -17,28 +17,10 @@
 #include "compiler/backend/cpu/aot.h"
 #include "compiler/lower/op_compute.h"
 #include "tests/cpu/cpu_test_util.h"
+#include "tests/test_tensors.h"
 
 namespace tessel::testing {
 namespace {
-
-Tensor vec(DType dt, const std::vector<double>& v, Shape shape = {}) {
-  if (shape.empty()) shape = {static_cast<int64_t>(v.size())};
-  Tensor t(dt, shape);
-  for (size_t i = 0; i < v.size(); ++i) t.set_from_double(static_cast<int64_t>(i), v[i]);
-  return t;
-}
-
-Tensor scalar(DType dt, double v) {
-  Tensor t(dt, {});
-  t.set_from_double(0, v);
-  return t;
-}
-
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get_as_double(i));
-  return v;
-}
 
 /// Runs `graph` on the CPU; every output has the reference's dtype, shape and bytes (NaN bits
 /// aside: a float output compares NaN positions). Returns the CPU's outputs.
@@ -47,20 +29,7 @@ std::map<std::string, Tensor> run_exact(const Graph& graph,
   cpu_backend::CpuJit jit(cpu_backend::compile_cpu(graph));
   auto got = jit.run(in, true);
   EXPECT_FALSE(got.kernel_seconds.empty());
-  const auto ref = ops::run_reference(graph, in);
-  for (const auto& [name, r] : ref) {
-    EXPECT_TRUE(got.outputs.count(name)) << name;
-    if (!got.outputs.count(name)) continue;
-    const Tensor& g = got.outputs.at(name);
-    EXPECT_EQ(dtype_to_string(g.dtype()), dtype_to_string(r.dtype())) << name;
-    EXPECT_EQ(g.shape(), r.shape()) << name;
-    if (g.dtype() != r.dtype() || g.shape() != r.shape()) continue;
-    for (int64_t i = 0; i < r.numel(); ++i) {
-      const double a = g.get_as_double(i), b = r.get_as_double(i);
-      if (std::isnan(a) && std::isnan(b)) continue;
-      EXPECT_EQ(a, b) << name << "[" << i << "]";
-    }
-  }
+  expect_outputs_exact(got.outputs, ops::run_reference(graph, in));
   return got.outputs;
 }
 

@@ -15,22 +15,10 @@
 #include "compiler/ir/graph.h"
 #include "compiler/ops/op_registry.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/test_tensors.h"
 
 namespace tessel::testing {
 namespace {
-
-Tensor vec(DType dt, const std::vector<double>& v, Shape shape = {}) {
-  if (shape.empty()) shape = {static_cast<int64_t>(v.size())};
-  Tensor t(dt, shape);
-  for (size_t i = 0; i < v.size(); ++i) t.set_from_double(static_cast<int64_t>(i), v[i]);
-  return t;
-}
-
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get_as_double(i));
-  return v;
-}
 
 /// Compiles `graph` for the GPU, checks its PTX with ptxas, runs it on the emulator; every output
 /// has the reference's dtype, shape and values. Returns the GPU's outputs; `ptx_out` gets the PTX.
@@ -43,20 +31,7 @@ std::map<std::string, Tensor> run_exact(const Graph& graph, const std::map<std::
   gpu_backend::GpuExecutable exe(std::move(prog), gpu_backend::GpuDevice::emulator);
   auto got = exe.run(in, true);
   EXPECT_FALSE(got.launch_seconds.empty());
-  const auto ref = ops::run_reference(graph, in);
-  for (const auto& [name, r] : ref) {
-    EXPECT_TRUE(got.outputs.count(name)) << name;
-    if (!got.outputs.count(name)) continue;
-    const Tensor& g = got.outputs.at(name);
-    EXPECT_EQ(dtype_to_string(g.dtype()), dtype_to_string(r.dtype())) << name;
-    EXPECT_EQ(g.shape(), r.shape()) << name;
-    if (g.dtype() != r.dtype() || g.shape() != r.shape()) continue;
-    for (int64_t i = 0; i < r.numel(); ++i) {
-      const double a = g.get_as_double(i), b = r.get_as_double(i);
-      if (std::isnan(a) && std::isnan(b)) continue;
-      EXPECT_EQ(a, b) << name << "[" << i << "]";
-    }
-  }
+  expect_outputs_exact(got.outputs, ops::run_reference(graph, in));
   return got.outputs;
 }
 

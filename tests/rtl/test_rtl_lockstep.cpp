@@ -11,6 +11,7 @@
 #include "isa/asm.h"
 #include "tests/compiler/npu_test_util.h"
 #include "tests/simulator/sim_test_util.h"
+#include "tests/test_tensors.h"
 
 namespace tessel::testing {
 namespace {
@@ -25,12 +26,6 @@ npu::HwConfig hw_with(const std::string& model, int cores = 4, int64_t rtl_sampl
              {"core.cube.int8.m", "16"}, {"core.cube.int8.k", "32"}, {"core.cube.int8.n", "16"}})
       o.push_back({k, v});
   return npu::load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/hw_configs/npu_4core.yaml", o);
-}
-
-Tensor scalar(DType t, double v) {
-  Tensor s(t, {});
-  s.set_from_double(0, v);
-  return s;
 }
 
 struct BothWays {
