@@ -219,6 +219,16 @@ Stmt gpu_intrin(GpuOp op, std::vector<IntrinOperand> operands, int64_t imm) {
   return s;
 }
 
+Stmt prefetch(Buffer buffer, std::vector<Expr> indices, int locality) {
+  if (locality < 0 || locality > 3)
+    internal_fail("prefetch of {}: locality {} is not 0..3", buffer->name, locality);
+  auto s = node(StmtKind::Prefetch);
+  s->buffer = std::move(buffer);
+  s->indices = std::move(indices);
+  s->prefetch_locality = locality;
+  return s;
+}
+
 isa::Pipe stmt_pipe(const StmtNode& s) {
   switch (s.kind) {
     case StmtKind::Copy:
@@ -352,6 +362,15 @@ void print(const Stmt& s, int indent, std::string& out) {
       const bool imm = s->gpu_op == GpuOp::cp_async || s->gpu_op == GpuOp::cp_async_wait;
       out += fmt::format("{}{}{}{}\n", pad, gpu_op_name(s->gpu_op), ops,
                          imm ? fmt::format(" {}", s->gpu_imm) : "");
+      break;
+    }
+    case StmtKind::Prefetch: {
+      std::string idx;
+      for (size_t i = 0; i < s->indices.size(); ++i)
+        idx += (i ? ", " : "") + to_string(s->indices[i]);
+      out += fmt::format(
+          "{}prefetch {}[{}]{}\n", pad, s->buffer->name, idx,
+          s->prefetch_locality != 3 ? fmt::format(" locality={}", s->prefetch_locality) : "");
       break;
     }
     case StmtKind::Sync: {

@@ -4,7 +4,8 @@
 // allocate, store (scalar compute, before tensorization), if, copy (a DMA of a rectangular region,
 // with padding for reads outside the source), intrin (one NPU instruction with symbolic buffer
 // addresses, after tensorization), sync (set_flag / wait_flag / barrier), gpu (a GPU intrinsic:
-// block barrier, cp.async and its groups, mma.sync; compiler/backend/gpu). Passes are small classes
+// block barrier, cp.async and its groups, mma.sync; compiler/backend/gpu), prefetch (a cache hint
+// for one element's line; CPU only, compiler/backend/cpu). Passes are small classes
 // deriving from StmtMutator / StmtVisitor. Printing: print_stmt (text form, one statement per
 // line).
 #pragma once
@@ -73,7 +74,11 @@ struct Region {
   std::vector<int64_t> extents;
 };
 
-enum class StmtKind : uint8_t { Seq, For, Store, Allocate, If, Copy, Intrin, Sync, Gpu };
+/// Prefetch: a hint that the cache line holding element `indices` of `buffer` will be read soon
+/// (llvm.prefetch, x86 prefetcht0..nta); it reads and writes no value and never faults. The
+/// address is the buffer's strided offset of the indices, which may run past a dimension's extent
+/// (an address further on in the same memory); nothing checks it against the buffer's bounds.
+enum class StmtKind : uint8_t { Seq, For, Store, Allocate, If, Copy, Intrin, Sync, Gpu, Prefetch };
 /// gpu_block: the iterations are the thread blocks of a GPU grid (blockIdx.x); gpu_thread: the
 /// threads of a block (threadIdx.x), all of which run the body (its barriers are block-wide).
 enum class ForKind : uint8_t {
@@ -141,6 +146,9 @@ struct StmtNode {
   // Gpu: the intrinsic, its immediate and its address operands (`operands`)
   GpuOp gpu_op = GpuOp::barrier;
   int64_t gpu_imm = 0;
+  // Prefetch (the address is `buffer` / `indices`): temporal locality, 3 = keep in every cache
+  // level (prefetcht0), 2 = L2 and out (prefetcht1), 1 = L3 (prefetcht2), 0 = non-temporal.
+  int prefetch_locality = 3;
   // Debug
   std::string comment;
 };
@@ -155,6 +163,8 @@ Stmt copy(Region dst, Region src, double pad_value = 0);
 Stmt intrin(isa::Instruction instr, std::vector<IntrinOperand> operands);
 Stmt sync(isa::Instruction instr);
 Stmt gpu_intrin(GpuOp op, std::vector<IntrinOperand> operands = {}, int64_t imm = 0);
+/// A read prefetch of the line holding buffer[indices] (StmtKind::Prefetch); locality 0..3.
+Stmt prefetch(Buffer buffer, std::vector<Expr> indices, int locality = 3);
 
 /// The pipe a leaf statement runs on (copy: mte2 if the source is gm, else mte3; intrin/sync from
 /// the instruction).

@@ -192,7 +192,19 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
   MC = std::clamp(round_up(MC, MR), MR, MPC * MR);
   const int64_t MCP = MC / MR;
   const int64_t Tic = ceil_div(MPC, MCP);
+  // Prefetch of the constant operand's next micro-panel: A's (the weights; B's when only B is
+  // constant: the transposed orientation, a matmul by constant weights).
+  if (knobs.prefetch == 1 && !a_const && !b_const)
+    fail(
+        "{}: cpu gemm knob prefetch=1 needs an operand packed at compile time (constant "
+        "weights)",
+        spec.name);
+  // Automatic: A's only. Measured on ResNet-50 (1 thread, per-kernel minima, docs/results.md):
+  // layer3's A prefetch gains 5-6%, B's (the transposed layer4 kernels, the fc) loses 1-8%.
+  const bool prefetch = knobs.prefetch == 1 || (knobs.prefetch == -1 && a_const);
+  knobs.prefetch = prefetch ? 1 : 0;
   if (knobs_io) {
+    knobs_io->prefetch = knobs.prefetch;
     knobs_io->mr = MR;
     knobs_io->nr = NR;
     knobs_io->kc = KC;
@@ -491,20 +503,51 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
     L::Stmt init = choose(is_first, zero, choose(full, load_full, load_part));
     // k loop
     Var kf = L::make_var("kf");
-    L::Stmt kloop = L::for_loop(
-        kf, kc, tile_loops([&](Expr i, Expr j, const Var&) {
-          Expr av =
-              a_const ? L::load(a_packed->buffer,
-                                with_batch_v(packed_index(
-                                    g.a_idx, mp, L::add(L::mul(kb0, L::int_imm(KR)), vref(kf)), i)))
-                      : L::load(ap, {vref(ir), vref(kf), i});
-          Expr bv = b_const ? L::load(b_packed->buffer,
-                                      with_batch_v(packed_index(
-                                          g.b_idx, L::add(L::floordiv(n0, NR), vref(jr)),
-                                          L::add(L::mul(kb0, L::int_imm(KR)), vref(kf)), j)))
-                            : L::load(bp, {vref(jr), vref(kf), j});
-          return L::store(acc, {i, j}, L::add(L::load(acc, {i, j}), L::mul(av, bv)));
-        }));
+    // Prefetches, one group per k step, of the constant operand's micro-panel used after this
+    // micro-tile's (weights stream from memory once per call; the hardware prefetchers do not
+    // run far enough ahead of the FMAs).
+    //   A constant: the next M panel's kc x mr micro-panel (mp + 1 in this K block; after the
+    //   chunk's last panel, its first panel in the next K block), spread over the N panels of
+    //   this M panel: step s = jr * kc + kf of nb * kc requests element s * mr / nb of it (a line
+    //   of 64 bytes is requested about 16 nb / mr times in a row: duplicates cost a load slot).
+    //   B constant: the next N panel's row kf (nr elements, a line per 64 bytes).
+    std::vector<L::Stmt> pf;
+    if (prefetch && a_const) {
+      const int64_t nb = NC / NR;
+      Expr step = L::add(L::mul(vref(jr), L::int_imm(kc)), vref(kf));
+      Expr e = L::mul(step, L::int_imm(MR));
+      if (nb > 1) e = L::floordiv(e, nb);
+      Expr last_panel = L::logical_or(L::le(L::int_imm(MPC), L::add(panel_in_chunk, L::int_imm(1))),
+                                      L::le(L::int_imm(Mp), L::add(mp, L::int_imm(1))));
+      Expr k0 = L::mul(kb0, L::int_imm(KR));
+      Expr panel = L::select(last_panel, mp_chunk, L::add(mp, L::int_imm(1)));
+      Expr kstart = L::select(last_panel, L::add(k0, L::int_imm(kc)), k0);
+      pf.push_back(
+          L::prefetch(a_packed->buffer, with_batch_v(packed_index(g.a_idx, panel, kstart, e))));
+    } else if (prefetch && b_const) {
+      Expr panel = L::add(L::add(L::floordiv(n0, NR), vref(jr)), L::int_imm(1));
+      Expr k = L::add(L::mul(kb0, L::int_imm(KR)), vref(kf));
+      const int64_t per_line = 64 / 4;  // fp32 elements per 64-byte line
+      for (int64_t q = 0; q < ceil_div(NR, per_line); ++q)
+        pf.push_back(
+            L::prefetch(b_packed->buffer,
+                        with_batch_v(packed_index(g.b_idx, panel, k, L::int_imm(q * per_line)))));
+    }
+    L::Stmt fmas = tile_loops([&](Expr i, Expr j, const Var&) {
+      Expr av = a_const
+                    ? L::load(a_packed->buffer,
+                              with_batch_v(packed_index(
+                                  g.a_idx, mp, L::add(L::mul(kb0, L::int_imm(KR)), vref(kf)), i)))
+                    : L::load(ap, {vref(ir), vref(kf), i});
+      Expr bv = b_const ? L::load(b_packed->buffer,
+                                  with_batch_v(packed_index(
+                                      g.b_idx, L::add(L::floordiv(n0, NR), vref(jr)),
+                                      L::add(L::mul(kb0, L::int_imm(KR)), vref(kf)), j)))
+                        : L::load(bp, {vref(jr), vref(kf), j});
+      return L::store(acc, {i, j}, L::add(L::load(acc, {i, j}), L::mul(av, bv)));
+    });
+    pf.push_back(fmas);
+    L::Stmt kloop = L::for_loop(kf, kc, pf.size() == 1 ? fmas : L::seq(pf));
     // store
     auto store_full = [&](bool last) {
       return tile_loops([&](Expr i, Expr j, const Var&) {
@@ -562,8 +605,9 @@ std::optional<CpuGemmResult> cpu_gemm(const CpuKernelSpec& spec, const te::Tenso
     body = L::for_loop(t, T, task, par ? L::ForKind::parallel : L::ForKind::serial);
   }
   body->comment =
-      fmt::format("gemm {}: M={} N={} K={} batch={} mr={} nr={} kc={} nc={} mc={}{}", spec.name, M,
-                  N, K, g.batch(), MR, NR, KC, NC, MC, knobs.transposed ? " transposed" : "");
+      fmt::format("gemm {}: M={} N={} K={} batch={} mr={} nr={} kc={} nc={} mc={}{}{}", spec.name,
+                  M, N, K, g.batch(), MR, NR, KC, NC, MC, knobs.transposed ? " transposed" : "",
+                  prefetch ? (a_const ? " prefetch=A" : " prefetch=B") : "");
   result.body = body;
   return result;
 }

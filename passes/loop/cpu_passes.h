@@ -63,6 +63,12 @@ struct CpuGemmKnobs {
   // padding waste of the two orientations' best micro-tiles says so (a 7x7 output vectorized by
   // pixels fills 49 of 64 lanes), 0 never, 1 always (a convolution with constant weights only).
   int transposed = -1;
+  // Software prefetch of the constant operand's next micro-panel (the packed weights, read from
+  // memory once per call): in the k loop of every micro-tile, one prefetcht0 per k step of the
+  // panel used after this one, spread so the whole next panel is requested while the current one
+  // computes. -1: on when A (the broadcast operand) is packed at compile time, 0 off, 1 on
+  // (needs a packed operand; B's when only B is, e.g. the transposed orientation).
+  int prefetch = -1;
 };
 
 /// Knobs of a depthwise convolution kernel (cpu_depthwise.cpp; -1 / 0 = choose).

@@ -138,6 +138,30 @@ TEST_F(TensorizeVector, WindowSumAccumulatesWithVmla) {
   EXPECT_EQ(out->extent, 3);
 }
 
+TEST(LoopIrPrefetch, PrintsItsAddressAndLocalityAndSubstitutes) {
+  // The CPU BLIS schedule's cache hint (passes/loop/cpu_gemm.cpp): an element address, no value.
+  auto w = L::make_buffer("w", L::MemScope::host, DType::f32, {4, 32});
+  auto i = L::make_var("i");
+  auto k = L::make_var("k");
+  auto body =
+      L::for_loop(i, 4,
+                  L::seq({L::prefetch(w, {L::add(L::var_ref(i), L::int_imm(1)), L::var_ref(k)}),
+                          L::prefetch(w, {L::var_ref(i), L::int_imm(16)}, 1)}));
+  EXPECT_EQ(L::to_string(body),
+            "for i in 0..4 {\n"
+            "  prefetch w[(i + 1), k]\n"
+            "  prefetch w[i, 16] locality=1\n"
+            "}\n");
+  // Its indices are expressions like a store's: substitute_stmt rewrites them.
+  auto sub = L::substitute_stmt(body, {{k.get(), L::int_imm(5)}});
+  EXPECT_EQ(L::to_string(sub->body->seq[0]), "prefetch w[(i + 1), 5]\n");
+  // It reads and writes no buffer a dependence analysis must order.
+  std::vector<L::Buffer> reads, writes;
+  L::stmt_buffers(*sub->body->seq[0], &reads, &writes);
+  EXPECT_TRUE(reads.empty() && writes.empty());
+  EXPECT_THROW(L::prefetch(w, {L::int_imm(0), L::int_imm(0)}, 4), InternalError);
+}
+
 TEST(PartitionLoops, PeelsTheBorderIterationsOfAPaddedCopy) {
   // for t < 4: copy ub[0:10] <- gm[8t - 1 : +10] over gm of 32 elements. t = 0 starts at -1 and
   // t = 3 ends at 33 > 32: both are peeled; t = 1, 2 stay a loop with in-bounds copies.

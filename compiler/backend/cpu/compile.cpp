@@ -236,7 +236,7 @@ class Compiler {
       });
     };
     L::visit_stmt(body, [&](const L::Stmt& s) {
-      if (s->kind == L::StmtKind::Store) {
+      if (s->kind == L::StmtKind::Store || s->kind == L::StmtKind::Prefetch) {
         used.insert(s->buffer->storage());
         for (const auto& i : s->indices) expr(i);
         expr(s->value);

@@ -734,6 +734,20 @@ void LoopCodegen::emit_stmt(const L::Stmt& s) {
     case L::StmtKind::For:
       emit_for(s);
       return;
+    case L::StmtKind::Prefetch: {
+      // llvm.prefetch(ptr, rw = 0 (read), locality, cache = 1 (data)): prefetcht0..nta on x86.
+      // The GEP is not inbounds: the address may lie past the buffer (the hint never faults).
+      Expr lin = passes::linear_index(*s->buffer, s->indices);
+      if (lane_ && passes::var_coefficient(lin, lane_).value_or(1) != 0)
+        unsupported("prefetch of " + s->buffer->name + " at an address that differs by lane");
+      llvm::Type* et = elem_ty(s->buffer->dtype);
+      llvm::Value* ptr = b_.CreateGEP(et, base_of(s->buffer), eval_int(lin).v);
+      llvm::Type* i8p = llvm::PointerType::get(i8_, ptr->getType()->getPointerAddressSpace());
+      llvm::Function* f = llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::prefetch, {i8p});
+      b_.CreateCall(f, {b_.CreateBitCast(ptr, i8p), b_.getInt32(0),
+                        b_.getInt32(static_cast<uint32_t>(s->prefetch_locality)), b_.getInt32(1)});
+      return;
+    }
     default:
       emit_other_stmt(s);
   }
