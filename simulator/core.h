@@ -106,7 +106,7 @@ class Core : public sc_core::sc_module {
   size_t op_count() const { return op_count_; }
 
  private:
-  /// One instruction as the simulator's hot path reads it, decoded once at construction: 48
+  /// One instruction as the simulator's hot path reads it, decoded once at construction: 56
   /// bytes instead of the 192-byte isa::Instruction, which is read only where a data
   /// instruction is resolved (dispatch; start, for a dma or a functional run) and in reports.
   /// At 1,024 cores every core's state is touched once per simulated step and the cores'
