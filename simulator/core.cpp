@@ -199,6 +199,30 @@ Core::Core(sc_core::sc_module_name name, int id, RunState& run, CoreBarrier& bar
           } catch (...) {
           }
         }
+        // Its statistics, while the instruction is in cache (flush_stats reads the classes, not
+        // the instruction): a class of the stream's that adds the same, else a new one. A stream
+        // repeats a few shapes (the tiles of a kernel), so the recent classes are looked at.
+        // One the formulas reject gets none (kNoStatClass): flush_stats prices it from the
+        // instruction if it ever executed, as it always did.
+        try {
+          StatClass c;
+          c.traffic = npu::scope_traffic(hw_, in);
+          npu::count_ops(hw_, d.pipe, in, c.traffic, c.ops);
+          const size_t n = stat_classes_.size(), lo = n > 8 ? n - 8 : 0;
+          size_t k = n;
+          for (size_t j = n; j-- > lo;)
+            if (stat_classes_[j].traffic.read == c.traffic.read &&
+                stat_classes_[j].traffic.written == c.traffic.written &&
+                stat_classes_[j].ops == c.ops) {
+              k = j;
+              break;
+            }
+          if (k >= kNoStatClass) throw 0;  // more classes than the field holds: none
+          if (k == n) stat_classes_.push_back(c);
+          d.stat_class = static_cast<uint16_t>(k);
+        } catch (...) {
+          d.stat_class = kNoStatClass;
+        }
         // What lets the pipe start it from its entry alone (Entry::kFastStart).
         d.cost.start_flags = 0;
         d.cost.gm_bytes = d.cost.burst_bytes = 0;
@@ -336,6 +360,12 @@ void Core::pipe_prefetch(void* core, uint32_t pipe, bool deep) {
     __builtin_prefetch(&c.id_);  // id_, run_, kernel_, ...: the line of the core's constants
     return;
   }
+  // The flag counter a set_flag or wait_flag step reads (flags_: another allocation, a miss at
+  // 1,024 cores otherwise).
+  if (pu.step == PipeStep::set_flag || pu.step == PipeStep::wait_flag)
+    __builtin_prefetch(
+        &c.flags_[(size_t(pu.flag.src) * isa::kNumPipes + size_t(pu.flag.dst)) * c.events_ +
+                  pu.flag.event]);
   // The entry it starts next (48 bytes: it may span two lines).
   if (pu.size == 0) return;
   const Entry* head = &pu.entries[pu.head];
@@ -532,7 +562,8 @@ bool Core::dispatch(Decoded& in, int32_t pc) {
       run_.trace.push_back(stall);
     }
   }
-  const uint32_t slot = (pu.head + pu.size) % pu.depth;  // the queue has room
+  uint32_t slot = pu.head + pu.size;  // the queue has room (size < depth)
+  if (slot >= pu.depth) slot -= pu.depth;
   Entry& e = pu.entries[slot];
   e.nranges = 0;
   if (!is_sync && kind == isa::InstrKind::data && in.cost.ranges_known) {
@@ -631,7 +662,7 @@ void Core::run_pipe(Pipe p) {
         const uint64_t s = pu.start_cycle;
         const uint32_t slot = pu.head;
         const Entry& cur = pu.entries[slot];
-        pu.head = (pu.head + 1) % pu.depth;
+        pu.head = pu.after(pu.head);
         --pu.size;
         kernel_.notify(pu.progress);  // the scalar unit may wait for a place in the queue
         ++pu.instructions;
@@ -926,10 +957,15 @@ void Core::flush_stats() {
     stats_.pipes[p].busy_cycles += std::exchange(pu.busy_cycles, 0);
   }
   // Scope traffic and operation counts read no address (npu/timing.h, npu/area_energy.h): the
-  // unresolved instruction's are every execution's.
+  // unresolved instruction's are every execution's, and count_ops only adds, so n executions add
+  // n times one execution's counts (the StatClass found while decoding).
   for (size_t pc = 0; pc < decoded_.size(); ++pc) {
     Decoded& d = decoded_[pc];
     if (d.kind != isa::InstrKind::data || d.executed == 0) continue;
+    if (d.stat_class != kNoStatClass) {
+      stat_classes_[d.stat_class].executed += std::exchange(d.executed, 0);
+      continue;
+    }
     const isa::Instruction& in = code_[pc];
     const npu::ScopeTraffic traffic = npu::scope_traffic(hw_, in);
     for (int sc = 0; sc < isa::kNumScopes; ++sc) {
@@ -938,6 +974,21 @@ void Core::flush_stats() {
     }
     for (uint64_t i = 0; i < d.executed; ++i) npu::count_ops(hw_, d.pipe, in, traffic, stats_.ops);
     d.executed = 0;
+  }
+  for (StatClass& c : stat_classes_) {
+    const uint64_t n = std::exchange(c.executed, 0);
+    if (n == 0) continue;
+    for (int sc = 0; sc < isa::kNumScopes; ++sc) {
+      stats_.bytes_read[sc] += c.traffic.read[sc] * n;
+      stats_.bytes_written[sc] += c.traffic.written[sc] * n;
+    }
+    npu::OpCounts& o = stats_.ops;
+    o.cube_macs += c.ops.cube_macs * n;
+    for (int k = 0; k < npu::kNumVectorOpClasses; ++k)
+      for (int t = 0; t < npu::kNumTechTypes; ++t)
+        o.vector_elem_ops[k][t] += c.ops.vector_elem_ops[k][t] * n;
+    for (int p = 0; p < isa::kNumPipes; ++p)
+      o.pipe_bytes_written[p] += c.ops.pipe_bytes_written[p] * n;
   }
 }
 

@@ -106,7 +106,7 @@ class Core : public sc_core::sc_module {
   size_t op_count() const { return op_count_; }
 
  private:
-  /// One instruction as the simulator's hot path reads it, decoded once at construction: 48
+  /// One instruction as the simulator's hot path reads it, decoded once at construction: 56
   /// bytes instead of the 192-byte isa::Instruction, which is read only where a data
   /// instruction is resolved (dispatch; start, for a dma or a functional run) and in reports.
   /// At 1,024 cores every core's state is touched once per simulated step and the cores'
@@ -118,9 +118,12 @@ class Core : public sc_core::sc_module {
     uint8_t nregs = 0;  // data: the distinct registers its memory operands use, in `regs`
     std::array<uint8_t, 4> regs{};
     int32_t op_index = -1;
-    bool cost_known = false;  // data: `occupancy`/`latency` hold npu::instruction_cost
-    bool is_dma = false;      // data: dma or dma_mc (needs the resolved operands at start)
-    bool x0_only = false;     // data: every memory operand uses x0 (the instruction is resolved)
+    // data: its StatClass (stat_classes_), found while decoding: flush_stats reads these, not
+    // the instruction (at 1,024 cores a second pass over the 192-byte instructions).
+    uint16_t stat_class = 0;      // kNoStatClass: none (flush_stats prices the instruction)
+    bool cost_known : 1 = false;  // data: `occupancy`/`latency` hold npu::instruction_cost
+    bool is_dma : 1 = false;      // data: dma or dma_mc (needs the resolved operands at start)
+    bool x0_only : 1 = false;  // data: every memory operand uses x0 (the instruction is resolved)
     // data: times dispatched, which in a run that finishes (the only one whose stats are read)
     // is the times started; the stats are summed in flush_stats.
     uint64_t executed = 0;
@@ -143,6 +146,16 @@ class Core : public sc_core::sc_module {
       } cost;
     };
     Decoded() : scalar() {}
+  };
+  /// What one execution of a data instruction adds to CoreStats (npu::scope_traffic and
+  /// npu::count_ops: both read no address, and count_ops only adds), shared by the stream's
+  /// instructions that add the same.
+  static_assert(sizeof(Decoded) <= 56, "the decoded record stays within 56 bytes");
+  static constexpr uint16_t kNoStatClass = UINT16_MAX;
+  struct StatClass {
+    npu::ScopeTraffic traffic;
+    npu::OpCounts ops;
+    uint64_t executed = 0;  // flush_stats: executions of its instructions
   };
   /// An access range in 24 bytes (isa::AccessRange pads to 32).
   struct Range {
@@ -226,6 +239,8 @@ class Core : public sc_core::sc_module {
     std::vector<Entry> ring;            // the queue's storage (entries points here)
     std::vector<Resolved> resolved;     // per ring place, for instructions resolved at dispatch
     const Entry& queued(size_t i) const { return entries[(head + i) % depth]; }
+    /// Ring place `i` + 1 (i < depth): a compare, not a division (at every start).
+    uint32_t after(uint32_t i) const { return i + 1 == depth ? 0 : i + 1; }
   };
 
   /// The kernel's process bodies: the scalar unit (arg 0) and pipe `arg`.
@@ -288,8 +303,9 @@ class Core : public sc_core::sc_module {
   CoreBarrier& core_barrier_;
   const npu::HwConfig& hw_;
   const std::vector<isa::Instruction>& code_;
-  std::vector<Decoded> decoded_;      // code_ decoded (Decoded), one per instruction
-  std::vector<Range> static_ranges_;  // the access ranges of the ranges_known instructions
+  std::vector<Decoded> decoded_;         // code_ decoded (Decoded), one per instruction
+  std::vector<Range> static_ranges_;     // the access ranges of the ranges_known instructions
+  std::vector<StatClass> stat_classes_;  // Decoded::stat_class
   size_t op_count_ = 0;
   CoreStats& stats_;
   const uint64_t cs_;            // scalar cycles per instruction
