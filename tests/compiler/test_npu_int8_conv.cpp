@@ -229,6 +229,50 @@ TEST(NpuInt8Conv, QLinearConvDepthwiseStride2) {
   run_case(c);
 }
 
+TEST(NpuInt8Conv, QLinearConvDepthwiseBlockedRoundsTiesToEvenAndSaturates) {
+  // A depthwise conv runs as groups of 16 channels (the int8 fractal's m) with block-diagonal
+  // weights (int8_ops.h); the zeros must add nothing. scale = 1 * 0.5 / 1 = 0.5 exactly: every
+  // odd accumulator is a tie; 9 taps of |x| <= 128 times |w'| <= 6 reach |acc| <= 6,912, so
+  // 0.5 * acc leaves [-128, 127] at both ends. 32 channels: two blocks of 16.
+  ConvCase c;
+  c.name = "depthwise 32 (blocks of 16): ties (scale 0.5) and saturation";
+  c.x_dt = DType::i8, c.y_dt = DType::i8;
+  c.x_shape = {1, 32, 9, 9};
+  c.cout = 32, c.group = 32;
+  c.x_scale = 1.0f, c.y_scale = 1.0f;
+  c.w_scale = {0.5f};
+  c.w_lo = -3, c.w_hi = 3;
+  c.w_zp = {-3};  // w' = w + 3 in [0, 6]
+  c.x_zp = 5;
+  c.bias = false;
+  const ConvRun r = run_case(c);
+  EXPECT_EQ(r.elements, 32 * 81);
+  EXPECT_GT(r.ties, 50);
+  EXPECT_GT(r.saturated_lo, 0);
+  EXPECT_GT(r.saturated_hi, 0);
+  EXPECT_GT(r.padded_reads, 0);
+}
+
+TEST(NpuInt8Conv, QLinearConvDepthwiseMultiplierAndUnevenBlocks) {
+  // Channel multiplier 2 (20 groups, 40 outputs: blocks of 10 groups, the largest divisor of 20
+  // not above 16, each 20 output channels), per-channel scales and weight zero points, u8.
+  ConvCase c;
+  c.name = "depthwise multiplier 2, 20 groups (blocks of 10), per-channel";
+  c.x_shape = {1, 20, 11, 7};
+  c.cout = 40, c.group = 20;
+  c.x_zp = 117, c.y_zp = 131;
+  c.w_dt = DType::u8;
+  c.w_lo = 40, c.w_hi = 200;  // w - w_zp in [-99, 100]: i8
+  c.w_zp.clear();
+  c.w_scale.clear();
+  for (int m = 0; m < 40; ++m) {
+    c.w_zp.push_back(100 + m);
+    c.w_scale.push_back(0.002f + 0.0003f * static_cast<float>(m));
+  }
+  const ConvRun r = run_case(c);
+  EXPECT_EQ(r.elements, 40 * 77);
+}
+
 TEST(NpuInt8Conv, QLinearConvDilatedSameUpper) {
   ConvCase c;
   c.name = "dilation 2, auto_pad SAME_UPPER";
