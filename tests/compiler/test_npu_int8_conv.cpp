@@ -61,6 +61,8 @@ struct ConvCase {
 struct ConvRun {
   int64_t elements = 0, ties = 0, saturated_lo = 0, saturated_hi = 0, padded_reads = 0;
   uint64_t cycles = 0;
+  double cube_macs =
+      0;  // the kernels' cube MACs (npu::OpWork), zeros of a blocked depthwise included
 };
 
 /// Builds the case's graph, runs it on the NPU (interpreter, simulator, one core) and the
@@ -129,6 +131,7 @@ ConvRun run_case(const ConvCase& c) {
   ConvRun r;
   r.elements = want.numel();
   r.cycles = sr.total_cycles;
+  for (const auto& k : mod.kernels) r.cube_macs += k.work.cube_macs;
   int64_t mismatches = 0;
   const int64_t lo = c.y_dt == DType::u8 ? 0 : -128, hi = c.y_dt == DType::u8 ? 255 : 127;
   for (int64_t i = 0; i < want.numel(); ++i) {
@@ -271,6 +274,50 @@ TEST(NpuInt8Conv, QLinearConvDepthwiseMultiplierAndUnevenBlocks) {
   }
   const ConvRun r = run_case(c);
   EXPECT_EQ(r.elements, 40 * 77);
+}
+
+TEST(NpuInt8Conv, DepthwiseRunsAsBlockDiagonalGroupsOfTheFractalRows) {
+  // int8_ops.h: a depthwise conv is blocked into groups of int8.m = 16 channels (the largest
+  // divisor of the group count up to 16) with block-diagonal weights. 48 channels, 3x3 pad 1 on
+  // 14x14, stride 1: 3 groups of 16, so the cube computes 48 output channels x 16 * 9 = 144
+  // products x 196 pixels = 1,354,752 MACs (16x the 84,672 useful ones; the zeros add nothing).
+  // u8 weights at zero point 128 per channel, per-channel scales, i8 activations.
+  ConvCase c;
+  c.name = "depthwise 48 channels, blocks of 16, u8 weights zp 128 per channel";
+  c.x_dt = DType::i8, c.w_dt = DType::u8, c.y_dt = DType::i8;
+  c.x_shape = {1, 48, 14, 14};
+  c.cout = 48, c.group = 48;
+  c.x_zp = -5, c.y_zp = 3;
+  c.w_lo = 1, c.w_hi = 255;
+  c.w_zp.clear();
+  c.w_scale.clear();
+  for (int m = 0; m < 48; ++m) {
+    c.w_zp.push_back(128);
+    c.w_scale.push_back(m % 2 ? 0.013f : 0.021f);
+  }
+  c.y_scale = 0.05f;
+  const ConvRun r = run_case(c);
+  EXPECT_EQ(r.cube_macs, 48.0 * 144 * 196);
+  // 40 channels: blocks of 10 (the largest divisor of 40 up to 16), 10 * 9 products each.
+  // Channel multiplier 2 (group 12, 24 outputs): blocks of 12 groups, each output channel reading
+  // its own input channel's taps. Stride 2 and no bias in both.
+  ConvCase d;
+  d.name = "depthwise 40 channels, blocks of 10";
+  d.x_shape = {2, 40, 9, 11};
+  d.cout = 40, d.group = 40;
+  d.strides = {2, 2};
+  d.x_zp = 200, d.y_zp = 10;
+  d.bias = false;
+  const ConvRun rd = run_case(d);
+  EXPECT_EQ(rd.cube_macs, 2.0 * 40 * 90 * (5 * 6));
+  ConvCase e;
+  e.name = "depthwise, channel multiplier 2";
+  e.x_shape = {1, 12, 10, 10};
+  e.cout = 24, e.group = 12;
+  e.x_zp = 31;
+  e.w_scale.assign(24, 0.015f);
+  const ConvRun re = run_case(e);
+  EXPECT_EQ(re.cube_macs, 24.0 * 12 * 9 * 100);
 }
 
 TEST(NpuInt8Conv, QLinearConvDilatedSameUpper) {
