@@ -320,6 +320,32 @@ TEST(NpuInt8Conv, DepthwiseRunsAsBlockDiagonalGroupsOfTheFractalRows) {
   EXPECT_EQ(re.cube_macs, 24.0 * 12 * 9 * 100);
 }
 
+TEST(NpuInt8Conv, DepthwiseRunsAsBlocksOfTheFractalsRows) {
+  // ConvInteger, 32 channels, group 32, 3x3 pad 1 on 9x9 (81 output pixels), int8 fractal
+  // 16x32x16: blocked into 32 / 16 = 2 groups of 16 output channels over 16 * 9 = 144 taps, so
+  // 2 groups * ceil(16/16) * ceil(144/32) * ceil(81/16) = 2 * 1 * 5 * 6 = 60 fractals (one
+  // channel per group would take 32 * 1 * 1 * 6 = 192); the MACs count the block-diagonal
+  // zeros, 2 * 16 * 144 * 81; the weights read from GM are [32, 16, 3, 3] u8 bytes.
+  GraphBuilder gb;
+  Value* x = gb.input("x", {1, 32, 9, 9}, DType::u8);
+  Attributes a;
+  a.set("group", int64_t{32});
+  a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  Value* y = gb.node("ConvInteger",
+                     {x, gb.constant("w", random_int_tensor({32, 1, 3, 3}, DType::u8, 5, 0, 255)),
+                      gb.constant("x_zp", scalar(DType::u8, 3))},
+                     a);
+  auto g = gb.finish({y});
+  const auto mod = npu_backend::compile_npu(*g, int8_hw());
+  const npu::OpWork* w = nullptr;
+  for (const auto& k : mod.kernels)
+    if (k.op_type == "ConvInteger") w = &k.work;
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->cube_fractals, 60.0);
+  EXPECT_EQ(w->cube_macs, 2.0 * 16 * 144 * 81);
+  EXPECT_GE(w->gm_read_bytes, 32.0 * 81 + 32.0 * 16 * 9);  // x, the blocked weights, the table
+}
+
 TEST(NpuInt8Conv, QLinearConvDilatedSameUpper) {
   ConvCase c;
   c.name = "dilation 2, auto_pad SAME_UPPER";
