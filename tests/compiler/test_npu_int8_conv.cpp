@@ -56,6 +56,8 @@ struct ConvCase {
 struct ConvRun {
   int64_t elements = 0, ties = 0, saturated_lo = 0, saturated_hi = 0, padded_reads = 0;
   uint64_t cycles = 0;
+  double cube_macs =
+      0;  // the kernels' cube MACs (npu::OpWork), zeros of a blocked depthwise included
 };
 
 /// Builds the case's graph, runs it on the NPU (interpreter, simulator, one core) and the
@@ -124,6 +126,7 @@ ConvRun run_case(const ConvCase& c) {
   ConvRun r;
   r.elements = want.numel();
   r.cycles = sr.total_cycles;
+  for (const auto& k : mod.kernels) r.cube_macs += k.work.cube_macs;
   int64_t mismatches = 0;
   const int64_t lo = c.y_dt == DType::u8 ? 0 : -128, hi = c.y_dt == DType::u8 ? 255 : 127;
   for (int64_t i = 0; i < want.numel(); ++i) {
@@ -222,6 +225,120 @@ TEST(NpuInt8Conv, QLinearConvDepthwiseStride2) {
   c.w_scale.assign(24, 0.02f);
   for (int m = 0; m < 24; m += 3) c.w_scale[m] = 0.011f;
   run_case(c);
+}
+
+TEST(NpuInt8Conv, QLinearConvDepthwiseBlockedRoundsTiesToEvenAndSaturates) {
+  // A depthwise conv runs as groups of 16 channels (the int8 fractal's m) with block-diagonal
+  // weights (int8_ops.h); the zeros must add nothing. scale = 1 * 0.5 / 1 = 0.5 exactly: every
+  // odd accumulator is a tie; 9 taps of |x| <= 128 times |w'| <= 6 reach |acc| <= 6,912, so
+  // 0.5 * acc leaves [-128, 127] at both ends. 32 channels: two blocks of 16.
+  ConvCase c;
+  c.name = "depthwise 32 (blocks of 16): ties (scale 0.5) and saturation";
+  c.x_dt = DType::i8, c.y_dt = DType::i8;
+  c.x_shape = {1, 32, 9, 9};
+  c.cout = 32, c.group = 32;
+  c.x_scale = 1.0f, c.y_scale = 1.0f;
+  c.w_scale = {0.5f};
+  c.w_lo = -3, c.w_hi = 3;
+  c.w_zp = {-3};  // w' = w + 3 in [0, 6]
+  c.x_zp = 5;
+  c.bias = false;
+  const ConvRun r = run_case(c);
+  EXPECT_EQ(r.elements, 32 * 81);
+  EXPECT_GT(r.ties, 50);
+  EXPECT_GT(r.saturated_lo, 0);
+  EXPECT_GT(r.saturated_hi, 0);
+  EXPECT_GT(r.padded_reads, 0);
+}
+
+TEST(NpuInt8Conv, QLinearConvDepthwiseMultiplierAndUnevenBlocks) {
+  // Channel multiplier 2 (20 groups, 40 outputs: blocks of 10 groups, the largest divisor of 20
+  // not above 16, each 20 output channels), per-channel scales and weight zero points, u8.
+  ConvCase c;
+  c.name = "depthwise multiplier 2, 20 groups (blocks of 10), per-channel";
+  c.x_shape = {1, 20, 11, 7};
+  c.cout = 40, c.group = 20;
+  c.x_zp = 117, c.y_zp = 131;
+  c.w_dt = DType::u8;
+  c.w_lo = 40, c.w_hi = 200;  // w - w_zp in [-99, 100]: i8
+  c.w_zp.clear();
+  c.w_scale.clear();
+  for (int m = 0; m < 40; ++m) {
+    c.w_zp.push_back(100 + m);
+    c.w_scale.push_back(0.002f + 0.0003f * static_cast<float>(m));
+  }
+  const ConvRun r = run_case(c);
+  EXPECT_EQ(r.elements, 40 * 77);
+}
+
+TEST(NpuInt8Conv, DepthwiseRunsAsBlockDiagonalGroupsOfTheFractalRows) {
+  // int8_ops.h: a depthwise conv is blocked into groups of int8.m = 16 channels (the largest
+  // divisor of the group count up to 16) with block-diagonal weights. 48 channels, 3x3 pad 1 on
+  // 14x14, stride 1: 3 groups of 16, so the cube computes 48 output channels x 16 * 9 = 144
+  // products x 196 pixels = 1,354,752 MACs (16x the 84,672 useful ones; the zeros add nothing).
+  // u8 weights at zero point 128 per channel, per-channel scales, i8 activations.
+  ConvCase c;
+  c.name = "depthwise 48 channels, blocks of 16, u8 weights zp 128 per channel";
+  c.x_dt = DType::i8, c.w_dt = DType::u8, c.y_dt = DType::i8;
+  c.x_shape = {1, 48, 14, 14};
+  c.cout = 48, c.group = 48;
+  c.x_zp = -5, c.y_zp = 3;
+  c.w_lo = 1, c.w_hi = 255;
+  c.w_zp.clear();
+  c.w_scale.clear();
+  for (int m = 0; m < 48; ++m) {
+    c.w_zp.push_back(128);
+    c.w_scale.push_back(m % 2 ? 0.013f : 0.021f);
+  }
+  c.y_scale = 0.05f;
+  const ConvRun r = run_case(c);
+  EXPECT_EQ(r.cube_macs, 48.0 * 144 * 196);
+  // 40 channels: blocks of 10 (the largest divisor of 40 up to 16), 10 * 9 products each.
+  // Channel multiplier 2 (group 12, 24 outputs): blocks of 12 groups, each output channel reading
+  // its own input channel's taps. Stride 2 and no bias in both.
+  ConvCase d;
+  d.name = "depthwise 40 channels, blocks of 10";
+  d.x_shape = {2, 40, 9, 11};
+  d.cout = 40, d.group = 40;
+  d.strides = {2, 2};
+  d.x_zp = 200, d.y_zp = 10;
+  d.bias = false;
+  const ConvRun rd = run_case(d);
+  EXPECT_EQ(rd.cube_macs, 2.0 * 40 * 90 * (5 * 6));
+  ConvCase e;
+  e.name = "depthwise, channel multiplier 2";
+  e.x_shape = {1, 12, 10, 10};
+  e.cout = 24, e.group = 12;
+  e.x_zp = 31;
+  e.w_scale.assign(24, 0.015f);
+  const ConvRun re = run_case(e);
+  EXPECT_EQ(re.cube_macs, 24.0 * 12 * 9 * 100);
+}
+
+TEST(NpuInt8Conv, DepthwiseRunsAsBlocksOfTheFractalsRows) {
+  // ConvInteger, 32 channels, group 32, 3x3 pad 1 on 9x9 (81 output pixels), int8 fractal
+  // 16x32x16: blocked into 32 / 16 = 2 groups of 16 output channels over 16 * 9 = 144 taps, so
+  // 2 groups * ceil(16/16) * ceil(144/32) * ceil(81/16) = 2 * 1 * 5 * 6 = 60 fractals (one
+  // channel per group would take 32 * 1 * 1 * 6 = 192); the MACs count the block-diagonal
+  // zeros, 2 * 16 * 144 * 81; the weights read from GM are [32, 16, 3, 3] u8 bytes.
+  GraphBuilder gb;
+  Value* x = gb.input("x", {1, 32, 9, 9}, DType::u8);
+  Attributes a;
+  a.set("group", int64_t{32});
+  a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  Value* y = gb.node("ConvInteger",
+                     {x, gb.constant("w", random_int_tensor({32, 1, 3, 3}, DType::u8, 5, 0, 255)),
+                      gb.constant("x_zp", scalar(DType::u8, 3))},
+                     a);
+  auto g = gb.finish({y});
+  const auto mod = npu_backend::compile_npu(*g, int8_hw());
+  const npu::OpWork* w = nullptr;
+  for (const auto& k : mod.kernels)
+    if (k.op_type == "ConvInteger") w = &k.work;
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->cube_fractals, 60.0);
+  EXPECT_EQ(w->cube_macs, 2.0 * 16 * 144 * 81);
+  EXPECT_GE(w->gm_read_bytes, 32.0 * 81 + 32.0 * 16 * 9);  // x, the blocked weights, the table
 }
 
 TEST(NpuInt8Conv, QLinearConvDilatedSameUpper) {

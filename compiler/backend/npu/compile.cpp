@@ -863,7 +863,8 @@ void LoweredGraph::Impl::lower() {
       spec.name = node.name;
       Context ctx(gm, spec, kd, converter(op, node.name));
       // The quantised contractions run on the cube's int8 mode (int8_ops.h).
-      te::Tensor t = is_npu_int8_op(node) ? npu_int8_compute(node, ctx, target.act_dtype)
+      te::Tensor t = is_npu_int8_op(node) ? npu_int8_compute(node, ctx, target.act_dtype,
+                                                             hw.core.cube.int8_fractal().m)
                                           : lower::op_compute(node, ctx);
       spec.out = t;
       spec.gm[t.get()] = out_gm;

@@ -59,7 +59,7 @@ bool is_npu_int8_op(const Node& node) {
 namespace {
 
 /// QLinearConv / ConvInteger (see int8_ops.h).
-te::Tensor npu_int8_conv(const Node& node, lower::ComputeContext& ctx) {
+te::Tensor npu_int8_conv(const Node& node, lower::ComputeContext& ctx, int64_t depthwise_block) {
   const bool qlinear = node.op_type == "QLinearConv";
   const size_t iw = qlinear ? 3 : 1;
   const Value* xv = node.input(0);
@@ -119,13 +119,33 @@ te::Tensor npu_int8_conv(const Node& node, lower::ComputeContext& ctx) {
   else
     refuse(node,
            fmt::format("w - w_zero_point spans [{}, {}], which neither i8 nor u8 holds", lo, hi));
-  Tensor Wp(wdt, W.shape());
-  for (int64_t i = 0; i < M * per_m; ++i) {
-    if (wdt == DType::i8)
-      Wp.data<int8_t>()[i] = static_cast<int8_t>(wp[i]);
-    else
-      Wp.data<uint8_t>()[i] = static_cast<uint8_t>(wp[i]);
-  }
+  // A depthwise conv (one input channel per group, groups > 1) runs as groups of `block`
+  // channels with block-diagonal weights: W''[m, c, r, s] = W'[m, 0, r, s] where c is m's own
+  // channel within its block, else 0. The zeros add nothing to the int32 sums, so every
+  // accumulator (and the fix table's sum of W') is the depthwise one, but one cube group covers
+  // `block` output channels (a full fractal of rows) instead of one.
+  const int64_t mult = M / groups;  // output channels per input channel
+  int64_t block = 1;
+  if (CG == 1 && groups > 1 && depthwise_block > 1)
+    for (int64_t b = std::min(depthwise_block, groups); b > 1; --b)
+      if (groups % b == 0) {
+        block = b;
+        break;
+      }
+  const int64_t cg2 = CG * block, groups2 = groups / block;
+  Tensor Wp(wdt, {M, cg2, KH, KW});
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < cg2; ++c) {
+      if (block > 1 && c != (m / mult) % block) continue;  // zero-initialised
+      for (int64_t t = 0; t < KH * KW; ++t) {
+        const int64_t v = wp[m * per_m + (block > 1 ? 0 : c) * KH * KW + t];
+        const int64_t at_i = (m * cg2 + c) * KH * KW + t;
+        if (wdt == DType::i8)
+          Wp.data<int8_t>()[at_i] = static_cast<int8_t>(v);
+        else
+          Wp.data<uint8_t>()[at_i] = static_cast<uint8_t>(v);
+      }
+    }
 
   // The fix table per output channel m: (scale bits, bias), bias_m = B[m] - x_zp * sum W'[m];
   // the padded border reads x_zp, so the identity sum (x - x_zp) W' = sum x W' - x_zp sum W'
@@ -157,16 +177,18 @@ te::Tensor npu_int8_conv(const Node& node, lower::ComputeContext& ctx) {
   const te::Tensor x = ctx.input(xv);
   const te::Tensor w = ctx.derived_constant(node.name + ".w_minus_zp", Wp);
   const te::Tensor q = ctx.derived_constant(node.name + ".fix_table", table);
-  const int64_t cout_g = M / groups;
-  auto ci = te::reduce_axis(CG, "rc");
+  const int64_t cout_g = M / groups2;
+  auto ci = te::reduce_axis(cg2, "rc");
   auto kh = te::reduce_axis(KH, "rh");
   auto kw = te::reduce_axis(KW, "rw");
-  // out[n, m, i, j] = sum_{c, r, s} x_pad[n, g(m) * CG + c, i*sh + r*dh - pt, j*sw + s*dw - pl]
-  //                   * W'[m, c, r, s], x_pad reading x_zp outside x: the raw integer product.
+  // out[n, m, i, j] = sum_{c, r, s} x_pad[n, g(m) * cg2 + c, i*sh + r*dh - pt, j*sw + s*dw - pl]
+  //                   * W''[m, c, r, s], x_pad reading x_zp outside x: the raw integer product
+  //                   (g(m) = m / cout_g, the group of m after blocking; cg2 = CG unblocked).
   auto t = std::const_pointer_cast<te::TensorNode>(te::compute(
       node.name, yv->shape,
       [&](const std::vector<L::Expr>& i) {
-        L::Expr cin = L::add(L::mul(L::floordiv(i[1], cout_g), L::int_imm(CG)), L::var_ref(ci.var));
+        L::Expr cin =
+            L::add(L::mul(L::floordiv(i[1], cout_g), L::int_imm(cg2)), L::var_ref(ci.var));
         L::Expr ih =
             L::add(L::mul(i[2], L::int_imm(strides[0])),
                    L::sub(L::mul(L::var_ref(kh.var), L::int_imm(dil[0])), L::int_imm(pads[0])));
@@ -182,7 +204,7 @@ te::Tensor npu_int8_conv(const Node& node, lower::ComputeContext& ctx) {
   t->attrs = {{"strides", strides},
               {"dilations", dil},
               {"pads", pads},
-              {"groups", {groups}},
+              {"groups", {groups2}},
               {"kernel", k},
               {"int8", {1}},
               {"per_channel", {entries > 1}},
@@ -302,9 +324,10 @@ te::Tensor npu_qdq(const Node& node, lower::ComputeContext& ctx, DType act_dtype
 
 }  // namespace
 
-te::Tensor npu_int8_compute(const Node& node, lower::ComputeContext& ctx, DType act_dtype) {
+te::Tensor npu_int8_compute(const Node& node, lower::ComputeContext& ctx, DType act_dtype,
+                            int64_t depthwise_block) {
   if (node.op_type == "QLinearConv" || node.op_type == "ConvInteger")
-    return npu_int8_conv(node, ctx);
+    return npu_int8_conv(node, ctx, depthwise_block);
   if (node.op_type == "QuantizeLinear" || node.op_type == "DequantizeLinear")
     return npu_qdq(node, ctx, act_dtype);
   const bool qlinear = node.op_type == "QLinearMatMul";

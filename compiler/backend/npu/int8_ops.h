@@ -23,6 +23,12 @@
 //       border reads x_zp: sum (x_pad - x_zp) W' = sum x_pad W' - x_zp sum W' at every pixel)
 //   QLinearConv: y = saturate(nearbyint(float(v) * scale_m) + y_zp), scale_m = fp32(fp32(x_scale *
 //       w_scale_m) / y_scale), ONNX Runtime's arithmetic; ConvInteger: y = v (int32).
+// A depthwise conv (one input channel per group) is blocked: `depthwise_block` channels (the int8
+// fractal's m, so that one group fills the cube's rows) form one group of a grouped conv whose
+// weights are block-diagonal (W'' [M, block, KH, KW], each output channel's own taps at its own
+// channel, zeros elsewhere): the same int32 sums (the zeros add nothing), block times fewer
+// groups, each a full fractal of output channels (block = the largest divisor of the group count
+// not above depthwise_block).
 //
 // QuantizeLinear / DequantizeLinear (constant scale and zero point, per tensor or per axis) as
 // vector kernels: Q y = convert(min(max(round_half_even(x / scale) + zp, lo), hi)) (exact but for
@@ -53,7 +59,9 @@ bool is_npu_int8_op(const Node& node);
 /// `act_dtype`: the target's float activation dtype (QuantizeLinear divides by an f32 vector
 /// scalar's reciprocal on fp16 activations, where a stored scale would round to fp16, and by
 /// the stored f32 scale with vdiv on fp32 activations, exactly as ORT's division).
+/// `depthwise_block`: output channels per cube group of a depthwise QLinearConv / ConvInteger
+/// (see above; <= 1 leaves one channel per group).
 te::Tensor npu_int8_compute(const Node& node, lower::ComputeContext& ctx,
-                            DType act_dtype = DType::f32);
+                            DType act_dtype = DType::f32, int64_t depthwise_block = 1);
 
 }  // namespace tessel::npu_backend
